@@ -1,0 +1,90 @@
+//! The `taglane` command line. Each subcommand is a thin wrapper over a core library call.
+//!
+//! Exit codes: 0 success, 1 unreadable or invalid input file, 2 bad usage (bad query, unknown tag,
+//! bad argument).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+mod anim;
+mod compress;
+mod tags;
+
+/// Tag motion-capture takes with frame ranges, query them, preview and compress animation.
+#[derive(Debug, Parser)]
+#[command(name = "taglane", version, args_conflicts_with_subcommands = true)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    /// A project file to open in the desktop app (without one, the embedded demo opens).
+    pub project: Option<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Open a project file in the desktop app.
+    Open { project: PathBuf },
+    /// Evaluate a tag query over a tag data file.
+    Query(tags::QueryArgs),
+    /// List the tags of a tag data file with clip and frame counts.
+    Tags(tags::TagsArgs),
+    /// Describe an animation file (BVH or glTF).
+    Inspect(anim::InspectArgs),
+    /// Sample model-space joint positions of an animation at a time, optionally blended.
+    Sample(anim::SampleArgs),
+    /// Compress a BVH clip into the taglane compressed clip format (.tlc).
+    Compress(compress::CompressArgs),
+    /// Decode a compressed clip back to BVH.
+    Decompress(compress::DecompressArgs),
+    /// Compare compression settings on one clip, side by side.
+    Compare(compress::CompareArgs),
+    /// Write a clip in ACL's SJSON clip format.
+    ExportAcl(compress::ExportAclArgs),
+}
+
+/// Runs a parsed command line and returns the process exit code.
+pub fn run(cli: Cli) -> ExitCode {
+    match cli.command {
+        None => start_app(cli.project),
+        Some(Command::Open { project }) => start_app(Some(project)),
+        Some(Command::Query(args)) => tags::query(args),
+        Some(Command::Tags(args)) => tags::tags(args),
+        Some(Command::Inspect(args)) => anim::inspect(args),
+        Some(Command::Sample(args)) => anim::sample(args),
+        Some(Command::Compress(args)) => compress::compress(args),
+        Some(Command::Decompress(args)) => compress::decompress(args),
+        Some(Command::Compare(args)) => compress::compare(args),
+        Some(Command::ExportAcl(args)) => compress::export_acl(args),
+    }
+}
+
+#[cfg(feature = "ui")]
+fn start_app(project: Option<PathBuf>) -> ExitCode {
+    match crate::ui::run_app(project) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("taglane: {err}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+#[cfg(not(feature = "ui"))]
+fn start_app(_project: Option<PathBuf>) -> ExitCode {
+    eprintln!("taglane: this build has no desktop app (built without the `ui` feature); use a subcommand, see --help");
+    ExitCode::from(2)
+}
+
+/// Prints an error for an unreadable or invalid input file and returns exit code 1.
+pub(crate) fn fail_input(err: impl std::fmt::Display) -> ExitCode {
+    eprintln!("taglane: {err}");
+    ExitCode::from(1)
+}
+
+/// Prints a usage error and returns exit code 2.
+pub(crate) fn fail_usage(err: impl std::fmt::Display) -> ExitCode {
+    eprintln!("taglane: {err}");
+    ExitCode::from(2)
+}

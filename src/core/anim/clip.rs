@@ -1,0 +1,89 @@
+//! Clips: sampled local joint transforms at a fixed frame rate, stored structure-of-arrays.
+
+use glam::{Quat, Vec3};
+
+use super::skeleton::Skeleton;
+
+/// An animation clip on a skeleton: `frame_count` poses sampled at `fps`.
+///
+/// Storage is structure-of-arrays and frame-major: the local rotation of joint `j` at frame `f` is
+/// `rotations[f * joints + j]` (likewise translations and scales), so one pose is one contiguous slice.
+/// Rotations are unit quaternions kept on the same hemisphere as the previous frame's
+/// (`dot >= 0`), so interpolation never takes the long way round.
+///
+/// Duration is `(frame_count - 1) / fps` seconds: frame `f` is at time `f / fps`, and the last frame
+/// is at the end of the clip. A one-frame clip has duration 0.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Clip {
+    pub name: String,
+    pub skeleton: Skeleton,
+    /// Frames per second (`1 / frame_time`; need not be an integer).
+    pub fps: f32,
+    /// Number of frames; `rotations.len() == frame_count * skeleton.len()`.
+    pub frame_count: usize,
+    /// Centimetres per file unit (1.0 for centimetres, 5.644 for the CMU conversions).
+    pub unit_cm: f32,
+    pub rotations: Vec<Quat>,
+    pub translations: Vec<Vec3>,
+    pub scales: Vec<Vec3>,
+}
+
+impl Clip {
+    /// Number of joints.
+    #[inline]
+    pub fn joint_count(&self) -> usize {
+        self.skeleton.len()
+    }
+
+    /// Duration in seconds: `(frame_count - 1) / fps`, 0 for clips of zero or one frame.
+    #[inline]
+    pub fn duration_s(&self) -> f32 {
+        if self.frame_count < 2 || self.fps <= 0.0 {
+            0.0
+        } else {
+            (self.frame_count - 1) as f32 / self.fps
+        }
+    }
+
+    /// Local rotations of every joint at `frame`.
+    #[inline]
+    pub fn pose_rotations(&self, frame: usize) -> &[Quat] {
+        let n = self.joint_count();
+        &self.rotations[frame * n..(frame + 1) * n]
+    }
+
+    /// Local translations of every joint at `frame`.
+    #[inline]
+    pub fn pose_translations(&self, frame: usize) -> &[Vec3] {
+        let n = self.joint_count();
+        &self.translations[frame * n..(frame + 1) * n]
+    }
+
+    /// Local scales of every joint at `frame`.
+    #[inline]
+    pub fn pose_scales(&self, frame: usize) -> &[Vec3] {
+        let n = self.joint_count();
+        &self.scales[frame * n..(frame + 1) * n]
+    }
+
+    /// Checks array lengths, finiteness and the skeleton invariants.
+    pub fn validate(&self) -> Result<(), String> {
+        self.skeleton.validate()?;
+        let n = self.frame_count * self.joint_count();
+        if self.rotations.len() != n || self.translations.len() != n || self.scales.len() != n {
+            return Err(format!(
+                "clip '{}': expected {n} samples per track kind ({} frames x {} joints), found {} rotations, {} translations, {} scales",
+                self.name,
+                self.frame_count,
+                self.joint_count(),
+                self.rotations.len(),
+                self.translations.len(),
+                self.scales.len()
+            ));
+        }
+        if !(self.fps.is_finite() && self.fps > 0.0) {
+            return Err(format!("clip '{}': fps must be positive, found {}", self.name, self.fps));
+        }
+        Ok(())
+    }
+}

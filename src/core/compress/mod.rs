@@ -1,0 +1,1 @@
+//! placeholder module, filled in by its issue.

@@ -1,0 +1,90 @@
+//! File helpers shared by every format: atomic saves.
+
+use std::fs;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+/// Writes `bytes` to `path` atomically: the data goes to a temporary file in the same folder, is
+/// flushed to disk, then renamed over `path`. A reader (or a crash) sees either the old file or the
+/// new one, never a mix. When `keep_backup` is set and `path` exists, the old file is first copied to
+/// `path` + `.bak` (replacing an older backup).
+pub fn write_atomic(path: &Path, bytes: &[u8], keep_backup: bool) -> io::Result<()> {
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let file_name = path
+        .file_name()
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "path has no file name"))?
+        .to_string_lossy()
+        .into_owned();
+    if keep_backup && path.exists() {
+        let backup = backup_path(path);
+        write_via_temp(&dir, &file_name, &backup, &fs::read(path)?)?;
+    }
+    write_via_temp(&dir, &file_name, path, bytes)
+}
+
+/// The backup path used by [`write_atomic`]: `name.ext.bak`.
+pub fn backup_path(path: &Path) -> PathBuf {
+    let mut s = path.as_os_str().to_owned();
+    s.push(".bak");
+    PathBuf::from(s)
+}
+
+fn write_via_temp(dir: &Path, file_name: &str, target: &Path, bytes: &[u8]) -> io::Result<()> {
+    let tmp = dir.join(format!(".{file_name}.{}.tmp", std::process::id()));
+    let result = (|| {
+        let mut file = fs::File::create(&tmp)?;
+        file.write_all(bytes)?;
+        file.sync_all()?;
+        drop(file);
+        fs::rename(&tmp, target)?;
+        // Make the rename itself durable where the platform allows opening a directory.
+        if let Ok(d) = fs::File::open(dir) {
+            let _ = d.sync_all();
+        }
+        Ok(())
+    })();
+    if result.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn writes_replaces_and_keeps_one_backup() {
+        let dir = std::env::temp_dir().join(format!("taglane-io-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("a.json");
+        write_atomic(&path, b"one", true).unwrap();
+        assert_eq!(fs::read(&path).unwrap(), b"one");
+        assert!(!backup_path(&path).exists());
+        write_atomic(&path, b"two", true).unwrap();
+        assert_eq!(fs::read(&path).unwrap(), b"two");
+        assert_eq!(fs::read(backup_path(&path)).unwrap(), b"one");
+        write_atomic(&path, b"three", false).unwrap();
+        assert_eq!(fs::read(&path).unwrap(), b"three");
+        assert_eq!(fs::read(backup_path(&path)).unwrap(), b"one");
+        // No temporary files are left behind.
+        let leftovers: Vec<_> = fs::read_dir(&dir)
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .filter(|e| e.file_name().to_string_lossy().ends_with(".tmp"))
+            .collect();
+        assert!(leftovers.is_empty());
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn failure_leaves_the_old_file() {
+        let dir = std::env::temp_dir().join(format!("taglane-io-missing-{}", std::process::id()));
+        let path = dir.join("nested").join("a.json");
+        assert!(write_atomic(&path, b"x", true).is_err());
+        assert!(!path.exists());
+    }
+}

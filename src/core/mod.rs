@@ -1,0 +1,6 @@
+//! The core: tags, animation, compression and file formats. Never imports egui, eframe or rfd.
+
+pub mod anim;
+pub mod compress;
+pub mod io;
+pub mod tags;
