@@ -2,5 +2,7 @@
 
 pub mod anim;
 pub mod compress;
+pub mod demo;
+pub mod doc;
 pub mod io;
 pub mod tags;

@@ -1,8 +1,59 @@
-//! The desktop application (feature `ui`).
+//! The desktop application (feature `ui`): an eframe/egui app over the core.
+//!
+//! Panels read the project and view state and queue [`command::AppCommand`]s; the app applies them
+//! in one place ([`app::TaglaneApp::apply`]), which gives undo/redo and shortcuts one home.
+
+pub mod app;
+pub mod browser;
+pub mod command;
+pub mod project;
+pub mod recovery;
+pub mod theme;
+pub mod timeline;
 
 use std::path::PathBuf;
 
+pub use app::TaglaneApp;
+
+/// The application id (window class, persistence folder).
+pub const APP_ID: &str = "taglane";
+
 /// Starts the desktop app on `project`, or on the embedded demo when `None`.
-pub fn run_app(_project: Option<PathBuf>) -> Result<(), String> {
-    Err("the desktop app is not built yet".into())
+pub fn run_app(project: Option<PathBuf>) -> Result<(), String> {
+    // Load the project before opening a window, so a bad file fails with a clear message.
+    let (initial, warnings) = match &project {
+        Some(p) => project::Project::load(p)?,
+        None => (project::Project::demo(), Vec::new()),
+    };
+    let options = eframe::NativeOptions {
+        viewport: egui::ViewportBuilder::default()
+            .with_title("taglane")
+            .with_app_id(APP_ID)
+            .with_inner_size([1400.0, 860.0])
+            .with_min_inner_size([720.0, 420.0])
+            .with_drag_and_drop(true),
+        persist_window: true,
+        ..Default::default()
+    };
+    let recovery_dir = eframe::storage_dir(APP_ID).unwrap_or_else(std::env::temp_dir);
+    eframe::run_native(
+        APP_ID,
+        options,
+        Box::new(move |cc| {
+            let prefs = cc
+                .storage
+                .and_then(|s| eframe::get_value::<app::Prefs>(s, app::PREFS_KEY))
+                .unwrap_or_default();
+            let mut app = TaglaneApp::new(initial, prefs, recovery::Recovery::in_dir(&recovery_dir));
+            if let Some(p) = &project {
+                app.prefs.recent.retain(|r| r != p);
+                app.prefs.recent.insert(0, p.clone());
+            }
+            if let Some(w) = warnings.first() {
+                app.status = Some((app::Level::Warning, format!("{} warning(s) while loading; first: {w}", warnings.len())));
+            }
+            Ok(Box::new(app))
+        }),
+    )
+    .map_err(|e| format!("cannot start the window: {e}"))
 }

@@ -1,0 +1,452 @@
+//! Edits of a [`TagDocument`]. Applying an edit returns its inverse, so undo is "apply the inverse".
+
+use std::collections::BTreeMap;
+
+use crate::core::tags::{ClipId, ClipInfo, Range, SavedQuery, Tag, TagDocument};
+
+/// One change to a tag document. Every variant is checked before anything changes: an invalid
+/// edit returns an error and leaves the document as it was.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Edit {
+    /// Replace the ranges of `tag` on `clip`. The list is made canonical (sorted; overlapping or
+    /// adjacent ranges merged; clamped to `[0, frames)`; empty ranges dropped).
+    SetRanges {
+        tag: usize,
+        clip: ClipId,
+        ranges: Vec<Range>,
+    },
+    /// Insert a tag at `index` (its ranges must name existing clips).
+    InsertTag { index: usize, tag: Tag },
+    /// Remove the tag at `index`.
+    RemoveTag { index: usize },
+    /// Rename a tag. Saved queries are not touched here: the caller batches a `SetQueries`.
+    RenameTag { index: usize, name: String },
+    /// Set or clear a tag's colour.
+    SetTagColor {
+        index: usize,
+        color: Option<[u8; 3]>,
+    },
+    /// Move a tag from one position to another (lane order).
+    MoveTag { from: usize, to: usize },
+    /// Insert a clip at `index`, with the ranges each tag (by index) has on it.
+    InsertClip {
+        index: usize,
+        clip: ClipInfo,
+        ranges: Vec<(usize, Vec<Range>)>,
+    },
+    /// Remove the clip at `index` and every range on it.
+    RemoveClip { index: usize },
+    /// Change where a clip's animation file is (re-linking a moved source).
+    SetClipSource {
+        clip: ClipId,
+        source: Option<String>,
+    },
+    /// Replace the saved queries.
+    SetQueries(Vec<SavedQuery>),
+    /// Several edits as one step (applied in order, undone in reverse).
+    Batch(Vec<Edit>),
+}
+
+/// Why an edit was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EditError {
+    #[error("no tag at index {0}")]
+    NoTag(usize),
+    #[error("no clip at index {0}")]
+    NoClip(usize),
+    #[error("a tag named '{0}' already exists")]
+    DuplicateTag(String),
+    #[error("a clip named '{0}' already exists")]
+    DuplicateClip(String),
+    #[error("a tag name cannot be empty")]
+    EmptyName,
+}
+
+/// Makes a range list canonical for a clip of `frames` frames: clamps to `[0, frames)`, drops empty
+/// ranges, sorts, and merges overlapping or adjacent ranges.
+pub fn canonicalize(ranges: &mut Vec<Range>, frames: u32) {
+    for r in ranges.iter_mut() {
+        r.start = r.start.min(frames);
+        r.stop = r.stop.min(frames);
+    }
+    ranges.retain(|r| r.start < r.stop);
+    ranges.sort_unstable();
+    let mut out = 0usize;
+    for i in 0..ranges.len() {
+        if out > 0 && ranges[i].start <= ranges[out - 1].stop {
+            ranges[out - 1].stop = ranges[out - 1].stop.max(ranges[i].stop);
+        } else {
+            ranges[out] = ranges[i];
+            out += 1;
+        }
+    }
+    ranges.truncate(out);
+}
+
+impl Edit {
+    /// Applies the edit and returns its inverse. On error the document is unchanged.
+    pub fn apply(self, doc: &mut TagDocument) -> Result<Edit, EditError> {
+        self.check(doc)?;
+        Ok(self.apply_checked(doc))
+    }
+
+    /// Checks that the edit can be applied to `doc` as it is now. Batches are checked step by step
+    /// on a scratch copy only when they contain structural edits; range edits are checked in place.
+    fn check(&self, doc: &TagDocument) -> Result<(), EditError> {
+        match self {
+            Edit::SetRanges { tag, clip, .. } => {
+                doc.tags.get(*tag).ok_or(EditError::NoTag(*tag))?;
+                doc.clips.get(*clip as usize).ok_or(EditError::NoClip(*clip as usize))?;
+            }
+            Edit::InsertTag { index, tag } => {
+                if *index > doc.tags.len() {
+                    return Err(EditError::NoTag(*index));
+                }
+                check_tag_name(doc, &tag.name, None)?;
+                if let Some((&c, _)) = tag.ranges.iter().find(|(c, _)| **c as usize >= doc.clips.len()) {
+                    return Err(EditError::NoClip(c as usize));
+                }
+            }
+            Edit::RemoveTag { index } | Edit::SetTagColor { index, .. } => {
+                doc.tags.get(*index).ok_or(EditError::NoTag(*index))?;
+            }
+            Edit::RenameTag { index, name } => {
+                doc.tags.get(*index).ok_or(EditError::NoTag(*index))?;
+                check_tag_name(doc, name, Some(*index))?;
+            }
+            Edit::MoveTag { from, to } => {
+                doc.tags.get(*from).ok_or(EditError::NoTag(*from))?;
+                doc.tags.get(*to).ok_or(EditError::NoTag(*to))?;
+            }
+            Edit::InsertClip { index, clip, ranges } => {
+                if *index > doc.clips.len() {
+                    return Err(EditError::NoClip(*index));
+                }
+                if doc.clips.iter().any(|c| c.name == clip.name) {
+                    return Err(EditError::DuplicateClip(clip.name.clone()));
+                }
+                if let Some((t, _)) = ranges.iter().find(|(t, _)| *t >= doc.tags.len()) {
+                    return Err(EditError::NoTag(*t));
+                }
+            }
+            Edit::RemoveClip { index } => {
+                doc.clips.get(*index).ok_or(EditError::NoClip(*index))?;
+            }
+            Edit::SetClipSource { clip, .. } => {
+                doc.clips.get(*clip as usize).ok_or(EditError::NoClip(*clip as usize))?;
+            }
+            Edit::SetQueries(_) => {}
+            Edit::Batch(edits) => {
+                if edits.iter().all(|e| matches!(e, Edit::SetRanges { .. } | Edit::SetQueries(_))) {
+                    for e in edits {
+                        e.check(doc)?;
+                    }
+                } else {
+                    let mut scratch = doc.clone();
+                    for e in edits {
+                        e.check(&scratch)?;
+                        e.clone().apply_checked(&mut scratch);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn apply_checked(self, doc: &mut TagDocument) -> Edit {
+        match self {
+            Edit::SetRanges { tag, clip, mut ranges } => {
+                let frames = doc.clips[clip as usize].frames;
+                canonicalize(&mut ranges, frames);
+                let t = &mut doc.tags[tag];
+                t.version += 1;
+                let old = if ranges.is_empty() {
+                    t.ranges.remove(&clip)
+                } else {
+                    t.ranges.insert(clip, ranges)
+                };
+                Edit::SetRanges {
+                    tag,
+                    clip,
+                    ranges: old.unwrap_or_default(),
+                }
+            }
+            Edit::InsertTag { index, mut tag } => {
+                for (&c, list) in tag.ranges.iter_mut() {
+                    canonicalize(list, doc.clips[c as usize].frames);
+                }
+                tag.ranges.retain(|_, l| !l.is_empty());
+                doc.tags.insert(index, tag);
+                Edit::RemoveTag { index }
+            }
+            Edit::RemoveTag { index } => {
+                let tag = doc.tags.remove(index);
+                Edit::InsertTag { index, tag }
+            }
+            Edit::RenameTag { index, name } => {
+                let old = std::mem::replace(&mut doc.tags[index].name, name);
+                Edit::RenameTag { index, name: old }
+            }
+            Edit::SetTagColor { index, color } => {
+                let old = std::mem::replace(&mut doc.tags[index].color, color);
+                Edit::SetTagColor { index, color: old }
+            }
+            Edit::MoveTag { from, to } => {
+                let tag = doc.tags.remove(from);
+                doc.tags.insert(to, tag);
+                Edit::MoveTag { from: to, to: from }
+            }
+            Edit::InsertClip { index, clip, ranges } => {
+                let id = index as ClipId;
+                for tag in &mut doc.tags {
+                    shift_clip_ids(&mut tag.ranges, id, true);
+                }
+                for (t, mut list) in ranges {
+                    canonicalize(&mut list, clip.frames);
+                    let tag = &mut doc.tags[t];
+                    tag.version += 1;
+                    if !list.is_empty() {
+                        tag.ranges.insert(id, list);
+                    }
+                }
+                doc.clips.insert(index, clip);
+                Edit::RemoveClip { index }
+            }
+            Edit::RemoveClip { index } => {
+                let id = index as ClipId;
+                let mut ranges = Vec::new();
+                for (t, tag) in doc.tags.iter_mut().enumerate() {
+                    if let Some(list) = tag.ranges.remove(&id) {
+                        ranges.push((t, list));
+                        tag.version += 1;
+                    }
+                    shift_clip_ids(&mut tag.ranges, id, false);
+                }
+                let clip = doc.clips.remove(index);
+                Edit::InsertClip { index, clip, ranges }
+            }
+            Edit::SetClipSource { clip, source } => {
+                let old = std::mem::replace(&mut doc.clips[clip as usize].source, source);
+                Edit::SetClipSource { clip, source: old }
+            }
+            Edit::SetQueries(queries) => Edit::SetQueries(std::mem::replace(&mut doc.queries, queries)),
+            Edit::Batch(edits) => {
+                let mut inverses: Vec<Edit> = edits.into_iter().map(|e| e.apply_checked(doc)).collect();
+                inverses.reverse();
+                Edit::Batch(inverses)
+            }
+        }
+    }
+
+    /// True when the edit changes nothing but ranges (used to keep drags cheap).
+    pub fn is_range_edit(&self) -> bool {
+        match self {
+            Edit::SetRanges { .. } => true,
+            Edit::Batch(b) => b.iter().all(Edit::is_range_edit),
+            _ => false,
+        }
+    }
+}
+
+fn check_tag_name(doc: &TagDocument, name: &str, except: Option<usize>) -> Result<(), EditError> {
+    if name.trim().is_empty() {
+        return Err(EditError::EmptyName);
+    }
+    if doc.tags.iter().enumerate().any(|(i, t)| Some(i) != except && t.name == name) {
+        return Err(EditError::DuplicateTag(name.to_owned()));
+    }
+    Ok(())
+}
+
+/// Renumbers clip ids at or after `at` by one: up for an insertion, down for a removal (the entry
+/// for `at` itself must already be gone when removing).
+fn shift_clip_ids(ranges: &mut BTreeMap<ClipId, Vec<Range>>, at: ClipId, insert: bool) {
+    if ranges.range(at..).next().is_none() {
+        return;
+    }
+    let moved = ranges.split_off(&at);
+    for (c, list) in moved {
+        let c = if insert { c + 1 } else { c - 1 };
+        ranges.insert(c, list);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn r(start: u32, stop: u32) -> Range {
+        Range::new(start, stop)
+    }
+
+    fn doc() -> TagDocument {
+        let clip = |name: &str, frames| ClipInfo {
+            name: name.into(),
+            frames,
+            fps: 30.0,
+            source: None,
+        };
+        let mut walk = Tag {
+            name: "Walk".into(),
+            color: None,
+            ranges: BTreeMap::new(),
+            version: 0,
+        };
+        walk.ranges.insert(0, vec![r(0, 10)]);
+        walk.ranges.insert(1, vec![r(5, 8)]);
+        TagDocument {
+            clips: vec![clip("a", 100), clip("b", 50)],
+            tags: vec![walk],
+            queries: vec![],
+        }
+    }
+
+    #[test]
+    fn canonicalize_merges_clamps_and_drops() {
+        let mut v = vec![r(20, 30), r(0, 5), r(5, 9), r(3, 4), r(40, 40), r(90, 200)];
+        canonicalize(&mut v, 100);
+        assert_eq!(v, vec![r(0, 9), r(20, 30), r(90, 100)]);
+    }
+
+    #[test]
+    fn every_edit_round_trips_through_its_inverse() {
+        let base = doc();
+        let edits = vec![
+            Edit::SetRanges {
+                tag: 0,
+                clip: 0,
+                ranges: vec![r(1, 3), r(3, 7), r(95, 120)],
+            },
+            Edit::SetRanges {
+                tag: 0,
+                clip: 1,
+                ranges: vec![],
+            },
+            Edit::InsertTag {
+                index: 0,
+                tag: Tag {
+                    name: "Run".into(),
+                    color: Some([1, 2, 3]),
+                    ranges: BTreeMap::from([(1, vec![r(0, 2)])]),
+                    version: 0,
+                },
+            },
+            Edit::RemoveTag { index: 0 },
+            Edit::RenameTag {
+                index: 0,
+                name: "locomotion:Walk".into(),
+            },
+            Edit::SetTagColor {
+                index: 0,
+                color: Some([9, 9, 9]),
+            },
+            Edit::InsertClip {
+                index: 0,
+                clip: ClipInfo {
+                    name: "new".into(),
+                    frames: 10,
+                    fps: 24.0,
+                    source: Some("x.bvh".into()),
+                },
+                ranges: vec![(0, vec![r(2, 4)])],
+            },
+            Edit::RemoveClip { index: 0 },
+            Edit::SetClipSource {
+                clip: 1,
+                source: Some("moved/b.bvh".into()),
+            },
+            Edit::SetQueries(vec![SavedQuery {
+                name: "q".into(),
+                expr: "Walk".into(),
+            }]),
+        ];
+        for edit in edits {
+            let mut d = base.clone();
+            let inverse = edit.clone().apply(&mut d).unwrap();
+            assert_ne!(strip_versions(&d), strip_versions(&base), "{edit:?} changed nothing");
+            inverse.apply(&mut d).unwrap();
+            assert_eq!(strip_versions(&d), strip_versions(&base), "{edit:?} did not undo");
+        }
+    }
+
+    fn strip_versions(d: &TagDocument) -> TagDocument {
+        let mut d = d.clone();
+        for t in &mut d.tags {
+            t.version = 0;
+        }
+        d
+    }
+
+    #[test]
+    fn removing_a_clip_renumbers_later_clips() {
+        let mut d = doc();
+        Edit::RemoveClip { index: 0 }.apply(&mut d).unwrap();
+        assert_eq!(d.clips.len(), 1);
+        assert_eq!(d.tags[0].ranges.get(&0), Some(&vec![r(5, 8)]));
+        assert!(d.tags[0].ranges.get(&1).is_none());
+    }
+
+    #[test]
+    fn invalid_edits_change_nothing() {
+        let base = doc();
+        let bad = vec![
+            Edit::SetRanges {
+                tag: 3,
+                clip: 0,
+                ranges: vec![],
+            },
+            Edit::SetRanges {
+                tag: 0,
+                clip: 7,
+                ranges: vec![],
+            },
+            Edit::RenameTag {
+                index: 0,
+                name: " ".into(),
+            },
+            Edit::MoveTag { from: 0, to: 4 },
+            Edit::Batch(vec![
+                Edit::SetTagColor {
+                    index: 0,
+                    color: Some([1, 1, 1]),
+                },
+                Edit::RemoveTag { index: 0 },
+                Edit::RemoveTag { index: 0 },
+            ]),
+        ];
+        for edit in bad {
+            let mut d = base.clone();
+            assert!(edit.clone().apply(&mut d).is_err(), "{edit:?}");
+            assert_eq!(d, base);
+        }
+    }
+
+    #[test]
+    fn duplicate_names_are_refused() {
+        let mut d = doc();
+        let run = Tag {
+            name: "Walk".into(),
+            color: None,
+            ranges: BTreeMap::new(),
+            version: 0,
+        };
+        assert_eq!(
+            Edit::InsertTag { index: 1, tag: run }.apply(&mut d),
+            Err(EditError::DuplicateTag("Walk".into()))
+        );
+    }
+
+    #[test]
+    fn range_edits_bump_the_tag_version() {
+        let mut d = doc();
+        let v = d.tags[0].version;
+        Edit::SetRanges {
+            tag: 0,
+            clip: 0,
+            ranges: vec![r(0, 1)],
+        }
+        .apply(&mut d)
+        .unwrap();
+        assert!(d.tags[0].version > v);
+    }
+}

@@ -1,0 +1,575 @@
+//! Tag exchange beyond the project format: CSV (`tag,clip,start,stop,start_s,stop_s`), one JSON file
+//! per clip for engines that load tags with the clip, and merging imported tags into a document as
+//! one undoable [`Edit`] with a report of conflicts.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use serde_json::json;
+
+use super::edit::{Edit, canonicalize};
+use crate::core::tags::{Range, SavedQuery, Tag, TagDocument};
+#[cfg(test)]
+use crate::core::tags::ClipInfo;
+
+/// The CSV header written and expected by [`to_csv`] and [`parse_csv`].
+pub const CSV_HEADER: &str = "tag,clip,start,stop,start_s,stop_s";
+
+/// Writes every range of every tag as one CSV row: tag, clip, start frame, stop frame (exclusive),
+/// start and stop in seconds. Rows come in tag order, then clip order, then range order.
+pub fn to_csv(doc: &TagDocument) -> String {
+    let mut out = String::from(CSV_HEADER);
+    out.push('\n');
+    for tag in &doc.tags {
+        for (&clip, ranges) in &tag.ranges {
+            let Some(info) = doc.clips.get(clip as usize) else { continue };
+            for r in ranges {
+                let _ = writeln!(
+                    out,
+                    "{},{},{},{},{:.6},{:.6}",
+                    csv_field(&tag.name),
+                    csv_field(&info.name),
+                    r.start,
+                    r.stop,
+                    r.start as f64 / info.fps as f64,
+                    r.stop as f64 / info.fps as f64
+                );
+            }
+        }
+    }
+    out
+}
+
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_owned()
+    }
+}
+
+/// One CSV row read back: tag name, clip name and the frame range.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CsvRow {
+    pub tag: String,
+    pub clip: String,
+    pub range: Range,
+}
+
+/// Parses CSV written by [`to_csv`] (or by hand: the seconds columns are optional and ignored; the
+/// header row is required). Errors name the file, the line and what was expected.
+pub fn parse_csv(text: &str, file: &str) -> Result<Vec<CsvRow>, String> {
+    let mut rows = Vec::new();
+    let mut lines = text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty());
+    let Some((_, header)) = lines.next() else {
+        return Err(format!("{file}: empty file; expected the header line '{CSV_HEADER}'"));
+    };
+    let header_fields = split_csv_line(header).map_err(|e| format!("{file} line 1: {e}"))?;
+    let names: Vec<&str> = header_fields.iter().map(|s| s.trim()).collect();
+    if names.len() < 4 || names[..4] != ["tag", "clip", "start", "stop"] {
+        return Err(format!(
+            "{file} line 1: expected the header '{CSV_HEADER}' (the seconds columns are optional), found '{header}'"
+        ));
+    }
+    for (i, line) in lines {
+        let n = i + 1;
+        let fields = split_csv_line(line).map_err(|e| format!("{file} line {n}: {e}"))?;
+        if fields.len() < 4 {
+            return Err(format!("{file} line {n}: expected at least 4 fields (tag,clip,start,stop), found {}", fields.len()));
+        }
+        let num = |k: usize, what: &str| -> Result<u32, String> {
+            fields[k].trim().parse::<u32>().map_err(|_| {
+                format!("{file} line {n}: expected a whole frame number >= 0 for {what}, found '{}'", fields[k])
+            })
+        };
+        let (start, stop) = (num(2, "start")?, num(3, "stop")?);
+        if start >= stop {
+            return Err(format!("{file} line {n}: start ({start}) must be less than stop ({stop})"));
+        }
+        if fields[0].trim().is_empty() {
+            return Err(format!("{file} line {n}: expected a tag name in the first column"));
+        }
+        rows.push(CsvRow {
+            tag: fields[0].clone(),
+            clip: fields[1].clone(),
+            range: Range::new(start, stop),
+        });
+    }
+    Ok(rows)
+}
+
+fn split_csv_line(line: &str) -> Result<Vec<String>, String> {
+    let mut fields = Vec::new();
+    let mut cur = String::new();
+    let mut chars = line.chars().peekable();
+    let mut quoted = false;
+    let mut column = 0usize;
+    while let Some(c) = chars.next() {
+        column += 1;
+        if quoted {
+            if c == '"' {
+                if chars.peek() == Some(&'"') {
+                    cur.push('"');
+                    chars.next();
+                } else {
+                    quoted = false;
+                }
+            } else {
+                cur.push(c);
+            }
+        } else if c == '"' && cur.is_empty() {
+            quoted = true;
+        } else if c == ',' {
+            fields.push(std::mem::take(&mut cur));
+        } else {
+            cur.push(c);
+        }
+    }
+    if quoted {
+        return Err(format!("unterminated quoted field (column {column}): expected a closing '\"'"));
+    }
+    fields.push(cur);
+    Ok(fields)
+}
+
+/// One JSON document per clip: `{"format": "taglane.cliptags", "version": 1, "clip", "frames", "fps",
+/// "tags": {"Walk": [[0, 120]], ...}}`; tags with no range on the clip are left out. Returns
+/// (clip name, JSON text) pairs in clip order.
+pub fn per_clip_json(doc: &TagDocument) -> Vec<(String, String)> {
+    doc.clips
+        .iter()
+        .enumerate()
+        .map(|(c, info)| {
+            let mut tags = serde_json::Map::new();
+            for tag in &doc.tags {
+                if let Some(list) = tag.ranges.get(&(c as u32)) {
+                    let pairs: Vec<[u32; 2]> = list.iter().map(|r| [r.start, r.stop]).collect();
+                    tags.insert(tag.name.clone(), json!(pairs));
+                }
+            }
+            let value = json!({
+                "format": "taglane.cliptags",
+                "version": 1,
+                "clip": info.name,
+                "frames": info.frames,
+                "fps": info.fps,
+                "tags": tags,
+            });
+            (info.name.clone(), serde_json::to_string_pretty(&value).unwrap_or_default() + "\n")
+        })
+        .collect()
+}
+
+/// What a merge did and what it could not do.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct MergeReport {
+    pub clips_added: usize,
+    pub tags_added: usize,
+    pub queries_added: usize,
+    /// Ranges that added frames to the document.
+    pub ranges_merged: usize,
+    /// Plain-language conflicts: what was skipped, clamped or kept.
+    pub conflicts: Vec<String>,
+}
+
+impl MergeReport {
+    /// A one-line summary for a status bar.
+    pub fn summary(&self) -> String {
+        let mut s = format!(
+            "merged {} range(s); added {} tag(s), {} clip(s), {} quer{}",
+            self.ranges_merged,
+            self.tags_added,
+            self.clips_added,
+            self.queries_added,
+            if self.queries_added == 1 { "y" } else { "ies" }
+        );
+        if !self.conflicts.is_empty() {
+            let _ = write!(s, "; {} conflict(s): {}", self.conflicts.len(), self.conflicts.join("; "));
+        }
+        s
+    }
+}
+
+/// Builds the edit that merges `incoming` into `doc`: new clips and tags are appended, ranges of
+/// tags with the same name are united, saved queries with new names are added. Conflicts (a clip
+/// with the same name but another frame count, a query with the same name but another expression)
+/// keep the open document's version and are reported. Applying the edit is one undoable step.
+pub fn merge_document(doc: &TagDocument, incoming: &TagDocument) -> (Edit, MergeReport) {
+    let mut report = MergeReport::default();
+    let mut edits = Vec::new();
+    // Map incoming clip ids to ids in the merged document.
+    let mut clip_map = Vec::with_capacity(incoming.clips.len());
+    let mut next_clip = doc.clips.len();
+    for info in &incoming.clips {
+        match doc.clips.iter().position(|c| c.name == info.name) {
+            Some(i) => {
+                let ours = &doc.clips[i];
+                if ours.frames != info.frames {
+                    report.conflicts.push(format!(
+                        "clip '{}' has {} frames here but {} in the import: ranges past frame {} were clamped",
+                        info.name, ours.frames, info.frames, ours.frames
+                    ));
+                }
+                clip_map.push((i, ours.frames));
+            }
+            None => {
+                edits.push(Edit::InsertClip {
+                    index: next_clip,
+                    clip: info.clone(),
+                    ranges: vec![],
+                });
+                clip_map.push((next_clip, info.frames));
+                next_clip += 1;
+                report.clips_added += 1;
+            }
+        }
+    }
+    let mut rows: Vec<(String, usize, Range)> = Vec::new();
+    for tag in &incoming.tags {
+        for (&c, list) in &tag.ranges {
+            let Some(&(target, _)) = clip_map.get(c as usize) else { continue };
+            rows.extend(list.iter().map(|r| (tag.name.clone(), target, *r)));
+        }
+    }
+    let colors: BTreeMap<&str, [u8; 3]> = incoming.tags.iter().filter_map(|t| Some((t.name.as_str(), t.color?))).collect();
+    let frames_of = |clip: usize| -> u32 {
+        clip_map
+            .iter()
+            .find(|(id, _)| *id == clip)
+            .map(|(_, f)| *f)
+            .or_else(|| doc.clips.get(clip).map(|c| c.frames))
+            .unwrap_or(0)
+    };
+    let new_tag_names: Vec<String> = incoming.tags.iter().map(|t| t.name.clone()).collect();
+    merge_rows(doc, &new_tag_names, &colors, rows, &frames_of, &mut edits, &mut report);
+    let mut queries = doc.queries.clone();
+    for q in &incoming.queries {
+        match queries.iter().find(|o| o.name == q.name) {
+            Some(o) if o.expr != q.expr => report.conflicts.push(format!(
+                "saved query '{}' differs ('{}' here, '{}' in the import): kept this one",
+                q.name, o.expr, q.expr
+            )),
+            Some(_) => {}
+            None => {
+                queries.push(q.clone());
+                report.queries_added += 1;
+            }
+        }
+    }
+    if report.queries_added > 0 {
+        edits.push(Edit::SetQueries(queries));
+    }
+    (Edit::Batch(edits), report)
+}
+
+/// Builds the edit that merges CSV rows into `doc`. Rows on clips the document does not have are
+/// skipped and reported (CSV carries no frame count to create them with).
+pub fn merge_csv(doc: &TagDocument, rows: &[CsvRow]) -> (Edit, MergeReport) {
+    let mut report = MergeReport::default();
+    let mut edits = Vec::new();
+    let mut merged = Vec::new();
+    let mut unknown: BTreeMap<&str, usize> = BTreeMap::new();
+    for row in rows {
+        match doc.clips.iter().position(|c| c.name == row.clip) {
+            Some(c) => merged.push((row.tag.clone(), c, row.range)),
+            None => *unknown.entry(row.clip.as_str()).or_default() += 1,
+        }
+    }
+    for (clip, n) in unknown {
+        report
+            .conflicts
+            .push(format!("{n} row(s) name clip '{clip}', which is not in the project: skipped"));
+    }
+    let mut names: Vec<String> = Vec::new();
+    for row in rows {
+        if !names.contains(&row.tag) {
+            names.push(row.tag.clone());
+        }
+    }
+    let frames_of = |clip: usize| doc.clips.get(clip).map_or(0, |c| c.frames);
+    merge_rows(doc, &names, &BTreeMap::new(), merged, &frames_of, &mut edits, &mut report);
+    (Edit::Batch(edits), report)
+}
+
+fn merge_rows(
+    doc: &TagDocument,
+    tag_order: &[String],
+    colors: &BTreeMap<&str, [u8; 3]>,
+    rows: Vec<(String, usize, Range)>,
+    frames_of: &dyn Fn(usize) -> u32,
+    edits: &mut Vec<Edit>,
+    report: &mut MergeReport,
+) {
+    // Group rows by tag name, then clip.
+    let mut by_tag: BTreeMap<&str, BTreeMap<usize, Vec<Range>>> = BTreeMap::new();
+    for (name, clip, r) in &rows {
+        by_tag.entry(name.as_str()).or_default().entry(*clip).or_default().push(*r);
+    }
+    let mut next_tag = doc.tags.len();
+    for name in tag_order {
+        let Some(clips) = by_tag.remove(name.as_str()) else {
+            // A tag with no ranges in the import still gets created.
+            if !doc.tags.iter().any(|t| &t.name == name) {
+                edits.push(Edit::InsertTag {
+                    index: next_tag,
+                    tag: empty_tag(name, colors.get(name.as_str()).copied()),
+                });
+                next_tag += 1;
+                report.tags_added += 1;
+            }
+            continue;
+        };
+        let existing = doc.tags.iter().position(|t| &t.name == name);
+        let index = match existing {
+            Some(i) => i,
+            None => {
+                edits.push(Edit::InsertTag {
+                    index: next_tag,
+                    tag: empty_tag(name, colors.get(name.as_str()).copied()),
+                });
+                next_tag += 1;
+                report.tags_added += 1;
+                next_tag - 1
+            }
+        };
+        for (clip, mut list) in clips {
+            let frames = frames_of(clip);
+            let before: Vec<Range> = existing
+                .and_then(|i| doc.tags[i].ranges.get(&(clip as u32)).cloned())
+                .unwrap_or_default();
+            let clamped = list.iter().filter(|r| r.stop > frames).count();
+            if clamped > 0 {
+                report.conflicts.push(format!(
+                    "{clamped} range(s) of '{name}' went past the end of clip {} ({frames} frames): clamped",
+                    clip_label(doc, clip)
+                ));
+            }
+            let covered_before: u64 = before.iter().map(|r| r.len() as u64).sum();
+            list.extend_from_slice(&before);
+            canonicalize(&mut list, frames);
+            let covered_after: u64 = list.iter().map(|r| r.len() as u64).sum();
+            if covered_after > covered_before {
+                report.ranges_merged += list.len();
+            }
+            if list != before {
+                edits.push(Edit::SetRanges {
+                    tag: index,
+                    clip: clip as u32,
+                    ranges: list,
+                });
+            }
+        }
+    }
+}
+
+fn clip_label(doc: &TagDocument, clip: usize) -> String {
+    doc.clips.get(clip).map_or_else(|| format!("#{clip}"), |c| format!("'{}'", c.name))
+}
+
+fn empty_tag(name: &str, color: Option<[u8; 3]>) -> Tag {
+    Tag {
+        name: name.to_owned(),
+        color,
+        ranges: BTreeMap::new(),
+        version: 0,
+    }
+}
+
+/// The saved query list with `old` renamed to `new` wherever `old` appears as a whole tag name
+/// (by the query tokenizer's rules: bare names, or names in double quotes).
+pub fn rename_in_queries(queries: &[SavedQuery], old: &str, new: &str) -> Vec<SavedQuery> {
+    queries
+        .iter()
+        .map(|q| SavedQuery {
+            name: q.name.clone(),
+            expr: rename_in_expr(&q.expr, old, new),
+        })
+        .collect()
+}
+
+fn is_name_char(c: char) -> bool {
+    c.is_alphanumeric() || matches!(c, '_' | ':' | '.' | '/')
+}
+
+/// Replaces whole-name occurrences of `old` in a query expression.
+pub fn rename_in_expr(expr: &str, old: &str, new: &str) -> String {
+    let quote = |s: &str| -> String {
+        if !s.is_empty() && s.chars().all(is_name_char) && !s.chars().next().is_some_and(|c| c.is_ascii_digit()) && s != "not" {
+            s.to_owned()
+        } else {
+            format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""))
+        }
+    };
+    let mut out = String::with_capacity(expr.len());
+    let chars: Vec<char> = expr.chars().collect();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        if c == '"' {
+            let mut j = i + 1;
+            let mut name = String::new();
+            while j < chars.len() && chars[j] != '"' {
+                if chars[j] == '\\' && j + 1 < chars.len() {
+                    j += 1;
+                }
+                name.push(chars[j]);
+                j += 1;
+            }
+            if j < chars.len() && name == old {
+                out.push_str(&quote(new));
+            } else {
+                out.extend(&chars[i..(j + 1).min(chars.len())]);
+            }
+            i = j + 1;
+        } else if is_name_char(c) {
+            let mut j = i;
+            while j < chars.len() && is_name_char(chars[j]) {
+                j += 1;
+            }
+            let word: String = chars[i..j].iter().collect();
+            // A word followed by '(' is a function name, not a tag.
+            let is_call = chars[j..].iter().find(|c| !c.is_whitespace()) == Some(&'(');
+            if word == old && !is_call {
+                out.push_str(&quote(new));
+            } else {
+                out.push_str(&word);
+            }
+            i = j;
+        } else {
+            out.push(c);
+            i += 1;
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn clip_info(name: &str, frames: u32, fps: f32) -> ClipInfo {
+        ClipInfo {
+            name: name.to_owned(),
+            frames,
+            fps,
+            source: None,
+        }
+    }
+
+    fn doc() -> TagDocument {
+        let mut walk = empty_tag("Walk", Some([1, 2, 3]));
+        walk.ranges.insert(0, vec![Range::new(0, 10), Range::new(20, 30)]);
+        let mut odd = empty_tag("odd, \"name\"", None);
+        odd.ranges.insert(1, vec![Range::new(1, 2)]);
+        TagDocument {
+            clips: vec![clip_info("a", 100, 30.0), clip_info("b", 50, 120.0)],
+            tags: vec![walk, odd],
+            queries: vec![SavedQuery {
+                name: "w".into(),
+                expr: "Walk & !\"odd, \\\"name\\\"\"".into(),
+            }],
+        }
+    }
+
+    #[test]
+    fn csv_round_trips_through_merge() {
+        let d = doc();
+        let csv = to_csv(&d);
+        assert!(csv.starts_with(CSV_HEADER));
+        assert!(csv.contains("Walk,a,20,30,0.666667,1.000000"));
+        let rows = parse_csv(&csv, "t.csv").unwrap();
+        assert_eq!(rows.len(), 3);
+        assert_eq!(rows[2].tag, "odd, \"name\"");
+        // Merging into a document with the clips but no tags recreates the tags.
+        let mut empty = TagDocument {
+            clips: d.clips.clone(),
+            ..Default::default()
+        };
+        let (edit, report) = merge_csv(&empty, &rows);
+        edit.apply(&mut empty).unwrap();
+        assert_eq!(report.tags_added, 2);
+        assert!(report.conflicts.is_empty());
+        assert_eq!(empty.tags[0].ranges, d.tags[0].ranges);
+        assert_eq!(empty.tags[1].ranges, d.tags[1].ranges);
+    }
+
+    #[test]
+    fn csv_errors_name_file_and_line() {
+        let e = parse_csv("tag,clip,start,stop\nWalk,a,x,3\n", "f.csv").unwrap_err();
+        assert!(e.contains("f.csv line 2") && e.contains("start"), "{e}");
+        let e = parse_csv("tag,clip,start,stop\nWalk,a,5,3\n", "f.csv").unwrap_err();
+        assert!(e.contains("line 2") && e.contains("less than"), "{e}");
+        let e = parse_csv("name,clip\n", "f.csv").unwrap_err();
+        assert!(e.contains("line 1") && e.contains("header"), "{e}");
+        let e = parse_csv("tag,clip,start,stop\n\"Walk,a,1,3\n", "f.csv").unwrap_err();
+        assert!(e.contains("line 2") && e.contains("closing"), "{e}");
+        assert!(parse_csv("", "f.csv").is_err());
+    }
+
+    #[test]
+    fn csv_rows_on_unknown_clips_are_reported() {
+        let d = doc();
+        let rows = parse_csv("tag,clip,start,stop\nWalk,zzz,1,3\nWalk,a,95,120\n", "f.csv").unwrap();
+        let (edit, report) = merge_csv(&d, &rows);
+        assert_eq!(report.conflicts.len(), 2, "{:?}", report.conflicts);
+        let mut m = d.clone();
+        edit.apply(&mut m).unwrap();
+        assert_eq!(m.tags[0].ranges[&0].last(), Some(&Range::new(95, 100)));
+    }
+
+    #[test]
+    fn merging_documents_adds_clips_tags_queries_and_reports_conflicts() {
+        let d = doc();
+        let mut other = TagDocument {
+            clips: vec![clip_info("b", 60, 120.0), clip_info("c", 10, 24.0)],
+            tags: vec![empty_tag("Walk", None), empty_tag("Run", Some([9, 9, 9]))],
+            queries: vec![
+                SavedQuery {
+                    name: "w".into(),
+                    expr: "Run".into(),
+                },
+                SavedQuery {
+                    name: "r".into(),
+                    expr: "Run".into(),
+                },
+            ],
+        };
+        other.tags[0].ranges.insert(0, vec![Range::new(40, 60)]);
+        other.tags[1].ranges.insert(1, vec![Range::new(0, 5)]);
+        let (edit, report) = merge_document(&d, &other);
+        let mut m = d.clone();
+        let inverse = edit.apply(&mut m).unwrap();
+        assert_eq!(report.clips_added, 1);
+        assert_eq!(report.tags_added, 1);
+        assert_eq!(report.queries_added, 1);
+        assert_eq!(report.conflicts.len(), 3, "{:?}", report.conflicts);
+        assert_eq!(m.clips[2].name, "c");
+        assert_eq!(m.tags[0].ranges[&1], vec![Range::new(40, 50)], "clamped to our 50 frames");
+        assert_eq!(m.tags[2].name, "Run");
+        assert_eq!(m.tags[2].color, Some([9, 9, 9]));
+        assert_eq!(m.tags[2].ranges[&2], vec![Range::new(0, 5)]);
+        assert_eq!(m.queries.len(), 2);
+        inverse.apply(&mut m).unwrap();
+        assert_eq!(m.clips, d.clips);
+        assert_eq!(m.tags.len(), 2);
+        assert_eq!(m.queries, d.queries);
+    }
+
+    #[test]
+    fn per_clip_json_lists_only_tags_on_the_clip() {
+        let files = per_clip_json(&doc());
+        assert_eq!(files.len(), 2);
+        let a: serde_json::Value = serde_json::from_str(&files[0].1).unwrap();
+        assert_eq!(a["clip"], "a");
+        assert_eq!(a["tags"]["Walk"], json!([[0, 10], [20, 30]]));
+        assert!(a["tags"].get("odd, \"name\"").is_none());
+    }
+
+    #[test]
+    fn rename_in_expr_replaces_whole_names_only() {
+        assert_eq!(rename_in_expr("Walk & Walker - !Walk", "Walk", "Stroll"), "Stroll & Walker - !Stroll");
+        assert_eq!(rename_in_expr("first(Walk, 10) | \"Walk\"", "Walk", "a b"), "first(\"a b\", 10) | \"a b\"");
+        assert_eq!(rename_in_expr("first(x, 1)", "first", "y"), "first(x, 1)");
+        assert_eq!(rename_in_expr("locomotion:Walk&Run", "locomotion:Walk", "loco:W"), "loco:W&Run");
+    }
+}

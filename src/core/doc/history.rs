@@ -1,0 +1,255 @@
+//! Undo/redo over [`Edit`]s, with a saved-state marker for "unsaved changes".
+
+use super::edit::{Edit, EditError};
+use crate::core::tags::TagDocument;
+
+#[derive(Debug, Clone)]
+struct Step {
+    label: String,
+    /// Steps with the same key in a row merge into one (e.g. dragging a colour picker).
+    key: Option<u64>,
+    /// The edit that takes the document back across this step.
+    edit: Edit,
+    /// Revision of the document after this step was done.
+    revision: u64,
+}
+
+/// The undo and redo stacks of one document. Every change of the document goes through
+/// [`History::apply`], so undo/redo cover every edit.
+#[derive(Debug, Clone, Default)]
+pub struct History {
+    undo: Vec<Step>,
+    redo: Vec<Step>,
+    /// Revision of the current state; every new step gets a fresh number.
+    revision: u64,
+    next_revision: u64,
+    saved_revision: u64,
+}
+
+impl History {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Applies `edit` to `doc` as one undoable step named `label`.
+    pub fn apply(&mut self, doc: &mut TagDocument, edit: Edit, label: impl Into<String>) -> Result<(), EditError> {
+        self.apply_keyed(doc, edit, label, None)
+    }
+
+    /// Like [`History::apply`], but when the last step has the same `key` (and nothing was undone
+    /// since), the edit joins that step: undo then goes back to before the first of them.
+    pub fn apply_keyed(
+        &mut self,
+        doc: &mut TagDocument,
+        edit: Edit,
+        label: impl Into<String>,
+        key: Option<u64>,
+    ) -> Result<(), EditError> {
+        let inverse = edit.apply(doc)?;
+        if key.is_some() && self.redo.is_empty() && self.revision != self.saved_revision {
+            if let Some(last) = self.undo.last_mut()
+                && last.key == key
+            {
+                // Keep the older inverse: it restores the state before the whole run.
+                self.next_revision += 1;
+                self.revision = self.next_revision;
+                last.revision = self.revision;
+                return Ok(());
+            }
+        }
+        self.next_revision += 1;
+        self.revision = self.next_revision;
+        self.undo.push(Step {
+            label: label.into(),
+            key,
+            edit: inverse,
+            revision: self.revision,
+        });
+        self.redo.clear();
+        Ok(())
+    }
+
+    /// Undoes the last step; returns its label, or `None` when there is nothing to undo.
+    pub fn undo(&mut self, doc: &mut TagDocument) -> Option<String> {
+        let step = self.undo.pop()?;
+        match step.edit.apply(doc) {
+            Ok(redo_edit) => {
+                self.revision = self.undo.last().map_or(0, |s| s.revision);
+                self.redo.push(Step {
+                    label: step.label.clone(),
+                    key: None,
+                    edit: redo_edit,
+                    revision: step.revision,
+                });
+                Some(step.label)
+            }
+            // An inverse can only fail if the document was changed outside the history; drop the
+            // stacks rather than apply something wrong.
+            Err(_) => {
+                self.clear();
+                None
+            }
+        }
+    }
+
+    /// Redoes the last undone step; returns its label.
+    pub fn redo(&mut self, doc: &mut TagDocument) -> Option<String> {
+        let step = self.redo.pop()?;
+        match step.edit.apply(doc) {
+            Ok(undo_edit) => {
+                self.revision = step.revision;
+                self.undo.push(Step {
+                    label: step.label.clone(),
+                    key: None,
+                    edit: undo_edit,
+                    revision: step.revision,
+                });
+                Some(step.label)
+            }
+            Err(_) => {
+                self.clear();
+                None
+            }
+        }
+    }
+
+    pub fn can_undo(&self) -> bool {
+        !self.undo.is_empty()
+    }
+
+    pub fn can_redo(&self) -> bool {
+        !self.redo.is_empty()
+    }
+
+    /// Label of the step [`History::undo`] would undo.
+    pub fn undo_label(&self) -> Option<&str> {
+        self.undo.last().map(|s| s.label.as_str())
+    }
+
+    /// Label of the step [`History::redo`] would redo.
+    pub fn redo_label(&self) -> Option<&str> {
+        self.redo.last().map(|s| s.label.as_str())
+    }
+
+    /// Number of undoable steps.
+    pub fn len(&self) -> usize {
+        self.undo.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.undo.is_empty()
+    }
+
+    /// Marks the current state as saved.
+    pub fn mark_saved(&mut self) {
+        self.saved_revision = self.revision;
+    }
+
+    /// Marks the document as having changes that were never saved (e.g. recovered work).
+    pub fn mark_unsaved(&mut self) {
+        self.saved_revision = u64::MAX;
+    }
+
+    /// True when the document differs from the last saved (or loaded) state.
+    pub fn is_dirty(&self) -> bool {
+        self.revision != self.saved_revision
+    }
+
+    /// Forgets all steps (e.g. after loading another document); the state counts as saved.
+    pub fn clear(&mut self) {
+        self.undo.clear();
+        self.redo.clear();
+        self.revision = 0;
+        self.next_revision = 0;
+        self.saved_revision = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+    use crate::core::tags::{ClipInfo, Range, Tag};
+
+    fn doc() -> TagDocument {
+        TagDocument {
+            clips: vec![ClipInfo {
+                name: "a".into(),
+                frames: 100,
+                fps: 30.0,
+                source: None,
+            }],
+            tags: vec![Tag {
+                name: "Walk".into(),
+                color: None,
+                ranges: BTreeMap::new(),
+                version: 0,
+            }],
+            queries: vec![],
+        }
+    }
+
+    fn set(start: u32, stop: u32) -> Edit {
+        Edit::SetRanges {
+            tag: 0,
+            clip: 0,
+            ranges: vec![Range::new(start, stop)],
+        }
+    }
+
+    #[test]
+    fn undo_redo_and_dirty_marker() {
+        let mut d = doc();
+        let mut h = History::new();
+        assert!(!h.is_dirty());
+        h.apply(&mut d, set(0, 10), "create").unwrap();
+        h.apply(&mut d, set(0, 20), "resize").unwrap();
+        assert!(h.is_dirty());
+        h.mark_saved();
+        assert!(!h.is_dirty());
+        assert_eq!(h.undo(&mut d).as_deref(), Some("resize"));
+        assert_eq!(d.tags[0].ranges[&0], vec![Range::new(0, 10)]);
+        assert!(h.is_dirty());
+        assert_eq!(h.redo(&mut d).as_deref(), Some("resize"));
+        assert!(!h.is_dirty(), "redo back to the saved state is clean");
+        assert_eq!(d.tags[0].ranges[&0], vec![Range::new(0, 20)]);
+        h.undo(&mut d);
+        h.undo(&mut d);
+        assert!(d.tags[0].ranges.is_empty());
+        assert!(h.undo(&mut d).is_none());
+        // A new edit after undo drops the redo stack and is dirty even at the same depth.
+        h.apply(&mut d, set(5, 6), "other").unwrap();
+        assert!(!h.can_redo());
+        assert!(h.is_dirty());
+    }
+
+    #[test]
+    fn keyed_steps_merge_into_one() {
+        let mut d = doc();
+        let mut h = History::new();
+        let color = |c: u8| Edit::SetTagColor {
+            index: 0,
+            color: Some([c, c, c]),
+        };
+        h.apply_keyed(&mut d, color(1), "recolour", Some(7)).unwrap();
+        h.apply_keyed(&mut d, color(2), "recolour", Some(7)).unwrap();
+        h.apply_keyed(&mut d, color(3), "recolour", Some(7)).unwrap();
+        assert_eq!(h.len(), 1);
+        h.undo(&mut d);
+        assert_eq!(d.tags[0].color, None);
+        h.redo(&mut d);
+        assert_eq!(d.tags[0].color, Some([3, 3, 3]));
+        h.apply_keyed(&mut d, color(4), "recolour", Some(8)).unwrap();
+        assert_eq!(h.len(), 2);
+    }
+
+    #[test]
+    fn refused_edit_is_not_recorded() {
+        let mut d = doc();
+        let mut h = History::new();
+        assert!(h.apply(&mut d, Edit::RemoveTag { index: 9 }, "bad").is_err());
+        assert!(!h.can_undo());
+        assert!(!h.is_dirty());
+    }
+}

@@ -1,0 +1,1174 @@
+//! The application: state, the frame loop, and [`TaglaneApp::apply`], the one place where
+//! commands change state.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use egui::{Key, KeyboardShortcut, Modifiers, Ui};
+
+use crate::core::anim::import::{ImportOptions, load_animation};
+use crate::core::doc::{Edit, exchange};
+use crate::core::tags::{ClipId, ClipInfo, Tag};
+use crate::ui::browser::{self, BrowserState};
+use crate::ui::command::{AppCommand, ExportKind, Guarded};
+use crate::ui::project::Project;
+use crate::ui::recovery::Recovery;
+use crate::ui::timeline::model::{self, Clipboard, Selected};
+use crate::ui::timeline::{self, TimelineInput, TimelineView};
+
+/// Severity of a status message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Level {
+    Info,
+    Warning,
+    Error,
+}
+
+/// User preferences kept between runs (eframe persistence).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Prefs {
+    pub dark: bool,
+    pub recent: Vec<PathBuf>,
+}
+
+impl Default for Prefs {
+    fn default() -> Self {
+        Self { dark: true, recent: Vec::new() }
+    }
+}
+
+/// Playback state of the current clip.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Playback {
+    /// Playhead in frames (fractional while playing).
+    pub playhead: f64,
+    pub playing: bool,
+    pub looping: bool,
+    pub speed: f32,
+    /// The mark-in frame on the active lane, waiting for a mark-out.
+    pub mark_in: Option<u32>,
+}
+
+impl Default for Playback {
+    fn default() -> Self {
+        Self {
+            playhead: 0.0,
+            playing: false,
+            looping: true,
+            speed: 1.0,
+            mark_in: None,
+        }
+    }
+}
+
+/// A modal dialog.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Dialog {
+    /// "Save changes?" before doing `then`.
+    Unsaved(Guarded),
+    Rename { index: usize, name: String },
+    ConfirmDeleteTag(usize),
+    /// An autosave from a session that did not end cleanly was found.
+    Recover { saved_at: String },
+}
+
+/// The keyboard shortcuts, in the order the help window lists them.
+pub const SHORTCUTS: &[(&str, &str)] = &[
+    ("Space", "Play / pause"),
+    ("Left / Right", "Step one frame (Shift: ten)"),
+    ("Ctrl+Left / Ctrl+Right", "Previous / next range edge"),
+    ("Home / End", "First / last frame"),
+    ("I / O", "Mark in / mark out on the active lane (a range from in to out)"),
+    ("S", "Split at the playhead"),
+    ("Delete / Backspace", "Delete the selected ranges"),
+    ("Ctrl+C / Ctrl+V", "Copy / paste ranges at the playhead (into their tags)"),
+    ("Ctrl+Shift+V", "Paste into the active lane"),
+    ("Ctrl+A", "Select every range on the clip"),
+    ("Ctrl+Z / Ctrl+Shift+Z (Ctrl+Y)", "Undo / redo"),
+    ("Ctrl+S / Ctrl+Shift+S", "Save / save as"),
+    ("Ctrl+N / Ctrl+O", "New / open project"),
+    ("Ctrl+T", "New tag"),
+    ("F", "Fit the clip in the timeline"),
+    ("Ctrl+wheel / + / -", "Zoom the timeline"),
+    ("Shift+wheel", "Pan the timeline"),
+    ("Drag on a lane", "Create a range (Shift/Ctrl+drag: box select)"),
+    ("Drag a range / its edge", "Move / resize (snapped to frames)"),
+    ("Click / Shift+click", "Select / add to selection"),
+    ("F1", "This help"),
+];
+
+/// The whole application state.
+pub struct TaglaneApp {
+    pub project: Project,
+    pub current_clip: ClipId,
+    pub playback: Playback,
+    pub selection: Vec<Selected>,
+    pub active_tag: Option<usize>,
+    pub timeline: TimelineView,
+    pub browser: BrowserState,
+    pub clipboard: Clipboard,
+    pub prefs: Prefs,
+    pub status: Option<(Level, String)>,
+    pub dialog: Option<Dialog>,
+    pub show_help: bool,
+    pub recovery: Recovery,
+    /// Commands queued this frame.
+    pub queue: Vec<AppCommand>,
+    /// Set when the app asked to close and may now do so.
+    pub allow_close: bool,
+    last_autosave: Instant,
+}
+
+impl TaglaneApp {
+    /// A new app on `project`, with `prefs` and the recovery store in `recovery`.
+    pub fn new(project: Project, prefs: Prefs, recovery: Recovery) -> Self {
+        let mut app = Self {
+            project,
+            current_clip: 0,
+            playback: Playback::default(),
+            selection: Vec::new(),
+            active_tag: None,
+            timeline: TimelineView::default(),
+            browser: BrowserState::default(),
+            clipboard: Clipboard::default(),
+            prefs,
+            status: None,
+            dialog: None,
+            show_help: false,
+            recovery,
+            queue: Vec::new(),
+            allow_close: false,
+            last_autosave: Instant::now(),
+        };
+        if let Some(saved_at) = app.recovery.pending() {
+            app.dialog = Some(Dialog::Recover { saved_at });
+        }
+        app.active_tag = (!app.project.doc.tags.is_empty()).then_some(0);
+        app
+    }
+
+    /// The app on the embedded demo, with default preferences and no recovery store (tests).
+    pub fn demo_for_tests() -> Self {
+        Self::new(Project::demo(), Prefs::default(), Recovery::disabled())
+    }
+
+    fn message(&mut self, level: Level, text: impl Into<String>) {
+        self.status = Some((level, text.into()));
+    }
+
+    /// Frames of the current clip (0 when there is none).
+    pub fn frames(&self) -> u32 {
+        self.project.doc.clips.get(self.current_clip as usize).map_or(0, |c| c.frames)
+    }
+
+    fn fps(&self) -> f32 {
+        self.project.doc.clips.get(self.current_clip as usize).map_or(30.0, |c| c.fps)
+    }
+
+    /// The title bar text: project name, a `●` when there are unsaved changes.
+    pub fn window_title(&self) -> String {
+        let dirty = if self.project.history.is_dirty() { "● " } else { "" };
+        format!("{dirty}{} — taglane", self.project.title())
+    }
+
+    /// Shows the whole UI for one frame and applies the queued commands.
+    pub fn ui(&mut self, ui: &mut Ui) {
+        let ctx = ui.ctx().clone();
+        ctx.set_theme(if self.prefs.dark { egui::Theme::Dark } else { egui::Theme::Light });
+        self.shortcuts(&ctx);
+        self.advance_playback(&ctx);
+        self.handle_dropped_files(&ctx);
+
+        egui::Panel::top("menu_bar").show(ui, |ui| self.menu_ui(ui));
+        egui::Panel::bottom("status_bar").show(ui, |ui| self.status_ui(ui));
+        egui::Panel::left("clip_browser").default_size(280.0).show(ui, |ui| {
+            browser::browser_ui(ui, &self.project.doc, self.current_clip, &mut self.browser, &mut self.queue);
+        });
+        egui::CentralPanel::default_margins().show(ui, |ui| {
+            self.transport_ui(ui);
+            ui.separator();
+            let input = TimelineInput {
+                doc: &self.project.doc,
+                clip: self.current_clip,
+                playhead: self.playback.playhead,
+                playing: self.playback.playing,
+                selection: &self.selection,
+                active_tag: self.active_tag,
+                mark_in: self.playback.mark_in,
+                dark: self.prefs.dark,
+            };
+            timeline::timeline_ui(ui, &input, &mut self.timeline, &mut self.queue);
+        });
+        self.dialogs_ui(&ctx);
+        self.help_ui(&ctx);
+
+        let queue = std::mem::take(&mut self.queue);
+        for cmd in queue {
+            self.apply(cmd, &ctx);
+        }
+        ctx.send_viewport_cmd(egui::ViewportCommand::Title(self.window_title()));
+        self.autosave_tick();
+    }
+
+    fn shortcuts(&mut self, ctx: &egui::Context) {
+        if ctx.egui_wants_keyboard_input() {
+            return;
+        }
+        let cmd = Modifiers::COMMAND;
+        let cmd_shift = Modifiers::COMMAND | Modifiers::SHIFT;
+        let mut q = Vec::new();
+        ctx.input_mut(|i| {
+            let mut sc = |m: Modifiers, k: Key| i.consume_shortcut(&KeyboardShortcut::new(m, k));
+            // Longer combinations first, so Ctrl+Shift+Z is not taken as Ctrl+Z.
+            if sc(cmd_shift, Key::Z) || sc(cmd, Key::Y) {
+                q.push(AppCommand::Redo);
+            }
+            if sc(cmd, Key::Z) {
+                q.push(AppCommand::Undo);
+            }
+            if sc(cmd_shift, Key::S) {
+                q.push(AppCommand::SaveAs(None));
+            }
+            if sc(cmd, Key::S) {
+                q.push(AppCommand::Save);
+            }
+            if sc(cmd, Key::N) {
+                q.push(AppCommand::Guarded(Guarded::New));
+            }
+            if sc(cmd, Key::O) {
+                q.push(AppCommand::Guarded(Guarded::Open(None)));
+            }
+            if sc(cmd, Key::T) {
+                q.push(AppCommand::NewTag);
+            }
+            if sc(cmd, Key::A) {
+                q.push(AppCommand::SelectAll);
+            }
+            if sc(cmd_shift, Key::V) {
+                q.push(AppCommand::Paste { into_active: true });
+            }
+            if sc(cmd, Key::V) || i.events.iter().any(|e| matches!(e, egui::Event::Paste(_))) {
+                q.push(AppCommand::Paste { into_active: false });
+            }
+            if sc(cmd, Key::C) || i.events.iter().any(|e| matches!(e, egui::Event::Copy)) {
+                q.push(AppCommand::Copy);
+            }
+            if sc(cmd, Key::ArrowLeft) {
+                q.push(AppCommand::JumpEdge(false));
+            }
+            if sc(cmd, Key::ArrowRight) {
+                q.push(AppCommand::JumpEdge(true));
+            }
+            if sc(Modifiers::SHIFT, Key::ArrowLeft) {
+                q.push(AppCommand::StepFrames(-10));
+            }
+            if sc(Modifiers::SHIFT, Key::ArrowRight) {
+                q.push(AppCommand::StepFrames(10));
+            }
+            let none = Modifiers::NONE;
+            let plain: [(Key, AppCommand); 14] = [
+                (Key::Space, AppCommand::TogglePlay),
+                (Key::ArrowLeft, AppCommand::StepFrames(-1)),
+                (Key::ArrowRight, AppCommand::StepFrames(1)),
+                (Key::Home, AppCommand::JumpStart),
+                (Key::End, AppCommand::JumpEnd),
+                (Key::I, AppCommand::MarkIn),
+                (Key::O, AppCommand::MarkOut),
+                (Key::S, AppCommand::SplitAtPlayhead),
+                (Key::Delete, AppCommand::DeleteSelection),
+                (Key::Backspace, AppCommand::DeleteSelection),
+                (Key::F, AppCommand::FitView),
+                (Key::Plus, AppCommand::Zoom(1.25)),
+                (Key::Minus, AppCommand::Zoom(0.8)),
+                (Key::F1, AppCommand::ShowHelp(true)),
+            ];
+            for (k, c) in plain {
+                if sc(none, k) {
+                    q.push(c);
+                }
+            }
+            if sc(none, Key::Equals) {
+                q.push(AppCommand::Zoom(1.25));
+            }
+        });
+        self.queue.extend(q);
+    }
+
+    fn advance_playback(&mut self, ctx: &egui::Context) {
+        if !self.playback.playing {
+            return;
+        }
+        let frames = self.frames();
+        if frames == 0 {
+            self.playback.playing = false;
+            return;
+        }
+        let dt = ctx.input(|i| i.stable_dt).min(0.1) as f64;
+        let last = frames.saturating_sub(1) as f64;
+        let mut p = self.playback.playhead + dt * self.fps() as f64 * self.playback.speed as f64;
+        if p > last {
+            if self.playback.looping && last > 0.0 {
+                p %= last;
+            } else {
+                p = last;
+                self.playback.playing = false;
+            }
+        }
+        self.playback.playhead = p;
+        ctx.request_repaint();
+    }
+
+    fn handle_dropped_files(&mut self, ctx: &egui::Context) {
+        let dropped: Vec<PathBuf> = ctx.input(|i| i.raw.dropped_files.iter().filter_map(|f| f.path.clone()).collect());
+        if dropped.is_empty() {
+            return;
+        }
+        let (anims, other): (Vec<PathBuf>, Vec<PathBuf>) = dropped.into_iter().partition(|p| {
+            crate::core::anim::import::AnimFormat::from_path(p).is_some()
+        });
+        if !anims.is_empty() {
+            self.queue.push(AppCommand::ImportAnimation(Some(anims)));
+        }
+        for p in other {
+            let ext = p.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
+            if ext == "json" || ext == "csv" {
+                self.queue.push(AppCommand::ImportTags(Some(p)));
+            } else {
+                self.message(Level::Error, format!("{}: not a file taglane reads (expected .bvh, .glb, .gltf, .json or .csv)", p.display()));
+            }
+        }
+    }
+
+    fn menu_ui(&mut self, ui: &mut Ui) {
+        egui::MenuBar::new().ui(ui, |ui| {
+            ui.menu_button("File", |ui| {
+                if ui.button("New project").clicked() {
+                    self.queue.push(AppCommand::Guarded(Guarded::New));
+                }
+                if ui.button("Open project…").clicked() {
+                    self.queue.push(AppCommand::Guarded(Guarded::Open(None)));
+                }
+                ui.menu_button("Open recent", |ui| {
+                    if self.prefs.recent.is_empty() {
+                        ui.label("No recent projects");
+                    }
+                    for p in self.prefs.recent.clone() {
+                        if ui.button(p.display().to_string()).clicked() {
+                            self.queue.push(AppCommand::Guarded(Guarded::Open(Some(p))));
+                        }
+                    }
+                });
+                if ui.button("Open demo project").clicked() {
+                    self.queue.push(AppCommand::Guarded(Guarded::OpenDemo));
+                }
+                ui.separator();
+                if ui.button("Save").clicked() {
+                    self.queue.push(AppCommand::Save);
+                }
+                if ui.button("Save as…").clicked() {
+                    self.queue.push(AppCommand::SaveAs(None));
+                }
+                ui.separator();
+                if ui.button("Import animation (BVH, glTF)…").clicked() {
+                    self.queue.push(AppCommand::ImportAnimation(None));
+                }
+                if ui.button("Import tags (JSON, CSV)…").clicked() {
+                    self.queue.push(AppCommand::ImportTags(None));
+                }
+                ui.menu_button("Export tags", |ui| {
+                    if ui.button("Project JSON…").clicked() {
+                        self.queue.push(AppCommand::Export(ExportKind::Json, None));
+                    }
+                    if ui.button("CSV…").clicked() {
+                        self.queue.push(AppCommand::Export(ExportKind::Csv, None));
+                    }
+                    if ui.button("One JSON per clip…").clicked() {
+                        self.queue.push(AppCommand::Export(ExportKind::PerClipJson, None));
+                    }
+                });
+                ui.separator();
+                if ui.button("Quit").clicked() {
+                    self.queue.push(AppCommand::Guarded(Guarded::Quit));
+                }
+            });
+            ui.menu_button("Edit", |ui| {
+                let undo = self.project.history.undo_label().map_or("Undo".to_owned(), |l| format!("Undo {l}"));
+                if ui.add_enabled(self.project.history.can_undo(), egui::Button::new(undo)).clicked() {
+                    self.queue.push(AppCommand::Undo);
+                }
+                let redo = self.project.history.redo_label().map_or("Redo".to_owned(), |l| format!("Redo {l}"));
+                if ui.add_enabled(self.project.history.can_redo(), egui::Button::new(redo)).clicked() {
+                    self.queue.push(AppCommand::Redo);
+                }
+                ui.separator();
+                for (label, cmd) in [
+                    ("Copy ranges", AppCommand::Copy),
+                    ("Paste ranges", AppCommand::Paste { into_active: false }),
+                    ("Paste into active lane", AppCommand::Paste { into_active: true }),
+                    ("Delete ranges", AppCommand::DeleteSelection),
+                    ("Split at playhead", AppCommand::SplitAtPlayhead),
+                    ("Select all ranges", AppCommand::SelectAll),
+                ] {
+                    if ui.button(label).clicked() {
+                        self.queue.push(cmd);
+                    }
+                }
+                ui.separator();
+                if ui.button("New tag").clicked() {
+                    self.queue.push(AppCommand::NewTag);
+                }
+            });
+            ui.menu_button("View", |ui| {
+                if ui.button("Fit clip").clicked() {
+                    self.queue.push(AppCommand::FitView);
+                }
+                let dark = self.prefs.dark;
+                if ui.radio(dark, "Dark theme").clicked() {
+                    self.queue.push(AppCommand::SetDarkMode(true));
+                }
+                if ui.radio(!dark, "Light theme").clicked() {
+                    self.queue.push(AppCommand::SetDarkMode(false));
+                }
+            });
+            ui.menu_button("Help", |ui| {
+                if ui.button("Keyboard shortcuts").clicked() {
+                    self.queue.push(AppCommand::ShowHelp(true));
+                }
+            });
+        });
+    }
+
+    fn transport_ui(&mut self, ui: &mut Ui) {
+        let fps = self.fps();
+        let frames = self.frames();
+        ui.horizontal(|ui| {
+            if ui.button("⏮").on_hover_text("First frame (Home)").clicked() {
+                self.queue.push(AppCommand::JumpStart);
+            }
+            if ui.button("◀").on_hover_text("Previous frame (Left)").clicked() {
+                self.queue.push(AppCommand::StepFrames(-1));
+            }
+            let play = if self.playback.playing { "Pause" } else { "Play" };
+            if ui.button(play).on_hover_text("Play / pause (Space)").clicked() {
+                self.queue.push(AppCommand::TogglePlay);
+            }
+            if ui.button("▶").on_hover_text("Next frame (Right)").clicked() {
+                self.queue.push(AppCommand::StepFrames(1));
+            }
+            if ui.button("⏭").on_hover_text("Last frame (End)").clicked() {
+                self.queue.push(AppCommand::JumpEnd);
+            }
+            if ui.button("|◀").on_hover_text("Previous range edge (Ctrl+Left)").clicked() {
+                self.queue.push(AppCommand::JumpEdge(false));
+            }
+            if ui.button("▶|").on_hover_text("Next range edge (Ctrl+Right)").clicked() {
+                self.queue.push(AppCommand::JumpEdge(true));
+            }
+            if ui.selectable_label(self.playback.looping, "Loop").on_hover_text("Loop playback").clicked() {
+                self.queue.push(AppCommand::ToggleLoop);
+            }
+            let mut speed = self.playback.speed;
+            egui::ComboBox::from_label("Speed")
+                .selected_text(format!("{speed}×"))
+                .show_ui(ui, |ui| {
+                    for s in [0.1f32, 0.25, 0.5, 1.0, 2.0] {
+                        ui.selectable_value(&mut speed, s, format!("{s}×"));
+                    }
+                });
+            if speed != self.playback.speed {
+                self.queue.push(AppCommand::SetSpeed(speed));
+            }
+            ui.separator();
+            let f = self.playback.playhead;
+            ui.monospace(format!("frame {:>6.0} / {}   {:>7.3} s", f.floor(), frames.saturating_sub(1), f / fps as f64));
+            ui.separator();
+            if ui.button("New tag").on_hover_text("Add a tag lane (Ctrl+T)").clicked() {
+                self.queue.push(AppCommand::NewTag);
+            }
+            if let Some(t) = self.active_tag {
+                if ui.button("Rename tag").clicked() {
+                    self.queue.push(AppCommand::StartRename(t));
+                }
+                if ui.button("Delete tag").clicked() {
+                    self.queue.push(AppCommand::AskDeleteTag(t));
+                }
+            }
+            if ui.button("Fit").on_hover_text("Fit the clip (F)").clicked() {
+                self.queue.push(AppCommand::FitView);
+            }
+        });
+    }
+
+    fn status_ui(&mut self, ui: &mut Ui) {
+        ui.horizontal(|ui| {
+            let fps = self.fps() as f64;
+            let f = self.playback.playhead.floor();
+            ui.monospace(format!("frame {f:.0}  {:.3} s", f / fps));
+            ui.separator();
+            let frames_sel: u64 = self.selection.iter().map(|(_, r)| r.len() as u64).sum();
+            ui.label(format!("{} range(s) selected, {} frames", self.selection.len(), frames_sel));
+            if let Some(m) = self.playback.mark_in {
+                ui.separator();
+                ui.label(format!("in: {m}"));
+            }
+            ui.separator();
+            if let Some((level, text)) = &self.status {
+                let pal = crate::ui::theme::palette(self.prefs.dark);
+                let color = match level {
+                    Level::Info => ui.visuals().text_color(),
+                    Level::Warning => pal.warning,
+                    Level::Error => pal.error,
+                };
+                ui.add(egui::Label::new(egui::RichText::new(text).color(color)).truncate()).on_hover_text(text);
+            }
+        });
+    }
+
+    fn dialogs_ui(&mut self, ctx: &egui::Context) {
+        let Some(dialog) = self.dialog.clone() else { return };
+        let mut close = false;
+        egui::Modal::new(egui::Id::new("taglane_dialog")).show(ctx, |ui| {
+            ui.set_max_width(420.0);
+            match dialog {
+                Dialog::Unsaved(then) => {
+                    ui.heading("Unsaved changes");
+                    ui.label(format!("Save the changes to {} first?", self.project.title()));
+                    ui.horizontal(|ui| {
+                        if ui.button("Save").clicked() {
+                            self.queue.push(AppCommand::Save);
+                            // Go on only if the save worked (the dirty check runs again).
+                            self.queue.push(AppCommand::Guarded(then.clone()));
+                            close = true;
+                        }
+                        if ui.button("Don't save").clicked() {
+                            self.project.history.mark_saved();
+                            self.queue.push(AppCommand::Guarded(then.clone()));
+                            close = true;
+                        }
+                        if ui.button("Cancel").clicked() {
+                            close = true;
+                        }
+                    });
+                }
+                Dialog::Rename { index, mut name } => {
+                    ui.heading("Rename tag");
+                    let label = ui.label("New tag name");
+                    let edit = ui.text_edit_singleline(&mut name).labelled_by(label.id);
+                    edit.request_focus();
+                    let enter = edit.lost_focus() && ui.input(|i| i.key_pressed(Key::Enter));
+                    ui.label("Saved queries that use the old name are updated.");
+                    ui.horizontal(|ui| {
+                        if ui.button("Rename").clicked() || enter {
+                            self.queue.push(AppCommand::RenameTag { index, name: name.clone() });
+                            close = true;
+                        }
+                        if ui.button("Cancel").clicked() {
+                            close = true;
+                        }
+                    });
+                    if !close {
+                        self.dialog = Some(Dialog::Rename { index, name });
+                    }
+                }
+                Dialog::ConfirmDeleteTag(index) => {
+                    let name = self.project.doc.tags.get(index).map_or(String::new(), |t| t.name.clone());
+                    let n: usize = self.project.doc.tags.get(index).map_or(0, |t| t.ranges.values().map(Vec::len).sum());
+                    ui.heading("Delete tag");
+                    ui.label(format!("Delete '{name}' and its {n} range(s) on every clip? You can undo this."));
+                    ui.horizontal(|ui| {
+                        if ui.button("Delete").clicked() {
+                            self.queue.push(AppCommand::DeleteTag(index));
+                            close = true;
+                        }
+                        if ui.button("Cancel").clicked() {
+                            close = true;
+                        }
+                    });
+                }
+                Dialog::Recover { saved_at } => {
+                    ui.heading("Recover unsaved work?");
+                    ui.label(format!("taglane did not close normally last time. An autosave from {saved_at} was found."));
+                    ui.horizontal(|ui| {
+                        if ui.button("Recover").clicked() {
+                            self.queue.push(AppCommand::RecoverAutosave);
+                            close = true;
+                        }
+                        if ui.button("Discard").clicked() {
+                            self.queue.push(AppCommand::DiscardAutosave);
+                            close = true;
+                        }
+                    });
+                }
+            }
+        });
+        if close {
+            self.dialog = None;
+        }
+    }
+
+    fn help_ui(&mut self, ctx: &egui::Context) {
+        let mut open = self.show_help;
+        egui::Window::new("Keyboard shortcuts").open(&mut open).resizable(false).show(ctx, |ui| {
+            egui::Grid::new("shortcuts").striped(true).show(ui, |ui| {
+                for (keys, what) in SHORTCUTS {
+                    ui.monospace(*keys);
+                    ui.label(*what);
+                    ui.end_row();
+                }
+            });
+        });
+        self.show_help = open;
+    }
+
+    /// Applies one command. Every change of state goes through here.
+    pub fn apply(&mut self, cmd: AppCommand, ctx: &egui::Context) {
+        let frames = self.frames();
+        match cmd {
+            AppCommand::Edit { edit, label, select } => {
+                if let Err(e) = self.project.history.apply(&mut self.project.doc, edit, &label) {
+                    self.message(Level::Error, format!("{label}: {e}"));
+                } else {
+                    self.message(Level::Info, label);
+                    self.selection = select.unwrap_or_default();
+                }
+            }
+            AppCommand::EditKeyed { edit, label, key } => {
+                if let Err(e) = self.project.history.apply_keyed(&mut self.project.doc, edit, &label, Some(key)) {
+                    self.message(Level::Error, format!("{label}: {e}"));
+                }
+            }
+            AppCommand::Undo => {
+                match self.project.history.undo(&mut self.project.doc) {
+                    Some(l) => self.message(Level::Info, format!("undid {l}")),
+                    None => self.message(Level::Info, "nothing to undo"),
+                }
+                self.after_structure_change();
+            }
+            AppCommand::Redo => {
+                match self.project.history.redo(&mut self.project.doc) {
+                    Some(l) => self.message(Level::Info, format!("redid {l}")),
+                    None => self.message(Level::Info, "nothing to redo"),
+                }
+                self.after_structure_change();
+            }
+            AppCommand::SetPlayhead(f) => self.playback.playhead = f.clamp(0.0, frames.saturating_sub(1) as f64),
+            AppCommand::TogglePlay => {
+                if !self.playback.playing && self.playback.playhead >= frames.saturating_sub(1) as f64 {
+                    self.playback.playhead = 0.0;
+                }
+                self.playback.playing = !self.playback.playing && frames > 1;
+            }
+            AppCommand::Stop => self.playback.playing = false,
+            AppCommand::StepFrames(n) => {
+                self.playback.playing = false;
+                let p = self.playback.playhead.floor() + n as f64;
+                self.playback.playhead = p.clamp(0.0, frames.saturating_sub(1) as f64);
+            }
+            AppCommand::JumpEdge(forward) => {
+                let lanes = (0..self.project.doc.tags.len()).filter(|&t| !self.timeline.is_dimmed(&self.project.doc.tags[t].name));
+                let edges = model::edges(&self.project.doc, self.current_clip, lanes);
+                let p = self.playback.playhead.floor() as u32;
+                let target = if forward { edges.iter().find(|&&e| e > p) } else { edges.iter().rev().find(|&&e| e < p) };
+                if let Some(&e) = target {
+                    self.playback.playhead = e.min(frames.saturating_sub(1)) as f64;
+                }
+            }
+            AppCommand::JumpStart => self.playback.playhead = 0.0,
+            AppCommand::JumpEnd => self.playback.playhead = frames.saturating_sub(1) as f64,
+            AppCommand::ToggleLoop => self.playback.looping = !self.playback.looping,
+            AppCommand::SetSpeed(s) => self.playback.speed = s.clamp(0.01, 10.0),
+            AppCommand::SelectClip(c) => {
+                if (c as usize) < self.project.doc.clips.len() && c != self.current_clip {
+                    self.current_clip = c;
+                    self.selection.clear();
+                    self.playback.playhead = 0.0;
+                    self.playback.mark_in = None;
+                    self.timeline.fit_pending = true;
+                }
+            }
+            AppCommand::Select(s) => self.selection = s,
+            AppCommand::ToggleSelected(item) => {
+                if let Some(i) = self.selection.iter().position(|s| *s == item) {
+                    self.selection.remove(i);
+                } else {
+                    self.selection.push(item);
+                }
+            }
+            AppCommand::SelectAll => {
+                self.selection = self
+                    .project
+                    .doc
+                    .tags
+                    .iter()
+                    .enumerate()
+                    .flat_map(|(t, tag)| tag.ranges.get(&self.current_clip).into_iter().flatten().map(move |r| (t, *r)))
+                    .collect();
+            }
+            AppCommand::SetActiveTag(t) => {
+                if t != self.active_tag {
+                    self.playback.mark_in = None;
+                }
+                self.active_tag = t;
+            }
+            AppCommand::Copy => {
+                if self.selection.is_empty() {
+                    self.message(Level::Info, "select ranges to copy");
+                } else {
+                    self.clipboard = Clipboard::copy(&self.project.doc, &self.selection);
+                    self.message(Level::Info, format!("copied {} range(s)", self.clipboard.items.len()));
+                }
+            }
+            AppCommand::Paste { into_active } => {
+                let into = if into_active { self.active_tag } else { None };
+                let at = self.playback.playhead.floor() as u32;
+                let (edit, missing) = self.clipboard.paste(&self.project.doc, self.current_clip, at, into);
+                if let Some(edit) = edit {
+                    self.queue_now(edit, "paste ranges", ctx);
+                }
+                if !missing.is_empty() {
+                    self.message(
+                        Level::Warning,
+                        format!("not pasted: this project has no tag named {} (use Ctrl+Shift+V to paste into the active lane)", missing.join(", ")),
+                    );
+                }
+            }
+            AppCommand::DeleteSelection => {
+                if let Some(edit) = model::delete_selected(&self.project.doc, self.current_clip, &self.selection) {
+                    self.queue_now(edit, "delete ranges", ctx);
+                    self.selection.clear();
+                }
+            }
+            AppCommand::SplitAtPlayhead => {
+                let p = self.playback.playhead.floor() as u32;
+                match model::split_at(&self.project.doc, self.current_clip, p, &self.selection, self.active_tag) {
+                    Some(edit) => {
+                        self.queue_now(edit, "split range", ctx);
+                        self.selection.clear();
+                    }
+                    None => self.message(Level::Info, "no range under the playhead to split (select one, or pick its lane)"),
+                }
+            }
+            AppCommand::MarkIn => {
+                if self.active_tag.is_none() {
+                    self.message(Level::Warning, "pick a lane first (click its name)");
+                } else {
+                    let f = self.playback.playhead.floor() as u32;
+                    self.playback.mark_in = Some(f);
+                    self.message(Level::Info, format!("mark in at frame {f}; press O to mark out"));
+                }
+            }
+            AppCommand::MarkOut => {
+                let (Some(tag), Some(start)) = (self.active_tag, self.playback.mark_in) else {
+                    self.message(Level::Warning, "mark in first (I) on the active lane");
+                    return;
+                };
+                let f = self.playback.playhead.floor() as u32;
+                let (a, b) = (start.min(f), start.max(f));
+                let mut list = self.project.doc.tags[tag].ranges.get(&self.current_clip).cloned().unwrap_or_default();
+                list.push(crate::core::tags::Range::new(a, b + 1));
+                let edit = Edit::SetRanges { tag, clip: self.current_clip, ranges: list };
+                self.queue_now(edit, "mark range", ctx);
+                self.playback.mark_in = None;
+            }
+            AppCommand::NewTag => {
+                let mut n = 1;
+                let name = loop {
+                    let candidate = if n == 1 { "NewTag".to_owned() } else { format!("NewTag{n}") };
+                    if !self.project.doc.tags.iter().any(|t| t.name == candidate) {
+                        break candidate;
+                    }
+                    n += 1;
+                };
+                let index = self.active_tag.map_or(self.project.doc.tags.len(), |t| t + 1).min(self.project.doc.tags.len());
+                let edit = Edit::InsertTag {
+                    index,
+                    tag: Tag { name: name.clone(), color: None, ranges: Default::default(), version: 0 },
+                };
+                if self.project.history.apply(&mut self.project.doc, edit, "new tag").is_ok() {
+                    self.active_tag = Some(index);
+                    self.selection.clear();
+                    self.dialog = Some(Dialog::Rename { index, name });
+                }
+            }
+            AppCommand::StartRename(index) => {
+                if let Some(t) = self.project.doc.tags.get(index) {
+                    self.dialog = Some(Dialog::Rename { index, name: t.name.clone() });
+                }
+            }
+            AppCommand::RenameTag { index, name } => {
+                let name = name.trim().to_owned();
+                let Some(old) = self.project.doc.tags.get(index).map(|t| t.name.clone()) else { return };
+                if name == old {
+                    return;
+                }
+                let queries = exchange::rename_in_queries(&self.project.doc.queries, &old, &name);
+                let changed = queries != self.project.doc.queries;
+                let mut edits = vec![Edit::RenameTag { index, name: name.clone() }];
+                if changed {
+                    edits.push(Edit::SetQueries(queries));
+                }
+                match self.project.history.apply(&mut self.project.doc, Edit::Batch(edits), format!("rename {old} to {name}")) {
+                    Ok(()) => {
+                        for set in [&mut self.timeline.hidden, &mut self.timeline.solo] {
+                            if set.remove(&old) {
+                                set.insert(name.clone());
+                            }
+                        }
+                        let q = if changed { " (saved queries updated)" } else { "" };
+                        self.message(Level::Info, format!("renamed {old} to {name}{q}"));
+                    }
+                    Err(e) => {
+                        self.message(Level::Error, format!("cannot rename: {e}"));
+                        self.dialog = Some(Dialog::Rename { index, name });
+                    }
+                }
+            }
+            AppCommand::MoveTag { index, up } => {
+                let to = if up { index.checked_sub(1) } else { Some(index + 1) };
+                if let Some(to) = to.filter(|&t| t < self.project.doc.tags.len()) {
+                    self.queue_now(Edit::MoveTag { from: index, to }, "reorder tags", ctx);
+                    self.after_structure_change();
+                    if self.active_tag == Some(index) {
+                        self.active_tag = Some(to);
+                    }
+                }
+            }
+            AppCommand::AskDeleteTag(index) => self.dialog = Some(Dialog::ConfirmDeleteTag(index)),
+            AppCommand::DeleteTag(index) => {
+                let name = self.project.doc.tags.get(index).map(|t| t.name.clone()).unwrap_or_default();
+                self.queue_now(Edit::RemoveTag { index }, &format!("delete tag {name}"), ctx);
+                self.after_structure_change();
+            }
+            AppCommand::ToggleHidden(n) => toggle(&mut self.timeline.hidden, n),
+            AppCommand::ToggleSolo(n) => toggle(&mut self.timeline.solo, n),
+            AppCommand::ToggleGroup(n) => toggle(&mut self.timeline.collapsed, n),
+            AppCommand::FitView => self.timeline.fit_pending = true,
+            AppCommand::Zoom(f) => {
+                let centre = self.playback.playhead;
+                self.timeline.zoom_around(f as f64, centre);
+            }
+            AppCommand::SetDarkMode(d) => self.prefs.dark = d,
+            AppCommand::ShowHelp(s) => self.show_help = s,
+            AppCommand::Guarded(action) => self.guarded(action, ctx),
+            AppCommand::Save => match self.project.path.clone().filter(|_| !self.project.is_demo) {
+                Some(p) => self.save_to(&p),
+                None => self.apply(AppCommand::SaveAs(None), ctx),
+            },
+            AppCommand::SaveAs(path) => {
+                let path = path.or_else(|| {
+                    rfd_save("Save project", &format!("{}.taglane.json", self.project.title().trim_end_matches(".taglane.json")), &[("taglane project", &["json"])])
+                });
+                if let Some(p) = path {
+                    self.save_to(&p);
+                }
+            }
+            AppCommand::ImportAnimation(paths) => {
+                let paths = paths.or_else(|| rfd_open_many("Import animation", &[("Animation", &["bvh", "glb", "gltf"])]));
+                for p in paths.unwrap_or_default() {
+                    self.import_animation(&p);
+                }
+            }
+            AppCommand::ImportTags(path) => {
+                let path = path.or_else(|| rfd_open("Import tags", &[("Tags", &["json", "csv"])]));
+                if let Some(p) = path {
+                    self.import_tags(&p);
+                }
+            }
+            AppCommand::Export(kind, path) => self.export(kind, path),
+            AppCommand::Relink { clip, path } => {
+                let path = path.or_else(|| rfd_open("Find the clip's animation file", &[("Animation", &["bvh", "glb", "gltf"])]));
+                if let Some(p) = path {
+                    let source = relative_source(&p, self.project.base_dir().as_deref());
+                    self.queue_now(Edit::SetClipSource { clip, source: Some(source) }, "relink clip", ctx);
+                }
+            }
+            AppCommand::RecoverAutosave => match self.recovery.load() {
+                Ok((project, warnings)) => {
+                    self.replace_project(project);
+                    self.project.history.mark_unsaved();
+                    self.message(Level::Info, format!("recovered unsaved work{}", warn_suffix(&warnings)));
+                }
+                Err(e) => self.message(Level::Error, format!("cannot recover: {e}")),
+            },
+            AppCommand::DiscardAutosave => self.recovery.clear(),
+        }
+    }
+
+    /// Applies an edit immediately as one history step.
+    fn queue_now(&mut self, edit: Edit, label: &str, _ctx: &egui::Context) {
+        match self.project.history.apply(&mut self.project.doc, edit, label) {
+            Ok(()) => self.message(Level::Info, label.to_owned()),
+            Err(e) => self.message(Level::Error, format!("{label}: {e}")),
+        }
+    }
+
+    /// Keeps indices valid after tags or clips were added, removed or reordered.
+    fn after_structure_change(&mut self) {
+        let tags = self.project.doc.tags.len();
+        let doc = &self.project.doc;
+        let clip = self.current_clip;
+        self.selection.retain(|(t, r)| doc.tags.get(*t).and_then(|tag| tag.ranges.get(&clip)).is_some_and(|l| l.contains(r)));
+        if self.active_tag.is_some_and(|t| t >= tags) {
+            self.active_tag = tags.checked_sub(1);
+        }
+        if self.current_clip as usize >= self.project.doc.clips.len() {
+            self.current_clip = self.project.doc.clips.len().saturating_sub(1) as ClipId;
+        }
+    }
+
+    fn guarded(&mut self, action: Guarded, ctx: &egui::Context) {
+        if self.project.history.is_dirty() {
+            self.dialog = Some(Dialog::Unsaved(action));
+            return;
+        }
+        match action {
+            Guarded::New => {
+                self.replace_project(Project::default());
+                self.message(Level::Info, "new project: import animation files to add clips");
+            }
+            Guarded::OpenDemo => self.replace_project(Project::demo()),
+            Guarded::Open(path) => {
+                let path = path.or_else(|| rfd_open("Open project", &[("taglane project", &["json"])]));
+                if let Some(p) = path {
+                    self.open(&p);
+                }
+            }
+            Guarded::Quit => {
+                self.allow_close = true;
+                self.recovery.clear();
+                ctx.send_viewport_cmd(egui::ViewportCommand::Close);
+            }
+        }
+    }
+
+    /// Opens a project file (no unsaved-changes check).
+    pub fn open(&mut self, path: &Path) {
+        match Project::load(path) {
+            Ok((project, warnings)) => {
+                self.replace_project(project);
+                self.add_recent(path);
+                self.message(
+                    if warnings.is_empty() { Level::Info } else { Level::Warning },
+                    format!("opened {}{}", path.display(), warn_suffix(&warnings)),
+                );
+            }
+            Err(e) => self.message(Level::Error, e),
+        }
+    }
+
+    fn replace_project(&mut self, project: Project) {
+        self.project = project;
+        self.current_clip = 0;
+        self.selection.clear();
+        self.playback = Playback::default();
+        self.active_tag = (!self.project.doc.tags.is_empty()).then_some(0);
+        self.timeline = TimelineView::default();
+    }
+
+    fn add_recent(&mut self, path: &Path) {
+        let p = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+        self.prefs.recent.retain(|r| r != &p);
+        self.prefs.recent.insert(0, p);
+        self.prefs.recent.truncate(10);
+    }
+
+    fn save_to(&mut self, path: &Path) {
+        match self.project.save_to(path) {
+            Ok(()) => {
+                self.add_recent(path);
+                self.recovery.clear();
+                self.message(Level::Info, format!("saved {}", path.display()));
+            }
+            Err(e) => self.message(Level::Error, e),
+        }
+    }
+
+    fn import_animation(&mut self, path: &Path) {
+        match load_animation(path, &ImportOptions::default()) {
+            Ok(imported) => {
+                let source = relative_source(path, self.project.base_dir().as_deref());
+                let mut added = Vec::new();
+                let mut edits = Vec::new();
+                let mut index = self.project.doc.clips.len();
+                for clip in &imported.clips {
+                    let mut name = clip.name.clone();
+                    let mut n = 2;
+                    while self.project.doc.clips.iter().any(|c| c.name == name) || added.contains(&name) {
+                        name = format!("{}_{n}", clip.name);
+                        n += 1;
+                    }
+                    edits.push(Edit::InsertClip {
+                        index,
+                        clip: ClipInfo {
+                            name: name.clone(),
+                            frames: clip.frame_count as u32,
+                            fps: clip.fps,
+                            source: Some(source.clone()),
+                        },
+                        ranges: vec![],
+                    });
+                    index += 1;
+                    added.push(name);
+                }
+                let first = self.project.doc.clips.len() as ClipId;
+                match self.project.history.apply(&mut self.project.doc, Edit::Batch(edits), format!("import {}", path.display())) {
+                    Ok(()) => {
+                        let warnings: Vec<String> = imported.warnings.iter().map(|w| format!("{}: {w}", path.display())).collect();
+                        self.message(
+                            if warnings.is_empty() { Level::Info } else { Level::Warning },
+                            format!("imported {} clip(s) from {}{}", added.len(), path.display(), warn_suffix(&warnings)),
+                        );
+                        self.queue.push(AppCommand::SelectClip(first));
+                    }
+                    Err(e) => self.message(Level::Error, format!("{}: {e}", path.display())),
+                }
+            }
+            Err(e) => self.message(Level::Error, e.to_string()),
+        }
+    }
+
+    fn import_tags(&mut self, path: &Path) {
+        let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
+        let result = if ext == "csv" {
+            std::fs::read_to_string(path)
+                .map_err(|e| format!("{}: cannot read: {e}", path.display()))
+                .and_then(|text| exchange::parse_csv(&text, &path.display().to_string()))
+                .map(|rows| exchange::merge_csv(&self.project.doc, &rows))
+        } else {
+            crate::core::tags::format::load_path(path)
+                .map_err(|e| e.to_string())
+                .map(|(incoming, _)| exchange::merge_document(&self.project.doc, &incoming))
+        };
+        match result {
+            Ok((edit, report)) => match self.project.history.apply(&mut self.project.doc, edit, format!("import tags from {}", path.display())) {
+                Ok(()) => {
+                    let level = if report.conflicts.is_empty() { Level::Info } else { Level::Warning };
+                    self.message(level, format!("{}: {}", path.display(), report.summary()));
+                }
+                Err(e) => self.message(Level::Error, format!("{}: {e}", path.display())),
+            },
+            Err(e) => self.message(Level::Error, e),
+        }
+    }
+
+    fn export(&mut self, kind: ExportKind, path: Option<PathBuf>) {
+        let stem = self.project.title().trim_end_matches(".json").trim_end_matches(".taglane").to_owned();
+        let path = path.or_else(|| match kind {
+            ExportKind::Json => rfd_save("Export tags as JSON", &format!("{stem}.tags.json"), &[("JSON", &["json"])]),
+            ExportKind::Csv => rfd_save("Export tags as CSV", &format!("{stem}.csv"), &[("CSV", &["csv"])]),
+            ExportKind::PerClipJson => rfd_folder("Folder for one JSON file per clip"),
+        });
+        let Some(path) = path else { return };
+        let result = match kind {
+            ExportKind::Json => crate::core::tags::format::save_path(&self.project.doc, &path).map_err(|e| e.to_string()).map(|_| 1),
+            ExportKind::Csv => crate::core::io::write_atomic(&path, exchange::to_csv(&self.project.doc).as_bytes(), false)
+                .map_err(|e| e.to_string())
+                .map(|_| 1),
+            ExportKind::PerClipJson => std::fs::create_dir_all(&path).map_err(|e| e.to_string()).and_then(|_| {
+                let files = exchange::per_clip_json(&self.project.doc);
+                for (name, text) in &files {
+                    let file = path.join(format!("{}.tags.json", sanitize_file_name(name)));
+                    crate::core::io::write_atomic(&file, text.as_bytes(), false).map_err(|e| format!("{}: {e}", file.display()))?;
+                }
+                Ok(files.len())
+            }),
+        };
+        match result {
+            Ok(n) => self.message(Level::Info, format!("exported {n} file(s) to {}", path.display())),
+            Err(e) => self.message(Level::Error, format!("{}: cannot export: {e}", path.display())),
+        }
+    }
+
+    fn autosave_tick(&mut self) {
+        if self.last_autosave.elapsed() < Duration::from_secs(30) {
+            return;
+        }
+        self.last_autosave = Instant::now();
+        if self.project.history.is_dirty()
+            && let Err(e) = self.recovery.save(&self.project)
+        {
+            self.message(Level::Warning, format!("autosave failed: {e}"));
+        }
+    }
+}
+
+fn toggle(set: &mut std::collections::BTreeSet<String>, name: String) {
+    if !set.remove(&name) {
+        set.insert(name);
+    }
+}
+
+fn warn_suffix(warnings: &[String]) -> String {
+    match warnings.len() {
+        0 => String::new(),
+        1 => format!(" (warning: {})", warnings[0]),
+        n => format!(" ({n} warnings; first: {})", warnings[0]),
+    }
+}
+
+/// A file name safe on every platform for a clip name.
+pub fn sanitize_file_name(name: &str) -> String {
+    name.chars().map(|c| if c.is_alphanumeric() || matches!(c, '-' | '_' | '.') { c } else { '_' }).collect()
+}
+
+/// The `source` path stored for an animation file: relative to the project's folder when the file
+/// is inside it, absolute otherwise.
+fn relative_source(path: &Path, base: Option<&Path>) -> String {
+    let abs = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+    if let Some(base) = base.and_then(|b| b.canonicalize().ok())
+        && let Ok(rel) = abs.strip_prefix(&base)
+    {
+        return rel.to_string_lossy().replace('\\', "/");
+    }
+    abs.to_string_lossy().into_owned()
+}
+
+fn rfd_open(title: &str, filters: &[(&str, &[&str])]) -> Option<PathBuf> {
+    let mut d = rfd::FileDialog::new().set_title(title);
+    for (name, ext) in filters {
+        d = d.add_filter(*name, ext);
+    }
+    d.pick_file()
+}
+
+fn rfd_open_many(title: &str, filters: &[(&str, &[&str])]) -> Option<Vec<PathBuf>> {
+    let mut d = rfd::FileDialog::new().set_title(title);
+    for (name, ext) in filters {
+        d = d.add_filter(*name, ext);
+    }
+    d.pick_files()
+}
+
+fn rfd_save(title: &str, file_name: &str, filters: &[(&str, &[&str])]) -> Option<PathBuf> {
+    let mut d = rfd::FileDialog::new().set_title(title).set_file_name(file_name);
+    for (name, ext) in filters {
+        d = d.add_filter(*name, ext);
+    }
+    d.save_file()
+}
+
+fn rfd_folder(title: &str) -> Option<PathBuf> {
+    rfd::FileDialog::new().set_title(title).pick_folder()
+}
+
+impl eframe::App for TaglaneApp {
+    fn ui(&mut self, ui: &mut Ui, _frame: &mut eframe::Frame) {
+        let ctx = ui.ctx().clone();
+        if ctx.input(|i| i.viewport().close_requested()) && !self.allow_close {
+            if self.project.history.is_dirty() {
+                ctx.send_viewport_cmd(egui::ViewportCommand::CancelClose);
+                self.dialog = Some(Dialog::Unsaved(Guarded::Quit));
+            } else {
+                self.recovery.clear();
+            }
+        }
+        TaglaneApp::ui(self, ui);
+    }
+
+    fn save(&mut self, storage: &mut dyn eframe::Storage) {
+        eframe::set_value(storage, PREFS_KEY, &self.prefs);
+    }
+}
+
+/// Storage key of [`Prefs`].
+pub const PREFS_KEY: &str = "taglane.prefs";

@@ -1,0 +1,486 @@
+//! The tag timeline: a ruler, one lane of ranges per tag (grouped by namespace), a playhead, and
+//! every range gesture (create, resize, move, select, box select). Split into a pure
+//! [`model`], [`layout`] (frames <-> points, hit tests) and [`paint`]; this file wires input.
+
+pub mod layout;
+pub mod model;
+pub mod paint;
+
+use std::collections::BTreeSet;
+
+use egui::{Align, Color32, CursorIcon, Layout, Pos2, Rect, Sense, Ui, UiBuilder, pos2, vec2};
+
+use self::layout::{LaneHit, RowLayout, TimeAxis, hit_lane, ranges_in_span};
+use self::model::{Gesture, Row, Selected, rows, short_name};
+use crate::core::tags::{ClipId, Range, TagDocument};
+use crate::ui::command::AppCommand;
+use crate::ui::theme::{self, HEADER_WIDTH, RULER_HEIGHT};
+
+/// Zoom limits, in points per frame.
+const MIN_PX_PER_FRAME: f64 = 0.01;
+const MAX_PX_PER_FRAME: f64 = 60.0;
+
+/// View state of the timeline (not part of the document, not undoable).
+#[derive(Debug, Clone)]
+pub struct TimelineView {
+    /// Frame at the left edge of the track area.
+    pub first_frame: f64,
+    pub px_per_frame: f64,
+    pub scroll_y: f32,
+    /// Collapsed namespace groups.
+    pub collapsed: BTreeSet<String>,
+    /// Hidden tags (by name): drawn dimmed, ignored by edge jumps.
+    pub hidden: BTreeSet<String>,
+    /// Soloed tags (by name): when any, only they are shown at full strength.
+    pub solo: BTreeSet<String>,
+    /// The gesture in progress.
+    pub gesture: Option<Gesture>,
+    /// Box selection in progress: press point and current point.
+    pub box_select: Option<(Pos2, Pos2, bool)>,
+    /// Fit the clip on the next frame.
+    pub fit_pending: bool,
+    /// Layout of the last frame (for tests and for following the playhead).
+    pub last_axis: Option<TimeAxis>,
+    pub last_rows: Vec<Row>,
+    pub last_row_layout: Option<RowLayout>,
+    scrubbing: bool,
+}
+
+impl Default for TimelineView {
+    fn default() -> Self {
+        Self {
+            first_frame: 0.0,
+            px_per_frame: 4.0,
+            scroll_y: 0.0,
+            collapsed: BTreeSet::new(),
+            hidden: BTreeSet::new(),
+            solo: BTreeSet::new(),
+            gesture: None,
+            box_select: None,
+            fit_pending: true,
+            last_axis: None,
+            last_rows: Vec::new(),
+            last_row_layout: None,
+            scrubbing: false,
+        }
+    }
+}
+
+impl TimelineView {
+    /// True when a tag is drawn dimmed (hidden, or others are soloed).
+    pub fn is_dimmed(&self, name: &str) -> bool {
+        self.hidden.contains(name) || (!self.solo.is_empty() && !self.solo.contains(name))
+    }
+
+    /// Zooms by `factor` keeping frame `anchor` under the same x.
+    pub fn zoom_around(&mut self, factor: f64, anchor: f64) {
+        let new = (self.px_per_frame * factor).clamp(MIN_PX_PER_FRAME, MAX_PX_PER_FRAME);
+        let ratio = self.px_per_frame / new;
+        self.first_frame = anchor - (anchor - self.first_frame) * ratio;
+        self.px_per_frame = new;
+    }
+
+    /// The screen centre of frame `frame`'s cell on tag `tag`'s lane, from the last drawn layout.
+    pub fn lane_point(&self, tag: usize, frame: u32) -> Option<Pos2> {
+        let axis = self.last_axis?;
+        let rl = self.last_row_layout.as_ref()?;
+        let i = self.last_rows.iter().position(|r| matches!(r, Row::Lane { tag: t, .. } if *t == tag))?;
+        let (y0, y1) = rl.row_y(i, &self.last_rows);
+        Some(layout::frame_point(&axis, frame, y0, y1))
+    }
+
+    /// The screen position of the boundary before `frame` on tag `tag`'s lane (for edge drags).
+    pub fn lane_boundary_point(&self, tag: usize, frame: u32) -> Option<Pos2> {
+        let axis = self.last_axis?;
+        let p = self.lane_point(tag, frame)?;
+        Some(pos2(axis.x(frame as f64), p.y))
+    }
+}
+
+/// What the timeline reads.
+pub struct TimelineInput<'a> {
+    pub doc: &'a TagDocument,
+    pub clip: ClipId,
+    pub playhead: f64,
+    pub playing: bool,
+    pub selection: &'a [Selected],
+    pub active_tag: Option<usize>,
+    pub mark_in: Option<u32>,
+    pub dark: bool,
+}
+
+/// Shows the timeline in the available space; queues commands into `out`.
+pub fn timeline_ui(ui: &mut Ui, input: &TimelineInput<'_>, view: &mut TimelineView, out: &mut Vec<AppCommand>) {
+    let doc = input.doc;
+    let Some(clip) = doc.clips.get(input.clip as usize) else {
+        ui.label("No clip in the project. Import a BVH or glTF file (File > Import animation) or drop one on the window.");
+        return;
+    };
+    let frames = clip.frames;
+    let pal = theme::palette(input.dark);
+    let full = ui.available_rect_before_wrap();
+    let header_rect = Rect::from_min_max(pos2(full.left(), full.top() + RULER_HEIGHT), pos2(full.left() + HEADER_WIDTH, full.bottom()));
+    let ruler_rect = Rect::from_min_max(pos2(full.left() + HEADER_WIDTH, full.top()), pos2(full.right(), full.top() + RULER_HEIGHT));
+    let tracks_rect = Rect::from_min_max(pos2(full.left() + HEADER_WIDTH, full.top() + RULER_HEIGHT), full.max);
+    if tracks_rect.width() < 20.0 || tracks_rect.height() < 10.0 {
+        return;
+    }
+    if view.fit_pending {
+        view.px_per_frame = (tracks_rect.width() as f64 / frames.max(1) as f64 * 0.98).clamp(MIN_PX_PER_FRAME, MAX_PX_PER_FRAME);
+        view.first_frame = 0.0;
+        view.fit_pending = false;
+    }
+    let hidden_idx: BTreeSet<usize> = BTreeSet::new();
+    let row_list = rows(doc, &view.collapsed, &hidden_idx, false);
+    let row_layout = RowLayout::new(&row_list, tracks_rect.top(), tracks_rect.height(), view.scroll_y);
+    view.scroll_y = row_layout.scroll_y;
+
+    // Input on the whole track + ruler area.
+    let area = tracks_rect.union(ruler_rect);
+    let id = ui.id().with("timeline_tracks");
+    let response = ui.interact(area, id, Sense::click_and_drag());
+    response.widget_info(|| egui::WidgetInfo::labeled(egui::WidgetType::Other, true, "Timeline tracks"));
+
+    // Zoom (ctrl + wheel / pinch), pan and scroll.
+    if response.hovered() || response.dragged() {
+        let (zoom, scroll, pointer, shift) =
+            ui.input(|i| (i.zoom_delta(), i.smooth_scroll_delta(), i.pointer.hover_pos(), i.modifiers.shift));
+        let axis0 = TimeAxis {
+            left: tracks_rect.left(),
+            width: tracks_rect.width(),
+            first_frame: view.first_frame,
+            px_per_frame: view.px_per_frame,
+        };
+        if zoom != 1.0 {
+            let anchor = pointer.map_or(axis0.frame_at(tracks_rect.center().x), |p| axis0.frame_at(p.x));
+            view.zoom_around(zoom as f64, anchor);
+        }
+        if scroll != egui::Vec2::ZERO {
+            let (dx, dy) = if shift { (scroll.y + scroll.x, 0.0) } else { (scroll.x, scroll.y) };
+            view.first_frame -= dx as f64 / view.px_per_frame;
+            view.scroll_y -= dy;
+        }
+    }
+    // Keep the view on the clip: at most half a screen of empty space either side.
+    let visible = tracks_rect.width() as f64 / view.px_per_frame;
+    view.first_frame = view.first_frame.clamp(-visible * 0.5, (frames as f64 - visible * 0.5).max(-visible * 0.5));
+    // Follow the playhead while playing.
+    if input.playing && (input.playhead < view.first_frame || input.playhead > view.first_frame + visible) {
+        view.first_frame = (input.playhead - visible * 0.1).max(0.0);
+    }
+    let axis = TimeAxis {
+        left: tracks_rect.left(),
+        width: tracks_rect.width(),
+        first_frame: view.first_frame,
+        px_per_frame: view.px_per_frame,
+    };
+    let row_layout = RowLayout::new(&row_list, tracks_rect.top(), tracks_rect.height(), view.scroll_y);
+    view.scroll_y = row_layout.scroll_y;
+    let lane_ranges = |tag: usize| -> &[Range] {
+        doc.tags.get(tag).and_then(|t| t.ranges.get(&input.clip)).map_or(&[][..], |v| v.as_slice())
+    };
+    let (shift, ctrl) = ui.input(|i| (i.modifiers.shift, i.modifiers.command));
+
+    // Hover feedback.
+    if let Some(p) = response.hover_pos()
+        && view.gesture.is_none()
+    {
+        if let Some(i) = row_layout.row_at(p.y, &row_list)
+            && let Row::Lane { tag, .. } = row_list[i]
+        {
+            match hit_lane(&axis, lane_ranges(tag), p.x) {
+                LaneHit::Edge(..) => ui.ctx().set_cursor_icon(CursorIcon::ResizeHorizontal),
+                LaneHit::Body(_) => ui.ctx().set_cursor_icon(CursorIcon::Grab),
+                LaneHit::Empty => {}
+            }
+        }
+    }
+
+    // Gestures.
+    let press = ui.input(|i| i.pointer.press_origin());
+    let pointer = response.interact_pointer_pos();
+    if response.drag_started()
+        && let Some(origin) = press
+    {
+        if ruler_rect.contains(origin) {
+            view.scrubbing = true;
+        } else if let Some(i) = row_layout.row_at(origin.y, &row_list)
+            && let Row::Lane { tag, .. } = row_list[i]
+        {
+            out.push(AppCommand::SetActiveTag(Some(tag)));
+            match hit_lane(&axis, lane_ranges(tag), origin.x) {
+                LaneHit::Edge(r, edge) => {
+                    view.gesture = Some(Gesture::Resize {
+                        tag,
+                        original: r,
+                        edge,
+                        frame: axis.boundary_at(origin.x, frames),
+                    })
+                }
+                LaneHit::Body(r) => {
+                    let mut items: Vec<Selected> = input.selection.to_vec();
+                    if !items.contains(&(tag, r)) {
+                        items = if shift || ctrl { [items, vec![(tag, r)]].concat() } else { vec![(tag, r)] };
+                        out.push(AppCommand::Select(items.clone()));
+                    }
+                    view.gesture = Some(Gesture::Move { items, delta: 0 });
+                }
+                LaneHit::Empty if shift || ctrl => view.box_select = Some((origin, origin, shift || ctrl)),
+                LaneHit::Empty => {
+                    let f = axis.cell_at(origin.x, frames);
+                    view.gesture = Some(Gesture::Create { tag, anchor: f, current: f });
+                }
+            }
+        }
+    }
+    if response.dragged()
+        && let (Some(p), Some(origin)) = (pointer, press)
+    {
+        if view.scrubbing {
+            out.push(AppCommand::SetPlayhead(axis.boundary_at(p.x, frames) as f64));
+        }
+        match &mut view.gesture {
+            Some(Gesture::Create { current, .. }) => *current = axis.cell_at(p.x, frames),
+            Some(Gesture::Resize { frame, .. }) => *frame = axis.boundary_at(p.x, frames),
+            Some(Gesture::Move { delta, .. }) => {
+                *delta = (axis.frame_at(p.x) - axis.frame_at(origin.x)).round() as i64;
+            }
+            None => {}
+        }
+        if let Some((_, cur, _)) = &mut view.box_select {
+            *cur = p;
+        }
+        // Auto-scroll horizontally when dragging past the edges.
+        if view.gesture.is_some() {
+            if p.x > tracks_rect.right() - 10.0 {
+                view.first_frame += 4.0 / view.px_per_frame;
+            } else if p.x < tracks_rect.left() + 10.0 {
+                view.first_frame -= 4.0 / view.px_per_frame;
+            }
+        }
+    }
+    if ui.input(|i| i.key_pressed(egui::Key::Escape)) {
+        view.gesture = None;
+        view.box_select = None;
+    }
+    if response.drag_stopped() {
+        view.scrubbing = false;
+        if let Some(g) = view.gesture.take()
+            && let Some((edit, label)) = g.finish(doc, input.clip, frames)
+        {
+            let select = match &g {
+                Gesture::Move { items, delta } => {
+                    let d = model::clamp_move(items, *delta, frames);
+                    Some(
+                        items
+                            .iter()
+                            .map(|(t, r)| (*t, Range::new((r.start as i64 + d) as u32, (r.stop as i64 + d) as u32)))
+                            .collect(),
+                    )
+                }
+                _ => None,
+            };
+            out.push(AppCommand::Edit {
+                edit,
+                label: label.to_owned(),
+                select,
+            });
+        }
+        if let Some((a, b, add)) = view.box_select.take() {
+            let (y0, y1) = (a.y.min(b.y), a.y.max(b.y));
+            let mut picked: Vec<Selected> = if add { input.selection.to_vec() } else { Vec::new() };
+            for i in row_layout.visible() {
+                let (ry0, ry1) = row_layout.row_y(i, &row_list);
+                if let Row::Lane { tag, .. } = row_list[i]
+                    && ry1 > y0
+                    && ry0 < y1
+                {
+                    for r in ranges_in_span(&axis, lane_ranges(tag), a.x, b.x) {
+                        if !picked.contains(&(tag, r)) {
+                            picked.push((tag, r));
+                        }
+                    }
+                }
+            }
+            out.push(AppCommand::Select(picked));
+        }
+    }
+    if response.clicked()
+        && let Some(p) = pointer
+    {
+        if ruler_rect.contains(p) {
+            out.push(AppCommand::SetPlayhead(axis.boundary_at(p.x, frames) as f64));
+        } else if let Some(i) = row_layout.row_at(p.y, &row_list) {
+            match row_list[i] {
+                Row::Lane { tag, .. } => {
+                    out.push(AppCommand::SetActiveTag(Some(tag)));
+                    match hit_lane(&axis, lane_ranges(tag), p.x) {
+                        LaneHit::Body(r) | LaneHit::Edge(r, _) => {
+                            if shift || ctrl {
+                                out.push(AppCommand::ToggleSelected((tag, r)));
+                            } else {
+                                out.push(AppCommand::Select(vec![(tag, r)]));
+                            }
+                        }
+                        LaneHit::Empty => {
+                            out.push(AppCommand::Select(Vec::new()));
+                            out.push(AppCommand::SetPlayhead(axis.boundary_at(p.x, frames) as f64));
+                        }
+                    }
+                }
+                Row::Group { ref namespace, .. } => out.push(AppCommand::ToggleGroup(namespace.clone())),
+            }
+        }
+    }
+
+    // Paint.
+    let painter = ui.painter_at(full);
+    paint::ruler(&painter, ruler_rect, &axis, frames, clip.fps, &pal);
+    let preview = view.gesture.as_ref().map(|g| g.preview(doc, input.clip, frames)).unwrap_or_default();
+    let selected_in = |tag: usize| -> Vec<Range> { input.selection.iter().filter(|(t, _)| *t == tag).map(|(_, r)| *r).collect() };
+    let lane_painter = ui.painter_at(tracks_rect);
+    for i in row_layout.visible() {
+        let (y0, y1) = row_layout.row_y(i, &row_list);
+        let rect = Rect::from_min_max(pos2(tracks_rect.left(), y0), pos2(tracks_rect.right(), y1));
+        match &row_list[i] {
+            Row::Group { .. } => {
+                lane_painter.rect_filled(rect, 0.0, pal.ruler_bg);
+            }
+            Row::Lane { tag, .. } => {
+                let t = &doc.tags[*tag];
+                let ranges = preview.iter().find(|(pt, _)| pt == tag).map_or(lane_ranges(*tag), |(_, l)| l.as_slice());
+                let bg = if input.active_tag == Some(*tag) {
+                    pal.track_bg_active
+                } else if i % 2 == 0 {
+                    pal.track_bg
+                } else {
+                    pal.track_bg_alt
+                };
+                let sel = if preview.is_empty() { selected_in(*tag) } else { Vec::new() };
+                paint::lane(&lane_painter, rect, &axis, frames, ranges, &sel, theme::tag_color(t.color, &t.name), bg, view.is_dimmed(&t.name), &pal);
+                if input.active_tag == Some(*tag)
+                    && let Some(m) = input.mark_in
+                {
+                    paint::marker(&lane_painter, rect, &axis, m as f64, pal.mark_in, 2.0);
+                }
+            }
+        }
+    }
+    if let Some((a, b, _)) = view.box_select {
+        lane_painter.rect_filled(Rect::from_two_pos(a, b), 0.0, pal.box_select);
+    }
+    paint::marker(&painter, area, &axis, input.playhead, pal.playhead, 1.5);
+    paint::playhead_handle(&painter, ruler_rect, &axis, input.playhead, pal.playhead);
+
+    // Lane headers: real widgets (accessible, clickable) for the visible rows only.
+    header_ui(ui, header_rect, &row_list, &row_layout, input, view, out);
+    view.last_axis = Some(axis);
+    view.last_rows = row_list;
+    view.last_row_layout = Some(row_layout);
+    ui.advance_cursor_after_rect(full);
+}
+
+fn header_ui(
+    ui: &mut Ui,
+    header_rect: Rect,
+    row_list: &[Row],
+    row_layout: &RowLayout,
+    input: &TimelineInput<'_>,
+    view: &TimelineView,
+    out: &mut Vec<AppCommand>,
+) {
+    let doc = input.doc;
+    let clip_rect = ui.clip_rect().intersect(header_rect);
+    for i in row_layout.visible() {
+        let (y0, y1) = row_layout.row_y(i, row_list);
+        let rect = Rect::from_min_max(pos2(header_rect.left(), y0), pos2(header_rect.right() - 4.0, y1));
+        let mut child = ui.new_child(UiBuilder::new().max_rect(rect).layout(Layout::left_to_right(Align::Center)));
+        child.set_clip_rect(clip_rect);
+        match &row_list[i] {
+            Row::Group { namespace, collapsed, count } => {
+                let arrow = if *collapsed { "▶" } else { "▼" };
+                if child
+                    .add(egui::Button::new(format!("{arrow} {namespace}  ({count})")).frame(false))
+                    .on_hover_text("Show or hide the tags of this namespace")
+                    .clicked()
+                {
+                    out.push(AppCommand::ToggleGroup(namespace.clone()));
+                }
+            }
+            Row::Lane { tag, indent } => {
+                let t = &doc.tags[*tag];
+                if *indent {
+                    child.add_space(14.0);
+                }
+                let mut rgb = t.color.unwrap_or_else(|| theme::tag_color(None, &t.name).to_array()[..3].try_into().unwrap_or([128; 3]));
+                let before = rgb;
+                let swatch = egui::color_picker::color_edit_button_srgb(&mut child, &mut rgb);
+                swatch.widget_info(|| egui::WidgetInfo::labeled(egui::WidgetType::ColorButton, true, format!("Colour of {}", t.name)));
+                if rgb != before {
+                    out.push(AppCommand::EditKeyed {
+                        edit: crate::core::doc::Edit::SetTagColor { index: *tag, color: Some(rgb) },
+                        label: format!("recolour {}", t.name),
+                        key: 0x_c010_0000 + *tag as u64,
+                    });
+                }
+                let shown = if *indent { short_name(&t.name) } else { &t.name };
+                let count = t.ranges.get(&input.clip).map_or(0, Vec::len);
+                let name_color = if view.is_dimmed(&t.name) { child.visuals().weak_text_color() } else { child.visuals().strong_text_color() };
+                let name = child
+                    .add(egui::Button::selectable(input.active_tag == Some(*tag), egui::RichText::new(shown).color(name_color)).truncate())
+                    .on_hover_text(format!("{}: {count} range(s) on this clip. Double-click to rename; right-click for more.", t.name));
+                if name.clicked() {
+                    out.push(AppCommand::SetActiveTag(Some(*tag)));
+                }
+                if name.double_clicked() {
+                    out.push(AppCommand::StartRename(*tag));
+                }
+                name.context_menu(|ui| {
+                    if ui.button("Rename…").clicked() {
+                        out.push(AppCommand::StartRename(*tag));
+                    }
+                    if ui.button("Move up").clicked() {
+                        out.push(AppCommand::MoveTag { index: *tag, up: true });
+                    }
+                    if ui.button("Move down").clicked() {
+                        out.push(AppCommand::MoveTag { index: *tag, up: false });
+                    }
+                    if ui.button(if view.hidden.contains(&t.name) { "Show" } else { "Hide" }).clicked() {
+                        out.push(AppCommand::ToggleHidden(t.name.clone()));
+                    }
+                    if ui.button(if view.solo.contains(&t.name) { "Unsolo" } else { "Solo" }).clicked() {
+                        out.push(AppCommand::ToggleSolo(t.name.clone()));
+                    }
+                    ui.separator();
+                    if ui.button("Delete tag…").clicked() {
+                        out.push(AppCommand::AskDeleteTag(*tag));
+                    }
+                });
+                child.with_layout(Layout::right_to_left(Align::Center), |ui| {
+                    let solo = view.solo.contains(&t.name);
+                    if ui
+                        .add(egui::Button::selectable(solo, "S").small())
+                        .on_hover_text(format!("Solo {}", t.name))
+                        .clicked()
+                    {
+                        out.push(AppCommand::ToggleSolo(t.name.clone()));
+                    }
+                    let hidden = view.hidden.contains(&t.name);
+                    if ui
+                        .add(egui::Button::selectable(hidden, "H").small())
+                        .on_hover_text(format!("Hide {}", t.name))
+                        .clicked()
+                    {
+                        out.push(AppCommand::ToggleHidden(t.name.clone()));
+                    }
+                });
+            }
+        }
+    }
+    // A thin separator between headers and tracks.
+    ui.painter().line_segment(
+        [pos2(header_rect.right() - 1.0, header_rect.top() - RULER_HEIGHT), pos2(header_rect.right() - 1.0, header_rect.bottom())],
+        egui::Stroke::new(1.0, Color32::from_gray(90)),
+    );
+    let _ = vec2(0.0, 0.0);
+}

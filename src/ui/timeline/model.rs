@@ -1,0 +1,416 @@
+//! Timeline model: which rows are shown, and the range edits a gesture produces. No egui here, so
+//! every editing rule is tested on its own.
+
+use std::collections::BTreeSet;
+
+use crate::core::doc::{Edit, canonicalize};
+use crate::core::tags::{ClipId, Range, TagDocument};
+
+/// A row of the timeline: a namespace group header or a tag lane.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Row {
+    /// Header of the tags named `namespace:...`.
+    Group { namespace: String, collapsed: bool, count: usize },
+    /// The lane of tag `tag` (index into the document's tags).
+    Lane { tag: usize, indent: bool },
+}
+
+/// The namespace of a tag name: everything before the last `:`.
+pub fn namespace(name: &str) -> Option<&str> {
+    name.rsplit_once(':').map(|(ns, _)| ns)
+}
+
+/// The name shown in a lane: without the namespace when the lane sits under its group header.
+pub fn short_name(name: &str) -> &str {
+    name.rsplit_once(':').map_or(name, |(_, n)| n)
+}
+
+/// Builds the rows: tags in document order; tags sharing a namespace are grouped under one header
+/// placed where the first of them is. Hidden tags are kept (drawn dimmed) unless `hide_hidden`.
+pub fn rows(doc: &TagDocument, collapsed: &BTreeSet<String>, hidden: &BTreeSet<usize>, hide_hidden: bool) -> Vec<Row> {
+    let mut out = Vec::with_capacity(doc.tags.len() + 4);
+    let mut done = vec![false; doc.tags.len()];
+    for (i, tag) in doc.tags.iter().enumerate() {
+        if done[i] {
+            continue;
+        }
+        match namespace(&tag.name) {
+            None => {
+                done[i] = true;
+                if !(hide_hidden && hidden.contains(&i)) {
+                    out.push(Row::Lane { tag: i, indent: false });
+                }
+            }
+            Some(ns) => {
+                let members: Vec<usize> = (i..doc.tags.len())
+                    .filter(|&j| namespace(&doc.tags[j].name) == Some(ns))
+                    .collect();
+                let is_collapsed = collapsed.contains(ns);
+                out.push(Row::Group {
+                    namespace: ns.to_owned(),
+                    collapsed: is_collapsed,
+                    count: members.len(),
+                });
+                for j in members {
+                    done[j] = true;
+                    if !is_collapsed && !(hide_hidden && hidden.contains(&j)) {
+                        out.push(Row::Lane { tag: j, indent: true });
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Which end of a range a resize drags.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Edge {
+    Start,
+    Stop,
+}
+
+/// A selected range: the tag and the range as it is in the document.
+pub type Selected = (usize, Range);
+
+/// An editing gesture in progress on the current clip. The document is not touched until the
+/// gesture ends; meanwhile [`Gesture::preview`] gives the lanes as they would become.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Gesture {
+    /// Dragging on an empty part of a lane: a new range from `anchor` to `current` (inclusive).
+    Create { tag: usize, anchor: u32, current: u32 },
+    /// Dragging an edge of `original`.
+    Resize { tag: usize, original: Range, edge: Edge, frame: u32 },
+    /// Dragging the bodies of the selected ranges by `delta` frames.
+    Move { items: Vec<Selected>, delta: i64 },
+}
+
+impl Gesture {
+    /// The lanes this gesture changes, with their would-be ranges, for a clip of `frames` frames.
+    pub fn preview(&self, doc: &TagDocument, clip: ClipId, frames: u32) -> Vec<(usize, Vec<Range>)> {
+        let current = |tag: usize| -> Vec<Range> {
+            doc.tags
+                .get(tag)
+                .and_then(|t| t.ranges.get(&clip))
+                .cloned()
+                .unwrap_or_default()
+        };
+        match self {
+            Gesture::Create { tag, anchor, current: cur } => {
+                let mut list = current(*tag);
+                let (a, b) = (*anchor.min(cur), *anchor.max(cur));
+                list.push(Range::new(a, b.saturating_add(1)));
+                canonicalize(&mut list, frames);
+                vec![(*tag, list)]
+            }
+            Gesture::Resize { tag, original, edge, frame } => {
+                let mut list = current(*tag);
+                list.retain(|r| r != original);
+                let r = match edge {
+                    // The start can move up to the last frame of the range; the stop down to one
+                    // past its first frame, so a resize never empties a range.
+                    Edge::Start => Range::new((*frame).min(original.stop - 1), original.stop),
+                    Edge::Stop => Range::new(original.start, (*frame).max(original.start + 1)),
+                };
+                list.push(r);
+                canonicalize(&mut list, frames);
+                vec![(*tag, list)]
+            }
+            Gesture::Move { items, delta } => {
+                let delta = clamp_move(items, *delta, frames);
+                let mut tags: Vec<usize> = items.iter().map(|(t, _)| *t).collect();
+                tags.sort_unstable();
+                tags.dedup();
+                tags.into_iter()
+                    .map(|tag| {
+                        let moved: Vec<Range> = items.iter().filter(|(t, _)| *t == tag).map(|(_, r)| *r).collect();
+                        let mut list: Vec<Range> = current(tag).into_iter().filter(|r| !moved.contains(r)).collect();
+                        list.extend(moved.iter().map(|r| shift(*r, delta)));
+                        canonicalize(&mut list, frames);
+                        (tag, list)
+                    })
+                    .collect()
+            }
+        }
+    }
+
+    /// The edit that ends the gesture (`None` when nothing changes), and a label for the history.
+    pub fn finish(&self, doc: &TagDocument, clip: ClipId, frames: u32) -> Option<(Edit, &'static str)> {
+        let label = match self {
+            Gesture::Create { .. } => "create range",
+            Gesture::Resize { .. } => "resize range",
+            Gesture::Move { .. } => "move ranges",
+        };
+        lanes_edit(doc, clip, self.preview(doc, clip, frames)).map(|e| (e, label))
+    }
+}
+
+/// The largest shift not above `delta` in size that keeps every moved range inside the clip.
+pub fn clamp_move(items: &[Selected], delta: i64, frames: u32) -> i64 {
+    let min_start = items.iter().map(|(_, r)| r.start as i64).min().unwrap_or(0);
+    let max_stop = items.iter().map(|(_, r)| r.stop as i64).max().unwrap_or(0);
+    delta.clamp(-min_start, frames as i64 - max_stop)
+}
+
+fn shift(r: Range, delta: i64) -> Range {
+    Range::new((r.start as i64 + delta) as u32, (r.stop as i64 + delta) as u32)
+}
+
+/// One undoable edit replacing the listed lanes' ranges on `clip`, or `None` if nothing changes.
+pub fn lanes_edit(doc: &TagDocument, clip: ClipId, lanes: Vec<(usize, Vec<Range>)>) -> Option<Edit> {
+    let edits: Vec<Edit> = lanes
+        .into_iter()
+        .filter(|(tag, list)| {
+            let old = doc.tags.get(*tag).and_then(|t| t.ranges.get(&clip));
+            old.map_or(!list.is_empty(), |o| o != list)
+        })
+        .map(|(tag, ranges)| Edit::SetRanges { tag, clip, ranges })
+        .collect();
+    match edits.len() {
+        0 => None,
+        1 => edits.into_iter().next(),
+        _ => Some(Edit::Batch(edits)),
+    }
+}
+
+/// Removes the selected ranges.
+pub fn delete_selected(doc: &TagDocument, clip: ClipId, selected: &[Selected]) -> Option<Edit> {
+    let mut tags: Vec<usize> = selected.iter().map(|(t, _)| *t).collect();
+    tags.sort_unstable();
+    tags.dedup();
+    let lanes = tags
+        .into_iter()
+        .map(|tag| {
+            let list = doc
+                .tags
+                .get(tag)
+                .and_then(|t| t.ranges.get(&clip))
+                .map(|l| l.iter().filter(|r| !selected.contains(&(tag, **r))).copied().collect())
+                .unwrap_or_default();
+            (tag, list)
+        })
+        .collect();
+    lanes_edit(doc, clip, lanes)
+}
+
+/// Splits ranges at the playhead frame. Touching ranges of one tag are the same frames and merge,
+/// so a split cuts the frame under the playhead out: `[s, e)` becomes `[s, p)` and `[p + 1, e)`.
+/// Applies to the selected ranges that contain `p`, or, with no selection, to the range of the
+/// active lane under the playhead.
+pub fn split_at(doc: &TagDocument, clip: ClipId, p: u32, selected: &[Selected], active: Option<usize>) -> Option<Edit> {
+    let targets: Vec<Selected> = if selected.is_empty() {
+        active
+            .and_then(|tag| {
+                let r = doc.tags.get(tag)?.ranges.get(&clip)?.iter().find(|r| r.contains(p))?;
+                Some(vec![(tag, *r)])
+            })
+            .unwrap_or_default()
+    } else {
+        selected.iter().filter(|(_, r)| r.contains(p)).copied().collect()
+    };
+    let mut lanes: Vec<(usize, Vec<Range>)> = Vec::new();
+    for (tag, r) in targets {
+        let list = match lanes.iter_mut().find(|(t, _)| *t == tag) {
+            Some((_, l)) => l,
+            None => {
+                let cur = doc.tags[tag].ranges.get(&clip).cloned().unwrap_or_default();
+                lanes.push((tag, cur));
+                &mut lanes.last_mut().expect("just pushed").1
+            }
+        };
+        list.retain(|x| *x != r);
+        list.push(Range::new(r.start, p));
+        list.push(Range::new(p + 1, r.stop));
+        list.retain(|x| !x.is_empty());
+        list.sort_unstable();
+    }
+    lanes_edit(doc, clip, lanes)
+}
+
+/// Copied ranges: tag name and range, relative to the earliest copied start.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Clipboard {
+    pub items: Vec<(String, Range)>,
+}
+
+impl Clipboard {
+    pub fn copy(doc: &TagDocument, selected: &[Selected]) -> Self {
+        let base = selected.iter().map(|(_, r)| r.start).min().unwrap_or(0);
+        Self {
+            items: selected
+                .iter()
+                .filter_map(|(t, r)| Some((doc.tags.get(*t)?.name.clone(), Range::new(r.start - base, r.stop - base))))
+                .collect(),
+        }
+    }
+
+    /// The edit pasting the ranges at frame `at` on `clip`: into the tags they were copied from
+    /// (matched by name), or all into `into` when given. Ranges past the clip's end are clamped.
+    /// Returns the edit and the names of copied tags this document does not have.
+    pub fn paste(&self, doc: &TagDocument, clip: ClipId, at: u32, into: Option<usize>) -> (Option<Edit>, Vec<String>) {
+        let frames = doc.clips.get(clip as usize).map_or(0, |c| c.frames);
+        let mut lanes: Vec<(usize, Vec<Range>)> = Vec::new();
+        let mut missing = Vec::new();
+        for (name, r) in &self.items {
+            let tag = match into {
+                Some(t) => t,
+                None => match doc.tags.iter().position(|t| &t.name == name) {
+                    Some(t) => t,
+                    None => {
+                        if !missing.contains(name) {
+                            missing.push(name.clone());
+                        }
+                        continue;
+                    }
+                },
+            };
+            let r = Range::new(r.start.saturating_add(at), r.stop.saturating_add(at));
+            match lanes.iter_mut().find(|(t, _)| *t == tag) {
+                Some((_, l)) => l.push(r),
+                None => {
+                    let mut l = doc.tags[tag].ranges.get(&clip).cloned().unwrap_or_default();
+                    l.push(r);
+                    lanes.push((tag, l));
+                }
+            }
+        }
+        for (_, l) in &mut lanes {
+            canonicalize(l, frames);
+        }
+        (lanes_edit(doc, clip, lanes), missing)
+    }
+}
+
+/// The range edges of the visible lanes, sorted, for jumping the playhead to the next or previous one.
+pub fn edges(doc: &TagDocument, clip: ClipId, lanes: impl Iterator<Item = usize>) -> Vec<u32> {
+    let mut e: Vec<u32> = lanes
+        .filter_map(|t| doc.tags.get(t)?.ranges.get(&clip))
+        .flat_map(|l| l.iter().flat_map(|r| [r.start, r.stop]))
+        .collect();
+    e.sort_unstable();
+    e.dedup();
+    e
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+    use crate::core::tags::{ClipInfo, Tag};
+
+    fn r(a: u32, b: u32) -> Range {
+        Range::new(a, b)
+    }
+
+    fn doc() -> TagDocument {
+        let tag = |name: &str, ranges: Vec<Range>| Tag {
+            name: name.into(),
+            color: None,
+            ranges: if ranges.is_empty() { BTreeMap::new() } else { BTreeMap::from([(0, ranges)]) },
+            version: 0,
+        };
+        TagDocument {
+            clips: vec![ClipInfo {
+                name: "c".into(),
+                frames: 100,
+                fps: 30.0,
+                source: None,
+            }],
+            tags: vec![
+                tag("Walk", vec![r(10, 20), r(40, 50)]),
+                tag("contact:Left", vec![r(0, 5)]),
+                tag("Run", vec![]),
+                tag("contact:Right", vec![]),
+            ],
+            queries: vec![],
+        }
+    }
+
+    #[test]
+    fn rows_group_namespaces_where_the_first_member_is() {
+        let d = doc();
+        let rows = rows(&d, &BTreeSet::new(), &BTreeSet::new(), false);
+        assert_eq!(
+            rows,
+            vec![
+                Row::Lane { tag: 0, indent: false },
+                Row::Group {
+                    namespace: "contact".into(),
+                    collapsed: false,
+                    count: 2
+                },
+                Row::Lane { tag: 1, indent: true },
+                Row::Lane { tag: 3, indent: true },
+                Row::Lane { tag: 2, indent: false },
+            ]
+        );
+        let collapsed = BTreeSet::from(["contact".to_owned()]);
+        assert_eq!(super::rows(&d, &collapsed, &BTreeSet::new(), false).len(), 3);
+        assert_eq!(short_name("contact:Left"), "Left");
+    }
+
+    #[test]
+    fn create_drag_either_direction_and_merge() {
+        let d = doc();
+        let g = Gesture::Create { tag: 0, anchor: 25, current: 21 };
+        assert_eq!(g.preview(&d, 0, 100), vec![(0, vec![r(10, 20), r(21, 26), r(40, 50)])]);
+        let g = Gesture::Create { tag: 0, anchor: 20, current: 39 };
+        assert_eq!(g.preview(&d, 0, 100), vec![(0, vec![r(10, 50)])], "touching ranges merge");
+        let g = Gesture::Create { tag: 2, anchor: 90, current: 250 };
+        let (edit, _) = g.finish(&d, 0, 100).unwrap();
+        assert_eq!(edit, Edit::SetRanges { tag: 2, clip: 0, ranges: vec![r(90, 100)] }, "clamped to the clip");
+    }
+
+    #[test]
+    fn resize_never_empties_and_clamps() {
+        let d = doc();
+        let g = Gesture::Resize { tag: 0, original: r(10, 20), edge: Edge::Start, frame: 30 };
+        assert_eq!(g.preview(&d, 0, 100)[0].1[0], r(19, 20));
+        let g = Gesture::Resize { tag: 0, original: r(40, 50), edge: Edge::Stop, frame: 500 };
+        assert_eq!(g.preview(&d, 0, 100)[0].1[1], r(40, 100));
+        let g = Gesture::Resize { tag: 0, original: r(40, 50), edge: Edge::Start, frame: 15 };
+        assert_eq!(g.preview(&d, 0, 100)[0].1, vec![r(10, 50)], "overlap merges");
+        let g = Gesture::Resize { tag: 0, original: r(40, 50), edge: Edge::Stop, frame: 50 };
+        assert!(g.finish(&d, 0, 100).is_none(), "no change, no edit");
+    }
+
+    #[test]
+    fn move_clamps_to_clip_and_spans_lanes() {
+        let d = doc();
+        let items = vec![(0, r(40, 50)), (1, r(0, 5))];
+        let g = Gesture::Move { items: items.clone(), delta: -30 };
+        // The left-most range starts at 0, so nothing can move left.
+        assert!(g.finish(&d, 0, 100).is_none());
+        let g = Gesture::Move { items, delta: 70 };
+        let p = g.preview(&d, 0, 100);
+        assert_eq!(p, vec![(0, vec![r(10, 20), r(90, 100)]), (1, vec![r(50, 55)])]);
+        assert!(matches!(g.finish(&d, 0, 100), Some((Edit::Batch(b), _)) if b.len() == 2));
+    }
+
+    #[test]
+    fn delete_split_copy_paste() {
+        let d = doc();
+        let e = delete_selected(&d, 0, &[(0, r(10, 20))]).unwrap();
+        assert_eq!(e, Edit::SetRanges { tag: 0, clip: 0, ranges: vec![r(40, 50)] });
+        let e = split_at(&d, 0, 45, &[], Some(0)).unwrap();
+        assert_eq!(e, Edit::SetRanges { tag: 0, clip: 0, ranges: vec![r(10, 20), r(40, 45), r(46, 50)] });
+        assert!(split_at(&d, 0, 30, &[], Some(0)).is_none());
+        let e = split_at(&d, 0, 40, &[(0, r(40, 50))], None).unwrap();
+        assert_eq!(e, Edit::SetRanges { tag: 0, clip: 0, ranges: vec![r(10, 20), r(41, 50)] });
+        let cb = Clipboard::copy(&d, &[(0, r(40, 50)), (1, r(0, 5))]);
+        assert_eq!(cb.items, vec![("Walk".into(), r(40, 50)), ("contact:Left".into(), r(0, 5))]);
+        let (e, missing) = cb.paste(&d, 0, 60, None);
+        assert!(missing.is_empty());
+        let mut d2 = d.clone();
+        e.unwrap().apply(&mut d2).unwrap();
+        // Walk's copy lands at 100..110, past the end: clamped away.
+        assert_eq!(d2.tags[0].ranges[&0], vec![r(10, 20), r(40, 50)]);
+        assert_eq!(d2.tags[1].ranges[&0], vec![r(0, 5), r(60, 65)]);
+        let (e, _) = cb.paste(&d, 0, 0, Some(2));
+        let mut d3 = d.clone();
+        e.unwrap().apply(&mut d3).unwrap();
+        assert_eq!(d3.tags[2].ranges[&0], vec![r(0, 10), r(40, 50)]);
+        assert_eq!(edges(&d, 0, [0usize, 1].into_iter()), vec![0, 5, 10, 20, 40, 50]);
+    }
+}

@@ -1,0 +1,100 @@
+//! Timeline painting: ruler, lanes, ranges, playhead, marks. Reads layout and data, changes nothing.
+
+use egui::{Align2, Color32, FontId, Painter, Rect, Stroke, StrokeKind, pos2};
+
+use super::layout::{TimeAxis, range_rect};
+use crate::core::tags::Range;
+use crate::ui::theme::Palette;
+
+/// Paints the frame ruler: ticks labelled with frames, and seconds on whole-second ticks.
+pub fn ruler(painter: &Painter, rect: Rect, axis: &TimeAxis, frames: u32, fps: f32, pal: &Palette) {
+    painter.rect_filled(rect, 0.0, pal.ruler_bg);
+    let step = axis.tick_step(fps, 70.0);
+    let minor = if step >= 10 { step / 5 } else { 1 };
+    let first = (axis.first_frame.max(0.0) / minor as f64).floor() as u32 * minor;
+    let last = (axis.frame_at(rect.right()).ceil().max(0.0) as u32).min(frames);
+    let font = FontId::proportional(10.5);
+    let mut f = first;
+    while f <= last {
+        let x = axis.x(f as f64);
+        if x >= rect.left() - 1.0 {
+            let major = f % step == 0;
+            let h = if major { 10.0 } else { 4.0 };
+            painter.line_segment([pos2(x, rect.bottom() - h), pos2(x, rect.bottom())], Stroke::new(1.0, pal.ruler_text));
+            if major {
+                let secs = f as f64 / fps.max(1e-3) as f64;
+                let label = if (secs - secs.round()).abs() < 1e-6 { format!("{f}  {secs:.0}s") } else { format!("{f}  {secs:.2}s") };
+                painter.text(pos2(x + 3.0, rect.top() + 2.0), Align2::LEFT_TOP, label, font.clone(), pal.ruler_text);
+            }
+        }
+        f += minor;
+    }
+    // The clip's end.
+    let end = axis.x(frames as f64);
+    if end < rect.right() {
+        painter.rect_filled(Rect::from_min_max(pos2(end, rect.top()), rect.max), 0.0, pal.outside_clip);
+    }
+}
+
+/// Paints one lane background and its ranges. `selected` ranges get an outline.
+#[allow(clippy::too_many_arguments)]
+pub fn lane(
+    painter: &Painter,
+    rect: Rect,
+    axis: &TimeAxis,
+    frames: u32,
+    ranges: &[Range],
+    selected: &[Range],
+    color: Color32,
+    background: Color32,
+    dimmed: bool,
+    pal: &Palette,
+) {
+    painter.rect_filled(rect, 0.0, background);
+    let end = axis.x(frames as f64);
+    if end < rect.right() {
+        painter.rect_filled(Rect::from_min_max(pos2(end.max(rect.left()), rect.top()), rect.max), 0.0, pal.outside_clip);
+    }
+    let fill = if dimmed { color.gamma_multiply(0.3) } else { color };
+    let first_visible = axis.frame_at(rect.left());
+    let start = ranges.partition_point(|r| (r.stop as f64) < first_visible);
+    // Ranges narrower than a pixel are still drawn one pixel wide, so dense one-frame tags show.
+    for r in &ranges[start..] {
+        let mut rr = range_rect(axis, *r, rect.top(), rect.bottom());
+        if rr.left() > rect.right() {
+            break;
+        }
+        if rr.width() < 1.0 {
+            rr.max.x = rr.min.x + 1.0;
+        }
+        let rr = rr.intersect(rect);
+        painter.rect_filled(rr, 2.0, fill);
+        if rr.width() > 3.0 {
+            painter.rect_stroke(rr, 2.0, Stroke::new(1.0, pal.range_outline), StrokeKind::Inside);
+        }
+        if selected.contains(r) {
+            painter.rect_stroke(rr.expand(1.0), 2.0, Stroke::new(2.0, pal.selection), StrokeKind::Outside);
+        }
+    }
+}
+
+/// Vertical line at a frame boundary across `rect` (playhead, mark in).
+pub fn marker(painter: &Painter, rect: Rect, axis: &TimeAxis, frame: f64, color: Color32, width: f32) {
+    let x = axis.x(frame);
+    if x >= rect.left() && x <= rect.right() {
+        painter.line_segment([pos2(x, rect.top()), pos2(x, rect.bottom())], Stroke::new(width, color));
+    }
+}
+
+/// The playhead's handle on the ruler.
+pub fn playhead_handle(painter: &Painter, ruler: Rect, axis: &TimeAxis, frame: f64, color: Color32) {
+    let x = axis.x(frame);
+    if x >= ruler.left() - 6.0 && x <= ruler.right() + 6.0 {
+        let b = ruler.bottom();
+        painter.add(egui::Shape::convex_polygon(
+            vec![pos2(x - 6.0, b - 10.0), pos2(x + 6.0, b - 10.0), pos2(x, b)],
+            color,
+            Stroke::NONE,
+        ));
+    }
+}
