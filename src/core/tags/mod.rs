@@ -4,6 +4,7 @@
 
 pub mod document;
 pub mod filters;
+pub mod format;
 pub mod mask;
 pub mod mask_set;
 pub mod parse;
@@ -13,6 +14,7 @@ pub mod range_set;
 
 pub use document::{ClipId, ClipInfo, SavedQuery, Tag, TagDocument};
 pub use filters::Filter;
+pub use format::{LoadWarning, TagsFileError, load_tags_file, load_tags_str, save_tags_file};
 pub use mask::Mask;
 pub use mask_set::MaskSet;
 pub use parse::{QueryError, parse_query};
