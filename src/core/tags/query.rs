@@ -116,6 +116,8 @@ impl Query {
             Item::SymmetricDifference => self.code.push(OP_SYMMETRIC_DIFFERENCE),
             Item::Complement => self.code.push(OP_COMPLEMENT),
             Item::Filter(f, arg) => {
+                // Filters without an argument store 0, so equal queries have equal code.
+                let arg = if f.argument().is_some() { arg } else { 0 };
                 self.code.push(OP_FILTER - i32::from(f.code()));
                 self.code.push(arg as i32);
             }
