@@ -45,7 +45,7 @@ fn ranges_strategy(frames: u32) -> BoxedStrategy<Vec<Range>> {
         4 => proptest::collection::vec((0..f, 1..=f), 0..8).prop_map(move |v| {
             v.into_iter()
                 .map(|(s, len)| Range::new(s, (s + len).min(f)))
-                .chain([Range::new(0, 1.min(f)), Range::new(f - 1, f)].into_iter().take(if f % 3 == 0 { 2 } else { 0 }))
+                .chain([Range::new(0, 1.min(f)), Range::new(f - 1, f)].into_iter().take(if f.is_multiple_of(3) { 2 } else { 0 }))
                 .collect()
         }),
         // adjacent pairs: [a, b) and [b, c)
