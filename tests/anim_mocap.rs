@@ -207,3 +207,24 @@ fn bvh_round_trip_reproduces_global_positions() {
         );
     }
 }
+
+#[test]
+#[ignore = "needs ../shared/mocap"]
+fn sampling_at_a_frame_time_equals_that_frame() {
+    use taglane::core::anim::{RotationInterp, SampleSettings, sample_clip};
+    for &(name, ..) in BVH_FILES {
+        let clip = load_bvh(name);
+        let n = clip.joint_count();
+        let mut out = vec![Transform::IDENTITY; n];
+        let mut frame = vec![Transform::IDENTITY; n];
+        for how in [RotationInterp::Nlerp, RotationInterp::Slerp] {
+            let settings = SampleSettings::clamped(how);
+            for f in 0..clip.frame_count {
+                let t = f as f64 / f64::from(clip.fps);
+                sample_clip(&clip, t, &settings, &mut out).unwrap();
+                assert!(clip.copy_pose(f, &mut frame));
+                assert_eq!(out, frame, "{name} frame {f}");
+            }
+        }
+    }
+}

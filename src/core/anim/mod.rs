@@ -8,6 +8,8 @@ pub mod clip;
 pub mod fk;
 pub mod gltf;
 pub mod import;
+pub mod mix;
+pub mod sample;
 pub mod skeleton;
 
 pub use bvh::{bvh_export_losses, parse_bvh, parse_bvh_bytes, write_bvh};
@@ -16,5 +18,10 @@ pub use fk::{JobError, chain_to_model, joint_to_model, local_to_model};
 pub use import::{
     AnimFormat, ImportError, ImportOptions, ImportWarning, Imported, Place, load_animation,
     load_animation_from_bytes,
+};
+pub use mix::{MixSettings, SampleBuffer, mix, subtree_mask};
+pub use sample::{
+    Extrapolation, FramePosition, RotationInterp, SampleSettings, frame_position, interp_rotation,
+    interp_transform, nlerp, sample_clip, slerp,
 };
 pub use skeleton::{EndSite, Skeleton, Transform};
