@@ -1,15 +1,30 @@
 //! `taglane query` and `taglane tags`.
 
+use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
+
+use crate::core::tags::query::{Engine, evaluate};
+use crate::core::tags::range::total_frames;
+use crate::core::tags::{TagDocument, load_tags_file};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum EngineArg {
     Ranges,
     Masks,
     Auto,
+}
+
+impl From<EngineArg> for Engine {
+    fn from(e: EngineArg) -> Engine {
+        match e {
+            EngineArg::Ranges => Engine::Ranges,
+            EngineArg::Masks => Engine::Masks,
+            EngineArg::Auto => Engine::Auto,
+        }
+    }
 }
 
 #[derive(Debug, Args)]
@@ -32,10 +47,175 @@ pub struct TagsArgs {
     pub file: PathBuf,
 }
 
-pub fn query(_args: QueryArgs) -> ExitCode {
-    super::fail_usage("query: not built yet")
+/// Loads the file, printing warnings to stderr; `Err` carries the exit code.
+fn load(file: &std::path::Path) -> Result<TagDocument, ExitCode> {
+    match load_tags_file(file) {
+        Ok((doc, warnings)) => {
+            for w in warnings {
+                eprintln!("taglane: warning: {}: {w}", file.display());
+            }
+            Ok(doc)
+        }
+        Err(e) => Err(super::fail_input(e)),
+    }
 }
 
-pub fn tags(_args: TagsArgs) -> ExitCode {
-    super::fail_usage("tags: not built yet")
+pub fn query(args: QueryArgs) -> ExitCode {
+    let doc = match load(&args.file) {
+        Ok(d) => d,
+        Err(code) => return code,
+    };
+    let q = match doc.parse_query(&args.expr) {
+        Ok(q) => q,
+        Err(e) => {
+            eprintln!("taglane: query error at {e}");
+            eprintln!("  {}", args.expr);
+            eprintln!("  {}", e.caret_line());
+            return ExitCode::from(2);
+        }
+    };
+    let engine = Engine::from(args.engine);
+    let (result, auto) = match evaluate(&doc, &q, engine) {
+        Ok(r) => r,
+        Err(e) => return super::fail_usage(e),
+    };
+    let total_ranges = result.range_count();
+    let total = result.total_frames();
+    if args.json {
+        let mut s = String::new();
+        let _ = write!(
+            s,
+            "{{\"expr\": {}, \"engine\": \"{}\", \"clips\": {{",
+            serde_json::to_string(&args.expr).unwrap_or_default(),
+            engine.name()
+        );
+        for (k, (clip, ranges)) in result.iter().enumerate() {
+            let list: Vec<String> = ranges
+                .iter()
+                .map(|r| format!("[{}, {}]", r.start, r.stop))
+                .collect();
+            let name = serde_json::to_string(&doc.clips[clip as usize].name).unwrap_or_default();
+            let _ = write!(
+                s,
+                "{}{name}: [{}]",
+                if k == 0 { "" } else { ", " },
+                list.join(", ")
+            );
+        }
+        let _ = write!(s, "}}, \"frames\": {total}, \"ranges\": {total_ranges}}}");
+        println!("{s}");
+        return ExitCode::SUCCESS;
+    }
+    let rows: Vec<[String; 4]> = result
+        .iter()
+        .map(|(clip, ranges)| {
+            let c = &doc.clips[clip as usize];
+            let frames = total_frames(ranges);
+            [
+                c.name.clone(),
+                ranges.len().to_string(),
+                frames.to_string(),
+                format!("{:.2}", frames as f64 / f64::from(c.fps)),
+            ]
+        })
+        .collect();
+    let seconds: f64 = result
+        .iter()
+        .map(|(clip, ranges)| total_frames(ranges) as f64 / f64::from(doc.clips[clip as usize].fps))
+        .sum();
+    let total_row = [
+        "total".to_string(),
+        total_ranges.to_string(),
+        total.to_string(),
+        format!("{seconds:.2}"),
+    ];
+    print!(
+        "{}",
+        table(
+            &["clip", "ranges", "frames", "seconds"],
+            &rows,
+            Some(&total_row)
+        )
+    );
+    if rows.is_empty() {
+        println!("no frame matches `{}`", args.expr);
+    }
+    match auto {
+        Some(report) => println!("engine: auto ({})", report.reason()),
+        None => println!("engine: {}", engine.name()),
+    }
+    ExitCode::SUCCESS
+}
+
+pub fn tags(args: TagsArgs) -> ExitCode {
+    let doc = match load(&args.file) {
+        Ok(d) => d,
+        Err(code) => return code,
+    };
+    let rows: Vec<[String; 5]> = doc
+        .tags
+        .iter()
+        .map(|t| {
+            let ranges: usize = t.ranges.values().map(Vec::len).sum();
+            let frames: u64 = t.ranges.values().map(|r| total_frames(r)).sum();
+            let color = t.color.map_or_else(
+                || "-".to_string(),
+                |[r, g, b]| format!("#{r:02x}{g:02x}{b:02x}"),
+            );
+            [
+                t.name.clone(),
+                color,
+                t.ranges.len().to_string(),
+                ranges.to_string(),
+                frames.to_string(),
+            ]
+        })
+        .collect();
+    print!(
+        "{}",
+        table(&["tag", "color", "clips", "ranges", "frames"], &rows, None)
+    );
+    println!(
+        "{} tags, {} clips, {} saved queries",
+        doc.tags.len(),
+        doc.clips.len(),
+        doc.queries.len()
+    );
+    ExitCode::SUCCESS
+}
+
+/// A plain text table: first column left-aligned, the others right-aligned.
+fn table<const N: usize>(
+    head: &[&str; N],
+    rows: &[[String; N]],
+    total: Option<&[String; N]>,
+) -> String {
+    let mut width = head.map(|h| h.chars().count());
+    for row in rows.iter().chain(total) {
+        for (w, cell) in width.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let line = |cells: &[String]| {
+        let mut s = String::new();
+        for (i, (cell, w)) in cells.iter().zip(width).enumerate() {
+            let pad = w - cell.chars().count();
+            if i == 0 {
+                let _ = write!(s, "{cell}{}", " ".repeat(pad));
+            } else {
+                let _ = write!(s, "  {}{cell}", " ".repeat(pad));
+            }
+        }
+        s.push('\n');
+        s
+    };
+    let mut s = line(&head.map(str::to_string));
+    s.push_str(&line(&width.map(|w| "-".repeat(w))));
+    for row in rows {
+        s.push_str(&line(row));
+    }
+    if let Some(t) = total {
+        s.push_str(&line(t));
+    }
+    s
 }

@@ -2,7 +2,7 @@
 
 use glam::{Quat, Vec3};
 
-use super::skeleton::Skeleton;
+use super::skeleton::{Skeleton, Transform};
 
 /// An animation clip on a skeleton: `frame_count` poses sampled at `fps`.
 ///
@@ -66,6 +66,33 @@ impl Clip {
         &self.scales[frame * n..(frame + 1) * n]
     }
 
+    /// Copies the local transforms of every joint at `frame` into `out` (one entry per joint).
+    /// Returns `false` (leaving `out` untouched) when `frame` is out of range or `out` has the wrong
+    /// length.
+    pub fn copy_pose(&self, frame: usize, out: &mut [Transform]) -> bool {
+        let n = self.joint_count();
+        let end = (frame + 1).saturating_mul(n);
+        if frame >= self.frame_count
+            || out.len() != n
+            || self.rotations.len() < end
+            || self.translations.len() < end
+            || self.scales.len() < end
+        {
+            return false;
+        }
+        let r = &self.rotations[frame * n..end];
+        let t = &self.translations[frame * n..end];
+        let s = &self.scales[frame * n..end];
+        for (j, o) in out.iter_mut().enumerate() {
+            *o = Transform {
+                translation: t[j],
+                rotation: r[j],
+                scale: s[j],
+            };
+        }
+        true
+    }
+
     /// Checks array lengths, finiteness and the skeleton invariants.
     pub fn validate(&self) -> Result<(), String> {
         self.skeleton.validate()?;
@@ -82,7 +109,10 @@ impl Clip {
             ));
         }
         if !(self.fps.is_finite() && self.fps > 0.0) {
-            return Err(format!("clip '{}': fps must be positive, found {}", self.name, self.fps));
+            return Err(format!(
+                "clip '{}': fps must be positive, found {}",
+                self.name, self.fps
+            ));
         }
         Ok(())
     }

@@ -1,7 +1,23 @@
 //! Tags: frame ranges per clip, packed range and mask sets, queries over them, and the tag document.
+//!
+//! See docs/QUERY.md (the query language and engines) and docs/TAGS_FORMAT.md (the file format).
 
 pub mod document;
+pub mod filters;
+pub mod format;
+pub mod mask;
+pub mod mask_set;
+pub mod parse;
+pub mod query;
 pub mod range;
+pub mod range_set;
 
 pub use document::{ClipId, ClipInfo, SavedQuery, Tag, TagDocument};
-pub use range::Range;
+pub use filters::Filter;
+pub use format::{LoadWarning, TagsFileError, load_tags_file, load_tags_str, save_tags_file};
+pub use mask::Mask;
+pub use mask_set::MaskSet;
+pub use parse::{QueryError, parse_query};
+pub use query::{AutoReport, Engine, Evaluator, Query, QueryCache, QueryEngine, TagIndex};
+pub use range::{Range, RangeList};
+pub use range_set::RangeSet;

@@ -1,0 +1,692 @@
+//! The query language: text to [`Query`]. See docs/QUERY.md.
+//!
+//! ```text
+//! query   := xor ( "|" xor )*            lowest precedence
+//! xor     := and ( "^" and )*
+//! and     := diff ( "&" diff )*
+//! diff    := unary ( "-" unary )*        highest binary precedence
+//! unary   := ( "!" | "not" ) unary | primary
+//! primary := "(" query ")" | FUNCTION "(" query [ "," NUMBER ] ")" | NAME | "quoted name"
+//! ```
+//! Precedence follows C++ and Python sets (`-` > `&` > `^` > `|`), all left-associative, so
+//! `Running & Male - Tired` is `Running & (Male - Tired)`.
+//!
+//! A bare name is a run of letters, digits, `_`, `:`, `.` and `/` that does not start with a digit
+//! (`Running`, `locomotion:Walk`, `mocap.walk`, `set/left`); any other name goes in double quotes,
+//! with `\"` and `\\` as escapes. `not` is a keyword (a tag called `not` must be quoted).
+//! Columns in errors are character columns counted from 1.
+
+use std::fmt;
+
+use super::document::TagDocument;
+use super::filters::Filter;
+use super::query::{Item, Query};
+
+/// Deepest parenthesis/`!` nesting accepted (keeps recursion bounded on hostile input).
+pub const MAX_NESTING: usize = 256;
+
+/// A query that does not parse, with the character columns it concerns.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QueryError {
+    /// Character columns `[start, end)`, 0-based; `start == end` points between characters (at the
+    /// end of the query, for instance).
+    pub span: std::ops::Range<usize>,
+    /// What is wrong, and what was expected.
+    pub message: String,
+    /// For an unknown tag or function: the closest existing names, best first.
+    pub suggestions: Vec<String>,
+}
+
+impl QueryError {
+    /// The 1-based column of the error.
+    pub fn column(&self) -> usize {
+        self.span.start + 1
+    }
+
+    /// A line of spaces and carets under the error span (at least one caret).
+    pub fn caret_line(&self) -> String {
+        let width = (self.span.end.saturating_sub(self.span.start)).max(1);
+        format!("{}{}", " ".repeat(self.span.start), "^".repeat(width))
+    }
+
+    /// The message, the query and the caret line, on three lines.
+    pub fn render(&self, text: &str) -> String {
+        format!("{self}\n  {text}\n  {}", self.caret_line())
+    }
+}
+
+impl fmt::Display for QueryError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "column {}: {}", self.column(), self.message)?;
+        if !self.suggestions.is_empty() {
+            let list: Vec<String> = self.suggestions.iter().map(|s| format!("`{s}`")).collect();
+            write!(f, "; did you mean {}?", list.join(" or "))?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for QueryError {}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Tok {
+    Name(String),
+    Quoted(String),
+    Number(String),
+    Op(char),
+    End,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct Token {
+    pub tok: Tok,
+    /// Character columns.
+    pub span: std::ops::Range<usize>,
+    /// Byte offsets into the text.
+    pub bytes: std::ops::Range<usize>,
+}
+
+fn is_name_char(c: char) -> bool {
+    c.is_alphanumeric() || matches!(c, '_' | ':' | '.' | '/')
+}
+
+fn err(span: std::ops::Range<usize>, message: impl Into<String>) -> QueryError {
+    QueryError {
+        span,
+        message: message.into(),
+        suggestions: Vec::new(),
+    }
+}
+
+pub(crate) fn tokenize(text: &str) -> Result<Vec<Token>, QueryError> {
+    let chars: Vec<(usize, char)> = text.char_indices().collect();
+    let byte_at = |i: usize| chars.get(i).map_or(text.len(), |&(b, _)| b);
+    let mut out = Vec::new();
+    let mut i = 0usize;
+    while i < chars.len() {
+        let c = chars[i].1;
+        let start = i;
+        if c.is_whitespace() {
+            i += 1;
+            continue;
+        }
+        let tok = if matches!(c, '|' | '&' | '-' | '^' | '!' | '(' | ')' | ',') {
+            i += 1;
+            Tok::Op(c)
+        } else if c == '"' {
+            i += 1;
+            let mut s = String::new();
+            loop {
+                match chars.get(i).map(|&(_, c)| c) {
+                    None => {
+                        return Err(err(
+                            start..i,
+                            "unterminated quoted name; expected a closing `\"`",
+                        ));
+                    }
+                    Some('"') => {
+                        i += 1;
+                        break;
+                    }
+                    Some('\\') => match chars.get(i + 1).map(|&(_, c)| c) {
+                        Some(e @ ('"' | '\\')) => {
+                            s.push(e);
+                            i += 2;
+                        }
+                        _ => {
+                            return Err(err(
+                                i..i + 1,
+                                "unknown escape in quoted name; expected `\\\"` or `\\\\`",
+                            ));
+                        }
+                    },
+                    Some(c) => {
+                        s.push(c);
+                        i += 1;
+                    }
+                }
+            }
+            if s.is_empty() {
+                return Err(err(
+                    start..i,
+                    "empty quoted name; expected a tag name between the quotes",
+                ));
+            }
+            Tok::Quoted(s)
+        } else if is_name_char(c) {
+            while i < chars.len() && is_name_char(chars[i].1) {
+                i += 1;
+            }
+            let s: String = chars[start..i].iter().map(|&(_, c)| c).collect();
+            if s.chars().all(|c| c.is_ascii_digit()) {
+                Tok::Number(s)
+            } else if c.is_ascii_digit() {
+                return Err(err(
+                    start..i,
+                    format!("`{s}` starts with a digit; quote it to use it as a tag name"),
+                ));
+            } else {
+                Tok::Name(s)
+            }
+        } else {
+            return Err(err(
+                start..start + 1,
+                format!(
+                    "unexpected character `{c}`; expected a tag name, an operator (| & - ^ !) or a parenthesis"
+                ),
+            ));
+        };
+        out.push(Token {
+            tok,
+            span: start..i,
+            bytes: byte_at(start)..byte_at(i),
+        });
+    }
+    out.push(Token {
+        tok: Tok::End,
+        span: chars.len()..chars.len(),
+        bytes: text.len()..text.len(),
+    });
+    Ok(out)
+}
+
+fn describe(tok: &Tok) -> String {
+    match tok {
+        Tok::Name(s) => format!("`{s}`"),
+        Tok::Quoted(s) => format!("\"{s}\""),
+        Tok::Number(s) => format!("the number {s}"),
+        Tok::Op(c) => format!("`{c}`"),
+        Tok::End => "the end of the query".to_string(),
+    }
+}
+
+/// Edit distance (insertions, deletions, substitutions and swaps of neighbours count 1) between
+/// two strings, compared case-insensitively.
+fn distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.to_lowercase().chars().collect();
+    let b: Vec<char> = b.to_lowercase().chars().collect();
+    let w = b.len() + 1;
+    let mut d = vec![0usize; (a.len() + 1) * w];
+    for (j, x) in d.iter_mut().take(w).enumerate() {
+        *x = j;
+    }
+    for i in 1..=a.len() {
+        d[i * w] = i;
+        for j in 1..=b.len() {
+            let mut v = (d[(i - 1) * w + j - 1] + usize::from(a[i - 1] != b[j - 1]))
+                .min(d[(i - 1) * w + j] + 1)
+                .min(d[i * w + j - 1] + 1);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                v = v.min(d[(i - 2) * w + j - 2] + 1);
+            }
+            d[i * w + j] = v;
+        }
+    }
+    d[a.len() * w + b.len()]
+}
+
+/// Up to three names from `candidates` close to `name`, best first.
+pub fn closest_names<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+    let lower = name.to_lowercase();
+    let limit = ((name.chars().count() + 1) / 3).max(1);
+    let mut scored: Vec<(usize, &str)> = candidates
+        .into_iter()
+        .filter_map(|c| {
+            let d = distance(name, c);
+            let cl = c.to_lowercase();
+            // The part after a namespace (`locomotion:Walk` -> `Walk`) also counts.
+            let short = cl.rsplit([':', '.', '/']).next().unwrap_or(&cl);
+            let d = d.min(distance(&lower, short));
+            let contains = lower.len() >= 3 && (cl.contains(&lower) || lower.contains(short));
+            (d <= limit || contains).then_some((if contains { d.min(limit) } else { d }, c))
+        })
+        .collect();
+    scored.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(b.1)));
+    scored
+        .into_iter()
+        .take(3)
+        .map(|(_, c)| c.to_string())
+        .collect()
+}
+
+struct Parser<'a> {
+    toks: Vec<Token>,
+    pos: usize,
+    names: &'a [&'a str],
+    out: Query,
+    depth: usize,
+}
+
+impl Parser<'_> {
+    fn peek(&self) -> &Token {
+        &self.toks[self.pos]
+    }
+
+    fn bump(&mut self) -> Token {
+        let t = self.toks[self.pos].clone();
+        if self.pos + 1 < self.toks.len() {
+            self.pos += 1;
+        }
+        t
+    }
+
+    fn enter(&mut self, span: std::ops::Range<usize>) -> Result<(), QueryError> {
+        self.depth += 1;
+        if self.depth > MAX_NESTING {
+            return Err(err(
+                span,
+                format!("the query is nested more than {MAX_NESTING} levels deep"),
+            ));
+        }
+        Ok(())
+    }
+
+    fn binary_level(&mut self, level: usize) -> Result<(), QueryError> {
+        const LEVELS: [(char, Item); 4] = [
+            ('|', Item::Union),
+            ('^', Item::SymmetricDifference),
+            ('&', Item::Intersection),
+            ('-', Item::Difference),
+        ];
+        let next = |p: &mut Self| {
+            if level + 1 < LEVELS.len() {
+                p.binary_level(level + 1)
+            } else {
+                p.unary()
+            }
+        };
+        next(self)?;
+        let (op, item) = LEVELS[level];
+        while self.peek().tok == Tok::Op(op) {
+            self.bump();
+            next(self)?;
+            self.out.push(item);
+        }
+        Ok(())
+    }
+
+    fn expected_operand(&self) -> QueryError {
+        let t = self.peek();
+        err(
+            t.span.clone(),
+            format!(
+                "expected a tag name, `!`, `not`, `(` or a function call, found {}",
+                describe(&t.tok)
+            ),
+        )
+    }
+
+    fn unary(&mut self) -> Result<(), QueryError> {
+        let t = self.peek().clone();
+        let is_not = match &t.tok {
+            Tok::Op('!') => true,
+            Tok::Name(n) if n == "not" => true,
+            _ => false,
+        };
+        if is_not {
+            self.bump();
+            self.enter(t.span.clone())?;
+            self.unary()?;
+            self.depth -= 1;
+            self.out.push(Item::Complement);
+            return Ok(());
+        }
+        self.primary()
+    }
+
+    fn primary(&mut self) -> Result<(), QueryError> {
+        let t = self.peek().clone();
+        match &t.tok {
+            Tok::Op('(') => {
+                self.bump();
+                self.enter(t.span.clone())?;
+                self.binary_level(0)?;
+                self.depth -= 1;
+                self.close_paren(&t)
+            }
+            Tok::Name(name) if self.toks[self.pos + 1].tok == Tok::Op('(') => {
+                self.bump();
+                let open = self.bump();
+                self.call(name, &t, &open)
+            }
+            Tok::Name(name) | Tok::Quoted(name) => {
+                self.bump();
+                match self.names.iter().position(|n| n == name) {
+                    Some(i) => {
+                        self.out.push(Item::Tag(i as u32));
+                        Ok(())
+                    }
+                    None => Err(QueryError {
+                        span: t.span.clone(),
+                        message: format!(
+                            "unknown tag `{name}`; expected one of the document's tag names"
+                        ),
+                        suggestions: closest_names(name, self.names.iter().copied()),
+                    }),
+                }
+            }
+            _ => Err(self.expected_operand()),
+        }
+    }
+
+    fn close_paren(&mut self, open: &Token) -> Result<(), QueryError> {
+        let t = self.peek().clone();
+        if t.tok == Tok::Op(')') {
+            self.bump();
+            return Ok(());
+        }
+        Err(err(
+            t.span.clone(),
+            format!(
+                "expected `)` to close the `(` at column {}, or an operator (| & - ^), found {}",
+                open.span.start + 1,
+                describe(&t.tok)
+            ),
+        ))
+    }
+
+    fn call(&mut self, name: &str, name_tok: &Token, open: &Token) -> Result<(), QueryError> {
+        let Some(filter) = Filter::from_name(name) else {
+            return Err(QueryError {
+                span: name_tok.span.clone(),
+                message: format!(
+                    "unknown function `{name}`; expected one of {}",
+                    function_list()
+                ),
+                suggestions: closest_names(name, Filter::ALL.iter().map(|f| f.name())),
+            });
+        };
+        self.enter(open.span.clone())?;
+        self.binary_level(0)?;
+        self.depth -= 1;
+        let usage = usage(filter);
+        let mut arg = 0u32;
+        let t = self.peek().clone();
+        match (filter.argument(), &t.tok) {
+            (Some(what), Tok::Op(',')) => {
+                self.bump();
+                let n = self.bump();
+                match &n.tok {
+                    Tok::Number(s) => {
+                        arg = s.parse::<u32>().map_err(|_| {
+                            err(
+                                n.span.clone(),
+                                format!(
+                                    "the {what} argument {s} is too large; expected at most {}",
+                                    u32::MAX
+                                ),
+                            )
+                        })?;
+                    }
+                    other => {
+                        return Err(err(
+                            n.span.clone(),
+                            format!(
+                                "expected a whole number of {what} for {usage}, found {}",
+                                describe(other)
+                            ),
+                        ));
+                    }
+                }
+            }
+            (Some(what), _) if !filter.argument_optional() => {
+                return Err(err(
+                    t.span.clone(),
+                    format!(
+                        "expected `,` and a number of {what}: {usage}, found {}",
+                        describe(&t.tok)
+                    ),
+                ));
+            }
+            (None, Tok::Op(',')) => {
+                return Err(err(
+                    t.span.clone(),
+                    format!("`{name}` takes no number: {usage}"),
+                ));
+            }
+            _ => {}
+        }
+        self.close_paren(open)?;
+        self.out.push(Item::Filter(filter, arg));
+        Ok(())
+    }
+}
+
+fn usage(f: Filter) -> String {
+    match f.argument() {
+        None => format!("{}(query)", f.name()),
+        Some(_) if f.argument_optional() => format!("{}(query[, seed])", f.name()),
+        Some(_) => format!("{}(query, frames)", f.name()),
+    }
+}
+
+fn function_list() -> String {
+    Filter::ALL
+        .iter()
+        .map(|f| format!("`{}`", f.name()))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Parses `text` against the tag names (a tag's index in `tag_names` is its index in the query).
+pub fn parse_query(text: &str, tag_names: &[&str]) -> Result<Query, QueryError> {
+    let toks = tokenize(text)?;
+    if toks.len() == 1 {
+        return Err(err(
+            0..0,
+            "the query is empty; expected a tag name, `!`, `not`, `(` or a function call",
+        ));
+    }
+    let mut p = Parser {
+        toks,
+        pos: 0,
+        names: tag_names,
+        out: Query::default(),
+        depth: 0,
+    };
+    p.binary_level(0)?;
+    let t = p.peek().clone();
+    match t.tok {
+        Tok::End => Ok(p.out),
+        Tok::Op(')') => Err(err(
+            t.span,
+            "unmatched `)`; expected an operator (| & - ^) or the end of the query",
+        )),
+        other => Err(err(
+            t.span,
+            format!(
+                "expected an operator (| & - ^) or the end of the query, found {}",
+                describe(&other)
+            ),
+        )),
+    }
+}
+
+/// How `name` is written in a query: bare when it can be, quoted otherwise.
+pub fn quote_name(name: &str) -> String {
+    let bare = name
+        .chars()
+        .next()
+        .is_some_and(|c| is_name_char(c) && !c.is_ascii_digit())
+        && name.chars().all(is_name_char)
+        && name != "not";
+    if bare {
+        name.to_string()
+    } else {
+        format!("\"{}\"", name.replace('\\', "\\\\").replace('"', "\\\""))
+    }
+}
+
+/// Rewrites the uses of tag `old` in `expr` as `new`, keeping the rest of the text as it is.
+/// Returns `None` when `expr` does not tokenize (it is then left alone) or does not use `old`.
+pub fn rename_tag_in_expr(expr: &str, old: &str, new: &str) -> Option<String> {
+    let toks = tokenize(expr).ok()?;
+    let mut out = String::with_capacity(expr.len());
+    let mut last = 0usize;
+    let mut changed = false;
+    for (k, t) in toks.iter().enumerate() {
+        let is_use = match &t.tok {
+            Tok::Quoted(s) => s == old,
+            Tok::Name(s) => {
+                s == old && s != "not" && toks.get(k + 1).is_none_or(|n| n.tok != Tok::Op('('))
+            }
+            _ => false,
+        };
+        if is_use {
+            out.push_str(&expr[last..t.bytes.start]);
+            out.push_str(&quote_name(new));
+            last = t.bytes.end;
+            changed = true;
+        }
+    }
+    out.push_str(&expr[last..]);
+    changed.then_some(out)
+}
+
+impl TagDocument {
+    /// Parses a query against this document's tag names.
+    pub fn parse_query(&self, text: &str) -> Result<Query, QueryError> {
+        let names: Vec<&str> = self.tags.iter().map(|t| t.name.as_str()).collect();
+        parse_query(text, &names)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const NAMES: [&str; 6] = [
+        "Running",
+        "Male",
+        "Tired",
+        "locomotion:Walk",
+        "set/left.foot",
+        "two words",
+    ];
+
+    fn p(text: &str) -> Result<Query, QueryError> {
+        parse_query(text, &NAMES)
+    }
+
+    fn t(i: u32) -> Query {
+        Query::tag(i)
+    }
+
+    #[test]
+    fn precedence_and_associativity() {
+        assert_eq!(p("Running & Male - Tired").unwrap(), t(0) & (t(1) - t(2)));
+        assert_eq!(p("Running | Male & Tired").unwrap(), t(0) | (t(1) & t(2)));
+        assert_eq!(p("Running - Male - Tired").unwrap(), (t(0) - t(1)) - t(2));
+        assert_eq!(p("(Running | Male) & Tired").unwrap(), (t(0) | t(1)) & t(2));
+        assert_eq!(p("!Running & not Male").unwrap(), !t(0) & !t(1));
+        assert_eq!(
+            p("Running ^ Male | Tired & Male").unwrap(),
+            (t(0) ^ t(1)) | (t(2) & t(1))
+        );
+        assert_eq!(
+            p("locomotion:Walk | set/left.foot | \"two words\"").unwrap(),
+            (t(3) | t(4)) | t(5)
+        );
+        assert_eq!(p("!!Running").unwrap(), !!t(0));
+    }
+
+    #[test]
+    fn functions() {
+        assert_eq!(
+            p("first(Running, 10)").unwrap(),
+            t(0).filter(Filter::First, 10)
+        );
+        assert_eq!(
+            p("grow(Running | Male, 5) - Tired").unwrap(),
+            (t(0) | t(1)).filter(Filter::Grow, 5) - t(2)
+        );
+        assert_eq!(
+            p("random(Running)").unwrap(),
+            t(0).filter(Filter::Random, 0)
+        );
+        assert_eq!(
+            p("last_range(Running)").unwrap(),
+            t(0).filter(Filter::LastRange, 0)
+        );
+    }
+
+    #[test]
+    fn errors_point_at_the_column() {
+        let e = p("Running & Wlak").unwrap_err();
+        assert_eq!(e.span, 10..14);
+        assert!(e.message.contains("unknown tag `Wlak`"));
+        assert_eq!(e.suggestions, vec!["locomotion:Walk".to_string()]);
+        let e = p("Running & Mlae").unwrap_err();
+        assert_eq!(e.suggestions, vec!["Male".to_string()]);
+        let e = p("Running & Runing").unwrap_err();
+        assert_eq!(e.suggestions, vec!["Running".to_string()]);
+        let e = p("Walk").unwrap_err();
+        assert_eq!(e.suggestions, vec!["locomotion:Walk".to_string()]);
+        let e = p("Running &").unwrap_err();
+        assert_eq!(e.span, 9..9);
+        assert!(e.message.contains("expected a tag name"));
+        assert_eq!(e.caret_line(), "         ^");
+        let e = p("(Running | Male").unwrap_err();
+        assert!(e.message.contains("expected `)`"), "{}", e.message);
+        let e = p("Running Male").unwrap_err();
+        assert_eq!(e.span, 8..12);
+        assert!(e.message.contains("expected an operator"));
+        let e = p("frist(Running, 3)").unwrap_err();
+        assert_eq!(e.suggestions, vec!["first".to_string()]);
+        assert!(
+            p("first(Running)")
+                .unwrap_err()
+                .message
+                .contains("expected `,`")
+        );
+        assert!(
+            p("first(Running, Male)")
+                .unwrap_err()
+                .message
+                .contains("whole number")
+        );
+        assert!(
+            p("first(Running, 99999999999)")
+                .unwrap_err()
+                .message
+                .contains("too large")
+        );
+        assert!(p("").unwrap_err().message.contains("empty"));
+        assert!(
+            p("Running # Male")
+                .unwrap_err()
+                .message
+                .contains("unexpected character")
+        );
+        assert!(p("\"Running").unwrap_err().message.contains("unterminated"));
+        assert!(p("Running)").unwrap_err().message.contains("unmatched"));
+        let deep = format!("{}Running{}", "(".repeat(300), ")".repeat(300));
+        assert!(p(&deep).unwrap_err().message.contains("nested"));
+    }
+
+    #[test]
+    fn deep_queries_still_work() {
+        let text = (0..40)
+            .map(|i| NAMES[i % 3])
+            .collect::<Vec<_>>()
+            .join(" | ");
+        let q = p(&text).unwrap();
+        assert!(!q.is_inline());
+        assert_eq!(q.validate(NAMES.len()).unwrap(), 2);
+    }
+
+    #[test]
+    fn rename_rewrites_uses_only() {
+        assert_eq!(
+            rename_tag_in_expr("Walk & first(Walk, 3) | \"Walk\"", "Walk", "loco:Walk").as_deref(),
+            Some("loco:Walk & first(loco:Walk, 3) | loco:Walk")
+        );
+        assert_eq!(
+            rename_tag_in_expr("first & Run", "first", "a b").as_deref(),
+            Some("\"a b\" & Run")
+        );
+        assert_eq!(rename_tag_in_expr("Run", "Walk", "X"), None);
+        assert_eq!(quote_name("not"), "\"not\"");
+        assert_eq!(quote_name("9lives"), "\"9lives\"");
+    }
+}

@@ -1,0 +1,1121 @@
+//! Queries: a postfix program over tags, evaluated on packed range sets or mask sets, with a cache.
+//!
+//! # Encoding
+//! A [`Query`] is a postfix stack of `i32`, stored inline for up to 16 entries (a deeper query
+//! spills to the heap and still works). A non-negative entry pushes the tag with that index (into
+//! [`TagDocument::tags`]); a negative entry is an operator:
+//!
+//! | code            | operator                                   |
+//! |-----------------|--------------------------------------------|
+//! | `-1`            | union `a | b`                               |
+//! | `-2`            | intersection `a & b`                       |
+//! | `-3`            | difference `a - b`                         |
+//! | `-4`            | complement `!a` (within each clip)         |
+//! | `-5`            | symmetric difference `a ^ b`               |
+//! | `-16 - k`       | filter `k` ([`Filter::code`]); the next entry is its argument (frames or seed, stored as `i32` bits) |
+//!
+//! # Engines
+//! - [`Engine::Ranges`]: operation by operation on [`RangeSet`]s (linear sweeps per clip).
+//! - [`Engine::Masks`]: on [`MaskSet`]s. A query made only of `| & - ! ^` runs in one pass over the
+//!   words of its input masks ([`Evaluator::eval_masks_fused`]): per clip, per block of 16 words, the
+//!   postfix program runs on a small stack of word blocks, with no intermediate mask. Queries with
+//!   filters run operation by operation ([`Evaluator::eval_masks_op_by_op`]).
+//! - [`Engine::Auto`]: per clip, ranges or masks from the data (see [`AUTO_MASKS_RANGES_PER_WORD`]).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use smallvec::SmallVec;
+
+use super::document::{ClipId, TagDocument};
+use super::filters::{self, Filter};
+use super::mask::{self, words_for};
+use super::mask_set::MaskSet;
+use super::range::{self, Range};
+use super::range_set::RangeSet;
+
+pub const OP_UNION: i32 = -1;
+pub const OP_INTERSECTION: i32 = -2;
+pub const OP_DIFFERENCE: i32 = -3;
+pub const OP_COMPLEMENT: i32 = -4;
+pub const OP_SYMMETRIC_DIFFERENCE: i32 = -5;
+/// Filter `k` is `OP_FILTER - k`, followed by its argument.
+pub const OP_FILTER: i32 = -16;
+
+/// One decoded step of a query.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Item {
+    Tag(u32),
+    Union,
+    Intersection,
+    Difference,
+    SymmetricDifference,
+    Complement,
+    Filter(Filter, u32),
+}
+
+/// A query as a postfix program (see the module docs for the encoding).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+pub struct Query {
+    code: SmallVec<[i32; 16]>,
+}
+
+/// A query whose code is not a well-formed postfix program for the tag count given.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum QueryCodeError {
+    #[error("the query is empty")]
+    Empty,
+    #[error("entry {at}: tag index {tag} is out of range (the document has {tags} tags)")]
+    UnknownTag { at: usize, tag: u32, tags: usize },
+    #[error("entry {at}: operator code {code} is unknown")]
+    UnknownOperator { at: usize, code: i32 },
+    #[error("entry {at}: the operator needs more operands than the stack holds")]
+    MissingOperand { at: usize },
+    #[error("entry {at}: the filter has no argument entry")]
+    MissingArgument { at: usize },
+    #[error("the program leaves {0} values on the stack instead of 1")]
+    Unbalanced(usize),
+}
+
+impl Query {
+    /// The query that reads one tag.
+    pub fn tag(index: u32) -> Self {
+        assert!(index <= i32::MAX as u32, "tag index too large");
+        let mut code = SmallVec::new();
+        code.push(index as i32);
+        Self { code }
+    }
+
+    /// Wraps raw postfix code (not checked: see [`Query::validate`]).
+    pub fn from_code(code: &[i32]) -> Self {
+        Self {
+            code: SmallVec::from_slice(code),
+        }
+    }
+
+    /// The raw postfix code.
+    pub fn code(&self) -> &[i32] {
+        &self.code
+    }
+
+    /// True while the code fits the inline capacity (no heap allocation).
+    pub fn is_inline(&self) -> bool {
+        !self.code.spilled()
+    }
+
+    /// Appends a decoded item.
+    pub fn push(&mut self, item: Item) {
+        match item {
+            Item::Tag(t) => {
+                assert!(t <= i32::MAX as u32, "tag index too large");
+                self.code.push(t as i32)
+            }
+            Item::Union => self.code.push(OP_UNION),
+            Item::Intersection => self.code.push(OP_INTERSECTION),
+            Item::Difference => self.code.push(OP_DIFFERENCE),
+            Item::SymmetricDifference => self.code.push(OP_SYMMETRIC_DIFFERENCE),
+            Item::Complement => self.code.push(OP_COMPLEMENT),
+            Item::Filter(f, arg) => {
+                // Filters without an argument store 0, so equal queries have equal code.
+                let arg = if f.argument().is_some() { arg } else { 0 };
+                self.code.push(OP_FILTER - i32::from(f.code()));
+                self.code.push(arg as i32);
+            }
+        }
+    }
+
+    /// `filter(self, arg)`.
+    pub fn filter(mut self, filter: Filter, arg: u32) -> Self {
+        self.push(Item::Filter(filter, arg));
+        self
+    }
+
+    /// `self ^ other`.
+    pub fn symmetric_difference(self, other: Query) -> Self {
+        self.binary(other, Item::SymmetricDifference)
+    }
+
+    fn binary(mut self, other: Query, op: Item) -> Self {
+        self.code.extend_from_slice(&other.code);
+        self.push(op);
+        self
+    }
+
+    /// Decodes the code. Malformed code yields `Err` items; see [`Query::validate`].
+    pub fn items(&self) -> impl Iterator<Item = Result<Item, QueryCodeError>> + '_ {
+        let mut at = 0usize;
+        std::iter::from_fn(move || {
+            let c = *self.code.get(at)?;
+            let here = at;
+            at += 1;
+            Some(match c {
+                c if c >= 0 => Ok(Item::Tag(c as u32)),
+                OP_UNION => Ok(Item::Union),
+                OP_INTERSECTION => Ok(Item::Intersection),
+                OP_DIFFERENCE => Ok(Item::Difference),
+                OP_COMPLEMENT => Ok(Item::Complement),
+                OP_SYMMETRIC_DIFFERENCE => Ok(Item::SymmetricDifference),
+                c => match u8::try_from(OP_FILTER - c).ok().and_then(Filter::from_code) {
+                    Some(f) => match self.code.get(at) {
+                        Some(&arg) => {
+                            at += 1;
+                            Ok(Item::Filter(f, arg as u32))
+                        }
+                        None => Err(QueryCodeError::MissingArgument { at: here }),
+                    },
+                    None => Err(QueryCodeError::UnknownOperator { at: here, code: c }),
+                },
+            })
+        })
+    }
+
+    /// Checks that the code is a well-formed program over `tag_count` tags; returns the largest
+    /// stack depth it reaches.
+    pub fn validate(&self, tag_count: usize) -> Result<usize, QueryCodeError> {
+        if self.code.is_empty() {
+            return Err(QueryCodeError::Empty);
+        }
+        let (mut depth, mut max_depth) = (0usize, 0usize);
+        for (at, item) in self.items().enumerate() {
+            match item? {
+                Item::Tag(t) => {
+                    if t as usize >= tag_count {
+                        return Err(QueryCodeError::UnknownTag {
+                            at,
+                            tag: t,
+                            tags: tag_count,
+                        });
+                    }
+                    depth += 1;
+                    max_depth = max_depth.max(depth);
+                }
+                Item::Complement | Item::Filter(..) => {
+                    if depth < 1 {
+                        return Err(QueryCodeError::MissingOperand { at });
+                    }
+                }
+                _ => {
+                    if depth < 2 {
+                        return Err(QueryCodeError::MissingOperand { at });
+                    }
+                    depth -= 1;
+                }
+            }
+        }
+        if depth != 1 {
+            return Err(QueryCodeError::Unbalanced(depth));
+        }
+        Ok(max_depth)
+    }
+
+    /// The distinct tags the query reads, in first-use order.
+    pub fn tags_read(&self) -> SmallVec<[u32; 8]> {
+        let mut out = SmallVec::new();
+        for item in self.items().flatten() {
+            if let Item::Tag(t) = item
+                && !out.contains(&t)
+            {
+                out.push(t);
+            }
+        }
+        out
+    }
+
+    /// True when the query uses no filter (only `| & - ! ^`), so the masks engine can run it in one
+    /// pass over the words.
+    pub fn is_pure_logic(&self) -> bool {
+        self.items()
+            .all(|i| matches!(i, Ok(item) if !matches!(item, Item::Filter(..))))
+    }
+}
+
+macro_rules! query_binop {
+    ($tr:ident, $f:ident, $item:expr) => {
+        impl std::ops::$tr for Query {
+            type Output = Query;
+            fn $f(self, rhs: Query) -> Query {
+                self.binary(rhs, $item)
+            }
+        }
+        impl std::ops::$tr<&Query> for &Query {
+            type Output = Query;
+            fn $f(self, rhs: &Query) -> Query {
+                self.clone().binary(rhs.clone(), $item)
+            }
+        }
+    };
+}
+query_binop!(BitOr, bitor, Item::Union);
+query_binop!(BitAnd, bitand, Item::Intersection);
+query_binop!(Sub, sub, Item::Difference);
+query_binop!(BitXor, bitxor, Item::SymmetricDifference);
+
+impl std::ops::Not for Query {
+    type Output = Query;
+    fn not(mut self) -> Query {
+        self.push(Item::Complement);
+        self
+    }
+}
+
+impl std::ops::Not for &Query {
+    type Output = Query;
+    fn not(self) -> Query {
+        !self.clone()
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The packed database.
+// ---------------------------------------------------------------------------------------------
+
+/// The packed forms of a document's tags: one [`RangeSet`] and one [`MaskSet`] per tag, plus the
+/// clip lengths, built from a [`TagDocument`]. Records the version of each tag it was built from.
+#[derive(Debug, Clone, Default)]
+pub struct TagIndex {
+    clip_frames: Vec<u32>,
+    versions: Vec<u64>,
+    ranges: Vec<RangeSet>,
+    masks: Vec<MaskSet>,
+}
+
+impl TagIndex {
+    pub fn build(doc: &TagDocument) -> Self {
+        let clip_frames: Vec<u32> = doc.clips.iter().map(|c| c.frames).collect();
+        let mut idx = Self {
+            clip_frames,
+            ..Self::default()
+        };
+        for t in 0..doc.tags.len() {
+            let (r, m) = idx.build_tag(doc, t);
+            idx.ranges.push(r);
+            idx.masks.push(m);
+            idx.versions.push(doc.tags[t].version);
+        }
+        idx
+    }
+
+    fn build_tag(&self, doc: &TagDocument, t: usize) -> (RangeSet, MaskSet) {
+        let mut set = RangeSet::new();
+        let mut fixed = Vec::new();
+        for (&clip, ranges) in &doc.tags[t].ranges {
+            let Some(&frames) = self.clip_frames.get(clip as usize) else {
+                continue;
+            };
+            if range::is_canonical(ranges) && ranges.last().is_none_or(|r| r.stop <= frames) {
+                set.push_clip(clip, ranges);
+            } else {
+                // The document's fields are public; repair rather than trust (sort, merge, clamp).
+                fixed.clear();
+                fixed.extend(
+                    ranges
+                        .iter()
+                        .map(|r| Range::new(r.start.min(frames), r.stop.min(frames))),
+                );
+                range::canonicalize(&mut fixed);
+                set.push_clip(clip, &fixed);
+            }
+        }
+        let masks = MaskSet::from_range_set(&set, &self.clip_frames);
+        (set, masks)
+    }
+
+    /// Brings the index up to date with `doc`: rebuilds the tags whose version changed (everything
+    /// when the clips or the tag count changed). Returns the number of tags rebuilt.
+    pub fn sync(&mut self, doc: &TagDocument) -> usize {
+        let same_clips = self.clip_frames.len() == doc.clips.len()
+            && self
+                .clip_frames
+                .iter()
+                .zip(&doc.clips)
+                .all(|(&f, c)| f == c.frames);
+        if !same_clips || self.versions.len() != doc.tags.len() {
+            *self = Self::build(doc);
+            return doc.tags.len();
+        }
+        let mut rebuilt = 0;
+        for t in 0..doc.tags.len() {
+            if self.versions[t] != doc.tags[t].version {
+                let (r, m) = self.build_tag(doc, t);
+                self.ranges[t] = r;
+                self.masks[t] = m;
+                self.versions[t] = doc.tags[t].version;
+                rebuilt += 1;
+            }
+        }
+        rebuilt
+    }
+
+    /// True when every tag version and clip length matches `doc`.
+    pub fn is_current(&self, doc: &TagDocument) -> bool {
+        self.versions.len() == doc.tags.len()
+            && self
+                .versions
+                .iter()
+                .zip(&doc.tags)
+                .all(|(&v, t)| v == t.version)
+            && self.clip_frames.len() == doc.clips.len()
+            && self
+                .clip_frames
+                .iter()
+                .zip(&doc.clips)
+                .all(|(&f, c)| f == c.frames)
+    }
+
+    pub fn clip_frames(&self) -> &[u32] {
+        &self.clip_frames
+    }
+
+    pub fn tag_count(&self) -> usize {
+        self.ranges.len()
+    }
+
+    pub fn tag_ranges(&self, tag: usize) -> &RangeSet {
+        &self.ranges[tag]
+    }
+
+    pub fn tag_masks(&self, tag: usize) -> &MaskSet {
+        &self.masks[tag]
+    }
+
+    /// Heap bytes of all the tags' range sets.
+    pub fn ranges_memory_bytes(&self) -> usize {
+        self.ranges.iter().map(RangeSet::memory_bytes).sum()
+    }
+
+    /// Heap bytes of all the tags' mask sets.
+    pub fn masks_memory_bytes(&self) -> usize {
+        self.masks.iter().map(MaskSet::memory_bytes).sum()
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Evaluation.
+// ---------------------------------------------------------------------------------------------
+
+/// Which engine evaluates a query.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Engine {
+    Ranges,
+    Masks,
+    #[default]
+    Auto,
+}
+
+impl Engine {
+    pub const fn name(self) -> &'static str {
+        match self {
+            Engine::Ranges => "ranges",
+            Engine::Masks => "masks",
+            Engine::Auto => "auto",
+        }
+    }
+}
+
+/// The `auto` rule: a clip is evaluated with masks when its input tags hold, on average, more than
+/// this many ranges per 64-frame word of the clip (`leaf ranges / (words * leaves)`), with ranges
+/// otherwise. Queries with filters always use ranges (filters work on ranges). The value comes from
+/// the `auto_rule` group of `benches/tags.rs` (see docs/QUERY.md).
+pub const AUTO_MASKS_RANGES_PER_WORD: f64 = 0.25;
+
+/// What the `auto` engine chose for one clip.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ClipChoice {
+    pub clip: ClipId,
+    /// `Engine::Ranges` or `Engine::Masks`.
+    pub engine: Engine,
+    /// Ranges of the query's input tags on the clip (a tag read twice counts twice).
+    pub leaf_ranges: usize,
+    /// 64-frame words of the clip.
+    pub words: usize,
+}
+
+/// What the `auto` engine did, and why.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct AutoReport {
+    /// One entry per clip that was evaluated (clips where no input tag occurs and the query is
+    /// empty on empty inputs are skipped).
+    pub choices: Vec<ClipChoice>,
+    /// True when the query has filters, which forces ranges.
+    pub has_filters: bool,
+}
+
+impl AutoReport {
+    pub fn clips_with(&self, engine: Engine) -> usize {
+        self.choices.iter().filter(|c| c.engine == engine).count()
+    }
+
+    /// One line: how many clips went to each engine and the rule.
+    pub fn reason(&self) -> String {
+        let (m, r) = (
+            self.clips_with(Engine::Masks),
+            self.clips_with(Engine::Ranges),
+        );
+        if self.has_filters {
+            format!("ranges on all {r} clips: the query has filters, which work on ranges")
+        } else {
+            format!(
+                "masks on {m} clips, ranges on {r}: masks where the input tags average more than \
+                 {AUTO_MASKS_RANGES_PER_WORD} ranges per 64-frame word"
+            )
+        }
+    }
+}
+
+/// An error evaluating a query.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid query code: {0}")]
+pub struct EvalError(#[from] pub QueryCodeError);
+
+/// Words per block of the one-pass masks evaluator (1,024 frames).
+const BLOCK: usize = 16;
+
+/// One step of the compiled one-pass masks program.
+#[derive(Debug, Clone, Copy)]
+enum WordOp {
+    Load(usize),
+    Or,
+    And,
+    AndNot,
+    Xor,
+    Not,
+}
+
+/// A value on the evaluation stack: an input borrowed from the index, or an owned intermediate.
+enum Operand<'a, B: ?Sized, O> {
+    Borrowed(&'a B),
+    Owned(O),
+}
+
+impl<B: ?Sized, O: std::borrow::Borrow<B>> Operand<'_, B, O> {
+    fn get(&self) -> &B {
+        match self {
+            Operand::Borrowed(t) => t,
+            Operand::Owned(t) => t.borrow(),
+        }
+    }
+}
+
+/// Reusable buffers for evaluation. Keep one around: after the first queries, evaluation does not
+/// allocate except to grow the output.
+#[derive(Debug, Default)]
+pub struct Evaluator {
+    spare_ranges: Vec<RangeSet>,
+    spare_masks: Vec<MaskSet>,
+    spare_lists: Vec<Vec<Range>>,
+    block_stack: Vec<[u64; BLOCK]>,
+    clip_words: Vec<u64>,
+    program: Vec<WordOp>,
+    leaves: Vec<u32>,
+}
+
+/// Runs a postfix program generically over an operand type.
+macro_rules! run_postfix {
+    ($q:expr, $leaf:expr, $spare:expr, $bin:expr, $unary:expr) => {{
+        let mut stack: SmallVec<[Operand<'_, _, _>; 16]> = SmallVec::new();
+        for item in $q.items() {
+            let item = item?;
+            match item {
+                Item::Tag(t) => stack.push(Operand::Borrowed($leaf(t))),
+                Item::Complement | Item::Filter(..) => {
+                    let a = stack
+                        .pop()
+                        .ok_or(QueryCodeError::MissingOperand { at: 0 })?;
+                    let mut out = $spare.pop().unwrap_or_default();
+                    $unary(item, a.get(), &mut out);
+                    if let Operand::Owned(x) = a {
+                        $spare.push(x);
+                    }
+                    stack.push(Operand::Owned(out));
+                }
+                _ => {
+                    let b = stack
+                        .pop()
+                        .ok_or(QueryCodeError::MissingOperand { at: 0 })?;
+                    let a = stack
+                        .pop()
+                        .ok_or(QueryCodeError::MissingOperand { at: 0 })?;
+                    let mut out = $spare.pop().unwrap_or_default();
+                    $bin(item, a.get(), b.get(), &mut out);
+                    for x in [a, b] {
+                        if let Operand::Owned(x) = x {
+                            $spare.push(x);
+                        }
+                    }
+                    stack.push(Operand::Owned(out));
+                }
+            }
+        }
+        if stack.len() != 1 {
+            return Err(QueryCodeError::Unbalanced(stack.len()).into());
+        }
+        stack.pop()
+    }};
+}
+
+impl Evaluator {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Evaluates `q` with `engine`; the result goes to `out` as ranges per clip. Returns what `auto`
+    /// chose (`None` for the other engines).
+    pub fn eval(
+        &mut self,
+        q: &Query,
+        idx: &TagIndex,
+        engine: Engine,
+        out: &mut RangeSet,
+    ) -> Result<Option<AutoReport>, EvalError> {
+        match engine {
+            Engine::Ranges => self.eval_ranges(q, idx, out).map(|_| None),
+            Engine::Masks => {
+                let mut m = self.spare_masks.pop().unwrap_or_default();
+                let r = self.eval_masks(q, idx, &mut m);
+                if r.is_ok() {
+                    m.to_range_set(out);
+                }
+                self.spare_masks.push(m);
+                r.map(|_| None)
+            }
+            Engine::Auto => self.eval_auto(q, idx, out).map(Some),
+        }
+    }
+
+    /// The ranges engine: operation by operation on range sets.
+    pub fn eval_ranges(
+        &mut self,
+        q: &Query,
+        idx: &TagIndex,
+        out: &mut RangeSet,
+    ) -> Result<(), EvalError> {
+        q.validate(idx.tag_count())?;
+        let frames = idx.clip_frames();
+        let spare = &mut self.spare_ranges;
+        let result = run_postfix!(
+            q,
+            |t: u32| idx.tag_ranges(t as usize),
+            spare,
+            |op, a: &RangeSet, b: &RangeSet, o: &mut RangeSet| match op {
+                Item::Union => a.union(b, o),
+                Item::Intersection => a.intersection(b, o),
+                Item::Difference => a.difference(b, o),
+                _ => a.symmetric_difference(b, o),
+            },
+            |op, a: &RangeSet, o: &mut RangeSet| match op {
+                Item::Filter(f, arg) => a.filter(f, arg, frames, o),
+                _ => a.complement(frames, o),
+            }
+        );
+        match result {
+            Some(Operand::Owned(r)) => {
+                *out = r;
+            }
+            Some(Operand::Borrowed(r)) => out.clone_from(r),
+            None => return Err(QueryCodeError::Empty.into()),
+        }
+        Ok(())
+    }
+
+    /// The masks engine: one pass over the words for pure-logic queries, operation by operation
+    /// otherwise.
+    pub fn eval_masks(
+        &mut self,
+        q: &Query,
+        idx: &TagIndex,
+        out: &mut MaskSet,
+    ) -> Result<(), EvalError> {
+        if q.is_pure_logic() {
+            self.eval_masks_fused(q, idx, out)
+        } else {
+            self.eval_masks_op_by_op(q, idx, out)
+        }
+    }
+
+    /// Masks, operation by operation: each operator writes a whole intermediate mask set.
+    pub fn eval_masks_op_by_op(
+        &mut self,
+        q: &Query,
+        idx: &TagIndex,
+        out: &mut MaskSet,
+    ) -> Result<(), EvalError> {
+        q.validate(idx.tag_count())?;
+        let frames = idx.clip_frames();
+        let spare = &mut self.spare_masks;
+        let result = run_postfix!(
+            q,
+            |t: u32| idx.tag_masks(t as usize),
+            spare,
+            |op, a: &MaskSet, b: &MaskSet, o: &mut MaskSet| match op {
+                Item::Union => a.union(b, o),
+                Item::Intersection => a.intersection(b, o),
+                Item::Difference => a.difference(b, o),
+                _ => a.symmetric_difference(b, o),
+            },
+            |op, a: &MaskSet, o: &mut MaskSet| match op {
+                Item::Filter(f, arg) => a.filter(f, arg, o),
+                _ => a.complement(frames, o),
+            }
+        );
+        match result {
+            Some(Operand::Owned(r)) => *out = r,
+            Some(Operand::Borrowed(r)) => out.clone_from(r),
+            None => return Err(QueryCodeError::Empty.into()),
+        }
+        Ok(())
+    }
+
+    /// Compiles a pure-logic query to word ops; returns whether the result on all-empty inputs is
+    /// empty (then clips where no input tag occurs can be skipped).
+    fn compile_words(&mut self, q: &Query) -> Result<bool, EvalError> {
+        self.program.clear();
+        self.leaves.clear();
+        for item in q.items() {
+            self.program.push(match item? {
+                Item::Tag(t) => {
+                    self.leaves.push(t);
+                    WordOp::Load(self.leaves.len() - 1)
+                }
+                Item::Union => WordOp::Or,
+                Item::Intersection => WordOp::And,
+                Item::Difference => WordOp::AndNot,
+                Item::SymmetricDifference => WordOp::Xor,
+                Item::Complement => WordOp::Not,
+                Item::Filter(..) => unreachable!("checked by is_pure_logic"),
+            });
+        }
+        // Evaluate the program on empty inputs: one bit suffices.
+        let mut st: SmallVec<[bool; 16]> = SmallVec::new();
+        for op in &self.program {
+            match op {
+                WordOp::Load(_) => st.push(false),
+                WordOp::Not => {
+                    let a = st.pop().unwrap_or(false);
+                    st.push(!a)
+                }
+                op => {
+                    let b = st.pop().unwrap_or(false);
+                    let a = st.pop().unwrap_or(false);
+                    st.push(match op {
+                        WordOp::Or => a | b,
+                        WordOp::And => a & b,
+                        WordOp::AndNot => a & !b,
+                        _ => a ^ b,
+                    });
+                }
+            }
+        }
+        Ok(!st.pop().unwrap_or(false))
+    }
+
+    /// The one-pass masks evaluator: for each clip and each block of words, runs the whole program
+    /// on a small stack of word blocks and writes the result words once. No intermediate mask set.
+    pub fn eval_masks_fused(
+        &mut self,
+        q: &Query,
+        idx: &TagIndex,
+        out: &mut MaskSet,
+    ) -> Result<(), EvalError> {
+        let depth = q.validate(idx.tag_count())?;
+        if !q.is_pure_logic() {
+            return self.eval_masks_op_by_op(q, idx, out);
+        }
+        let empty_on_empty = self.compile_words(q)?;
+        self.block_stack.resize(depth.max(1), [0; BLOCK]);
+        out.clear();
+        let mut cursors: SmallVec<[usize; 16]> = SmallVec::from_elem(0, self.leaves.len());
+        let mut words: SmallVec<[Option<&[u64]>; 16]> =
+            SmallVec::from_elem(None, self.leaves.len());
+        for (c, &frames) in idx.clip_frames().iter().enumerate() {
+            let c = c as ClipId;
+            let mut any = false;
+            for (k, &t) in self.leaves.iter().enumerate() {
+                let set = idx.tag_masks(t as usize);
+                let clips = set.clips();
+                while cursors[k] < clips.len() && clips[cursors[k]] < c {
+                    cursors[k] += 1;
+                }
+                words[k] = (clips.get(cursors[k]) == Some(&c)).then(|| set.slot_words(cursors[k]));
+                any |= words[k].is_some();
+            }
+            if !any && empty_on_empty {
+                continue;
+            }
+            self.clip_words.resize(words_for(frames), 0);
+            fused_clip(
+                &self.program,
+                &words,
+                frames,
+                &mut self.block_stack,
+                &mut self.clip_words,
+            );
+            out.push_clip_words(c, frames, &self.clip_words);
+        }
+        Ok(())
+    }
+
+    /// The `auto` engine: per clip, ranges or masks by [`AUTO_MASKS_RANGES_PER_WORD`].
+    pub fn eval_auto(
+        &mut self,
+        q: &Query,
+        idx: &TagIndex,
+        out: &mut RangeSet,
+    ) -> Result<AutoReport, EvalError> {
+        let depth = q.validate(idx.tag_count())?;
+        let has_filters = !q.is_pure_logic();
+        let empty_on_empty = if has_filters {
+            // Filters map empty to empty, so only `!` can make something from nothing.
+            !q.items().any(|i| matches!(i, Ok(Item::Complement)))
+        } else {
+            self.compile_words(q)?
+        };
+        if has_filters {
+            self.leaves.clear();
+            self.leaves.extend(q.items().filter_map(|i| match i {
+                Ok(Item::Tag(t)) => Some(t),
+                _ => None,
+            }));
+        }
+        self.block_stack.resize(depth.max(1), [0; BLOCK]);
+        out.clear();
+        let mut report = AutoReport {
+            choices: Vec::new(),
+            has_filters,
+        };
+        let n = self.leaves.len();
+        let mut cursors: SmallVec<[usize; 16]> = SmallVec::from_elem(0, n);
+        let mut lists: SmallVec<[&[Range]; 16]> = SmallVec::from_elem(&[][..], n);
+        for (c, &frames) in idx.clip_frames().iter().enumerate() {
+            let c = c as ClipId;
+            let mut leaf_ranges = 0usize;
+            for (k, &t) in self.leaves.iter().enumerate() {
+                let set = idx.tag_ranges(t as usize);
+                let clips = set.clips();
+                while cursors[k] < clips.len() && clips[cursors[k]] < c {
+                    cursors[k] += 1;
+                }
+                lists[k] = if clips.get(cursors[k]) == Some(&c) {
+                    set.slot(cursors[k])
+                } else {
+                    &[]
+                };
+                leaf_ranges += lists[k].len();
+            }
+            if leaf_ranges == 0 && empty_on_empty {
+                continue;
+            }
+            let words = words_for(frames);
+            let use_masks = !has_filters
+                && leaf_ranges as f64 > AUTO_MASKS_RANGES_PER_WORD * (words * n.max(1)) as f64;
+            report.choices.push(ClipChoice {
+                clip: c,
+                engine: if use_masks {
+                    Engine::Masks
+                } else {
+                    Engine::Ranges
+                },
+                leaf_ranges,
+                words,
+            });
+            if use_masks {
+                let mut leaf_words: SmallVec<[Option<&[u64]>; 16]> = SmallVec::with_capacity(n);
+                for &t in &self.leaves {
+                    leaf_words.push(idx.tag_masks(t as usize).clip_words(c));
+                }
+                self.clip_words.resize(words, 0);
+                fused_clip(
+                    &self.program,
+                    &leaf_words,
+                    frames,
+                    &mut self.block_stack,
+                    &mut self.clip_words,
+                );
+                mask::vectorize_words_append(&self.clip_words, frames, out.flat_mut());
+            } else {
+                eval_clip_ranges(q, &lists, frames, c, &mut self.spare_lists, out.flat_mut())?;
+            }
+            out.end_clip(c);
+        }
+        Ok(report)
+    }
+}
+
+/// Runs the compiled word program for one clip. `leaves[k]` are the words of the k-th leaf on this
+/// clip (`None`: the tag does not occur there, all zeros). Writes `out` (one word per 64 frames).
+fn fused_clip(
+    program: &[WordOp],
+    leaves: &[Option<&[u64]>],
+    frames: u32,
+    stack: &mut [[u64; BLOCK]],
+    out: &mut [u64],
+) {
+    let n = out.len();
+    let mut base = 0usize;
+    while base < n {
+        let len = (n - base).min(BLOCK);
+        let mut sp = 0usize;
+        for op in program {
+            match *op {
+                WordOp::Load(k) => {
+                    let dst = &mut stack[sp];
+                    match leaves[k] {
+                        Some(w) => dst[..len].copy_from_slice(&w[base..base + len]),
+                        None => dst[..len].fill(0),
+                    }
+                    sp += 1;
+                }
+                WordOp::Not => {
+                    for x in &mut stack[sp - 1][..len] {
+                        *x = !*x;
+                    }
+                }
+                op => {
+                    let (lo, hi) = stack.split_at_mut(sp - 1);
+                    let (a, b) = (&mut lo[sp - 2], &hi[0]);
+                    match op {
+                        WordOp::Or => a[..len]
+                            .iter_mut()
+                            .zip(&b[..len])
+                            .for_each(|(x, y)| *x |= y),
+                        WordOp::And => a[..len]
+                            .iter_mut()
+                            .zip(&b[..len])
+                            .for_each(|(x, y)| *x &= y),
+                        WordOp::AndNot => a[..len]
+                            .iter_mut()
+                            .zip(&b[..len])
+                            .for_each(|(x, y)| *x &= !y),
+                        _ => a[..len]
+                            .iter_mut()
+                            .zip(&b[..len])
+                            .for_each(|(x, y)| *x ^= y),
+                    }
+                    sp -= 1;
+                }
+            }
+        }
+        out[base..base + len].copy_from_slice(&stack[0][..len]);
+        base += len;
+    }
+    if let Some(last) = out.last_mut() {
+        *last &= mask::tail_mask(frames);
+    }
+}
+
+/// Evaluates `q` on one clip with range lists: `leaves[k]` is the list of the k-th tag read, in
+/// program order. Appends the result to `out`.
+fn eval_clip_ranges(
+    q: &Query,
+    leaves: &[&[Range]],
+    frames: u32,
+    clip: ClipId,
+    spare: &mut Vec<Vec<Range>>,
+    out: &mut Vec<Range>,
+) -> Result<(), EvalError> {
+    let mut next_leaf = 0usize;
+    let result = run_postfix!(
+        q,
+        |_t: u32| {
+            next_leaf += 1;
+            leaves[next_leaf - 1]
+        },
+        spare,
+        |op, a: &[Range], b: &[Range], o: &mut Vec<Range>| {
+            o.clear();
+            match op {
+                Item::Union => range::union_append(a, b, o),
+                Item::Intersection => range::intersection_append(a, b, o),
+                Item::Difference => range::difference_append(a, b, o),
+                _ => range::symmetric_difference_append(a, b, o),
+            }
+        },
+        |op, a: &[Range], o: &mut Vec<Range>| match op {
+            Item::Filter(f, arg) => filters::apply(f, arg, a, frames, clip, o),
+            _ => range::complement(a, frames, o),
+        }
+    );
+    match result {
+        Some(r) => {
+            out.extend_from_slice(r.get());
+            if let Operand::Owned(v) = r {
+                spare.push(v);
+            }
+        }
+        None => return Err(QueryCodeError::Empty.into()),
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// The cache.
+// ---------------------------------------------------------------------------------------------
+
+/// Version numbers for tags: process-wide, strictly increasing, never 0. Every tag edit and every
+/// load gives the tag a fresh number, so `(tag index, version)` identifies the tag's content even
+/// across documents and after tags are removed or reordered.
+pub fn next_version() -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    NEXT.fetch_add(1, Ordering::Relaxed)
+}
+
+#[derive(Debug, Clone)]
+struct CacheEntry {
+    reads: SmallVec<[(u32, u64); 8]>,
+    result: Arc<RangeSet>,
+}
+
+/// Query results keyed by the query (hash and equality of its postfix code). Each entry records
+/// the version of every tag it read; [`QueryCache::get`] checks them against the document and never
+/// returns a result computed from older tag contents. Results that read a tag with version 0 (a tag
+/// built by hand, outside the document's edit methods) are not cached.
+#[derive(Debug, Clone)]
+pub struct QueryCache {
+    entries: HashMap<Query, CacheEntry>,
+    max_entries: usize,
+    pub hits: u64,
+    pub misses: u64,
+}
+
+impl Default for QueryCache {
+    fn default() -> Self {
+        Self::new(256)
+    }
+}
+
+impl QueryCache {
+    /// A cache holding at most `max_entries` results.
+    pub fn new(max_entries: usize) -> Self {
+        Self {
+            entries: HashMap::new(),
+            max_entries: max_entries.max(1),
+            hits: 0,
+            misses: 0,
+        }
+    }
+
+    fn fresh(entry: &CacheEntry, doc: &TagDocument) -> bool {
+        entry
+            .reads
+            .iter()
+            .all(|&(t, v)| doc.tags.get(t as usize).is_some_and(|tag| tag.version == v))
+    }
+
+    /// The cached result of `q` if every tag it read is unchanged in `doc`.
+    pub fn get(&mut self, q: &Query, doc: &TagDocument) -> Option<Arc<RangeSet>> {
+        match self.entries.get(q) {
+            Some(e) if Self::fresh(e, doc) => {
+                self.hits += 1;
+                Some(e.result.clone())
+            }
+            Some(_) => {
+                self.entries.remove(q);
+                self.misses += 1;
+                None
+            }
+            None => {
+                self.misses += 1;
+                None
+            }
+        }
+    }
+
+    /// Stores the result of `q`, computed from `doc` as it is now.
+    pub fn insert(&mut self, q: &Query, doc: &TagDocument, result: Arc<RangeSet>) {
+        let mut reads = SmallVec::new();
+        for t in q.tags_read() {
+            match doc.tags.get(t as usize) {
+                Some(tag) if tag.version != 0 => reads.push((t, tag.version)),
+                _ => return,
+            }
+        }
+        if self.entries.len() >= self.max_entries && !self.entries.contains_key(q) {
+            self.entries.retain(|_, e| Self::fresh(e, doc));
+            if self.entries.len() >= self.max_entries {
+                self.entries.clear();
+            }
+        }
+        self.entries.insert(q.clone(), CacheEntry { reads, result });
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    pub fn clear(&mut self) {
+        self.entries.clear();
+    }
+}
+
+/// The result of [`QueryEngine::run`].
+#[derive(Debug, Clone)]
+pub struct QueryOutcome {
+    /// Ranges per clip.
+    pub result: Arc<RangeSet>,
+    /// True when the result came from the cache.
+    pub cached: bool,
+    /// What `auto` chose (when the engine was `auto` and the result was computed now).
+    pub auto: Option<AutoReport>,
+}
+
+/// Everything needed to answer queries on a changing document: the packed index, the evaluator's
+/// buffers and the cache.
+#[derive(Debug, Default)]
+pub struct QueryEngine {
+    pub index: TagIndex,
+    pub evaluator: Evaluator,
+    pub cache: QueryCache,
+}
+
+impl QueryEngine {
+    pub fn new(doc: &TagDocument) -> Self {
+        Self {
+            index: TagIndex::build(doc),
+            evaluator: Evaluator::new(),
+            cache: QueryCache::default(),
+        }
+    }
+
+    /// Evaluates `q` on `doc` (cache first; the index is brought up to date on a miss).
+    pub fn run(
+        &mut self,
+        doc: &TagDocument,
+        q: &Query,
+        engine: Engine,
+    ) -> Result<QueryOutcome, EvalError> {
+        if let Some(result) = self.cache.get(q, doc) {
+            return Ok(QueryOutcome {
+                result,
+                cached: true,
+                auto: None,
+            });
+        }
+        self.index.sync(doc);
+        let mut out = RangeSet::new();
+        let auto = self.evaluator.eval(q, &self.index, engine, &mut out)?;
+        let result = Arc::new(out);
+        self.cache.insert(q, doc, result.clone());
+        Ok(QueryOutcome {
+            result,
+            cached: false,
+            auto,
+        })
+    }
+}
+
+/// Evaluates `q` on `doc` once (builds a throw-away index): ranges per clip and, for `auto`, what it
+/// chose.
+pub fn evaluate(
+    doc: &TagDocument,
+    q: &Query,
+    engine: Engine,
+) -> Result<(RangeSet, Option<AutoReport>), EvalError> {
+    let idx = TagIndex::build(doc);
+    let mut out = RangeSet::new();
+    let report = Evaluator::new().eval(q, &idx, engine, &mut out)?;
+    Ok((out, report))
+}

@@ -1,0 +1,208 @@
+//! `taglane query` and `taglane tags`, run as the built binary on a small file.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+const FILE: &str = r##"{ "format": "taglane.tags", "version": 1,
+  "clips": [ {"name": "walk_01", "frames": 195, "fps": 30.0},
+             {"name": "idle", "frames": 60, "fps": 30.0},
+             {"name": "run_02", "frames": 100, "fps": 25.0} ],
+  "tags":  [ {"name": "locomotion:Walk", "color": "#4e9a06",
+              "ranges": {"walk_01": [[0, 120], [150, 195]], "run_02": [[0, 10]]}},
+             {"name": "Tired", "ranges": {"walk_01": [[100, 160]], "run_02": [[5, 50]]}},
+             {"name": "Male", "ranges": {"run_02": [[0, 100]], "walk_01": [[0, 195]]}} ],
+  "queries": [ {"name": "tired walkers", "expr": "locomotion:Walk & Tired"} ] }"##;
+
+fn setup(name: &str, text: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("taglane-cli-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("tags.json");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn run(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_taglane"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+#[test]
+fn query_json_has_the_documented_shape() {
+    let path = setup("json", FILE);
+    let p = path.to_str().unwrap();
+    for engine in ["ranges", "masks", "auto"] {
+        let out = run(&[
+            "query",
+            p,
+            "locomotion:Walk & Tired",
+            "--engine",
+            engine,
+            "--json",
+        ]);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        let stdout = text(&out.stdout);
+        assert_eq!(stdout.lines().count(), 1, "{stdout}");
+        let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+        let obj = v.as_object().unwrap();
+        let mut keys: Vec<&str> = obj.keys().map(String::as_str).collect();
+        keys.sort_unstable();
+        assert_eq!(keys, ["clips", "engine", "expr", "frames", "ranges"]);
+        assert_eq!(v["expr"], "locomotion:Walk & Tired");
+        assert_eq!(v["engine"], engine);
+        assert_eq!(
+            v["clips"]["walk_01"],
+            serde_json::json!([[100, 120], [150, 160]])
+        );
+        assert_eq!(v["clips"]["run_02"], serde_json::json!([[5, 10]]));
+        assert!(
+            v["clips"].get("idle").is_none(),
+            "clips without frames are omitted"
+        );
+        assert_eq!(v["frames"], 35);
+        assert_eq!(v["ranges"], 3);
+        // Clip keys follow the file's clip order (walk_01 before run_02).
+        assert!(stdout.find("walk_01").unwrap() < stdout.find("run_02").unwrap());
+    }
+}
+
+#[test]
+fn query_json_with_complement_and_functions() {
+    let path = setup("complement", FILE);
+    let out = run(&[
+        "query",
+        path.to_str().unwrap(),
+        "!Male | first(Tired, 3)",
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_str(&text(&out.stdout)).unwrap();
+    assert_eq!(v["clips"]["idle"], serde_json::json!([[0, 60]]));
+    assert_eq!(v["clips"]["walk_01"], serde_json::json!([[100, 103]]));
+    assert_eq!(v["clips"]["run_02"], serde_json::json!([[5, 8]]));
+}
+
+#[test]
+fn query_table() {
+    let path = setup("table", FILE);
+    let out = run(&["query", path.to_str().unwrap(), "Male - Tired"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let s = text(&out.stdout);
+    let lines: Vec<&str> = s.lines().collect();
+    assert!(
+        lines[0].starts_with("clip") && lines[0].contains("ranges") && lines[0].contains("frames")
+    );
+    assert!(lines[0].contains("seconds"));
+    // walk_01: [0,100) [160,195) = 135 frames = 4.50 s; run_02: [0,5) [50,100) = 55 frames at 25 fps.
+    let walk: Vec<&str> = lines
+        .iter()
+        .find(|l| l.starts_with("walk_01"))
+        .unwrap()
+        .split_whitespace()
+        .collect();
+    assert_eq!(walk, ["walk_01", "2", "135", "4.50"]);
+    let run2: Vec<&str> = lines
+        .iter()
+        .find(|l| l.starts_with("run_02"))
+        .unwrap()
+        .split_whitespace()
+        .collect();
+    assert_eq!(run2, ["run_02", "2", "55", "2.20"]);
+    let total: Vec<&str> = lines
+        .iter()
+        .find(|l| l.starts_with("total"))
+        .unwrap()
+        .split_whitespace()
+        .collect();
+    assert_eq!(total, ["total", "4", "190", "6.70"]);
+    assert!(s.contains("engine: auto"));
+}
+
+#[test]
+fn bad_queries_exit_2_with_a_caret() {
+    let path = setup("bad", FILE);
+    let out = run(&["query", path.to_str().unwrap(), "Male & Tird"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty());
+    let err = text(&out.stderr);
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 3, "{err}");
+    assert!(
+        lines[0].contains("column 8") && lines[0].contains("unknown tag `Tird`"),
+        "{err}"
+    );
+    assert!(lines[0].contains("did you mean `Tired`"), "{err}");
+    assert_eq!(lines[1], "  Male & Tird");
+    assert_eq!(lines[2], "         ^^^^");
+
+    let out = run(&["query", path.to_str().unwrap(), "Male & (Tired |"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert!(
+        err.lines().next().unwrap().contains("expected a tag name"),
+        "{err}"
+    );
+    assert!(err.lines().nth(2).unwrap().ends_with('^'));
+
+    let out = run(&["query", path.to_str().unwrap(), "Male", "--engine", "bogus"]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn bad_files_exit_1_naming_the_file_and_path() {
+    let path = setup("badfile", &FILE.replacen("[150, 195]", "[150, 196]", 1));
+    let out = run(&["query", path.to_str().unwrap(), "Male", "--json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    assert!(err.contains(path.to_str().unwrap()), "{err}");
+    assert!(err.contains("tags[0].ranges.walk_01[1]"), "{err}");
+
+    let out = run(&["query", "/nonexistent/tags.json", "Male"]);
+    assert_eq!(out.status.code(), Some(1));
+    let out = run(&["tags", path.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+}
+
+#[test]
+fn tags_lists_counts() {
+    let path = setup("tags", FILE);
+    let out = run(&["tags", path.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let s = text(&out.stdout);
+    let walk: Vec<&str> = s
+        .lines()
+        .find(|l| l.starts_with("locomotion:Walk"))
+        .unwrap()
+        .split_whitespace()
+        .collect();
+    assert_eq!(walk, ["locomotion:Walk", "#4e9a06", "2", "3", "175"]);
+    let tired: Vec<&str> = s
+        .lines()
+        .find(|l| l.starts_with("Tired"))
+        .unwrap()
+        .split_whitespace()
+        .collect();
+    assert_eq!(tired, ["Tired", "-", "2", "2", "105"]);
+}
+
+#[test]
+fn warnings_go_to_stderr_and_do_not_fail() {
+    let path = setup(
+        "warn",
+        &FILE.replacen("[[100, 160]]", "[[100, 160], [160, 170]]", 1),
+    );
+    let out = run(&["query", path.to_str().unwrap(), "Tired", "--json"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        text(&out.stderr).contains("warning"),
+        "{}",
+        text(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_str(&text(&out.stdout)).unwrap();
+    assert_eq!(v["clips"]["walk_01"], serde_json::json!([[100, 170]]));
+}

@@ -1,0 +1,154 @@
+//! The query cache, the `auto` engine's choices and deep queries.
+
+use std::sync::Arc;
+
+use taglane::core::tags::query::{Engine, QueryEngine, evaluate};
+use taglane::core::tags::{ClipInfo, Range, TagDocument};
+
+fn doc() -> TagDocument {
+    let mut d = TagDocument::default();
+    d.add_clip(ClipInfo {
+        name: "sparse".into(),
+        frames: 10_000,
+        fps: 30.0,
+        source: None,
+    })
+    .unwrap();
+    d.add_clip(ClipInfo {
+        name: "dense".into(),
+        frames: 640,
+        fps: 30.0,
+        source: None,
+    })
+    .unwrap();
+    for name in ["A", "B", "C"] {
+        d.add_tag(name, None).unwrap();
+    }
+    d.set_ranges(0, 0, vec![Range::new(0, 5000)]).unwrap();
+    d.set_ranges(1, 0, vec![Range::new(2500, 7500)]).unwrap();
+    // Every other frame: 320 ranges over 10 words.
+    d.set_ranges(
+        0,
+        1,
+        (0..640).step_by(2).map(|f| Range::new(f, f + 1)).collect(),
+    )
+    .unwrap();
+    d.set_ranges(
+        1,
+        1,
+        (0..640).step_by(3).map(|f| Range::new(f, f + 1)).collect(),
+    )
+    .unwrap();
+    d.set_ranges(2, 0, vec![Range::new(9000, 9100)]).unwrap();
+    d
+}
+
+#[test]
+fn cache_hits_and_never_goes_stale() {
+    let mut d = doc();
+    let mut eng = QueryEngine::new(&d);
+    let q = d.parse_query("A & B").unwrap();
+    let first = eng.run(&d, &q, Engine::Ranges).unwrap();
+    assert!(!first.cached);
+    let again = eng.run(&d, &q, Engine::Ranges).unwrap();
+    assert!(again.cached);
+    assert!(Arc::ptr_eq(&first.result, &again.result));
+
+    // Editing a tag the query does not read keeps the entry.
+    d.add_range(2, 1, Range::new(0, 10)).unwrap();
+    assert!(eng.run(&d, &q, Engine::Ranges).unwrap().cached);
+
+    // Editing a tag it reads invalidates it, and the new result reflects the edit.
+    d.set_ranges(1, 0, vec![Range::new(0, 100)]).unwrap();
+    let after = eng.run(&d, &q, Engine::Masks).unwrap();
+    assert!(!after.cached);
+    assert_eq!(after.result.clip_ranges(0), &[Range::new(0, 100)]);
+
+    // Removing a tag shifts indices: the query code [1] meant B and now means C; it must not hit.
+    let q1 = d.parse_query("B").unwrap();
+    let b_result = eng.run(&d, &q1, Engine::Auto).unwrap().result;
+    d.remove_tag(0).unwrap();
+    let shifted = eng.run(&d, &q1, Engine::Auto).unwrap();
+    assert!(!shifted.cached);
+    assert_ne!(*shifted.result, *b_result);
+    assert_eq!(
+        *shifted.result,
+        evaluate(&d, &d.parse_query("C").unwrap(), Engine::Ranges)
+            .unwrap()
+            .0
+    );
+    // A query naming a tag index that no longer exists is an error, not a stale hit.
+    let q01 = taglane::core::tags::Query::tag(0) & taglane::core::tags::Query::tag(2);
+    assert!(eng.run(&d, &q01, Engine::Auto).is_err());
+
+    // Adding a clip changes what `!x` covers.
+    let not_c = d.parse_query("!C").unwrap();
+    let before = eng.run(&d, &not_c, Engine::Ranges).unwrap();
+    assert_eq!(before.result.clips().len(), 2);
+    d.add_clip(ClipInfo {
+        name: "new".into(),
+        frames: 7,
+        fps: 30.0,
+        source: None,
+    })
+    .unwrap();
+    let with_new = eng.run(&d, &not_c, Engine::Ranges).unwrap();
+    assert!(!with_new.cached);
+    assert_eq!(with_new.result.clip_ranges(2), &[Range::new(0, 7)]);
+}
+
+#[test]
+fn auto_picks_masks_for_dense_clips_and_ranges_for_sparse_ones() {
+    let d = doc();
+    let q = d.parse_query("A & B | A - B").unwrap();
+    let (auto, report) = evaluate(&d, &q, Engine::Auto).unwrap();
+    let report = report.unwrap();
+    let choice = |clip| {
+        report
+            .choices
+            .iter()
+            .find(|c| c.clip == clip)
+            .unwrap()
+            .engine
+    };
+    assert_eq!(choice(0), Engine::Ranges);
+    assert_eq!(choice(1), Engine::Masks);
+    assert!(
+        report.reason().contains("masks on 1 clips, ranges on 1"),
+        "{}",
+        report.reason()
+    );
+    assert_eq!(auto, evaluate(&d, &q, Engine::Ranges).unwrap().0);
+    assert_eq!(auto, evaluate(&d, &q, Engine::Masks).unwrap().0);
+
+    let with_filter = d.parse_query("grow(A, 3) & B").unwrap();
+    let (_, report) = evaluate(&d, &with_filter, Engine::Auto).unwrap();
+    let report = report.unwrap();
+    assert!(report.has_filters);
+    assert_eq!(report.clips_with(Engine::Masks), 0);
+}
+
+#[test]
+fn queries_deeper_than_the_inline_capacity_work() {
+    let d = doc();
+    let text = (0..30)
+        .map(|i| ["A", "B", "C"][i % 3])
+        .collect::<Vec<_>>()
+        .join(" - ");
+    let q = d.parse_query(&format!("!({text}) & (A | B)")).unwrap();
+    assert!(!q.is_inline());
+    let r = evaluate(&d, &q, Engine::Ranges).unwrap().0;
+    assert!(
+        r == evaluate(&d, &q, Engine::Masks).unwrap().0,
+        "masks differ"
+    );
+    assert!(
+        r == evaluate(&d, &q, Engine::Auto).unwrap().0,
+        "auto differs"
+    );
+    // A - B - C - A - ... is empty (the fourth term removes A), so the query is A | B.
+    let expected = evaluate(&d, &d.parse_query("A | B").unwrap(), Engine::Ranges)
+        .unwrap()
+        .0;
+    assert!(r == expected, "deep query differs from A | B");
+}

@@ -1,0 +1,242 @@
+//! The `taglane.tags` file: every validation error names the file and the JSON path; merges and
+//! unknown fields are warnings; saves round-trip and are atomic.
+
+use taglane::core::tags::format::{
+    TagsFileError, load_tags_file, load_tags_str, save_tags_file, tags_to_string,
+};
+use taglane::core::tags::{Range, TagDocument};
+
+const GOOD: &str = r##"{ "format": "taglane.tags", "version": 1,
+  "clips": [ {"name": "walk_01", "frames": 195, "fps": 30.0, "source": "mocap/walk_01.bvh"},
+             {"name": "walk 02", "frames": 1, "fps": 120} ],
+  "tags":  [ {"name": "locomotion:Walk", "color": "#4e9a06",
+              "ranges": {"walk_01": [[0, 120], [150, 195]], "walk 02": [[0, 1]]}},
+             {"name": "Tired"} ],
+  "queries": [ {"name": "tired walkers", "expr": "locomotion:Walk & Tired"} ] }"##;
+
+/// Replaces `from` by `to` in the good file (once, and it must be there).
+fn edit(from: &str, to: &str) -> String {
+    assert!(GOOD.contains(from), "test bug: `{from}` not in the sample");
+    GOOD.replacen(from, to, 1)
+}
+
+/// Loads `text` and returns the error's JSON path and message.
+fn invalid(text: &str) -> (String, String) {
+    match load_tags_str(text, "sample.json") {
+        Err(TagsFileError::Invalid {
+            file,
+            path,
+            message,
+        }) => {
+            assert_eq!(file, "sample.json");
+            (path, message)
+        }
+        other => panic!("expected an Invalid error, got {other:?}"),
+    }
+}
+
+#[test]
+fn the_example_loads() {
+    let (doc, warnings) = load_tags_str(GOOD, "sample.json").unwrap();
+    assert!(warnings.is_empty(), "{warnings:?}");
+    assert_eq!(doc.clips.len(), 2);
+    assert_eq!(doc.clips[0].source.as_deref(), Some("mocap/walk_01.bvh"));
+    assert_eq!(doc.clips[1].fps, 120.0);
+    assert_eq!(doc.tags[0].color, Some([0x4e, 0x9a, 0x06]));
+    assert_eq!(
+        doc.tags[0].ranges[&0],
+        vec![Range::new(0, 120), Range::new(150, 195)]
+    );
+    assert_eq!(doc.tags[0].ranges[&1], vec![Range::new(0, 1)]);
+    assert!(doc.tags[1].ranges.is_empty());
+    assert_eq!(doc.queries[0].expr, "locomotion:Walk & Tired");
+    assert!(doc.tags.iter().all(|t| t.version != 0));
+}
+
+#[test]
+fn wrong_format_and_versions() {
+    let (p, m) = invalid(&edit("\"taglane.tags\"", "\"other.tags\""));
+    assert_eq!(p, "format");
+    assert!(m.contains("expected \"taglane.tags\""), "{m}");
+    let (p, m) = invalid(&edit("\"version\": 1", "\"version\": 2"));
+    assert_eq!(p, "version");
+    assert!(m.contains("unsupported version 2"), "{m}");
+    let (p, _) = invalid(&edit("\"version\": 1", "\"version\": \"1\""));
+    assert_eq!(p, "version");
+    let (p, m) = invalid(&edit("\"version\": 1,", ""));
+    assert_eq!(p, "(top level)");
+    assert!(m.contains("missing required field `version`"));
+    let (p, _) = invalid("[1, 2]");
+    assert_eq!(p, "(top level)");
+}
+
+#[test]
+fn duplicate_names() {
+    let (p, m) = invalid(&edit("\"walk 02\", \"frames\"", "\"walk_01\", \"frames\""));
+    assert_eq!(p, "clips[1].name");
+    assert!(m.contains("duplicate clip name `walk_01`"), "{m}");
+    let (p, m) = invalid(&edit(
+        "{\"name\": \"Tired\"}",
+        "{\"name\": \"locomotion:Walk\"}",
+    ));
+    assert_eq!(p, "tags[1].name");
+    assert!(m.contains("duplicate tag name"), "{m}");
+    let (p, m) = invalid(&edit(
+        "\"name\": \"tired walkers\"",
+        "\"name\": \"x\", \"name\": \"y\"",
+    ));
+    assert_eq!(p, "queries[0].name");
+    assert!(m.contains("duplicate key"), "{m}");
+}
+
+#[test]
+fn range_on_an_unknown_clip() {
+    let (p, m) = invalid(&edit("\"walk 02\": [[0, 1]]", "\"walk_10\": [[0, 1]]"));
+    assert_eq!(p, "tags[0].ranges.walk_10");
+    assert!(m.contains("unknown clip `walk_10`"), "{m}");
+    assert!(m.contains("did you mean `walk_01`"), "{m}");
+}
+
+#[test]
+fn empty_or_reversed_ranges() {
+    let (p, m) = invalid(&edit("[150, 195]", "[150, 150]"));
+    assert_eq!(p, "tags[0].ranges.walk_01[1]");
+    assert!(m.contains("expected start < stop"), "{m}");
+    let (p, _) = invalid(&edit("[150, 195]", "[160, 150]"));
+    assert_eq!(p, "tags[0].ranges.walk_01[1]");
+}
+
+#[test]
+fn ranges_outside_the_clip() {
+    let (p, m) = invalid(&edit("[150, 195]", "[150, 196]"));
+    assert_eq!(p, "tags[0].ranges.walk_01[1]");
+    assert!(m.contains("195 frames"), "{m}");
+    let (p, m) = invalid(&edit("[[0, 1]]", "[[0, 2]]"));
+    assert_eq!(p, "tags[0].ranges[\"walk 02\"][0]");
+    assert!(m.contains("outside clip `walk 02`"), "{m}");
+    let (p, _) = invalid(&edit("[150, 195]", "[-1, 195]"));
+    assert_eq!(p, "tags[0].ranges.walk_01[1][0]");
+    let (p, _) = invalid(&edit("[150, 195]", "[150.5, 195]"));
+    assert_eq!(p, "tags[0].ranges.walk_01[1][0]");
+    let (p, m) = invalid(&edit("[150, 195]", "[150, 160, 170]"));
+    assert_eq!(p, "tags[0].ranges.walk_01[1]");
+    assert!(m.contains("found 3 values"), "{m}");
+}
+
+#[test]
+fn bad_fields() {
+    let (p, m) = invalid(&edit("\"frames\": 195, ", ""));
+    assert_eq!(p, "clips[0]");
+    assert!(m.contains("missing required field `frames`"));
+    let (p, m) = invalid(&edit("\"frames\": 195", "\"frames\": 99999999999"));
+    assert_eq!(p, "clips[0].frames");
+    assert!(m.contains("too large"), "{m}");
+    let (p, _) = invalid(&edit("\"fps\": 30.0", "\"fps\": 0"));
+    assert_eq!(p, "clips[0].fps");
+    let (p, _) = invalid(&edit("\"#4e9a06\"", "\"green\""));
+    assert_eq!(p, "tags[0].color");
+    let (p, _) = invalid(&edit("\"name\": \"Tired\"", "\"name\": \"\""));
+    assert_eq!(p, "tags[1].name");
+    let (p, _) = invalid(&edit("\"source\": \"mocap/walk_01.bvh\"", "\"source\": 3"));
+    assert_eq!(p, "clips[0].source");
+}
+
+#[test]
+fn overlapping_and_adjacent_ranges_merge_with_a_warning() {
+    let text = edit(
+        "[[0, 120], [150, 195]]",
+        "[[150, 195], [0, 100], [100, 120], [110, 115]]",
+    );
+    let (doc, warnings) = load_tags_str(&text, "sample.json").unwrap();
+    assert_eq!(
+        doc.tags[0].ranges[&0],
+        vec![Range::new(0, 120), Range::new(150, 195)]
+    );
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert_eq!(warnings[0].path, "tags[0].ranges.walk_01");
+    assert!(
+        warnings[0]
+            .message
+            .contains("#1 [0, 100] and #2 [100, 120] and #3 [110, 115]"),
+        "{}",
+        warnings[0]
+    );
+    assert!(warnings[0].message.contains("merged into [0, 120]"));
+}
+
+#[test]
+fn unknown_fields_and_broken_saved_queries_warn() {
+    let text = edit(
+        "\"color\": \"#4e9a06\",",
+        "\"color\": \"#4e9a06\", \"notes\": \"hi\",",
+    );
+    let text = text.replacen("locomotion:Walk & Tired\"", "locomotion:Walk & Tird\"", 1);
+    let (doc, warnings) = load_tags_str(&text, "sample.json").unwrap();
+    assert_eq!(warnings.len(), 2, "{warnings:?}");
+    assert_eq!(warnings[0].path, "tags[0].notes");
+    assert_eq!(warnings[1].path, "queries[0].expr");
+    assert!(
+        warnings[1].message.contains("did you mean `Tired`"),
+        "{}",
+        warnings[1]
+    );
+    assert_eq!(doc.queries[0].expr, "locomotion:Walk & Tird");
+}
+
+#[test]
+fn syntax_errors_give_line_and_column() {
+    let text = "{\n  \"format\": \"taglane.tags\",\n  \"version\": 1,,\n}";
+    match load_tags_str(text, "broken.json") {
+        Err(e @ TagsFileError::Syntax { line: 3, .. }) => {
+            assert!(e.to_string().starts_with("broken.json: line 3"))
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn save_round_trips_atomically() {
+    let dir = std::env::temp_dir().join(format!("taglane-format-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("tags.json");
+    let (mut doc, _) = load_tags_str(GOOD, "sample.json").unwrap();
+    doc.add_range(1, 0, Range::new(10, 20)).unwrap();
+    doc.rename_tag(1, "very \"tired\"").unwrap();
+    save_tags_file(&doc, &path, false).unwrap();
+    let (back, warnings) = load_tags_file(&path).unwrap();
+    assert!(warnings.is_empty(), "{warnings:?}");
+    let strip = |d: &TagDocument| {
+        let mut d = d.clone();
+        d.tags.iter_mut().for_each(|t| t.version = 0);
+        d
+    };
+    assert_eq!(strip(&back), strip(&doc));
+    assert_eq!(
+        back.queries[0].expr,
+        "locomotion:Walk & \"very \\\"tired\\\"\""
+    );
+    assert!(back.parse_query(&back.queries[0].expr).is_ok());
+    // Saving twice gives the same bytes, and no temporary file is left behind.
+    save_tags_file(&back, &path, true).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap(),
+        tags_to_string(&doc, "x").unwrap()
+    );
+    let names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(names.iter().all(|n| !n.ends_with(".tmp")), "{names:?}");
+    assert!(names.contains(&"tags.json.bak".to_string()));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn unreadable_files_name_the_file() {
+    let err = load_tags_file(std::path::Path::new("/nonexistent/tags.json")).unwrap_err();
+    assert!(
+        err.to_string()
+            .starts_with("/nonexistent/tags.json: cannot read"),
+        "{err}"
+    );
+}
