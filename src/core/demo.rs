@@ -10,7 +10,8 @@ use std::f32::consts::{PI, TAU};
 
 use glam::{Quat, Vec3};
 
-use crate::core::anim::{Clip, Skeleton, Transform};
+use crate::core::anim::skeleton::EndSite;
+use crate::core::anim::{Clip, Skeleton, Transform, local_to_model};
 use crate::core::tags::{ClipInfo, Range, SavedQuery, Tag, TagDocument};
 
 /// Frame rate of every demo clip.
@@ -59,9 +60,24 @@ pub fn demo_scripts() -> Vec<TakeScript> {
     };
     use Gait::*;
     vec![
-        TakeScript { name: "walk_male_01", male: true, style: male, segments: vec![(Idle, 1.0), (Walk, 7.0)] },
-        TakeScript { name: "run_male_01", male: true, style: male, segments: vec![(Run, 6.0)] },
-        TakeScript { name: "idle_female_01", male: false, style: female, segments: vec![(Idle, 5.0)] },
+        TakeScript {
+            name: "walk_male_01",
+            male: true,
+            style: male,
+            segments: vec![(Idle, 1.0), (Walk, 7.0)],
+        },
+        TakeScript {
+            name: "run_male_01",
+            male: true,
+            style: male,
+            segments: vec![(Run, 6.0)],
+        },
+        TakeScript {
+            name: "idle_female_01",
+            male: false,
+            style: female,
+            segments: vec![(Idle, 5.0)],
+        },
         TakeScript {
             name: "walk_to_run_female_01",
             male: false,
@@ -77,13 +93,19 @@ pub fn demo_scripts() -> Vec<TakeScript> {
         TakeScript {
             name: "limp_walk_female_02",
             male: false,
-            style: Style { limp: 1.0, ..female },
+            style: Style {
+                limp: 1.0,
+                ..female
+            },
             segments: vec![(Walk, 7.0)],
         },
         TakeScript {
             name: "tired_walk_female_03",
             male: false,
-            style: Style { tired: 1.0, ..female },
+            style: Style {
+                tired: 1.0,
+                ..female
+            },
             segments: vec![(Walk, 6.0)],
         },
         TakeScript {
@@ -95,13 +117,20 @@ pub fn demo_scripts() -> Vec<TakeScript> {
         TakeScript {
             name: "walk_turn_left_male_04",
             male: true,
-            style: Style { turn_deg_per_s: 25.0, ..male },
+            style: Style {
+                turn_deg_per_s: 25.0,
+                ..male
+            },
             segments: vec![(Walk, 6.0)],
         },
         TakeScript {
             name: "limp_run_male_05",
             male: true,
-            style: Style { limp: 0.7, tired: 0.5, ..male },
+            style: Style {
+                limp: 0.7,
+                tired: 0.5,
+                ..male
+            },
             segments: vec![(Walk, 2.0), (Run, 4.0)],
         },
     ]
@@ -155,6 +184,10 @@ pub fn demo_skeleton(s: f32) -> Skeleton {
         ("RightForeArm", Some(R_ARM), [0.0, -28.0, 0.0]),
         ("RightHand", Some(R_FOREARM), [0.0, -25.0, 0.0]),
     ];
+    let end = |parent: usize, offset: [f32; 3]| EndSite {
+        parent,
+        offset: Vec3::from(offset) * s,
+    };
     Skeleton {
         names: joints.iter().map(|j| j.0.to_owned()).collect(),
         parents: joints.iter().map(|j| j.1).collect(),
@@ -165,6 +198,13 @@ pub fn demo_skeleton(s: f32) -> Skeleton {
                 ..Transform::IDENTITY
             })
             .collect(),
+        end_sites: vec![
+            end(L_TOE, [0.0, 0.0, 5.0]),
+            end(R_TOE, [0.0, 0.0, 5.0]),
+            end(HEAD, [0.0, 14.0, 0.0]),
+            end(19, [0.0, -9.0, 0.0]),
+            end(23, [0.0, -9.0, 0.0]),
+        ],
     }
 }
 
@@ -244,11 +284,19 @@ fn params_at(script: &TakeScript, t: f32) -> (GaitParams, usize, bool) {
             let p = params(gait);
             if i + 1 < script.segments.len() && t > end - BLEND_S / 2.0 {
                 let w = (t - (end - BLEND_S / 2.0)) / BLEND_S;
-                return (lerp_params(p, params(script.segments[i + 1].0), smooth(w)), i, true);
+                return (
+                    lerp_params(p, params(script.segments[i + 1].0), smooth(w)),
+                    i,
+                    true,
+                );
             }
             if i > 0 && t < start + BLEND_S / 2.0 {
                 let w = 0.5 + (t - start) / BLEND_S;
-                return (lerp_params(params(script.segments[i - 1].0), p, smooth(w)), i, true);
+                return (
+                    lerp_params(params(script.segments[i - 1].0), p, smooth(w)),
+                    i,
+                    true,
+                );
             }
             return (p, i, false);
         }
@@ -289,19 +337,36 @@ pub fn generate_take(script: &TakeScript) -> (Clip, Vec<(usize, bool)>) {
         let moving = (p.speed_cm_per_s / 140.0).min(1.0);
         let mut pose = skeleton.rest.clone();
         // Legs: phase 0 = left leg passing under the body moving forward.
-        let leg = |pose: &mut Vec<Transform>, up: usize, knee: usize, foot: usize, toe: usize, ph: f32, hip_scale: f32, knee_scale: f32| {
+        let leg = |pose: &mut Vec<Transform>,
+                   up: usize,
+                   knee: usize,
+                   foot: usize,
+                   toe: usize,
+                   ph: f32,
+                   hip_scale: f32,
+                   knee_scale: f32| {
             let hip = p.hip_deg * hip_scale * ph.sin();
             let knee_flex = 4.0 * moving + p.knee_deg * knee_scale * ph.cos().max(0.0).powf(1.5);
             let ankle = 12.0 * moving * (ph + 1.0).sin();
             pose[up].rotation = Quat::from_rotation_x(-deg(hip));
             pose[knee].rotation = Quat::from_rotation_x(deg(knee_flex));
             pose[foot].rotation = Quat::from_rotation_x(-deg(ankle));
-            pose[toe].rotation = Quat::from_rotation_x(deg(8.0 * moving * (ph - 0.5).sin().max(0.0)));
+            pose[toe].rotation =
+                Quat::from_rotation_x(deg(8.0 * moving * (ph - 0.5).sin().max(0.0)));
         };
         let limp_hip = 1.0 - 0.4 * st.limp;
         let limp_knee = 1.0 - 0.7 * st.limp;
         leg(&mut pose, L_UPLEG, L_LEG, L_FOOT, L_TOE, phase, 1.0, 1.0);
-        leg(&mut pose, R_UPLEG, R_LEG, R_FOOT, R_TOE, phase + PI, limp_hip, limp_knee);
+        leg(
+            &mut pose,
+            R_UPLEG,
+            R_LEG,
+            R_FOOT,
+            R_TOE,
+            phase + PI,
+            limp_hip,
+            limp_knee,
+        );
         // Torso: lean, counter-rotation, breathing, head droop when tired.
         let breathe = (TAU * 0.3 * t).sin();
         pose[LOWER_BACK].rotation = Quat::from_rotation_x(deg(p.lean_deg * 0.5 + 0.8 * breathe))
@@ -310,16 +375,20 @@ pub fn generate_take(script: &TakeScript) -> (Clip, Vec<(usize, bool)>) {
         pose[SPINE].rotation = Quat::from_rotation_x(deg(p.lean_deg * 0.3));
         pose[SPINE1].rotation = Quat::from_rotation_x(deg(p.lean_deg * 0.2 + 0.5 * breathe));
         pose[NECK].rotation = Quat::from_rotation_x(deg(-p.lean_deg * 0.4 + 12.0 * st.tired));
-        pose[HEAD].rotation = Quat::from_rotation_y(deg(6.0 * (TAU * 0.11 * t).sin() * (1.0 - moving)));
+        pose[HEAD].rotation =
+            Quat::from_rotation_y(deg(6.0 * (TAU * 0.11 * t).sin() * (1.0 - moving)));
         // Arms: swing against the same-side leg, elbows bent more when running.
         let arm = |pose: &mut Vec<Transform>, a: usize, fa: usize, ph: f32, side: f32| {
-            pose[a].rotation = Quat::from_rotation_x(-deg(p.arm_deg * ph.sin())) * Quat::from_rotation_z(deg(side * 6.0));
-            pose[fa].rotation = Quat::from_rotation_x(-deg(p.elbow_deg + 0.3 * p.arm_deg * ph.sin()));
+            pose[a].rotation = Quat::from_rotation_x(-deg(p.arm_deg * ph.sin()))
+                * Quat::from_rotation_z(deg(side * 6.0));
+            pose[fa].rotation =
+                Quat::from_rotation_x(-deg(p.elbow_deg + 0.3 * p.arm_deg * ph.sin()));
         };
         arm(&mut pose, L_ARM, L_FOREARM, phase + PI, 1.0);
         arm(&mut pose, R_ARM, R_FOREARM, phase, -1.0);
         // Root: heading, position on the ground plane, hip bob; height is set from the feet below.
-        pose[HIPS].rotation = Quat::from_rotation_y(heading) * Quat::from_rotation_z(deg(3.0 * moving * phase.sin()));
+        pose[HIPS].rotation =
+            Quat::from_rotation_y(heading) * Quat::from_rotation_z(deg(3.0 * moving * phase.sin()));
         pose[HIPS].translation = pos;
         let lowest = lowest_foot_y(&skeleton, &pose);
         let flight = p.flight_cm * (2.0 * phase).sin().max(0.0);
@@ -357,16 +426,10 @@ pub fn generate_take(script: &TakeScript) -> (Clip, Vec<(usize, bool)>) {
     (clip, per_frame)
 }
 
-/// Model-space transforms of a pose (parents come before children).
+/// Model-space transforms of a pose.
 fn model_pose(skeleton: &Skeleton, local: &[Transform]) -> Vec<Transform> {
-    let mut model: Vec<Transform> = Vec::with_capacity(local.len());
-    for (i, l) in local.iter().enumerate() {
-        let m = match skeleton.parents[i] {
-            Some(p) => model[p].mul_transform(l),
-            None => *l,
-        };
-        model.push(m);
-    }
+    let mut model = vec![Transform::IDENTITY; local.len()];
+    local_to_model(skeleton, local, &mut model).expect("the demo skeleton is valid");
     model
 }
 
@@ -443,11 +506,23 @@ pub const DEMO_TAGS: [(&str, [u8; 3]); 12] = [
 
 /// Saved queries of the demo project.
 pub const DEMO_QUERIES: [(&str, &str); 5] = [
-    ("tired or limping male runners", "Running & Male & (Tired | Limping)"),
+    (
+        "tired or limping male runners",
+        "Running & Male & (Tired | Limping)",
+    ),
     ("tired walkers", "Walking & Tired"),
-    ("footsteps while running", "Running & (contact:LeftFootDown | contact:RightFootDown)"),
-    ("healthy locomotion", "(Walking | Running) - Injured - Tired"),
-    ("both feet planted", "contact:LeftFootDown & contact:RightFootDown"),
+    (
+        "footsteps while running",
+        "Running & (contact:LeftFootDown | contact:RightFootDown)",
+    ),
+    (
+        "healthy locomotion",
+        "(Walking | Running) - Injured - Tired",
+    ),
+    (
+        "both feet planted",
+        "contact:LeftFootDown & contact:RightFootDown",
+    ),
 ];
 
 /// The whole demo: clips and the tag document over them (clip sources `NAME.bvh`).
@@ -542,9 +617,59 @@ pub fn demo_project() -> (Vec<Clip>, TagDocument) {
     (clips, doc)
 }
 
+/// The demo files: `(file name, contents)` for each clip's BVH and the project JSON
+/// `demo.taglane.json`.
+pub fn demo_files() -> Vec<(String, String)> {
+    let (clips, doc) = demo_project();
+    let mut files: Vec<(String, String)> = clips
+        .iter()
+        .map(|c| (format!("{}.bvh", c.name), crate::core::anim::write_bvh(c)))
+        .collect();
+    let json = doc.to_json_string().expect("the demo document is valid");
+    files.push(("demo.taglane.json".to_owned(), json));
+    files
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Token-wise equality where numbers may differ by 1e-3 (a platform's libm may round the last
+    /// bits of a sine differently).
+    fn same_up_to_float_noise(a: &str, b: &str) -> bool {
+        let (ta, tb): (Vec<&str>, Vec<&str>) = (
+            a.split_whitespace().collect(),
+            b.split_whitespace().collect(),
+        );
+        ta.len() == tb.len()
+            && ta.iter().zip(&tb).all(|(x, y)| {
+                x == y
+                    || match (x.parse::<f64>(), y.parse::<f64>()) {
+                        (Ok(p), Ok(q)) => (p - q).abs() <= 1e-3,
+                        _ => false,
+                    }
+            })
+    }
+
+    /// The files in `assets/demo/` are what the generator makes. `UPDATE_ASSETS=1` rewrites them.
+    #[test]
+    fn demo_assets_are_current() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/demo");
+        let update = std::env::var_os("UPDATE_ASSETS").is_some();
+        for (name, text) in demo_files() {
+            let path = dir.join(&name);
+            if update {
+                std::fs::create_dir_all(&dir).unwrap();
+                std::fs::write(&path, &text).unwrap();
+            }
+            let on_disk = std::fs::read_to_string(&path).unwrap_or_default();
+            assert!(
+                same_up_to_float_noise(&on_disk, &text),
+                "{} is stale: run UPDATE_ASSETS=1 cargo test demo_assets",
+                path.display()
+            );
+        }
+    }
 
     #[test]
     fn demo_takes_are_valid_and_grounded() {
@@ -564,19 +689,31 @@ mod tests {
                     })
                     .collect();
                 let m = model_pose(&clip.skeleton, &local);
-                let low = [L_FOOT, L_TOE, R_FOOT, R_TOE].iter().map(|&j| m[j].translation.y).fold(f32::INFINITY, f32::min);
-                assert!(low > -0.01, "{} frame {f}: foot below ground ({low})", clip.name);
+                let low = [L_FOOT, L_TOE, R_FOOT, R_TOE]
+                    .iter()
+                    .map(|&j| m[j].translation.y)
+                    .fold(f32::INFINITY, f32::min);
+                assert!(
+                    low > -0.01,
+                    "{} frame {f}: foot below ground ({low})",
+                    clip.name
+                );
             }
         }
         let walking = &doc.tags[2];
         assert!(walking.ranges.contains_key(&0));
         // Every walking or running take has alternating foot contacts.
         for (c, clip) in clips.iter().enumerate() {
-            let moving = doc.tags[2].ranges.contains_key(&(c as u32)) || doc.tags[3].ranges.contains_key(&(c as u32));
+            let moving = doc.tags[2].ranges.contains_key(&(c as u32))
+                || doc.tags[3].ranges.contains_key(&(c as u32));
             if moving {
                 let l = doc.tags[10].ranges.get(&(c as u32)).map_or(0, Vec::len);
                 let r = doc.tags[11].ranges.get(&(c as u32)).map_or(0, Vec::len);
-                assert!(l >= 3 && r >= 3, "{}: {l} left and {r} right contacts", clip.name);
+                assert!(
+                    l >= 3 && r >= 3,
+                    "{}: {l} left and {r} right contacts",
+                    clip.name
+                );
             }
         }
     }

@@ -33,7 +33,10 @@ pub struct Prefs {
 
 impl Default for Prefs {
     fn default() -> Self {
-        Self { dark: true, recent: Vec::new() }
+        Self {
+            dark: true,
+            recent: Vec::new(),
+        }
     }
 }
 
@@ -66,10 +69,15 @@ impl Default for Playback {
 pub enum Dialog {
     /// "Save changes?" before doing `then`.
     Unsaved(Guarded),
-    Rename { index: usize, name: String },
+    Rename {
+        index: usize,
+        name: String,
+    },
     ConfirmDeleteTag(usize),
     /// An autosave from a session that did not end cleanly was found.
-    Recover { saved_at: String },
+    Recover {
+        saved_at: String,
+    },
 }
 
 /// The keyboard shortcuts, in the order the help window lists them.
@@ -78,10 +86,16 @@ pub const SHORTCUTS: &[(&str, &str)] = &[
     ("Left / Right", "Step one frame (Shift: ten)"),
     ("Ctrl+Left / Ctrl+Right", "Previous / next range edge"),
     ("Home / End", "First / last frame"),
-    ("I / O", "Mark in / mark out on the active lane (a range from in to out)"),
+    (
+        "I / O",
+        "Mark in / mark out on the active lane (a range from in to out)",
+    ),
     ("S", "Split at the playhead"),
     ("Delete / Backspace", "Delete the selected ranges"),
-    ("Ctrl+C / Ctrl+V", "Copy / paste ranges at the playhead (into their tags)"),
+    (
+        "Ctrl+C / Ctrl+V",
+        "Copy / paste ranges at the playhead (into their tags)",
+    ),
     ("Ctrl+Shift+V", "Paste into the active lane"),
     ("Ctrl+A", "Select every range on the clip"),
     ("Ctrl+Z / Ctrl+Shift+Z (Ctrl+Y)", "Undo / redo"),
@@ -91,8 +105,14 @@ pub const SHORTCUTS: &[(&str, &str)] = &[
     ("F", "Fit the clip in the timeline"),
     ("Ctrl+wheel / + / -", "Zoom the timeline"),
     ("Shift+wheel", "Pan the timeline"),
-    ("Drag on a lane", "Create a range (Shift/Ctrl+drag: box select)"),
-    ("Drag a range / its edge", "Move / resize (snapped to frames)"),
+    (
+        "Drag on a lane",
+        "Create a range (Shift/Ctrl+drag: box select)",
+    ),
+    (
+        "Drag a range / its edge",
+        "Move / resize (snapped to frames)",
+    ),
     ("Click / Shift+click", "Select / add to selection"),
     ("F1", "This help"),
 ];
@@ -117,6 +137,7 @@ pub struct TaglaneApp {
     /// Set when the app asked to close and may now do so.
     pub allow_close: bool,
     last_autosave: Instant,
+    last_title: Option<String>,
 }
 
 impl TaglaneApp {
@@ -139,6 +160,7 @@ impl TaglaneApp {
             queue: Vec::new(),
             allow_close: false,
             last_autosave: Instant::now(),
+            last_title: None,
         };
         if let Some(saved_at) = app.recovery.pending() {
             app.dialog = Some(Dialog::Recover { saved_at });
@@ -158,32 +180,56 @@ impl TaglaneApp {
 
     /// Frames of the current clip (0 when there is none).
     pub fn frames(&self) -> u32 {
-        self.project.doc.clips.get(self.current_clip as usize).map_or(0, |c| c.frames)
+        self.project
+            .doc
+            .clips
+            .get(self.current_clip as usize)
+            .map_or(0, |c| c.frames)
     }
 
     fn fps(&self) -> f32 {
-        self.project.doc.clips.get(self.current_clip as usize).map_or(30.0, |c| c.fps)
+        self.project
+            .doc
+            .clips
+            .get(self.current_clip as usize)
+            .map_or(30.0, |c| c.fps)
     }
 
     /// The title bar text: project name, a `●` when there are unsaved changes.
     pub fn window_title(&self) -> String {
-        let dirty = if self.project.history.is_dirty() { "● " } else { "" };
+        let dirty = if self.project.history.is_dirty() {
+            "● "
+        } else {
+            ""
+        };
         format!("{dirty}{} — taglane", self.project.title())
     }
 
     /// Shows the whole UI for one frame and applies the queued commands.
     pub fn ui(&mut self, ui: &mut Ui) {
         let ctx = ui.ctx().clone();
-        ctx.set_theme(if self.prefs.dark { egui::Theme::Dark } else { egui::Theme::Light });
+        ctx.set_theme(if self.prefs.dark {
+            egui::Theme::Dark
+        } else {
+            egui::Theme::Light
+        });
         self.shortcuts(&ctx);
         self.advance_playback(&ctx);
         self.handle_dropped_files(&ctx);
 
         egui::Panel::top("menu_bar").show(ui, |ui| self.menu_ui(ui));
         egui::Panel::bottom("status_bar").show(ui, |ui| self.status_ui(ui));
-        egui::Panel::left("clip_browser").default_size(280.0).show(ui, |ui| {
-            browser::browser_ui(ui, &self.project.doc, self.current_clip, &mut self.browser, &mut self.queue);
-        });
+        egui::Panel::left("clip_browser")
+            .default_size(280.0)
+            .show(ui, |ui| {
+                browser::browser_ui(
+                    ui,
+                    &self.project.doc,
+                    self.current_clip,
+                    &mut self.browser,
+                    &mut self.queue,
+                );
+            });
         egui::CentralPanel::default_margins().show(ui, |ui| {
             self.transport_ui(ui);
             ui.separator();
@@ -206,7 +252,11 @@ impl TaglaneApp {
         for cmd in queue {
             self.apply(cmd, &ctx);
         }
-        ctx.send_viewport_cmd(egui::ViewportCommand::Title(self.window_title()));
+        let title = self.window_title();
+        if self.last_title.as_deref() != Some(title.as_str()) {
+            ctx.send_viewport_cmd(egui::ViewportCommand::Title(title.clone()));
+            self.last_title = Some(title);
+        }
         self.autosave_tick();
     }
 
@@ -218,6 +268,8 @@ impl TaglaneApp {
         let cmd_shift = Modifiers::COMMAND | Modifiers::SHIFT;
         let mut q = Vec::new();
         ctx.input_mut(|i| {
+            let paste_event = i.events.iter().any(|e| matches!(e, egui::Event::Paste(_)));
+            let copy_event = i.events.iter().any(|e| matches!(e, egui::Event::Copy));
             let mut sc = |m: Modifiers, k: Key| i.consume_shortcut(&KeyboardShortcut::new(m, k));
             // Longer combinations first, so Ctrl+Shift+Z is not taken as Ctrl+Z.
             if sc(cmd_shift, Key::Z) || sc(cmd, Key::Y) {
@@ -247,10 +299,10 @@ impl TaglaneApp {
             if sc(cmd_shift, Key::V) {
                 q.push(AppCommand::Paste { into_active: true });
             }
-            if sc(cmd, Key::V) || i.events.iter().any(|e| matches!(e, egui::Event::Paste(_))) {
+            if sc(cmd, Key::V) || paste_event {
                 q.push(AppCommand::Paste { into_active: false });
             }
-            if sc(cmd, Key::C) || i.events.iter().any(|e| matches!(e, egui::Event::Copy)) {
+            if sc(cmd, Key::C) || copy_event {
                 q.push(AppCommand::Copy);
             }
             if sc(cmd, Key::ArrowLeft) {
@@ -319,22 +371,39 @@ impl TaglaneApp {
     }
 
     fn handle_dropped_files(&mut self, ctx: &egui::Context) {
-        let dropped: Vec<PathBuf> = ctx.input(|i| i.raw.dropped_files.iter().filter_map(|f| f.path.clone()).collect());
+        let dropped: Vec<PathBuf> = ctx.input(|i| {
+            i.raw
+                .dropped_files
+                .iter()
+                .map(|f| f.path().to_path_buf())
+                .filter(|p| !p.as_os_str().is_empty())
+                .collect()
+        });
         if dropped.is_empty() {
             return;
         }
-        let (anims, other): (Vec<PathBuf>, Vec<PathBuf>) = dropped.into_iter().partition(|p| {
-            crate::core::anim::import::AnimFormat::from_path(p).is_some()
-        });
+        let (anims, other): (Vec<PathBuf>, Vec<PathBuf>) = dropped
+            .into_iter()
+            .partition(|p| crate::core::anim::import::AnimFormat::from_path(p).is_some());
         if !anims.is_empty() {
             self.queue.push(AppCommand::ImportAnimation(Some(anims)));
         }
         for p in other {
-            let ext = p.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
+            let ext = p
+                .extension()
+                .and_then(|e| e.to_str())
+                .unwrap_or("")
+                .to_ascii_lowercase();
             if ext == "json" || ext == "csv" {
                 self.queue.push(AppCommand::ImportTags(Some(p)));
             } else {
-                self.message(Level::Error, format!("{}: not a file taglane reads (expected .bvh, .glb, .gltf, .json or .csv)", p.display()));
+                self.message(
+                    Level::Error,
+                    format!(
+                        "{}: not a file taglane reads (expected .bvh, .glb, .gltf, .json or .csv)",
+                        p.display()
+                    ),
+                );
             }
         }
     }
@@ -383,7 +452,8 @@ impl TaglaneApp {
                         self.queue.push(AppCommand::Export(ExportKind::Csv, None));
                     }
                     if ui.button("One JSON per clip…").clicked() {
-                        self.queue.push(AppCommand::Export(ExportKind::PerClipJson, None));
+                        self.queue
+                            .push(AppCommand::Export(ExportKind::PerClipJson, None));
                     }
                 });
                 ui.separator();
@@ -392,19 +462,36 @@ impl TaglaneApp {
                 }
             });
             ui.menu_button("Edit", |ui| {
-                let undo = self.project.history.undo_label().map_or("Undo".to_owned(), |l| format!("Undo {l}"));
-                if ui.add_enabled(self.project.history.can_undo(), egui::Button::new(undo)).clicked() {
+                let undo = self
+                    .project
+                    .history
+                    .undo_label()
+                    .map_or("Undo".to_owned(), |l| format!("Undo {l}"));
+                if ui
+                    .add_enabled(self.project.history.can_undo(), egui::Button::new(undo))
+                    .clicked()
+                {
                     self.queue.push(AppCommand::Undo);
                 }
-                let redo = self.project.history.redo_label().map_or("Redo".to_owned(), |l| format!("Redo {l}"));
-                if ui.add_enabled(self.project.history.can_redo(), egui::Button::new(redo)).clicked() {
+                let redo = self
+                    .project
+                    .history
+                    .redo_label()
+                    .map_or("Redo".to_owned(), |l| format!("Redo {l}"));
+                if ui
+                    .add_enabled(self.project.history.can_redo(), egui::Button::new(redo))
+                    .clicked()
+                {
                     self.queue.push(AppCommand::Redo);
                 }
                 ui.separator();
                 for (label, cmd) in [
                     ("Copy ranges", AppCommand::Copy),
                     ("Paste ranges", AppCommand::Paste { into_active: false }),
-                    ("Paste into active lane", AppCommand::Paste { into_active: true }),
+                    (
+                        "Paste into active lane",
+                        AppCommand::Paste { into_active: true },
+                    ),
                     ("Delete ranges", AppCommand::DeleteSelection),
                     ("Split at playhead", AppCommand::SplitAtPlayhead),
                     ("Select all ranges", AppCommand::SelectAll),
@@ -442,29 +529,61 @@ impl TaglaneApp {
         let fps = self.fps();
         let frames = self.frames();
         ui.horizontal(|ui| {
-            if ui.button("⏮").on_hover_text("First frame (Home)").clicked() {
+            if ui
+                .button("Start")
+                .on_hover_text("First frame (Home)")
+                .clicked()
+            {
                 self.queue.push(AppCommand::JumpStart);
             }
-            if ui.button("◀").on_hover_text("Previous frame (Left)").clicked() {
+            if ui
+                .button("Prev")
+                .on_hover_text("Previous frame (Left)")
+                .clicked()
+            {
                 self.queue.push(AppCommand::StepFrames(-1));
             }
-            let play = if self.playback.playing { "Pause" } else { "Play" };
-            if ui.button(play).on_hover_text("Play / pause (Space)").clicked() {
+            let play = if self.playback.playing {
+                "Pause"
+            } else {
+                "Play"
+            };
+            if ui
+                .button(play)
+                .on_hover_text("Play / pause (Space)")
+                .clicked()
+            {
                 self.queue.push(AppCommand::TogglePlay);
             }
-            if ui.button("▶").on_hover_text("Next frame (Right)").clicked() {
+            if ui
+                .button("Next")
+                .on_hover_text("Next frame (Right)")
+                .clicked()
+            {
                 self.queue.push(AppCommand::StepFrames(1));
             }
-            if ui.button("⏭").on_hover_text("Last frame (End)").clicked() {
+            if ui.button("End").on_hover_text("Last frame (End)").clicked() {
                 self.queue.push(AppCommand::JumpEnd);
             }
-            if ui.button("|◀").on_hover_text("Previous range edge (Ctrl+Left)").clicked() {
+            if ui
+                .button("|<")
+                .on_hover_text("Previous range edge (Ctrl+Left)")
+                .clicked()
+            {
                 self.queue.push(AppCommand::JumpEdge(false));
             }
-            if ui.button("▶|").on_hover_text("Next range edge (Ctrl+Right)").clicked() {
+            if ui
+                .button(">|")
+                .on_hover_text("Next range edge (Ctrl+Right)")
+                .clicked()
+            {
                 self.queue.push(AppCommand::JumpEdge(true));
             }
-            if ui.selectable_label(self.playback.looping, "Loop").on_hover_text("Loop playback").clicked() {
+            if ui
+                .selectable_label(self.playback.looping, "Loop")
+                .on_hover_text("Loop playback")
+                .clicked()
+            {
                 self.queue.push(AppCommand::ToggleLoop);
             }
             let mut speed = self.playback.speed;
@@ -480,9 +599,18 @@ impl TaglaneApp {
             }
             ui.separator();
             let f = self.playback.playhead;
-            ui.monospace(format!("frame {:>6.0} / {}   {:>7.3} s", f.floor(), frames.saturating_sub(1), f / fps as f64));
+            ui.monospace(format!(
+                "frame {:>6.0} / {}   {:>7.3} s",
+                f.floor(),
+                frames.saturating_sub(1),
+                f / fps as f64
+            ));
             ui.separator();
-            if ui.button("New tag").on_hover_text("Add a tag lane (Ctrl+T)").clicked() {
+            if ui
+                .button("New tag")
+                .on_hover_text("Add a tag lane (Ctrl+T)")
+                .clicked()
+            {
                 self.queue.push(AppCommand::NewTag);
             }
             if let Some(t) = self.active_tag {
@@ -506,7 +634,11 @@ impl TaglaneApp {
             ui.monospace(format!("frame {f:.0}  {:.3} s", f / fps));
             ui.separator();
             let frames_sel: u64 = self.selection.iter().map(|(_, r)| r.len() as u64).sum();
-            ui.label(format!("{} range(s) selected, {} frames", self.selection.len(), frames_sel));
+            ui.label(format!(
+                "{} range(s) selected, {} frames",
+                self.selection.len(),
+                frames_sel
+            ));
             if let Some(m) = self.playback.mark_in {
                 ui.separator();
                 ui.label(format!("in: {m}"));
@@ -519,15 +651,18 @@ impl TaglaneApp {
                     Level::Warning => pal.warning,
                     Level::Error => pal.error,
                 };
-                ui.add(egui::Label::new(egui::RichText::new(text).color(color)).truncate()).on_hover_text(text);
+                ui.add(egui::Label::new(egui::RichText::new(text).color(color)).truncate())
+                    .on_hover_text(text);
             }
         });
     }
 
     fn dialogs_ui(&mut self, ctx: &egui::Context) {
-        let Some(dialog) = self.dialog.clone() else { return };
+        let Some(dialog) = self.dialog.clone() else {
+            return;
+        };
         let mut close = false;
-        egui::Modal::new(egui::Id::new("taglane_dialog")).show(ctx, |ui| {
+        egui::Modal::new(egui::Id::unique("taglane_dialog")).show(ctx, |ui| {
             ui.set_max_width(420.0);
             match dialog {
                 Dialog::Unsaved(then) => {
@@ -608,15 +743,18 @@ impl TaglaneApp {
 
     fn help_ui(&mut self, ctx: &egui::Context) {
         let mut open = self.show_help;
-        egui::Window::new("Keyboard shortcuts").open(&mut open).resizable(false).show(ctx, |ui| {
-            egui::Grid::new("shortcuts").striped(true).show(ui, |ui| {
-                for (keys, what) in SHORTCUTS {
-                    ui.monospace(*keys);
-                    ui.label(*what);
-                    ui.end_row();
-                }
+        egui::Window::new("Keyboard shortcuts")
+            .open(&mut open)
+            .resizable(false)
+            .show(ctx, |ui| {
+                egui::Grid::new("shortcuts").striped(true).show(ui, |ui| {
+                    for (keys, what) in SHORTCUTS {
+                        ui.monospace(*keys);
+                        ui.label(*what);
+                        ui.end_row();
+                    }
+                });
             });
-        });
         self.show_help = open;
     }
 
@@ -624,8 +762,16 @@ impl TaglaneApp {
     pub fn apply(&mut self, cmd: AppCommand, ctx: &egui::Context) {
         let frames = self.frames();
         match cmd {
-            AppCommand::Edit { edit, label, select } => {
-                if let Err(e) = self.project.history.apply(&mut self.project.doc, edit, &label) {
+            AppCommand::Edit {
+                edit,
+                label,
+                select,
+            } => {
+                if let Err(e) = self
+                    .project
+                    .history
+                    .apply(&mut self.project.doc, edit, &label)
+                {
                     self.message(Level::Error, format!("{label}: {e}"));
                 } else {
                     self.message(Level::Info, label);
@@ -633,7 +779,11 @@ impl TaglaneApp {
                 }
             }
             AppCommand::EditKeyed { edit, label, key } => {
-                if let Err(e) = self.project.history.apply_keyed(&mut self.project.doc, edit, &label, Some(key)) {
+                if let Err(e) =
+                    self.project
+                        .history
+                        .apply_keyed(&mut self.project.doc, edit, &label, Some(key))
+                {
                     self.message(Level::Error, format!("{label}: {e}"));
                 }
             }
@@ -651,9 +801,13 @@ impl TaglaneApp {
                 }
                 self.after_structure_change();
             }
-            AppCommand::SetPlayhead(f) => self.playback.playhead = f.clamp(0.0, frames.saturating_sub(1) as f64),
+            AppCommand::SetPlayhead(f) => {
+                self.playback.playhead = f.clamp(0.0, frames.saturating_sub(1) as f64)
+            }
             AppCommand::TogglePlay => {
-                if !self.playback.playing && self.playback.playhead >= frames.saturating_sub(1) as f64 {
+                if !self.playback.playing
+                    && self.playback.playhead >= frames.saturating_sub(1) as f64
+                {
                     self.playback.playhead = 0.0;
                 }
                 self.playback.playing = !self.playback.playing && frames > 1;
@@ -665,10 +819,15 @@ impl TaglaneApp {
                 self.playback.playhead = p.clamp(0.0, frames.saturating_sub(1) as f64);
             }
             AppCommand::JumpEdge(forward) => {
-                let lanes = (0..self.project.doc.tags.len()).filter(|&t| !self.timeline.is_dimmed(&self.project.doc.tags[t].name));
+                let lanes = (0..self.project.doc.tags.len())
+                    .filter(|&t| !self.timeline.is_dimmed(&self.project.doc.tags[t].name));
                 let edges = model::edges(&self.project.doc, self.current_clip, lanes);
                 let p = self.playback.playhead.floor() as u32;
-                let target = if forward { edges.iter().find(|&&e| e > p) } else { edges.iter().rev().find(|&&e| e < p) };
+                let target = if forward {
+                    edges.iter().find(|&&e| e > p)
+                } else {
+                    edges.iter().rev().find(|&&e| e < p)
+                };
                 if let Some(&e) = target {
                     self.playback.playhead = e.min(frames.saturating_sub(1)) as f64;
                 }
@@ -701,7 +860,13 @@ impl TaglaneApp {
                     .tags
                     .iter()
                     .enumerate()
-                    .flat_map(|(t, tag)| tag.ranges.get(&self.current_clip).into_iter().flatten().map(move |r| (t, *r)))
+                    .flat_map(|(t, tag)| {
+                        tag.ranges
+                            .get(&self.current_clip)
+                            .into_iter()
+                            .flatten()
+                            .map(move |r| (t, *r))
+                    })
                     .collect();
             }
             AppCommand::SetActiveTag(t) => {
@@ -715,13 +880,18 @@ impl TaglaneApp {
                     self.message(Level::Info, "select ranges to copy");
                 } else {
                     self.clipboard = Clipboard::copy(&self.project.doc, &self.selection);
-                    self.message(Level::Info, format!("copied {} range(s)", self.clipboard.items.len()));
+                    self.message(
+                        Level::Info,
+                        format!("copied {} range(s)", self.clipboard.items.len()),
+                    );
                 }
             }
             AppCommand::Paste { into_active } => {
                 let into = if into_active { self.active_tag } else { None };
                 let at = self.playback.playhead.floor() as u32;
-                let (edit, missing) = self.clipboard.paste(&self.project.doc, self.current_clip, at, into);
+                let (edit, missing) =
+                    self.clipboard
+                        .paste(&self.project.doc, self.current_clip, at, into);
                 if let Some(edit) = edit {
                     self.queue_now(edit, "paste ranges", ctx);
                 }
@@ -733,19 +903,30 @@ impl TaglaneApp {
                 }
             }
             AppCommand::DeleteSelection => {
-                if let Some(edit) = model::delete_selected(&self.project.doc, self.current_clip, &self.selection) {
+                if let Some(edit) =
+                    model::delete_selected(&self.project.doc, self.current_clip, &self.selection)
+                {
                     self.queue_now(edit, "delete ranges", ctx);
                     self.selection.clear();
                 }
             }
             AppCommand::SplitAtPlayhead => {
                 let p = self.playback.playhead.floor() as u32;
-                match model::split_at(&self.project.doc, self.current_clip, p, &self.selection, self.active_tag) {
+                match model::split_at(
+                    &self.project.doc,
+                    self.current_clip,
+                    p,
+                    &self.selection,
+                    self.active_tag,
+                ) {
                     Some(edit) => {
                         self.queue_now(edit, "split range", ctx);
                         self.selection.clear();
                     }
-                    None => self.message(Level::Info, "no range under the playhead to split (select one, or pick its lane)"),
+                    None => self.message(
+                        Level::Info,
+                        "no range under the playhead to split (select one, or pick its lane)",
+                    ),
                 }
             }
             AppCommand::MarkIn => {
@@ -754,7 +935,10 @@ impl TaglaneApp {
                 } else {
                     let f = self.playback.playhead.floor() as u32;
                     self.playback.mark_in = Some(f);
-                    self.message(Level::Info, format!("mark in at frame {f}; press O to mark out"));
+                    self.message(
+                        Level::Info,
+                        format!("mark in at frame {f}; press O to mark out"),
+                    );
                 }
             }
             AppCommand::MarkOut => {
@@ -764,27 +948,52 @@ impl TaglaneApp {
                 };
                 let f = self.playback.playhead.floor() as u32;
                 let (a, b) = (start.min(f), start.max(f));
-                let mut list = self.project.doc.tags[tag].ranges.get(&self.current_clip).cloned().unwrap_or_default();
+                let mut list = self.project.doc.tags[tag]
+                    .ranges
+                    .get(&self.current_clip)
+                    .cloned()
+                    .unwrap_or_default();
                 list.push(crate::core::tags::Range::new(a, b + 1));
-                let edit = Edit::SetRanges { tag, clip: self.current_clip, ranges: list };
+                let edit = Edit::SetRanges {
+                    tag,
+                    clip: self.current_clip,
+                    ranges: list,
+                };
                 self.queue_now(edit, "mark range", ctx);
                 self.playback.mark_in = None;
             }
             AppCommand::NewTag => {
                 let mut n = 1;
                 let name = loop {
-                    let candidate = if n == 1 { "NewTag".to_owned() } else { format!("NewTag{n}") };
+                    let candidate = if n == 1 {
+                        "NewTag".to_owned()
+                    } else {
+                        format!("NewTag{n}")
+                    };
                     if !self.project.doc.tags.iter().any(|t| t.name == candidate) {
                         break candidate;
                     }
                     n += 1;
                 };
-                let index = self.active_tag.map_or(self.project.doc.tags.len(), |t| t + 1).min(self.project.doc.tags.len());
+                let index = self
+                    .active_tag
+                    .map_or(self.project.doc.tags.len(), |t| t + 1)
+                    .min(self.project.doc.tags.len());
                 let edit = Edit::InsertTag {
                     index,
-                    tag: Tag { name: name.clone(), color: None, ranges: Default::default(), version: 0 },
+                    tag: Tag {
+                        name: name.clone(),
+                        color: None,
+                        ranges: Default::default(),
+                        version: 0,
+                    },
                 };
-                if self.project.history.apply(&mut self.project.doc, edit, "new tag").is_ok() {
+                if self
+                    .project
+                    .history
+                    .apply(&mut self.project.doc, edit, "new tag")
+                    .is_ok()
+                {
                     self.active_tag = Some(index);
                     self.selection.clear();
                     self.dialog = Some(Dialog::Rename { index, name });
@@ -792,29 +1001,55 @@ impl TaglaneApp {
             }
             AppCommand::StartRename(index) => {
                 if let Some(t) = self.project.doc.tags.get(index) {
-                    self.dialog = Some(Dialog::Rename { index, name: t.name.clone() });
+                    self.dialog = Some(Dialog::Rename {
+                        index,
+                        name: t.name.clone(),
+                    });
                 }
             }
             AppCommand::RenameTag { index, name } => {
                 let name = name.trim().to_owned();
-                let Some(old) = self.project.doc.tags.get(index).map(|t| t.name.clone()) else { return };
+                let Some(old) = self.project.doc.tags.get(index).map(|t| t.name.clone()) else {
+                    return;
+                };
                 if name == old {
                     return;
                 }
-                let queries = exchange::rename_in_queries(&self.project.doc.queries, &old, &name);
+                let queries: Vec<crate::core::tags::SavedQuery> = self
+                    .project
+                    .doc
+                    .queries
+                    .iter()
+                    .map(|q| crate::core::tags::SavedQuery {
+                        name: q.name.clone(),
+                        expr: crate::core::tags::parse::rename_tag_in_expr(&q.expr, &old, &name)
+                            .unwrap_or_else(|| q.expr.clone()),
+                    })
+                    .collect();
                 let changed = queries != self.project.doc.queries;
-                let mut edits = vec![Edit::RenameTag { index, name: name.clone() }];
+                let mut edits = vec![Edit::RenameTag {
+                    index,
+                    name: name.clone(),
+                }];
                 if changed {
                     edits.push(Edit::SetQueries(queries));
                 }
-                match self.project.history.apply(&mut self.project.doc, Edit::Batch(edits), format!("rename {old} to {name}")) {
+                match self.project.history.apply(
+                    &mut self.project.doc,
+                    Edit::Batch(edits),
+                    format!("rename {old} to {name}"),
+                ) {
                     Ok(()) => {
                         for set in [&mut self.timeline.hidden, &mut self.timeline.solo] {
                             if set.remove(&old) {
                                 set.insert(name.clone());
                             }
                         }
-                        let q = if changed { " (saved queries updated)" } else { "" };
+                        let q = if changed {
+                            " (saved queries updated)"
+                        } else {
+                            ""
+                        };
                         self.message(Level::Info, format!("renamed {old} to {name}{q}"));
                     }
                     Err(e) => {
@@ -824,7 +1059,11 @@ impl TaglaneApp {
                 }
             }
             AppCommand::MoveTag { index, up } => {
-                let to = if up { index.checked_sub(1) } else { Some(index + 1) };
+                let to = if up {
+                    index.checked_sub(1)
+                } else {
+                    Some(index + 1)
+                };
                 if let Some(to) = to.filter(|&t| t < self.project.doc.tags.len()) {
                     self.queue_now(Edit::MoveTag { from: index, to }, "reorder tags", ctx);
                     self.after_structure_change();
@@ -835,8 +1074,18 @@ impl TaglaneApp {
             }
             AppCommand::AskDeleteTag(index) => self.dialog = Some(Dialog::ConfirmDeleteTag(index)),
             AppCommand::DeleteTag(index) => {
-                let name = self.project.doc.tags.get(index).map(|t| t.name.clone()).unwrap_or_default();
-                self.queue_now(Edit::RemoveTag { index }, &format!("delete tag {name}"), ctx);
+                let name = self
+                    .project
+                    .doc
+                    .tags
+                    .get(index)
+                    .map(|t| t.name.clone())
+                    .unwrap_or_default();
+                self.queue_now(
+                    Edit::RemoveTag { index },
+                    &format!("delete tag {name}"),
+                    ctx,
+                );
                 self.after_structure_change();
             }
             AppCommand::ToggleHidden(n) => toggle(&mut self.timeline.hidden, n),
@@ -856,14 +1105,26 @@ impl TaglaneApp {
             },
             AppCommand::SaveAs(path) => {
                 let path = path.or_else(|| {
-                    rfd_save("Save project", &format!("{}.taglane.json", self.project.title().trim_end_matches(".taglane.json")), &[("taglane project", &["json"])])
+                    rfd_save(
+                        "Save project",
+                        &format!(
+                            "{}.taglane.json",
+                            self.project.title().trim_end_matches(".taglane.json")
+                        ),
+                        &[("taglane project", &["json"])],
+                    )
                 });
                 if let Some(p) = path {
                     self.save_to(&p);
                 }
             }
             AppCommand::ImportAnimation(paths) => {
-                let paths = paths.or_else(|| rfd_open_many("Import animation", &[("Animation", &["bvh", "glb", "gltf"])]));
+                let paths = paths.or_else(|| {
+                    rfd_open_many(
+                        "Import animation",
+                        &[("Animation", &["bvh", "glb", "gltf"])],
+                    )
+                });
                 for p in paths.unwrap_or_default() {
                     self.import_animation(&p);
                 }
@@ -876,17 +1137,32 @@ impl TaglaneApp {
             }
             AppCommand::Export(kind, path) => self.export(kind, path),
             AppCommand::Relink { clip, path } => {
-                let path = path.or_else(|| rfd_open("Find the clip's animation file", &[("Animation", &["bvh", "glb", "gltf"])]));
+                let path = path.or_else(|| {
+                    rfd_open(
+                        "Find the clip's animation file",
+                        &[("Animation", &["bvh", "glb", "gltf"])],
+                    )
+                });
                 if let Some(p) = path {
                     let source = relative_source(&p, self.project.base_dir().as_deref());
-                    self.queue_now(Edit::SetClipSource { clip, source: Some(source) }, "relink clip", ctx);
+                    self.queue_now(
+                        Edit::SetClipSource {
+                            clip,
+                            source: Some(source),
+                        },
+                        "relink clip",
+                        ctx,
+                    );
                 }
             }
             AppCommand::RecoverAutosave => match self.recovery.load() {
                 Ok((project, warnings)) => {
                     self.replace_project(project);
                     self.project.history.mark_unsaved();
-                    self.message(Level::Info, format!("recovered unsaved work{}", warn_suffix(&warnings)));
+                    self.message(
+                        Level::Info,
+                        format!("recovered unsaved work{}", warn_suffix(&warnings)),
+                    );
                 }
                 Err(e) => self.message(Level::Error, format!("cannot recover: {e}")),
             },
@@ -896,7 +1172,11 @@ impl TaglaneApp {
 
     /// Applies an edit immediately as one history step.
     fn queue_now(&mut self, edit: Edit, label: &str, _ctx: &egui::Context) {
-        match self.project.history.apply(&mut self.project.doc, edit, label) {
+        match self
+            .project
+            .history
+            .apply(&mut self.project.doc, edit, label)
+        {
             Ok(()) => self.message(Level::Info, label.to_owned()),
             Err(e) => self.message(Level::Error, format!("{label}: {e}")),
         }
@@ -907,7 +1187,12 @@ impl TaglaneApp {
         let tags = self.project.doc.tags.len();
         let doc = &self.project.doc;
         let clip = self.current_clip;
-        self.selection.retain(|(t, r)| doc.tags.get(*t).and_then(|tag| tag.ranges.get(&clip)).is_some_and(|l| l.contains(r)));
+        self.selection.retain(|(t, r)| {
+            doc.tags
+                .get(*t)
+                .and_then(|tag| tag.ranges.get(&clip))
+                .is_some_and(|l| l.contains(r))
+        });
         if self.active_tag.is_some_and(|t| t >= tags) {
             self.active_tag = tags.checked_sub(1);
         }
@@ -924,11 +1209,15 @@ impl TaglaneApp {
         match action {
             Guarded::New => {
                 self.replace_project(Project::default());
-                self.message(Level::Info, "new project: import animation files to add clips");
+                self.message(
+                    Level::Info,
+                    "new project: import animation files to add clips",
+                );
             }
             Guarded::OpenDemo => self.replace_project(Project::demo()),
             Guarded::Open(path) => {
-                let path = path.or_else(|| rfd_open("Open project", &[("taglane project", &["json"])]));
+                let path =
+                    path.or_else(|| rfd_open("Open project", &[("taglane project", &["json"])]));
                 if let Some(p) = path {
                     self.open(&p);
                 }
@@ -948,7 +1237,11 @@ impl TaglaneApp {
                 self.replace_project(project);
                 self.add_recent(path);
                 self.message(
-                    if warnings.is_empty() { Level::Info } else { Level::Warning },
+                    if warnings.is_empty() {
+                        Level::Info
+                    } else {
+                        Level::Warning
+                    },
                     format!("opened {}{}", path.display(), warn_suffix(&warnings)),
                 );
             }
@@ -989,11 +1282,13 @@ impl TaglaneApp {
                 let source = relative_source(path, self.project.base_dir().as_deref());
                 let mut added = Vec::new();
                 let mut edits = Vec::new();
-                let mut index = self.project.doc.clips.len();
-                for clip in &imported.clips {
+                let first_index = self.project.doc.clips.len();
+                for (index, clip) in (first_index..).zip(&imported.clips) {
                     let mut name = clip.name.clone();
                     let mut n = 2;
-                    while self.project.doc.clips.iter().any(|c| c.name == name) || added.contains(&name) {
+                    while self.project.doc.clips.iter().any(|c| c.name == name)
+                        || added.contains(&name)
+                    {
                         name = format!("{}_{n}", clip.name);
                         n += 1;
                     }
@@ -1007,16 +1302,32 @@ impl TaglaneApp {
                         },
                         ranges: vec![],
                     });
-                    index += 1;
                     added.push(name);
                 }
                 let first = self.project.doc.clips.len() as ClipId;
-                match self.project.history.apply(&mut self.project.doc, Edit::Batch(edits), format!("import {}", path.display())) {
+                match self.project.history.apply(
+                    &mut self.project.doc,
+                    Edit::Batch(edits),
+                    format!("import {}", path.display()),
+                ) {
                     Ok(()) => {
-                        let warnings: Vec<String> = imported.warnings.iter().map(|w| format!("{}: {w}", path.display())).collect();
+                        let warnings: Vec<String> = imported
+                            .warnings
+                            .iter()
+                            .map(|w| format!("{}: {w}", path.display()))
+                            .collect();
                         self.message(
-                            if warnings.is_empty() { Level::Info } else { Level::Warning },
-                            format!("imported {} clip(s) from {}{}", added.len(), path.display(), warn_suffix(&warnings)),
+                            if warnings.is_empty() {
+                                Level::Info
+                            } else {
+                                Level::Warning
+                            },
+                            format!(
+                                "imported {} clip(s) from {}{}",
+                                added.len(),
+                                path.display(),
+                                warn_suffix(&warnings)
+                            ),
                         );
                         self.queue.push(AppCommand::SelectClip(first));
                     }
@@ -1028,21 +1339,33 @@ impl TaglaneApp {
     }
 
     fn import_tags(&mut self, path: &Path) {
-        let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
+        let ext = path
+            .extension()
+            .and_then(|e| e.to_str())
+            .unwrap_or("")
+            .to_ascii_lowercase();
         let result = if ext == "csv" {
             std::fs::read_to_string(path)
                 .map_err(|e| format!("{}: cannot read: {e}", path.display()))
                 .and_then(|text| exchange::parse_csv(&text, &path.display().to_string()))
                 .map(|rows| exchange::merge_csv(&self.project.doc, &rows))
         } else {
-            crate::core::tags::format::load_path(path)
+            crate::core::tags::TagDocument::load(path)
                 .map_err(|e| e.to_string())
                 .map(|(incoming, _)| exchange::merge_document(&self.project.doc, &incoming))
         };
         match result {
-            Ok((edit, report)) => match self.project.history.apply(&mut self.project.doc, edit, format!("import tags from {}", path.display())) {
+            Ok((edit, report)) => match self.project.history.apply(
+                &mut self.project.doc,
+                edit,
+                format!("import tags from {}", path.display()),
+            ) {
                 Ok(()) => {
-                    let level = if report.conflicts.is_empty() { Level::Info } else { Level::Warning };
+                    let level = if report.conflicts.is_empty() {
+                        Level::Info
+                    } else {
+                        Level::Warning
+                    };
                     self.message(level, format!("{}: {}", path.display(), report.summary()));
                 }
                 Err(e) => self.message(Level::Error, format!("{}: {e}", path.display())),
@@ -1052,30 +1375,61 @@ impl TaglaneApp {
     }
 
     fn export(&mut self, kind: ExportKind, path: Option<PathBuf>) {
-        let stem = self.project.title().trim_end_matches(".json").trim_end_matches(".taglane").to_owned();
+        let stem = self
+            .project
+            .title()
+            .trim_end_matches(".json")
+            .trim_end_matches(".taglane")
+            .to_owned();
         let path = path.or_else(|| match kind {
-            ExportKind::Json => rfd_save("Export tags as JSON", &format!("{stem}.tags.json"), &[("JSON", &["json"])]),
-            ExportKind::Csv => rfd_save("Export tags as CSV", &format!("{stem}.csv"), &[("CSV", &["csv"])]),
+            ExportKind::Json => rfd_save(
+                "Export tags as JSON",
+                &format!("{stem}.tags.json"),
+                &[("JSON", &["json"])],
+            ),
+            ExportKind::Csv => rfd_save(
+                "Export tags as CSV",
+                &format!("{stem}.csv"),
+                &[("CSV", &["csv"])],
+            ),
             ExportKind::PerClipJson => rfd_folder("Folder for one JSON file per clip"),
         });
         let Some(path) = path else { return };
         let result = match kind {
-            ExportKind::Json => crate::core::tags::format::save_path(&self.project.doc, &path).map_err(|e| e.to_string()).map(|_| 1),
-            ExportKind::Csv => crate::core::io::write_atomic(&path, exchange::to_csv(&self.project.doc).as_bytes(), false)
+            ExportKind::Json => self
+                .project
+                .doc
+                .save(&path, false)
                 .map_err(|e| e.to_string())
                 .map(|_| 1),
-            ExportKind::PerClipJson => std::fs::create_dir_all(&path).map_err(|e| e.to_string()).and_then(|_| {
-                let files = exchange::per_clip_json(&self.project.doc);
-                for (name, text) in &files {
-                    let file = path.join(format!("{}.tags.json", sanitize_file_name(name)));
-                    crate::core::io::write_atomic(&file, text.as_bytes(), false).map_err(|e| format!("{}: {e}", file.display()))?;
-                }
-                Ok(files.len())
-            }),
+            ExportKind::Csv => crate::core::io::write_atomic(
+                &path,
+                exchange::to_csv(&self.project.doc).as_bytes(),
+                false,
+            )
+            .map_err(|e| e.to_string())
+            .map(|_| 1),
+            ExportKind::PerClipJson => std::fs::create_dir_all(&path)
+                .map_err(|e| e.to_string())
+                .and_then(|_| {
+                    let files = exchange::per_clip_json(&self.project.doc);
+                    for (name, text) in &files {
+                        let file = path.join(format!("{}.tags.json", sanitize_file_name(name)));
+                        crate::core::io::write_atomic(&file, text.as_bytes(), false)
+                            .map_err(|e| format!("{}: {e}", file.display()))?;
+                    }
+                    Ok(files.len())
+                }),
         };
         match result {
-            Ok(n) => self.message(Level::Info, format!("exported {n} file(s) to {}", path.display())),
-            Err(e) => self.message(Level::Error, format!("{}: cannot export: {e}", path.display())),
+            Ok(n) => self.message(
+                Level::Info,
+                format!("exported {n} file(s) to {}", path.display()),
+            ),
+            Err(e) => self.message(
+                Level::Error,
+                format!("{}: cannot export: {e}", path.display()),
+            ),
         }
     }
 
@@ -1108,7 +1462,15 @@ fn warn_suffix(warnings: &[String]) -> String {
 
 /// A file name safe on every platform for a clip name.
 pub fn sanitize_file_name(name: &str) -> String {
-    name.chars().map(|c| if c.is_alphanumeric() || matches!(c, '-' | '_' | '.') { c } else { '_' }).collect()
+    name.chars()
+        .map(|c| {
+            if c.is_alphanumeric() || matches!(c, '-' | '_' | '.') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
 }
 
 /// The `source` path stored for an animation file: relative to the project's folder when the file
@@ -1140,7 +1502,9 @@ fn rfd_open_many(title: &str, filters: &[(&str, &[&str])]) -> Option<Vec<PathBuf
 }
 
 fn rfd_save(title: &str, file_name: &str, filters: &[(&str, &[&str])]) -> Option<PathBuf> {
-    let mut d = rfd::FileDialog::new().set_title(title).set_file_name(file_name);
+    let mut d = rfd::FileDialog::new()
+        .set_title(title)
+        .set_file_name(file_name);
     for (name, ext) in filters {
         d = d.add_filter(*name, ext);
     }

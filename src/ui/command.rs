@@ -37,7 +37,11 @@ pub enum AppCommand {
         select: Option<Vec<Selected>>,
     },
     /// A document edit merged with the previous one of the same key (e.g. a colour drag).
-    EditKeyed { edit: Edit, label: String, key: u64 },
+    EditKeyed {
+        edit: Edit,
+        label: String,
+        key: u64,
+    },
     Undo,
     Redo,
 
@@ -61,7 +65,9 @@ pub enum AppCommand {
     SetActiveTag(Option<usize>),
     Copy,
     /// Paste at the playhead: into the copied tags, or all into the active lane.
-    Paste { into_active: bool },
+    Paste {
+        into_active: bool,
+    },
     DeleteSelection,
     SplitAtPlayhead,
     MarkIn,
@@ -70,8 +76,14 @@ pub enum AppCommand {
     // Tags.
     NewTag,
     StartRename(usize),
-    RenameTag { index: usize, name: String },
-    MoveTag { index: usize, up: bool },
+    RenameTag {
+        index: usize,
+        name: String,
+    },
+    MoveTag {
+        index: usize,
+        up: bool,
+    },
     AskDeleteTag(usize),
     DeleteTag(usize),
     ToggleHidden(String),
@@ -92,7 +104,10 @@ pub enum AppCommand {
     ImportAnimation(Option<Vec<PathBuf>>),
     ImportTags(Option<PathBuf>),
     Export(ExportKind, Option<PathBuf>),
-    Relink { clip: ClipId, path: Option<PathBuf> },
+    Relink {
+        clip: ClipId,
+        path: Option<PathBuf>,
+    },
     RecoverAutosave,
     DiscardAutosave,
 }

@@ -44,13 +44,17 @@ pub fn run_app(project: Option<PathBuf>) -> Result<(), String> {
                 .storage
                 .and_then(|s| eframe::get_value::<app::Prefs>(s, app::PREFS_KEY))
                 .unwrap_or_default();
-            let mut app = TaglaneApp::new(initial, prefs, recovery::Recovery::in_dir(&recovery_dir));
+            let mut app =
+                TaglaneApp::new(initial, prefs, recovery::Recovery::in_dir(&recovery_dir));
             if let Some(p) = &project {
                 app.prefs.recent.retain(|r| r != p);
                 app.prefs.recent.insert(0, p.clone());
             }
             if let Some(w) = warnings.first() {
-                app.status = Some((app::Level::Warning, format!("{} warning(s) while loading; first: {w}", warnings.len())));
+                app.status = Some((
+                    app::Level::Warning,
+                    format!("{} warning(s) while loading; first: {w}", warnings.len()),
+                ));
             }
             Ok(Box::new(app))
         }),

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::core::tags::format;
+use crate::core::tags::TagDocument;
 use crate::ui::project::Project;
 
 /// Where the recovery file lives (`None`: autosave off, e.g. in tests).
@@ -40,49 +40,82 @@ impl Recovery {
         })
     }
 
-    /// Writes the project to the recovery file (atomically). The original path is kept inside, so
-    /// the recovered project saves back to where it came from.
+    /// Writes the project to the recovery file (atomically), and the project's own path beside
+    /// it (`.path`), so the recovered project saves back to where it came from.
     pub fn save(&self, project: &Project) -> Result<(), String> {
-        let Some(file) = &self.file else { return Ok(()) };
+        let Some(file) = &self.file else {
+            return Ok(());
+        };
         if let Some(dir) = file.parent() {
             std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
         }
-        let mut doc_json: serde_json::Value =
-            serde_json::from_str(&format::to_json_string(&project.doc)).map_err(|e| e.to_string())?;
-        if let Some(obj) = doc_json.as_object_mut() {
-            obj.insert(
-                "x-taglane-recovery".into(),
-                serde_json::json!({ "path": project.path.as_ref().map(|p| p.display().to_string()) }),
-            );
-        }
-        let text = serde_json::to_string(&doc_json).map_err(|e| e.to_string())?;
-        crate::core::io::write_atomic(file, text.as_bytes(), false).map_err(|e| format!("{}: {e}", file.display()))
+        let text = project.doc.to_json_string().map_err(|e| e.to_string())?;
+        let origin = project
+            .path
+            .as_ref()
+            .map(|p| p.display().to_string())
+            .unwrap_or_default();
+        crate::core::io::write_atomic(&origin_file(file), origin.as_bytes(), false)
+            .map_err(|e| format!("{}: {e}", file.display()))?;
+        crate::core::io::write_atomic(file, text.as_bytes(), false)
+            .map_err(|e| format!("{}: {e}", file.display()))
     }
 
     /// Loads the recovery file as a project (with its original path, if it had one).
     pub fn load(&self) -> Result<(Project, Vec<String>), String> {
         let file = self.file.as_ref().ok_or("autosave is off")?;
-        let text = std::fs::read_to_string(file).map_err(|e| format!("{}: {e}", file.display()))?;
-        let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", file.display()))?;
-        let original = value
-            .get("x-taglane-recovery")
-            .and_then(|r| r.get("path"))
-            .and_then(|p| p.as_str())
-            .map(PathBuf::from);
-        let (doc, warnings) = format::from_json_str(&text, &file.display().to_string()).map_err(|e| e.to_string())?;
+        let (doc, warnings) = TagDocument::load(file).map_err(|e| e.to_string())?;
+        let origin = std::fs::read_to_string(origin_file(file)).unwrap_or_default();
+        let original = (!origin.trim().is_empty()).then(|| PathBuf::from(origin.trim()));
         let project = Project {
             doc,
             history: Default::default(),
             is_demo: original.is_none(),
             path: original,
         };
-        Ok((project, warnings.into_iter().map(|w| w.to_string()).collect()))
+        Ok((
+            project,
+            warnings.into_iter().map(|w| w.to_string()).collect(),
+        ))
     }
 
     /// Deletes the recovery file.
     pub fn clear(&self) {
         if let Some(f) = &self.file {
             let _ = std::fs::remove_file(f);
+            let _ = std::fs::remove_file(origin_file(f));
         }
+    }
+}
+
+fn origin_file(file: &Path) -> PathBuf {
+    let mut s = file.as_os_str().to_owned();
+    s.push(".path");
+    PathBuf::from(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn recovery_round_trip_and_clear() {
+        let dir = std::env::temp_dir().join(format!("taglane-recovery-{}", std::process::id()));
+        let r = Recovery::in_dir(&dir);
+        r.clear();
+        assert!(r.pending().is_none());
+        let mut project = Project::demo();
+        project.path = Some(PathBuf::from("/somewhere/p.taglane.json"));
+        project.doc.tags.truncate(3);
+        r.save(&project).unwrap();
+        assert!(r.pending().is_some());
+        let (back, warnings) = r.load().unwrap();
+        assert!(warnings.is_empty(), "{warnings:?}");
+        assert_eq!(back.path, project.path);
+        assert_eq!(back.doc.tags.len(), 3);
+        assert_eq!(back.doc.clips, project.doc.clips);
+        r.clear();
+        assert!(r.pending().is_none());
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

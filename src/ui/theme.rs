@@ -18,7 +18,9 @@ pub fn tag_color(color: Option<[u8; 3]>, name: &str) -> Color32 {
     match color {
         Some([r, g, b]) => Color32::from_rgb(r, g, b),
         None => {
-            let h = name.bytes().fold(2166136261u32, |h, b| (h ^ b as u32).wrapping_mul(16777619));
+            let h = name
+                .bytes()
+                .fold(2166136261u32, |h, b| (h ^ b as u32).wrapping_mul(16777619));
             let hue = (h % 360) as f32 / 360.0;
             egui::ecolor::Hsva::new(hue, 0.55, 0.8, 1.0).into()
         }

@@ -2,6 +2,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::core::tags::query::next_version;
 use crate::core::tags::{ClipId, ClipInfo, Range, SavedQuery, Tag, TagDocument};
 
 /// One change to a tag document. Every variant is checked before anything changes: an invalid
@@ -62,25 +63,14 @@ pub enum EditError {
     EmptyName,
 }
 
-/// Makes a range list canonical for a clip of `frames` frames: clamps to `[0, frames)`, drops empty
-/// ranges, sorts, and merges overlapping or adjacent ranges.
+/// Makes a range list canonical for a clip of `frames` frames: clamps to `[0, frames)`, then sorts,
+/// merges overlapping or adjacent ranges and drops empty ones.
 pub fn canonicalize(ranges: &mut Vec<Range>, frames: u32) {
     for r in ranges.iter_mut() {
         r.start = r.start.min(frames);
         r.stop = r.stop.min(frames);
     }
-    ranges.retain(|r| r.start < r.stop);
-    ranges.sort_unstable();
-    let mut out = 0usize;
-    for i in 0..ranges.len() {
-        if out > 0 && ranges[i].start <= ranges[out - 1].stop {
-            ranges[out - 1].stop = ranges[out - 1].stop.max(ranges[i].stop);
-        } else {
-            ranges[out] = ranges[i];
-            out += 1;
-        }
-    }
-    ranges.truncate(out);
+    crate::core::tags::range::canonicalize(ranges);
 }
 
 impl Edit {
@@ -96,14 +86,20 @@ impl Edit {
         match self {
             Edit::SetRanges { tag, clip, .. } => {
                 doc.tags.get(*tag).ok_or(EditError::NoTag(*tag))?;
-                doc.clips.get(*clip as usize).ok_or(EditError::NoClip(*clip as usize))?;
+                doc.clips
+                    .get(*clip as usize)
+                    .ok_or(EditError::NoClip(*clip as usize))?;
             }
             Edit::InsertTag { index, tag } => {
                 if *index > doc.tags.len() {
                     return Err(EditError::NoTag(*index));
                 }
                 check_tag_name(doc, &tag.name, None)?;
-                if let Some((&c, _)) = tag.ranges.iter().find(|(c, _)| **c as usize >= doc.clips.len()) {
+                if let Some((&c, _)) = tag
+                    .ranges
+                    .iter()
+                    .find(|(c, _)| **c as usize >= doc.clips.len())
+                {
                     return Err(EditError::NoClip(c as usize));
                 }
             }
@@ -118,7 +114,11 @@ impl Edit {
                 doc.tags.get(*from).ok_or(EditError::NoTag(*from))?;
                 doc.tags.get(*to).ok_or(EditError::NoTag(*to))?;
             }
-            Edit::InsertClip { index, clip, ranges } => {
+            Edit::InsertClip {
+                index,
+                clip,
+                ranges,
+            } => {
                 if *index > doc.clips.len() {
                     return Err(EditError::NoClip(*index));
                 }
@@ -133,11 +133,16 @@ impl Edit {
                 doc.clips.get(*index).ok_or(EditError::NoClip(*index))?;
             }
             Edit::SetClipSource { clip, .. } => {
-                doc.clips.get(*clip as usize).ok_or(EditError::NoClip(*clip as usize))?;
+                doc.clips
+                    .get(*clip as usize)
+                    .ok_or(EditError::NoClip(*clip as usize))?;
             }
             Edit::SetQueries(_) => {}
             Edit::Batch(edits) => {
-                if edits.iter().all(|e| matches!(e, Edit::SetRanges { .. } | Edit::SetQueries(_))) {
+                if edits
+                    .iter()
+                    .all(|e| matches!(e, Edit::SetRanges { .. } | Edit::SetQueries(_)))
+                {
                     for e in edits {
                         e.check(doc)?;
                     }
@@ -155,11 +160,15 @@ impl Edit {
 
     fn apply_checked(self, doc: &mut TagDocument) -> Edit {
         match self {
-            Edit::SetRanges { tag, clip, mut ranges } => {
+            Edit::SetRanges {
+                tag,
+                clip,
+                mut ranges,
+            } => {
                 let frames = doc.clips[clip as usize].frames;
                 canonicalize(&mut ranges, frames);
                 let t = &mut doc.tags[tag];
-                t.version += 1;
+                t.version = next_version();
                 let old = if ranges.is_empty() {
                     t.ranges.remove(&clip)
                 } else {
@@ -185,6 +194,7 @@ impl Edit {
             }
             Edit::RenameTag { index, name } => {
                 let old = std::mem::replace(&mut doc.tags[index].name, name);
+                doc.tags[index].version = next_version();
                 Edit::RenameTag { index, name: old }
             }
             Edit::SetTagColor { index, color } => {
@@ -196,7 +206,11 @@ impl Edit {
                 doc.tags.insert(to, tag);
                 Edit::MoveTag { from: to, to: from }
             }
-            Edit::InsertClip { index, clip, ranges } => {
+            Edit::InsertClip {
+                index,
+                clip,
+                ranges,
+            } => {
                 let id = index as ClipId;
                 for tag in &mut doc.tags {
                     shift_clip_ids(&mut tag.ranges, id, true);
@@ -204,7 +218,7 @@ impl Edit {
                 for (t, mut list) in ranges {
                     canonicalize(&mut list, clip.frames);
                     let tag = &mut doc.tags[t];
-                    tag.version += 1;
+                    tag.version = next_version();
                     if !list.is_empty() {
                         tag.ranges.insert(id, list);
                     }
@@ -218,20 +232,27 @@ impl Edit {
                 for (t, tag) in doc.tags.iter_mut().enumerate() {
                     if let Some(list) = tag.ranges.remove(&id) {
                         ranges.push((t, list));
-                        tag.version += 1;
+                        tag.version = next_version();
                     }
                     shift_clip_ids(&mut tag.ranges, id, false);
                 }
                 let clip = doc.clips.remove(index);
-                Edit::InsertClip { index, clip, ranges }
+                Edit::InsertClip {
+                    index,
+                    clip,
+                    ranges,
+                }
             }
             Edit::SetClipSource { clip, source } => {
                 let old = std::mem::replace(&mut doc.clips[clip as usize].source, source);
                 Edit::SetClipSource { clip, source: old }
             }
-            Edit::SetQueries(queries) => Edit::SetQueries(std::mem::replace(&mut doc.queries, queries)),
+            Edit::SetQueries(queries) => {
+                Edit::SetQueries(std::mem::replace(&mut doc.queries, queries))
+            }
             Edit::Batch(edits) => {
-                let mut inverses: Vec<Edit> = edits.into_iter().map(|e| e.apply_checked(doc)).collect();
+                let mut inverses: Vec<Edit> =
+                    edits.into_iter().map(|e| e.apply_checked(doc)).collect();
                 inverses.reverse();
                 Edit::Batch(inverses)
             }
@@ -252,7 +273,12 @@ fn check_tag_name(doc: &TagDocument, name: &str, except: Option<usize>) -> Resul
     if name.trim().is_empty() {
         return Err(EditError::EmptyName);
     }
-    if doc.tags.iter().enumerate().any(|(i, t)| Some(i) != except && t.name == name) {
+    if doc
+        .tags
+        .iter()
+        .enumerate()
+        .any(|(i, t)| Some(i) != except && t.name == name)
+    {
         return Err(EditError::DuplicateTag(name.to_owned()));
     }
     Ok(())
@@ -363,9 +389,17 @@ mod tests {
         for edit in edits {
             let mut d = base.clone();
             let inverse = edit.clone().apply(&mut d).unwrap();
-            assert_ne!(strip_versions(&d), strip_versions(&base), "{edit:?} changed nothing");
+            assert_ne!(
+                strip_versions(&d),
+                strip_versions(&base),
+                "{edit:?} changed nothing"
+            );
             inverse.apply(&mut d).unwrap();
-            assert_eq!(strip_versions(&d), strip_versions(&base), "{edit:?} did not undo");
+            assert_eq!(
+                strip_versions(&d),
+                strip_versions(&base),
+                "{edit:?} did not undo"
+            );
         }
     }
 
@@ -383,7 +417,7 @@ mod tests {
         Edit::RemoveClip { index: 0 }.apply(&mut d).unwrap();
         assert_eq!(d.clips.len(), 1);
         assert_eq!(d.tags[0].ranges.get(&0), Some(&vec![r(5, 8)]));
-        assert!(d.tags[0].ranges.get(&1).is_none());
+        assert!(!d.tags[0].ranges.contains_key(&1));
     }
 
     #[test]

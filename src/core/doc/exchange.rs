@@ -8,9 +8,9 @@ use std::fmt::Write as _;
 use serde_json::json;
 
 use super::edit::{Edit, canonicalize};
-use crate::core::tags::{Range, SavedQuery, Tag, TagDocument};
 #[cfg(test)]
-use crate::core::tags::ClipInfo;
+use crate::core::tags::{ClipInfo, SavedQuery};
+use crate::core::tags::{Range, Tag, TagDocument};
 
 /// The CSV header written and expected by [`to_csv`] and [`parse_csv`].
 pub const CSV_HEADER: &str = "tag,clip,start,stop,start_s,stop_s";
@@ -22,7 +22,9 @@ pub fn to_csv(doc: &TagDocument) -> String {
     out.push('\n');
     for tag in &doc.tags {
         for (&clip, ranges) in &tag.ranges {
-            let Some(info) = doc.clips.get(clip as usize) else { continue };
+            let Some(info) = doc.clips.get(clip as usize) else {
+                continue;
+            };
             for r in ranges {
                 let _ = writeln!(
                     out,
@@ -60,9 +62,14 @@ pub struct CsvRow {
 /// header row is required). Errors name the file, the line and what was expected.
 pub fn parse_csv(text: &str, file: &str) -> Result<Vec<CsvRow>, String> {
     let mut rows = Vec::new();
-    let mut lines = text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty());
+    let mut lines = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty());
     let Some((_, header)) = lines.next() else {
-        return Err(format!("{file}: empty file; expected the header line '{CSV_HEADER}'"));
+        return Err(format!(
+            "{file}: empty file; expected the header line '{CSV_HEADER}'"
+        ));
     };
     let header_fields = split_csv_line(header).map_err(|e| format!("{file} line 1: {e}"))?;
     let names: Vec<&str> = header_fields.iter().map(|s| s.trim()).collect();
@@ -75,19 +82,29 @@ pub fn parse_csv(text: &str, file: &str) -> Result<Vec<CsvRow>, String> {
         let n = i + 1;
         let fields = split_csv_line(line).map_err(|e| format!("{file} line {n}: {e}"))?;
         if fields.len() < 4 {
-            return Err(format!("{file} line {n}: expected at least 4 fields (tag,clip,start,stop), found {}", fields.len()));
+            return Err(format!(
+                "{file} line {n}: expected at least 4 fields (tag,clip,start,stop), found {}",
+                fields.len()
+            ));
         }
         let num = |k: usize, what: &str| -> Result<u32, String> {
             fields[k].trim().parse::<u32>().map_err(|_| {
-                format!("{file} line {n}: expected a whole frame number >= 0 for {what}, found '{}'", fields[k])
+                format!(
+                    "{file} line {n}: expected a whole frame number >= 0 for {what}, found '{}'",
+                    fields[k]
+                )
             })
         };
         let (start, stop) = (num(2, "start")?, num(3, "stop")?);
         if start >= stop {
-            return Err(format!("{file} line {n}: start ({start}) must be less than stop ({stop})"));
+            return Err(format!(
+                "{file} line {n}: start ({start}) must be less than stop ({stop})"
+            ));
         }
         if fields[0].trim().is_empty() {
-            return Err(format!("{file} line {n}: expected a tag name in the first column"));
+            return Err(format!(
+                "{file} line {n}: expected a tag name in the first column"
+            ));
         }
         rows.push(CsvRow {
             tag: fields[0].clone(),
@@ -126,7 +143,9 @@ fn split_csv_line(line: &str) -> Result<Vec<String>, String> {
         }
     }
     if quoted {
-        return Err(format!("unterminated quoted field (column {column}): expected a closing '\"'"));
+        return Err(format!(
+            "unterminated quoted field (column {column}): expected a closing '\"'"
+        ));
     }
     fields.push(cur);
     Ok(fields)
@@ -155,7 +174,10 @@ pub fn per_clip_json(doc: &TagDocument) -> Vec<(String, String)> {
                 "fps": info.fps,
                 "tags": tags,
             });
-            (info.name.clone(), serde_json::to_string_pretty(&value).unwrap_or_default() + "\n")
+            (
+                info.name.clone(),
+                serde_json::to_string_pretty(&value).unwrap_or_default() + "\n",
+            )
         })
         .collect()
 }
@@ -184,7 +206,12 @@ impl MergeReport {
             if self.queries_added == 1 { "y" } else { "ies" }
         );
         if !self.conflicts.is_empty() {
-            let _ = write!(s, "; {} conflict(s): {}", self.conflicts.len(), self.conflicts.join("; "));
+            let _ = write!(
+                s,
+                "; {} conflict(s): {}",
+                self.conflicts.len(),
+                self.conflicts.join("; ")
+            );
         }
         s
     }
@@ -227,11 +254,17 @@ pub fn merge_document(doc: &TagDocument, incoming: &TagDocument) -> (Edit, Merge
     let mut rows: Vec<(String, usize, Range)> = Vec::new();
     for tag in &incoming.tags {
         for (&c, list) in &tag.ranges {
-            let Some(&(target, _)) = clip_map.get(c as usize) else { continue };
+            let Some(&(target, _)) = clip_map.get(c as usize) else {
+                continue;
+            };
             rows.extend(list.iter().map(|r| (tag.name.clone(), target, *r)));
         }
     }
-    let colors: BTreeMap<&str, [u8; 3]> = incoming.tags.iter().filter_map(|t| Some((t.name.as_str(), t.color?))).collect();
+    let colors: BTreeMap<&str, [u8; 3]> = incoming
+        .tags
+        .iter()
+        .filter_map(|t| Some((t.name.as_str(), t.color?)))
+        .collect();
     let frames_of = |clip: usize| -> u32 {
         clip_map
             .iter()
@@ -241,7 +274,15 @@ pub fn merge_document(doc: &TagDocument, incoming: &TagDocument) -> (Edit, Merge
             .unwrap_or(0)
     };
     let new_tag_names: Vec<String> = incoming.tags.iter().map(|t| t.name.clone()).collect();
-    merge_rows(doc, &new_tag_names, &colors, rows, &frames_of, &mut edits, &mut report);
+    merge_rows(
+        doc,
+        &new_tag_names,
+        &colors,
+        rows,
+        &frames_of,
+        &mut edits,
+        &mut report,
+    );
     let mut queries = doc.queries.clone();
     for q in &incoming.queries {
         match queries.iter().find(|o| o.name == q.name) {
@@ -276,9 +317,9 @@ pub fn merge_csv(doc: &TagDocument, rows: &[CsvRow]) -> (Edit, MergeReport) {
         }
     }
     for (clip, n) in unknown {
-        report
-            .conflicts
-            .push(format!("{n} row(s) name clip '{clip}', which is not in the project: skipped"));
+        report.conflicts.push(format!(
+            "{n} row(s) name clip '{clip}', which is not in the project: skipped"
+        ));
     }
     let mut names: Vec<String> = Vec::new();
     for row in rows {
@@ -287,7 +328,15 @@ pub fn merge_csv(doc: &TagDocument, rows: &[CsvRow]) -> (Edit, MergeReport) {
         }
     }
     let frames_of = |clip: usize| doc.clips.get(clip).map_or(0, |c| c.frames);
-    merge_rows(doc, &names, &BTreeMap::new(), merged, &frames_of, &mut edits, &mut report);
+    merge_rows(
+        doc,
+        &names,
+        &BTreeMap::new(),
+        merged,
+        &frames_of,
+        &mut edits,
+        &mut report,
+    );
     (Edit::Batch(edits), report)
 }
 
@@ -303,7 +352,12 @@ fn merge_rows(
     // Group rows by tag name, then clip.
     let mut by_tag: BTreeMap<&str, BTreeMap<usize, Vec<Range>>> = BTreeMap::new();
     for (name, clip, r) in &rows {
-        by_tag.entry(name.as_str()).or_default().entry(*clip).or_default().push(*r);
+        by_tag
+            .entry(name.as_str())
+            .or_default()
+            .entry(*clip)
+            .or_default()
+            .push(*r);
     }
     let mut next_tag = doc.tags.len();
     for name in tag_order {
@@ -363,7 +417,9 @@ fn merge_rows(
 }
 
 fn clip_label(doc: &TagDocument, clip: usize) -> String {
-    doc.clips.get(clip).map_or_else(|| format!("#{clip}"), |c| format!("'{}'", c.name))
+    doc.clips
+        .get(clip)
+        .map_or_else(|| format!("#{clip}"), |c| format!("'{}'", c.name))
 }
 
 fn empty_tag(name: &str, color: Option<[u8; 3]>) -> Tag {
@@ -373,74 +429,6 @@ fn empty_tag(name: &str, color: Option<[u8; 3]>) -> Tag {
         ranges: BTreeMap::new(),
         version: 0,
     }
-}
-
-/// The saved query list with `old` renamed to `new` wherever `old` appears as a whole tag name
-/// (by the query tokenizer's rules: bare names, or names in double quotes).
-pub fn rename_in_queries(queries: &[SavedQuery], old: &str, new: &str) -> Vec<SavedQuery> {
-    queries
-        .iter()
-        .map(|q| SavedQuery {
-            name: q.name.clone(),
-            expr: rename_in_expr(&q.expr, old, new),
-        })
-        .collect()
-}
-
-fn is_name_char(c: char) -> bool {
-    c.is_alphanumeric() || matches!(c, '_' | ':' | '.' | '/')
-}
-
-/// Replaces whole-name occurrences of `old` in a query expression.
-pub fn rename_in_expr(expr: &str, old: &str, new: &str) -> String {
-    let quote = |s: &str| -> String {
-        if !s.is_empty() && s.chars().all(is_name_char) && !s.chars().next().is_some_and(|c| c.is_ascii_digit()) && s != "not" {
-            s.to_owned()
-        } else {
-            format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""))
-        }
-    };
-    let mut out = String::with_capacity(expr.len());
-    let chars: Vec<char> = expr.chars().collect();
-    let mut i = 0;
-    while i < chars.len() {
-        let c = chars[i];
-        if c == '"' {
-            let mut j = i + 1;
-            let mut name = String::new();
-            while j < chars.len() && chars[j] != '"' {
-                if chars[j] == '\\' && j + 1 < chars.len() {
-                    j += 1;
-                }
-                name.push(chars[j]);
-                j += 1;
-            }
-            if j < chars.len() && name == old {
-                out.push_str(&quote(new));
-            } else {
-                out.extend(&chars[i..(j + 1).min(chars.len())]);
-            }
-            i = j + 1;
-        } else if is_name_char(c) {
-            let mut j = i;
-            while j < chars.len() && is_name_char(chars[j]) {
-                j += 1;
-            }
-            let word: String = chars[i..j].iter().collect();
-            // A word followed by '(' is a function name, not a tag.
-            let is_call = chars[j..].iter().find(|c| !c.is_whitespace()) == Some(&'(');
-            if word == old && !is_call {
-                out.push_str(&quote(new));
-            } else {
-                out.push_str(&word);
-            }
-            i = j;
-        } else {
-            out.push(c);
-            i += 1;
-        }
-    }
-    out
 }
 
 #[cfg(test)]
@@ -458,7 +446,8 @@ mod tests {
 
     fn doc() -> TagDocument {
         let mut walk = empty_tag("Walk", Some([1, 2, 3]));
-        walk.ranges.insert(0, vec![Range::new(0, 10), Range::new(20, 30)]);
+        walk.ranges
+            .insert(0, vec![Range::new(0, 10), Range::new(20, 30)]);
         let mut odd = empty_tag("odd, \"name\"", None);
         odd.ranges.insert(1, vec![Range::new(1, 2)]);
         TagDocument {
@@ -509,7 +498,11 @@ mod tests {
     #[test]
     fn csv_rows_on_unknown_clips_are_reported() {
         let d = doc();
-        let rows = parse_csv("tag,clip,start,stop\nWalk,zzz,1,3\nWalk,a,95,120\n", "f.csv").unwrap();
+        let rows = parse_csv(
+            "tag,clip,start,stop\nWalk,zzz,1,3\nWalk,a,95,120\n",
+            "f.csv",
+        )
+        .unwrap();
         let (edit, report) = merge_csv(&d, &rows);
         assert_eq!(report.conflicts.len(), 2, "{:?}", report.conflicts);
         let mut m = d.clone();
@@ -544,7 +537,11 @@ mod tests {
         assert_eq!(report.queries_added, 1);
         assert_eq!(report.conflicts.len(), 3, "{:?}", report.conflicts);
         assert_eq!(m.clips[2].name, "c");
-        assert_eq!(m.tags[0].ranges[&1], vec![Range::new(40, 50)], "clamped to our 50 frames");
+        assert_eq!(
+            m.tags[0].ranges[&1],
+            vec![Range::new(40, 50)],
+            "clamped to our 50 frames"
+        );
         assert_eq!(m.tags[2].name, "Run");
         assert_eq!(m.tags[2].color, Some([9, 9, 9]));
         assert_eq!(m.tags[2].ranges[&2], vec![Range::new(0, 5)]);
@@ -563,13 +560,5 @@ mod tests {
         assert_eq!(a["clip"], "a");
         assert_eq!(a["tags"]["Walk"], json!([[0, 10], [20, 30]]));
         assert!(a["tags"].get("odd, \"name\"").is_none());
-    }
-
-    #[test]
-    fn rename_in_expr_replaces_whole_names_only() {
-        assert_eq!(rename_in_expr("Walk & Walker - !Walk", "Walk", "Stroll"), "Stroll & Walker - !Stroll");
-        assert_eq!(rename_in_expr("first(Walk, 10) | \"Walk\"", "Walk", "a b"), "first(\"a b\", 10) | \"a b\"");
-        assert_eq!(rename_in_expr("first(x, 1)", "first", "y"), "first(x, 1)");
-        assert_eq!(rename_in_expr("locomotion:Walk&Run", "locomotion:Walk", "loco:W"), "loco:W&Run");
     }
 }

@@ -32,7 +32,12 @@ impl History {
     }
 
     /// Applies `edit` to `doc` as one undoable step named `label`.
-    pub fn apply(&mut self, doc: &mut TagDocument, edit: Edit, label: impl Into<String>) -> Result<(), EditError> {
+    pub fn apply(
+        &mut self,
+        doc: &mut TagDocument,
+        edit: Edit,
+        label: impl Into<String>,
+    ) -> Result<(), EditError> {
         self.apply_keyed(doc, edit, label, None)
     }
 
@@ -46,16 +51,17 @@ impl History {
         key: Option<u64>,
     ) -> Result<(), EditError> {
         let inverse = edit.apply(doc)?;
-        if key.is_some() && self.redo.is_empty() && self.revision != self.saved_revision {
-            if let Some(last) = self.undo.last_mut()
-                && last.key == key
-            {
-                // Keep the older inverse: it restores the state before the whole run.
-                self.next_revision += 1;
-                self.revision = self.next_revision;
-                last.revision = self.revision;
-                return Ok(());
-            }
+        if key.is_some()
+            && self.redo.is_empty()
+            && self.revision != self.saved_revision
+            && let Some(last) = self.undo.last_mut()
+            && last.key == key
+        {
+            // Keep the older inverse: it restores the state before the whole run.
+            self.next_revision += 1;
+            self.revision = self.next_revision;
+            last.revision = self.revision;
+            return Ok(());
         }
         self.next_revision += 1;
         self.revision = self.next_revision;
@@ -232,15 +238,19 @@ mod tests {
             index: 0,
             color: Some([c, c, c]),
         };
-        h.apply_keyed(&mut d, color(1), "recolour", Some(7)).unwrap();
-        h.apply_keyed(&mut d, color(2), "recolour", Some(7)).unwrap();
-        h.apply_keyed(&mut d, color(3), "recolour", Some(7)).unwrap();
+        h.apply_keyed(&mut d, color(1), "recolour", Some(7))
+            .unwrap();
+        h.apply_keyed(&mut d, color(2), "recolour", Some(7))
+            .unwrap();
+        h.apply_keyed(&mut d, color(3), "recolour", Some(7))
+            .unwrap();
         assert_eq!(h.len(), 1);
         h.undo(&mut d);
         assert_eq!(d.tags[0].color, None);
         h.redo(&mut d);
         assert_eq!(d.tags[0].color, Some([3, 3, 3]));
-        h.apply_keyed(&mut d, color(4), "recolour", Some(8)).unwrap();
+        h.apply_keyed(&mut d, color(4), "recolour", Some(8))
+            .unwrap();
         assert_eq!(h.len(), 2);
     }
 
@@ -248,7 +258,10 @@ mod tests {
     fn refused_edit_is_not_recorded() {
         let mut d = doc();
         let mut h = History::new();
-        assert!(h.apply(&mut d, Edit::RemoveTag { index: 9 }, "bad").is_err());
+        assert!(
+            h.apply(&mut d, Edit::RemoveTag { index: 9 }, "bad")
+                .is_err()
+        );
         assert!(!h.can_undo());
         assert!(!h.is_dirty());
     }

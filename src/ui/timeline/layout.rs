@@ -94,8 +94,12 @@ impl RowLayout {
 
     /// Indices of the rows at least partly inside the visible band.
     pub fn visible(&self) -> std::ops::Range<usize> {
-        let first = self.offsets.partition_point(|&o| o + LANE_HEIGHT <= self.scroll_y);
-        let last = self.offsets.partition_point(|&o| o < self.scroll_y + self.height);
+        let first = self
+            .offsets
+            .partition_point(|&o| o + LANE_HEIGHT <= self.scroll_y);
+        let last = self
+            .offsets
+            .partition_point(|&o| o < self.scroll_y + self.height);
         first..last.max(first)
     }
 
@@ -148,7 +152,11 @@ pub fn hit_lane(axis: &TimeAxis, ranges: &[Range], x: f32) -> LaneHit {
         // A range narrower than two grab widths: the body wins in its middle third.
         let w = axis.x(r.stop as f64) - axis.x(r.start as f64);
         let inside = frame >= r.start as f64 && frame < r.stop as f64;
-        if !(inside && w > 3.0 * EDGE_GRAB && (x - axis.x(r.start as f64)).abs() > EDGE_GRAB && (x - axis.x(r.stop as f64)).abs() > EDGE_GRAB) {
+        if !(inside
+            && w > 3.0 * EDGE_GRAB
+            && (x - axis.x(r.start as f64)).abs() > EDGE_GRAB
+            && (x - axis.x(r.stop as f64)).abs() > EDGE_GRAB)
+        {
             return LaneHit::Edge(r, e);
         }
     }
@@ -161,12 +169,19 @@ pub fn hit_lane(axis: &TimeAxis, ranges: &[Range], x: f32) -> LaneHit {
 /// The ranges of a lane that intersect the frame span between two x positions.
 pub fn ranges_in_span(axis: &TimeAxis, ranges: &[Range], x0: f32, x1: f32) -> Vec<Range> {
     let (a, b) = (axis.frame_at(x0.min(x1)), axis.frame_at(x0.max(x1)));
-    ranges.iter().filter(|r| (r.stop as f64) > a && (r.start as f64) < b).copied().collect()
+    ranges
+        .iter()
+        .filter(|r| (r.stop as f64) > a && (r.start as f64) < b)
+        .copied()
+        .collect()
 }
 
 /// Screen rectangle of a range in a lane spanning `y0..y1`.
 pub fn range_rect(axis: &TimeAxis, r: Range, y0: f32, y1: f32) -> Rect {
-    Rect::from_min_max(pos2(axis.x(r.start as f64), y0 + 2.0), pos2(axis.x(r.stop as f64), y1 - 2.0))
+    Rect::from_min_max(
+        pos2(axis.x(r.start as f64), y0 + 2.0),
+        pos2(axis.x(r.stop as f64), y1 - 2.0),
+    )
 }
 
 /// The point in the middle of frame `f`'s cell on a lane spanning `y0..y1` (used by tests to drag).
@@ -202,7 +217,10 @@ mod tests {
     fn ticks_are_round_numbers() {
         let a = axis();
         assert_eq!(a.tick_step(30.0, 40.0), 10);
-        let zoomed_out = TimeAxis { px_per_frame: 0.1, ..a };
+        let zoomed_out = TimeAxis {
+            px_per_frame: 0.1,
+            ..a
+        };
         assert_eq!(zoomed_out.tick_step(30.0, 60.0), 600);
     }
 
@@ -210,24 +228,42 @@ mod tests {
     fn hit_testing_prefers_edges() {
         let a = axis();
         let ranges = [Range::new(20, 40), Range::new(41, 42)];
-        assert_eq!(hit_lane(&a, &ranges, a.x(20.0) + 1.0), LaneHit::Edge(ranges[0], Edge::Start));
-        assert_eq!(hit_lane(&a, &ranges, a.x(40.0) - 2.0), LaneHit::Edge(ranges[0], Edge::Stop));
+        assert_eq!(
+            hit_lane(&a, &ranges, a.x(20.0) + 1.0),
+            LaneHit::Edge(ranges[0], Edge::Start)
+        );
+        assert_eq!(
+            hit_lane(&a, &ranges, a.x(40.0) - 2.0),
+            LaneHit::Edge(ranges[0], Edge::Stop)
+        );
         assert_eq!(hit_lane(&a, &ranges, a.x(30.0)), LaneHit::Body(ranges[0]));
         assert_eq!(hit_lane(&a, &ranges, a.x(15.0)), LaneHit::Empty);
-        assert_eq!(hit_lane(&a, &ranges, a.x(42.0) + 1.0), LaneHit::Edge(ranges[1], Edge::Stop));
-        assert_eq!(ranges_in_span(&a, &ranges, a.x(39.5), a.x(45.0)), ranges.to_vec());
+        assert_eq!(
+            hit_lane(&a, &ranges, a.x(42.0) + 1.0),
+            LaneHit::Edge(ranges[1], Edge::Stop)
+        );
+        assert_eq!(
+            ranges_in_span(&a, &ranges, a.x(39.5), a.x(45.0)),
+            ranges.to_vec()
+        );
     }
 
     #[test]
     fn rows_visible_and_hit() {
         let rows = vec![
-            Row::Lane { tag: 0, indent: false },
+            Row::Lane {
+                tag: 0,
+                indent: false,
+            },
             Row::Group {
                 namespace: "n".into(),
                 collapsed: false,
                 count: 1,
             },
-            Row::Lane { tag: 1, indent: true },
+            Row::Lane {
+                tag: 1,
+                indent: true,
+            },
         ];
         let l = RowLayout::new(&rows, 50.0, 30.0, 0.0);
         assert_eq!(l.visible(), 0..2);
@@ -235,7 +271,10 @@ mod tests {
         assert_eq!(l.row_at(75.0, &rows), Some(1));
         assert_eq!(l.row_at(85.0, &rows), None);
         let scrolled = RowLayout::new(&rows, 50.0, 30.0, 1000.0);
-        assert_eq!(scrolled.scroll_y, LANE_HEIGHT + GROUP_HEIGHT + LANE_HEIGHT - 30.0);
+        assert_eq!(
+            scrolled.scroll_y,
+            LANE_HEIGHT + GROUP_HEIGHT + LANE_HEIGHT - 30.0
+        );
         assert_eq!(scrolled.visible(), 1..3);
     }
 }

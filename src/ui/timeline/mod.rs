@@ -8,7 +8,7 @@ pub mod paint;
 
 use std::collections::BTreeSet;
 
-use egui::{Align, Color32, CursorIcon, Layout, Pos2, Rect, Sense, Ui, UiBuilder, pos2, vec2};
+use egui::{Align, Color32, CursorIcon, Layout, Pos2, Rect, Sense, Ui, UiBuilder, pos2};
 
 use self::layout::{LaneHit, RowLayout, TimeAxis, hit_lane, ranges_in_span};
 use self::model::{Gesture, Row, Selected, rows, short_name};
@@ -84,7 +84,10 @@ impl TimelineView {
     pub fn lane_point(&self, tag: usize, frame: u32) -> Option<Pos2> {
         let axis = self.last_axis?;
         let rl = self.last_row_layout.as_ref()?;
-        let i = self.last_rows.iter().position(|r| matches!(r, Row::Lane { tag: t, .. } if *t == tag))?;
+        let i = self
+            .last_rows
+            .iter()
+            .position(|r| matches!(r, Row::Lane { tag: t, .. } if *t == tag))?;
         let (y0, y1) = rl.row_y(i, &self.last_rows);
         Some(layout::frame_point(&axis, frame, y0, y1))
     }
@@ -110,7 +113,12 @@ pub struct TimelineInput<'a> {
 }
 
 /// Shows the timeline in the available space; queues commands into `out`.
-pub fn timeline_ui(ui: &mut Ui, input: &TimelineInput<'_>, view: &mut TimelineView, out: &mut Vec<AppCommand>) {
+pub fn timeline_ui(
+    ui: &mut Ui,
+    input: &TimelineInput<'_>,
+    view: &mut TimelineView,
+    out: &mut Vec<AppCommand>,
+) {
     let doc = input.doc;
     let Some(clip) = doc.clips.get(input.clip as usize) else {
         ui.label("No clip in the project. Import a BVH or glTF file (File > Import animation) or drop one on the window.");
@@ -119,32 +127,52 @@ pub fn timeline_ui(ui: &mut Ui, input: &TimelineInput<'_>, view: &mut TimelineVi
     let frames = clip.frames;
     let pal = theme::palette(input.dark);
     let full = ui.available_rect_before_wrap();
-    let header_rect = Rect::from_min_max(pos2(full.left(), full.top() + RULER_HEIGHT), pos2(full.left() + HEADER_WIDTH, full.bottom()));
-    let ruler_rect = Rect::from_min_max(pos2(full.left() + HEADER_WIDTH, full.top()), pos2(full.right(), full.top() + RULER_HEIGHT));
-    let tracks_rect = Rect::from_min_max(pos2(full.left() + HEADER_WIDTH, full.top() + RULER_HEIGHT), full.max);
+    let header_rect = Rect::from_min_max(
+        pos2(full.left(), full.top() + RULER_HEIGHT),
+        pos2(full.left() + HEADER_WIDTH, full.bottom()),
+    );
+    let ruler_rect = Rect::from_min_max(
+        pos2(full.left() + HEADER_WIDTH, full.top()),
+        pos2(full.right(), full.top() + RULER_HEIGHT),
+    );
+    let tracks_rect = Rect::from_min_max(
+        pos2(full.left() + HEADER_WIDTH, full.top() + RULER_HEIGHT),
+        full.max,
+    );
     if tracks_rect.width() < 20.0 || tracks_rect.height() < 10.0 {
         return;
     }
     if view.fit_pending {
-        view.px_per_frame = (tracks_rect.width() as f64 / frames.max(1) as f64 * 0.98).clamp(MIN_PX_PER_FRAME, MAX_PX_PER_FRAME);
+        view.px_per_frame = (tracks_rect.width() as f64 / frames.max(1) as f64 * 0.98)
+            .clamp(MIN_PX_PER_FRAME, MAX_PX_PER_FRAME);
         view.first_frame = 0.0;
         view.fit_pending = false;
     }
-    let hidden_idx: BTreeSet<usize> = BTreeSet::new();
-    let row_list = rows(doc, &view.collapsed, &hidden_idx, false);
-    let row_layout = RowLayout::new(&row_list, tracks_rect.top(), tracks_rect.height(), view.scroll_y);
+    let row_list = rows(doc, &view.collapsed);
+    let row_layout = RowLayout::new(
+        &row_list,
+        tracks_rect.top(),
+        tracks_rect.height(),
+        view.scroll_y,
+    );
     view.scroll_y = row_layout.scroll_y;
 
     // Input on the whole track + ruler area.
     let area = tracks_rect.union(ruler_rect);
-    let id = ui.id().with("timeline_tracks");
+    let id = ui.scope_id().with("timeline_tracks");
     let response = ui.interact(area, id, Sense::click_and_drag());
-    response.widget_info(|| egui::WidgetInfo::labeled(egui::WidgetType::Other, true, "Timeline tracks"));
+    response.widget_info(|| egui::WidgetInfo::labeled(egui::Role::Canvas, true, "Timeline tracks"));
 
     // Zoom (ctrl + wheel / pinch), pan and scroll.
     if response.hovered() || response.dragged() {
-        let (zoom, scroll, pointer, shift) =
-            ui.input(|i| (i.zoom_delta(), i.smooth_scroll_delta(), i.pointer.hover_pos(), i.modifiers.shift));
+        let (zoom, scroll, pointer, shift) = ui.input(|i| {
+            (
+                i.zoom_delta(),
+                i.smooth_scroll_delta(),
+                i.pointer.hover_pos(),
+                i.modifiers.shift,
+            )
+        });
         let axis0 = TimeAxis {
             left: tracks_rect.left(),
             width: tracks_rect.width(),
@@ -152,20 +180,31 @@ pub fn timeline_ui(ui: &mut Ui, input: &TimelineInput<'_>, view: &mut TimelineVi
             px_per_frame: view.px_per_frame,
         };
         if zoom != 1.0 {
-            let anchor = pointer.map_or(axis0.frame_at(tracks_rect.center().x), |p| axis0.frame_at(p.x));
+            let anchor = pointer.map_or(axis0.frame_at(tracks_rect.center().x), |p| {
+                axis0.frame_at(p.x)
+            });
             view.zoom_around(zoom as f64, anchor);
         }
         if scroll != egui::Vec2::ZERO {
-            let (dx, dy) = if shift { (scroll.y + scroll.x, 0.0) } else { (scroll.x, scroll.y) };
+            let (dx, dy) = if shift {
+                (scroll.y + scroll.x, 0.0)
+            } else {
+                (scroll.x, scroll.y)
+            };
             view.first_frame -= dx as f64 / view.px_per_frame;
             view.scroll_y -= dy;
         }
     }
     // Keep the view on the clip: at most half a screen of empty space either side.
     let visible = tracks_rect.width() as f64 / view.px_per_frame;
-    view.first_frame = view.first_frame.clamp(-visible * 0.5, (frames as f64 - visible * 0.5).max(-visible * 0.5));
+    view.first_frame = view.first_frame.clamp(
+        -visible * 0.5,
+        (frames as f64 - visible * 0.5).max(-visible * 0.5),
+    );
     // Follow the playhead while playing.
-    if input.playing && (input.playhead < view.first_frame || input.playhead > view.first_frame + visible) {
+    if input.playing
+        && (input.playhead < view.first_frame || input.playhead > view.first_frame + visible)
+    {
         view.first_frame = (input.playhead - visible * 0.1).max(0.0);
     }
     let axis = TimeAxis {
@@ -174,25 +213,31 @@ pub fn timeline_ui(ui: &mut Ui, input: &TimelineInput<'_>, view: &mut TimelineVi
         first_frame: view.first_frame,
         px_per_frame: view.px_per_frame,
     };
-    let row_layout = RowLayout::new(&row_list, tracks_rect.top(), tracks_rect.height(), view.scroll_y);
+    let row_layout = RowLayout::new(
+        &row_list,
+        tracks_rect.top(),
+        tracks_rect.height(),
+        view.scroll_y,
+    );
     view.scroll_y = row_layout.scroll_y;
     let lane_ranges = |tag: usize| -> &[Range] {
-        doc.tags.get(tag).and_then(|t| t.ranges.get(&input.clip)).map_or(&[][..], |v| v.as_slice())
+        doc.tags
+            .get(tag)
+            .and_then(|t| t.ranges.get(&input.clip))
+            .map_or(&[][..], |v| v.as_slice())
     };
     let (shift, ctrl) = ui.input(|i| (i.modifiers.shift, i.modifiers.command));
 
     // Hover feedback.
     if let Some(p) = response.hover_pos()
         && view.gesture.is_none()
+        && let Some(i) = row_layout.row_at(p.y, &row_list)
+        && let Row::Lane { tag, .. } = row_list[i]
     {
-        if let Some(i) = row_layout.row_at(p.y, &row_list)
-            && let Row::Lane { tag, .. } = row_list[i]
-        {
-            match hit_lane(&axis, lane_ranges(tag), p.x) {
-                LaneHit::Edge(..) => ui.ctx().set_cursor_icon(CursorIcon::ResizeHorizontal),
-                LaneHit::Body(_) => ui.ctx().set_cursor_icon(CursorIcon::Grab),
-                LaneHit::Empty => {}
-            }
+        match hit_lane(&axis, lane_ranges(tag), p.x) {
+            LaneHit::Edge(..) => ui.ctx().set_cursor_icon(CursorIcon::ResizeHorizontal),
+            LaneHit::Body(_) => ui.ctx().set_cursor_icon(CursorIcon::Grab),
+            LaneHit::Empty => {}
         }
     }
 
@@ -220,15 +265,25 @@ pub fn timeline_ui(ui: &mut Ui, input: &TimelineInput<'_>, view: &mut TimelineVi
                 LaneHit::Body(r) => {
                     let mut items: Vec<Selected> = input.selection.to_vec();
                     if !items.contains(&(tag, r)) {
-                        items = if shift || ctrl { [items, vec![(tag, r)]].concat() } else { vec![(tag, r)] };
+                        items = if shift || ctrl {
+                            [items, vec![(tag, r)]].concat()
+                        } else {
+                            vec![(tag, r)]
+                        };
                         out.push(AppCommand::Select(items.clone()));
                     }
                     view.gesture = Some(Gesture::Move { items, delta: 0 });
                 }
-                LaneHit::Empty if shift || ctrl => view.box_select = Some((origin, origin, shift || ctrl)),
+                LaneHit::Empty if shift || ctrl => {
+                    view.box_select = Some((origin, origin, shift || ctrl))
+                }
                 LaneHit::Empty => {
                     let f = axis.cell_at(origin.x, frames);
-                    view.gesture = Some(Gesture::Create { tag, anchor: f, current: f });
+                    view.gesture = Some(Gesture::Create {
+                        tag,
+                        anchor: f,
+                        current: f,
+                    });
                 }
             }
         }
@@ -274,7 +329,15 @@ pub fn timeline_ui(ui: &mut Ui, input: &TimelineInput<'_>, view: &mut TimelineVi
                     Some(
                         items
                             .iter()
-                            .map(|(t, r)| (*t, Range::new((r.start as i64 + d) as u32, (r.stop as i64 + d) as u32)))
+                            .map(|(t, r)| {
+                                (
+                                    *t,
+                                    Range::new(
+                                        (r.start as i64 + d) as u32,
+                                        (r.stop as i64 + d) as u32,
+                                    ),
+                                )
+                            })
                             .collect(),
                     )
                 }
@@ -288,7 +351,11 @@ pub fn timeline_ui(ui: &mut Ui, input: &TimelineInput<'_>, view: &mut TimelineVi
         }
         if let Some((a, b, add)) = view.box_select.take() {
             let (y0, y1) = (a.y.min(b.y), a.y.max(b.y));
-            let mut picked: Vec<Selected> = if add { input.selection.to_vec() } else { Vec::new() };
+            let mut picked: Vec<Selected> = if add {
+                input.selection.to_vec()
+            } else {
+                Vec::new()
+            };
             for i in row_layout.visible() {
                 let (ry0, ry1) = row_layout.row_y(i, &row_list);
                 if let Row::Lane { tag, .. } = row_list[i]
@@ -328,7 +395,9 @@ pub fn timeline_ui(ui: &mut Ui, input: &TimelineInput<'_>, view: &mut TimelineVi
                         }
                     }
                 }
-                Row::Group { ref namespace, .. } => out.push(AppCommand::ToggleGroup(namespace.clone())),
+                Row::Group { ref namespace, .. } => {
+                    out.push(AppCommand::ToggleGroup(namespace.clone()))
+                }
             }
         }
     }
@@ -336,8 +405,19 @@ pub fn timeline_ui(ui: &mut Ui, input: &TimelineInput<'_>, view: &mut TimelineVi
     // Paint.
     let painter = ui.painter_at(full);
     paint::ruler(&painter, ruler_rect, &axis, frames, clip.fps, &pal);
-    let preview = view.gesture.as_ref().map(|g| g.preview(doc, input.clip, frames)).unwrap_or_default();
-    let selected_in = |tag: usize| -> Vec<Range> { input.selection.iter().filter(|(t, _)| *t == tag).map(|(_, r)| *r).collect() };
+    let preview = view
+        .gesture
+        .as_ref()
+        .map(|g| g.preview(doc, input.clip, frames))
+        .unwrap_or_default();
+    let selected_in = |tag: usize| -> Vec<Range> {
+        input
+            .selection
+            .iter()
+            .filter(|(t, _)| *t == tag)
+            .map(|(_, r)| *r)
+            .collect()
+    };
     let lane_painter = ui.painter_at(tracks_rect);
     for i in row_layout.visible() {
         let (y0, y1) = row_layout.row_y(i, &row_list);
@@ -348,7 +428,10 @@ pub fn timeline_ui(ui: &mut Ui, input: &TimelineInput<'_>, view: &mut TimelineVi
             }
             Row::Lane { tag, .. } => {
                 let t = &doc.tags[*tag];
-                let ranges = preview.iter().find(|(pt, _)| pt == tag).map_or(lane_ranges(*tag), |(_, l)| l.as_slice());
+                let ranges = preview
+                    .iter()
+                    .find(|(pt, _)| pt == tag)
+                    .map_or(lane_ranges(*tag), |(_, l)| l.as_slice());
                 let bg = if input.active_tag == Some(*tag) {
                     pal.track_bg_active
                 } else if i % 2 == 0 {
@@ -356,8 +439,23 @@ pub fn timeline_ui(ui: &mut Ui, input: &TimelineInput<'_>, view: &mut TimelineVi
                 } else {
                     pal.track_bg_alt
                 };
-                let sel = if preview.is_empty() { selected_in(*tag) } else { Vec::new() };
-                paint::lane(&lane_painter, rect, &axis, frames, ranges, &sel, theme::tag_color(t.color, &t.name), bg, view.is_dimmed(&t.name), &pal);
+                let sel = if preview.is_empty() {
+                    selected_in(*tag)
+                } else {
+                    Vec::new()
+                };
+                paint::lane(
+                    &lane_painter,
+                    rect,
+                    &axis,
+                    frames,
+                    ranges,
+                    &sel,
+                    theme::tag_color(t.color, &t.name),
+                    bg,
+                    view.is_dimmed(&t.name),
+                    &pal,
+                );
                 if input.active_tag == Some(*tag)
                     && let Some(m) = input.mark_in
                 {
@@ -393,12 +491,23 @@ fn header_ui(
     let clip_rect = ui.clip_rect().intersect(header_rect);
     for i in row_layout.visible() {
         let (y0, y1) = row_layout.row_y(i, row_list);
-        let rect = Rect::from_min_max(pos2(header_rect.left(), y0), pos2(header_rect.right() - 4.0, y1));
-        let mut child = ui.new_child(UiBuilder::new().max_rect(rect).layout(Layout::left_to_right(Align::Center)));
+        let rect = Rect::from_min_max(
+            pos2(header_rect.left(), y0),
+            pos2(header_rect.right() - 4.0, y1),
+        );
+        let mut child = ui.new_child(
+            UiBuilder::new()
+                .max_rect(rect)
+                .layout(Layout::left_to_right(Align::Center)),
+        );
         child.set_clip_rect(clip_rect);
         match &row_list[i] {
-            Row::Group { namespace, collapsed, count } => {
-                let arrow = if *collapsed { "▶" } else { "▼" };
+            Row::Group {
+                namespace,
+                collapsed,
+                count,
+            } => {
+                let arrow = if *collapsed { "+" } else { "-" };
                 if child
                     .add(egui::Button::new(format!("{arrow} {namespace}  ({count})")).frame(false))
                     .on_hover_text("Show or hide the tags of this namespace")
@@ -412,20 +521,41 @@ fn header_ui(
                 if *indent {
                     child.add_space(14.0);
                 }
-                let mut rgb = t.color.unwrap_or_else(|| theme::tag_color(None, &t.name).to_array()[..3].try_into().unwrap_or([128; 3]));
+                let mut rgb = t.color.unwrap_or_else(|| {
+                    theme::tag_color(None, &t.name).to_array()[..3]
+                        .try_into()
+                        .unwrap_or([128; 3])
+                });
                 let before = rgb;
                 let swatch = egui::color_picker::color_edit_button_srgb(&mut child, &mut rgb);
-                swatch.widget_info(|| egui::WidgetInfo::labeled(egui::WidgetType::ColorButton, true, format!("Colour of {}", t.name)));
+                swatch.widget_info(|| {
+                    egui::WidgetInfo::labeled(
+                        egui::Role::ColorWell,
+                        true,
+                        format!("Colour of {}", t.name),
+                    )
+                });
                 if rgb != before {
                     out.push(AppCommand::EditKeyed {
-                        edit: crate::core::doc::Edit::SetTagColor { index: *tag, color: Some(rgb) },
+                        edit: crate::core::doc::Edit::SetTagColor {
+                            index: *tag,
+                            color: Some(rgb),
+                        },
                         label: format!("recolour {}", t.name),
                         key: 0x_c010_0000 + *tag as u64,
                     });
                 }
-                let shown = if *indent { short_name(&t.name) } else { &t.name };
+                let shown = if *indent {
+                    short_name(&t.name)
+                } else {
+                    &t.name
+                };
                 let count = t.ranges.get(&input.clip).map_or(0, Vec::len);
-                let name_color = if view.is_dimmed(&t.name) { child.visuals().weak_text_color() } else { child.visuals().strong_text_color() };
+                let name_color = if view.is_dimmed(&t.name) {
+                    child.visuals().weak_text_color()
+                } else {
+                    child.visuals().strong_text_color()
+                };
                 let name = child
                     .add(egui::Button::selectable(input.active_tag == Some(*tag), egui::RichText::new(shown).color(name_color)).truncate())
                     .on_hover_text(format!("{}: {count} range(s) on this clip. Double-click to rename; right-click for more.", t.name));
@@ -440,15 +570,35 @@ fn header_ui(
                         out.push(AppCommand::StartRename(*tag));
                     }
                     if ui.button("Move up").clicked() {
-                        out.push(AppCommand::MoveTag { index: *tag, up: true });
+                        out.push(AppCommand::MoveTag {
+                            index: *tag,
+                            up: true,
+                        });
                     }
                     if ui.button("Move down").clicked() {
-                        out.push(AppCommand::MoveTag { index: *tag, up: false });
+                        out.push(AppCommand::MoveTag {
+                            index: *tag,
+                            up: false,
+                        });
                     }
-                    if ui.button(if view.hidden.contains(&t.name) { "Show" } else { "Hide" }).clicked() {
+                    if ui
+                        .button(if view.hidden.contains(&t.name) {
+                            "Show"
+                        } else {
+                            "Hide"
+                        })
+                        .clicked()
+                    {
                         out.push(AppCommand::ToggleHidden(t.name.clone()));
                     }
-                    if ui.button(if view.solo.contains(&t.name) { "Unsolo" } else { "Solo" }).clicked() {
+                    if ui
+                        .button(if view.solo.contains(&t.name) {
+                            "Unsolo"
+                        } else {
+                            "Solo"
+                        })
+                        .clicked()
+                    {
                         out.push(AppCommand::ToggleSolo(t.name.clone()));
                     }
                     ui.separator();
@@ -479,8 +629,10 @@ fn header_ui(
     }
     // A thin separator between headers and tracks.
     ui.painter().line_segment(
-        [pos2(header_rect.right() - 1.0, header_rect.top() - RULER_HEIGHT), pos2(header_rect.right() - 1.0, header_rect.bottom())],
+        [
+            pos2(header_rect.right() - 1.0, header_rect.top() - RULER_HEIGHT),
+            pos2(header_rect.right() - 1.0, header_rect.bottom()),
+        ],
         egui::Stroke::new(1.0, Color32::from_gray(90)),
     );
-    let _ = vec2(0.0, 0.0);
 }

@@ -10,7 +10,11 @@ use crate::core::tags::{ClipId, Range, TagDocument};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Row {
     /// Header of the tags named `namespace:...`.
-    Group { namespace: String, collapsed: bool, count: usize },
+    Group {
+        namespace: String,
+        collapsed: bool,
+        count: usize,
+    },
     /// The lane of tag `tag` (index into the document's tags).
     Lane { tag: usize, indent: bool },
 }
@@ -26,8 +30,8 @@ pub fn short_name(name: &str) -> &str {
 }
 
 /// Builds the rows: tags in document order; tags sharing a namespace are grouped under one header
-/// placed where the first of them is. Hidden tags are kept (drawn dimmed) unless `hide_hidden`.
-pub fn rows(doc: &TagDocument, collapsed: &BTreeSet<String>, hidden: &BTreeSet<usize>, hide_hidden: bool) -> Vec<Row> {
+/// placed where the first of them is. Hidden tags keep their row (they are drawn dimmed).
+pub fn rows(doc: &TagDocument, collapsed: &BTreeSet<String>) -> Vec<Row> {
     let mut out = Vec::with_capacity(doc.tags.len() + 4);
     let mut done = vec![false; doc.tags.len()];
     for (i, tag) in doc.tags.iter().enumerate() {
@@ -37,9 +41,10 @@ pub fn rows(doc: &TagDocument, collapsed: &BTreeSet<String>, hidden: &BTreeSet<u
         match namespace(&tag.name) {
             None => {
                 done[i] = true;
-                if !(hide_hidden && hidden.contains(&i)) {
-                    out.push(Row::Lane { tag: i, indent: false });
-                }
+                out.push(Row::Lane {
+                    tag: i,
+                    indent: false,
+                });
             }
             Some(ns) => {
                 let members: Vec<usize> = (i..doc.tags.len())
@@ -53,8 +58,11 @@ pub fn rows(doc: &TagDocument, collapsed: &BTreeSet<String>, hidden: &BTreeSet<u
                 });
                 for j in members {
                     done[j] = true;
-                    if !is_collapsed && !(hide_hidden && hidden.contains(&j)) {
-                        out.push(Row::Lane { tag: j, indent: true });
+                    if !is_collapsed {
+                        out.push(Row::Lane {
+                            tag: j,
+                            indent: true,
+                        });
                     }
                 }
             }
@@ -78,16 +86,30 @@ pub type Selected = (usize, Range);
 #[derive(Debug, Clone, PartialEq)]
 pub enum Gesture {
     /// Dragging on an empty part of a lane: a new range from `anchor` to `current` (inclusive).
-    Create { tag: usize, anchor: u32, current: u32 },
+    Create {
+        tag: usize,
+        anchor: u32,
+        current: u32,
+    },
     /// Dragging an edge of `original`.
-    Resize { tag: usize, original: Range, edge: Edge, frame: u32 },
+    Resize {
+        tag: usize,
+        original: Range,
+        edge: Edge,
+        frame: u32,
+    },
     /// Dragging the bodies of the selected ranges by `delta` frames.
     Move { items: Vec<Selected>, delta: i64 },
 }
 
 impl Gesture {
     /// The lanes this gesture changes, with their would-be ranges, for a clip of `frames` frames.
-    pub fn preview(&self, doc: &TagDocument, clip: ClipId, frames: u32) -> Vec<(usize, Vec<Range>)> {
+    pub fn preview(
+        &self,
+        doc: &TagDocument,
+        clip: ClipId,
+        frames: u32,
+    ) -> Vec<(usize, Vec<Range>)> {
         let current = |tag: usize| -> Vec<Range> {
             doc.tags
                 .get(tag)
@@ -96,14 +118,23 @@ impl Gesture {
                 .unwrap_or_default()
         };
         match self {
-            Gesture::Create { tag, anchor, current: cur } => {
+            Gesture::Create {
+                tag,
+                anchor,
+                current: cur,
+            } => {
                 let mut list = current(*tag);
                 let (a, b) = (*anchor.min(cur), *anchor.max(cur));
                 list.push(Range::new(a, b.saturating_add(1)));
                 canonicalize(&mut list, frames);
                 vec![(*tag, list)]
             }
-            Gesture::Resize { tag, original, edge, frame } => {
+            Gesture::Resize {
+                tag,
+                original,
+                edge,
+                frame,
+            } => {
                 let mut list = current(*tag);
                 list.retain(|r| r != original);
                 let r = match edge {
@@ -123,8 +154,15 @@ impl Gesture {
                 tags.dedup();
                 tags.into_iter()
                     .map(|tag| {
-                        let moved: Vec<Range> = items.iter().filter(|(t, _)| *t == tag).map(|(_, r)| *r).collect();
-                        let mut list: Vec<Range> = current(tag).into_iter().filter(|r| !moved.contains(r)).collect();
+                        let moved: Vec<Range> = items
+                            .iter()
+                            .filter(|(t, _)| *t == tag)
+                            .map(|(_, r)| *r)
+                            .collect();
+                        let mut list: Vec<Range> = current(tag)
+                            .into_iter()
+                            .filter(|r| !moved.contains(r))
+                            .collect();
                         list.extend(moved.iter().map(|r| shift(*r, delta)));
                         canonicalize(&mut list, frames);
                         (tag, list)
@@ -135,7 +173,12 @@ impl Gesture {
     }
 
     /// The edit that ends the gesture (`None` when nothing changes), and a label for the history.
-    pub fn finish(&self, doc: &TagDocument, clip: ClipId, frames: u32) -> Option<(Edit, &'static str)> {
+    pub fn finish(
+        &self,
+        doc: &TagDocument,
+        clip: ClipId,
+        frames: u32,
+    ) -> Option<(Edit, &'static str)> {
         let label = match self {
             Gesture::Create { .. } => "create range",
             Gesture::Resize { .. } => "resize range",
@@ -153,11 +196,18 @@ pub fn clamp_move(items: &[Selected], delta: i64, frames: u32) -> i64 {
 }
 
 fn shift(r: Range, delta: i64) -> Range {
-    Range::new((r.start as i64 + delta) as u32, (r.stop as i64 + delta) as u32)
+    Range::new(
+        (r.start as i64 + delta) as u32,
+        (r.stop as i64 + delta) as u32,
+    )
 }
 
 /// One undoable edit replacing the listed lanes' ranges on `clip`, or `None` if nothing changes.
-pub fn lanes_edit(doc: &TagDocument, clip: ClipId, lanes: Vec<(usize, Vec<Range>)>) -> Option<Edit> {
+pub fn lanes_edit(
+    doc: &TagDocument,
+    clip: ClipId,
+    lanes: Vec<(usize, Vec<Range>)>,
+) -> Option<Edit> {
     let edits: Vec<Edit> = lanes
         .into_iter()
         .filter(|(tag, list)| {
@@ -185,7 +235,12 @@ pub fn delete_selected(doc: &TagDocument, clip: ClipId, selected: &[Selected]) -
                 .tags
                 .get(tag)
                 .and_then(|t| t.ranges.get(&clip))
-                .map(|l| l.iter().filter(|r| !selected.contains(&(tag, **r))).copied().collect())
+                .map(|l| {
+                    l.iter()
+                        .filter(|r| !selected.contains(&(tag, **r)))
+                        .copied()
+                        .collect()
+                })
                 .unwrap_or_default();
             (tag, list)
         })
@@ -197,16 +252,32 @@ pub fn delete_selected(doc: &TagDocument, clip: ClipId, selected: &[Selected]) -
 /// so a split cuts the frame under the playhead out: `[s, e)` becomes `[s, p)` and `[p + 1, e)`.
 /// Applies to the selected ranges that contain `p`, or, with no selection, to the range of the
 /// active lane under the playhead.
-pub fn split_at(doc: &TagDocument, clip: ClipId, p: u32, selected: &[Selected], active: Option<usize>) -> Option<Edit> {
+pub fn split_at(
+    doc: &TagDocument,
+    clip: ClipId,
+    p: u32,
+    selected: &[Selected],
+    active: Option<usize>,
+) -> Option<Edit> {
     let targets: Vec<Selected> = if selected.is_empty() {
         active
             .and_then(|tag| {
-                let r = doc.tags.get(tag)?.ranges.get(&clip)?.iter().find(|r| r.contains(p))?;
+                let r = doc
+                    .tags
+                    .get(tag)?
+                    .ranges
+                    .get(&clip)?
+                    .iter()
+                    .find(|r| r.contains(p))?;
                 Some(vec![(tag, *r)])
             })
             .unwrap_or_default()
     } else {
-        selected.iter().filter(|(_, r)| r.contains(p)).copied().collect()
+        selected
+            .iter()
+            .filter(|(_, r)| r.contains(p))
+            .copied()
+            .collect()
     };
     let mut lanes: Vec<(usize, Vec<Range>)> = Vec::new();
     for (tag, r) in targets {
@@ -239,7 +310,12 @@ impl Clipboard {
         Self {
             items: selected
                 .iter()
-                .filter_map(|(t, r)| Some((doc.tags.get(*t)?.name.clone(), Range::new(r.start - base, r.stop - base))))
+                .filter_map(|(t, r)| {
+                    Some((
+                        doc.tags.get(*t)?.name.clone(),
+                        Range::new(r.start - base, r.stop - base),
+                    ))
+                })
                 .collect(),
         }
     }
@@ -247,7 +323,13 @@ impl Clipboard {
     /// The edit pasting the ranges at frame `at` on `clip`: into the tags they were copied from
     /// (matched by name), or all into `into` when given. Ranges past the clip's end are clamped.
     /// Returns the edit and the names of copied tags this document does not have.
-    pub fn paste(&self, doc: &TagDocument, clip: ClipId, at: u32, into: Option<usize>) -> (Option<Edit>, Vec<String>) {
+    pub fn paste(
+        &self,
+        doc: &TagDocument,
+        clip: ClipId,
+        at: u32,
+        into: Option<usize>,
+    ) -> (Option<Edit>, Vec<String>) {
         let frames = doc.clips.get(clip as usize).map_or(0, |c| c.frames);
         let mut lanes: Vec<(usize, Vec<Range>)> = Vec::new();
         let mut missing = Vec::new();
@@ -307,7 +389,11 @@ mod tests {
         let tag = |name: &str, ranges: Vec<Range>| Tag {
             name: name.into(),
             color: None,
-            ranges: if ranges.is_empty() { BTreeMap::new() } else { BTreeMap::from([(0, ranges)]) },
+            ranges: if ranges.is_empty() {
+                BTreeMap::new()
+            } else {
+                BTreeMap::from([(0, ranges)])
+            },
             version: 0,
         };
         TagDocument {
@@ -330,48 +416,111 @@ mod tests {
     #[test]
     fn rows_group_namespaces_where_the_first_member_is() {
         let d = doc();
-        let rows = rows(&d, &BTreeSet::new(), &BTreeSet::new(), false);
+        let rows = rows(&d, &BTreeSet::new());
         assert_eq!(
             rows,
             vec![
-                Row::Lane { tag: 0, indent: false },
+                Row::Lane {
+                    tag: 0,
+                    indent: false
+                },
                 Row::Group {
                     namespace: "contact".into(),
                     collapsed: false,
                     count: 2
                 },
-                Row::Lane { tag: 1, indent: true },
-                Row::Lane { tag: 3, indent: true },
-                Row::Lane { tag: 2, indent: false },
+                Row::Lane {
+                    tag: 1,
+                    indent: true
+                },
+                Row::Lane {
+                    tag: 3,
+                    indent: true
+                },
+                Row::Lane {
+                    tag: 2,
+                    indent: false
+                },
             ]
         );
         let collapsed = BTreeSet::from(["contact".to_owned()]);
-        assert_eq!(super::rows(&d, &collapsed, &BTreeSet::new(), false).len(), 3);
+        assert_eq!(super::rows(&d, &collapsed).len(), 3);
         assert_eq!(short_name("contact:Left"), "Left");
     }
 
     #[test]
     fn create_drag_either_direction_and_merge() {
         let d = doc();
-        let g = Gesture::Create { tag: 0, anchor: 25, current: 21 };
-        assert_eq!(g.preview(&d, 0, 100), vec![(0, vec![r(10, 20), r(21, 26), r(40, 50)])]);
-        let g = Gesture::Create { tag: 0, anchor: 20, current: 39 };
-        assert_eq!(g.preview(&d, 0, 100), vec![(0, vec![r(10, 50)])], "touching ranges merge");
-        let g = Gesture::Create { tag: 2, anchor: 90, current: 250 };
+        let g = Gesture::Create {
+            tag: 0,
+            anchor: 25,
+            current: 21,
+        };
+        assert_eq!(
+            g.preview(&d, 0, 100),
+            vec![(0, vec![r(10, 20), r(21, 26), r(40, 50)])]
+        );
+        let g = Gesture::Create {
+            tag: 0,
+            anchor: 20,
+            current: 39,
+        };
+        assert_eq!(
+            g.preview(&d, 0, 100),
+            vec![(0, vec![r(10, 50)])],
+            "touching ranges merge"
+        );
+        let g = Gesture::Create {
+            tag: 2,
+            anchor: 90,
+            current: 250,
+        };
         let (edit, _) = g.finish(&d, 0, 100).unwrap();
-        assert_eq!(edit, Edit::SetRanges { tag: 2, clip: 0, ranges: vec![r(90, 100)] }, "clamped to the clip");
+        assert_eq!(
+            edit,
+            Edit::SetRanges {
+                tag: 2,
+                clip: 0,
+                ranges: vec![r(90, 100)]
+            },
+            "clamped to the clip"
+        );
     }
 
     #[test]
     fn resize_never_empties_and_clamps() {
         let d = doc();
-        let g = Gesture::Resize { tag: 0, original: r(10, 20), edge: Edge::Start, frame: 30 };
+        let g = Gesture::Resize {
+            tag: 0,
+            original: r(10, 20),
+            edge: Edge::Start,
+            frame: 30,
+        };
         assert_eq!(g.preview(&d, 0, 100)[0].1[0], r(19, 20));
-        let g = Gesture::Resize { tag: 0, original: r(40, 50), edge: Edge::Stop, frame: 500 };
+        let g = Gesture::Resize {
+            tag: 0,
+            original: r(40, 50),
+            edge: Edge::Stop,
+            frame: 500,
+        };
         assert_eq!(g.preview(&d, 0, 100)[0].1[1], r(40, 100));
-        let g = Gesture::Resize { tag: 0, original: r(40, 50), edge: Edge::Start, frame: 15 };
-        assert_eq!(g.preview(&d, 0, 100)[0].1, vec![r(10, 50)], "overlap merges");
-        let g = Gesture::Resize { tag: 0, original: r(40, 50), edge: Edge::Stop, frame: 50 };
+        let g = Gesture::Resize {
+            tag: 0,
+            original: r(40, 50),
+            edge: Edge::Start,
+            frame: 15,
+        };
+        assert_eq!(
+            g.preview(&d, 0, 100)[0].1,
+            vec![r(10, 50)],
+            "overlap merges"
+        );
+        let g = Gesture::Resize {
+            tag: 0,
+            original: r(40, 50),
+            edge: Edge::Stop,
+            frame: 50,
+        };
         assert!(g.finish(&d, 0, 100).is_none(), "no change, no edit");
     }
 
@@ -379,12 +528,18 @@ mod tests {
     fn move_clamps_to_clip_and_spans_lanes() {
         let d = doc();
         let items = vec![(0, r(40, 50)), (1, r(0, 5))];
-        let g = Gesture::Move { items: items.clone(), delta: -30 };
+        let g = Gesture::Move {
+            items: items.clone(),
+            delta: -30,
+        };
         // The left-most range starts at 0, so nothing can move left.
         assert!(g.finish(&d, 0, 100).is_none());
         let g = Gesture::Move { items, delta: 70 };
         let p = g.preview(&d, 0, 100);
-        assert_eq!(p, vec![(0, vec![r(10, 20), r(90, 100)]), (1, vec![r(50, 55)])]);
+        assert_eq!(
+            p,
+            vec![(0, vec![r(10, 20), r(90, 100)]), (1, vec![r(50, 55)])]
+        );
         assert!(matches!(g.finish(&d, 0, 100), Some((Edit::Batch(b), _)) if b.len() == 2));
     }
 
@@ -392,14 +547,38 @@ mod tests {
     fn delete_split_copy_paste() {
         let d = doc();
         let e = delete_selected(&d, 0, &[(0, r(10, 20))]).unwrap();
-        assert_eq!(e, Edit::SetRanges { tag: 0, clip: 0, ranges: vec![r(40, 50)] });
+        assert_eq!(
+            e,
+            Edit::SetRanges {
+                tag: 0,
+                clip: 0,
+                ranges: vec![r(40, 50)]
+            }
+        );
         let e = split_at(&d, 0, 45, &[], Some(0)).unwrap();
-        assert_eq!(e, Edit::SetRanges { tag: 0, clip: 0, ranges: vec![r(10, 20), r(40, 45), r(46, 50)] });
+        assert_eq!(
+            e,
+            Edit::SetRanges {
+                tag: 0,
+                clip: 0,
+                ranges: vec![r(10, 20), r(40, 45), r(46, 50)]
+            }
+        );
         assert!(split_at(&d, 0, 30, &[], Some(0)).is_none());
         let e = split_at(&d, 0, 40, &[(0, r(40, 50))], None).unwrap();
-        assert_eq!(e, Edit::SetRanges { tag: 0, clip: 0, ranges: vec![r(10, 20), r(41, 50)] });
+        assert_eq!(
+            e,
+            Edit::SetRanges {
+                tag: 0,
+                clip: 0,
+                ranges: vec![r(10, 20), r(41, 50)]
+            }
+        );
         let cb = Clipboard::copy(&d, &[(0, r(40, 50)), (1, r(0, 5))]);
-        assert_eq!(cb.items, vec![("Walk".into(), r(40, 50)), ("contact:Left".into(), r(0, 5))]);
+        assert_eq!(
+            cb.items,
+            vec![("Walk".into(), r(40, 50)), ("contact:Left".into(), r(0, 5))]
+        );
         let (e, missing) = cb.paste(&d, 0, 60, None);
         assert!(missing.is_empty());
         let mut d2 = d.clone();
@@ -411,6 +590,9 @@ mod tests {
         let mut d3 = d.clone();
         e.unwrap().apply(&mut d3).unwrap();
         assert_eq!(d3.tags[2].ranges[&0], vec![r(0, 10), r(40, 50)]);
-        assert_eq!(edges(&d, 0, [0usize, 1].into_iter()), vec![0, 5, 10, 20, 40, 50]);
+        assert_eq!(
+            edges(&d, 0, [0usize, 1].into_iter()),
+            vec![0, 5, 10, 20, 40, 50]
+        );
     }
 }

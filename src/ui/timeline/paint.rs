@@ -18,13 +18,26 @@ pub fn ruler(painter: &Painter, rect: Rect, axis: &TimeAxis, frames: u32, fps: f
     while f <= last {
         let x = axis.x(f as f64);
         if x >= rect.left() - 1.0 {
-            let major = f % step == 0;
+            let major = f.is_multiple_of(step);
             let h = if major { 10.0 } else { 4.0 };
-            painter.line_segment([pos2(x, rect.bottom() - h), pos2(x, rect.bottom())], Stroke::new(1.0, pal.ruler_text));
+            painter.line_segment(
+                [pos2(x, rect.bottom() - h), pos2(x, rect.bottom())],
+                Stroke::new(1.0, pal.ruler_text),
+            );
             if major {
                 let secs = f as f64 / fps.max(1e-3) as f64;
-                let label = if (secs - secs.round()).abs() < 1e-6 { format!("{f}  {secs:.0}s") } else { format!("{f}  {secs:.2}s") };
-                painter.text(pos2(x + 3.0, rect.top() + 2.0), Align2::LEFT_TOP, label, font.clone(), pal.ruler_text);
+                let label = if (secs - secs.round()).abs() < 1e-6 {
+                    format!("{f}  {secs:.0}s")
+                } else {
+                    format!("{f}  {secs:.2}s")
+                };
+                painter.text(
+                    pos2(x + 3.0, rect.top() + 2.0),
+                    Align2::LEFT_TOP,
+                    label,
+                    font.clone(),
+                    pal.ruler_text,
+                );
             }
         }
         f += minor;
@@ -32,7 +45,11 @@ pub fn ruler(painter: &Painter, rect: Rect, axis: &TimeAxis, frames: u32, fps: f
     // The clip's end.
     let end = axis.x(frames as f64);
     if end < rect.right() {
-        painter.rect_filled(Rect::from_min_max(pos2(end, rect.top()), rect.max), 0.0, pal.outside_clip);
+        painter.rect_filled(
+            Rect::from_min_max(pos2(end, rect.top()), rect.max),
+            0.0,
+            pal.outside_clip,
+        );
     }
 }
 
@@ -53,9 +70,17 @@ pub fn lane(
     painter.rect_filled(rect, 0.0, background);
     let end = axis.x(frames as f64);
     if end < rect.right() {
-        painter.rect_filled(Rect::from_min_max(pos2(end.max(rect.left()), rect.top()), rect.max), 0.0, pal.outside_clip);
+        painter.rect_filled(
+            Rect::from_min_max(pos2(end.max(rect.left()), rect.top()), rect.max),
+            0.0,
+            pal.outside_clip,
+        );
     }
-    let fill = if dimmed { color.gamma_multiply(0.3) } else { color };
+    let fill = if dimmed {
+        color.gamma_multiply(0.3)
+    } else {
+        color
+    };
     let first_visible = axis.frame_at(rect.left());
     let start = ranges.partition_point(|r| (r.stop as f64) < first_visible);
     // Ranges narrower than a pixel are still drawn one pixel wide, so dense one-frame tags show.
@@ -70,24 +95,50 @@ pub fn lane(
         let rr = rr.intersect(rect);
         painter.rect_filled(rr, 2.0, fill);
         if rr.width() > 3.0 {
-            painter.rect_stroke(rr, 2.0, Stroke::new(1.0, pal.range_outline), StrokeKind::Inside);
+            painter.rect_stroke(
+                rr,
+                2.0,
+                Stroke::new(1.0, pal.range_outline),
+                StrokeKind::Inside,
+            );
         }
         if selected.contains(r) {
-            painter.rect_stroke(rr.expand(1.0), 2.0, Stroke::new(2.0, pal.selection), StrokeKind::Outside);
+            painter.rect_stroke(
+                rr.expand(1.0),
+                2.0,
+                Stroke::new(2.0, pal.selection),
+                StrokeKind::Outside,
+            );
         }
     }
 }
 
 /// Vertical line at a frame boundary across `rect` (playhead, mark in).
-pub fn marker(painter: &Painter, rect: Rect, axis: &TimeAxis, frame: f64, color: Color32, width: f32) {
+pub fn marker(
+    painter: &Painter,
+    rect: Rect,
+    axis: &TimeAxis,
+    frame: f64,
+    color: Color32,
+    width: f32,
+) {
     let x = axis.x(frame);
     if x >= rect.left() && x <= rect.right() {
-        painter.line_segment([pos2(x, rect.top()), pos2(x, rect.bottom())], Stroke::new(width, color));
+        painter.line_segment(
+            [pos2(x, rect.top()), pos2(x, rect.bottom())],
+            Stroke::new(width, color),
+        );
     }
 }
 
 /// The playhead's handle on the ruler.
-pub fn playhead_handle(painter: &Painter, ruler: Rect, axis: &TimeAxis, frame: f64, color: Color32) {
+pub fn playhead_handle(
+    painter: &Painter,
+    ruler: Rect,
+    axis: &TimeAxis,
+    frame: f64,
+    color: Color32,
+) {
     let x = axis.x(frame);
     if x >= ruler.left() - 6.0 && x <= ruler.right() + 6.0 {
         let b = ruler.bottom();
