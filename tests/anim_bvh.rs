@@ -353,3 +353,23 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn deep_nesting_does_not_overflow_the_stack() {
+    let nest = |depth: usize| {
+        let mut s = String::from("HIERARCHY\nROOT r\n{\nOFFSET 0 0 0\nCHANNELS 0\n");
+        for i in 0..depth {
+            s.push_str(&format!("JOINT j{i}\n{{\nOFFSET 0 1 0\nCHANNELS 0\n"));
+        }
+        for _ in 0..=depth {
+            s.push_str("}\n");
+        }
+        s.push_str("MOTION\nFrames: 1\nFrame Time: 1\n\n");
+        s
+    };
+    // Parsing and writing are iterative: 20000 levels are fine.
+    let (clip, _) = parse_bvh(&nest(20_000), "d", &ImportOptions::default()).unwrap();
+    assert_eq!(clip.joint_count(), 20_001);
+    let back = parse(&write_bvh(&clip));
+    assert_eq!(back.skeleton.parents, clip.skeleton.parents);
+}

@@ -58,7 +58,7 @@ pub fn parse_bvh_bytes(
     loop {
         let (tok, line) = p.expect_token("ROOT or MOTION")?;
         if tok.eq_ignore_ascii_case(b"ROOT") {
-            p.parse_joint(&mut h, None, line, 0)?;
+            p.parse_root(&mut h, line)?;
         } else if tok.eq_ignore_ascii_case(b"MOTION") {
             break;
         } else {
@@ -246,6 +246,8 @@ pub fn parse_bvh_bytes(
 #[derive(Default)]
 struct Hierarchy {
     names: Vec<String>,
+    /// The same names, for the uniqueness check in O(1).
+    name_set: std::collections::HashSet<String>,
     parents: Vec<Option<usize>>,
     offsets: Vec<Vec3>,
     end_sites: Vec<EndSite>,
@@ -268,6 +270,9 @@ impl Hierarchy {
                 col += 1;
                 match *ch {
                     Channel::Pos(axis) => t[axis] = v,
+                    // A zero angle is the identity: skip the trigonometry (constant channels
+                    // are common in real files).
+                    Channel::Rot(_) if v == 0.0 => {}
                     Channel::Rot(axis) => {
                         let (s, c) = (v.to_radians() * 0.5).sin_cos();
                         let r = match axis {
@@ -279,7 +284,8 @@ impl Hierarchy {
                     }
                 }
             }
-            let mut qf = q.normalize().as_quat();
+            // A product of unit quaternions in f64 is unit to ~1e-15: no normalisation needed.
+            let mut qf = q.as_quat();
             if let Some(ps) = prev_start
                 && rotations[ps + j].dot(qf) < 0.0
             {
@@ -299,7 +305,12 @@ struct Parser<'a> {
     line: usize,
 }
 
-const MAX_DEPTH: usize = 1000;
+/// A joint whose `{` is open while parsing.
+struct OpenJoint {
+    index: usize,
+    seen_offset: bool,
+    seen_channels: bool,
+}
 
 impl<'a> Parser<'a> {
     /// Next whitespace-separated token and its line, crossing lines.
@@ -394,20 +405,13 @@ impl<'a> Parser<'a> {
         self.s[start..self.pos].trim_ascii()
     }
 
-    /// Parses `name { ... }` after ROOT or JOINT.
-    fn parse_joint(
+    /// Reads a joint name and its opening brace after ROOT or JOINT and registers the joint.
+    fn open_joint(
         &mut self,
         h: &mut Hierarchy,
         parent: Option<usize>,
         keyword_line: usize,
-        depth: usize,
-    ) -> Result<(), ImportError> {
-        if depth > MAX_DEPTH {
-            return Err(ImportError::new(
-                Place::Line(keyword_line),
-                format!("joints nested deeper than {MAX_DEPTH} levels"),
-            ));
-        }
+    ) -> Result<OpenJoint, ImportError> {
         let mut name = self.rest_of_line();
         let mut brace_on_line = false;
         if let Some(stripped) = name.strip_suffix(b"{") {
@@ -423,7 +427,7 @@ impl<'a> Parser<'a> {
         let name = std::str::from_utf8(name).map_err(|_| {
             ImportError::new(Place::Line(keyword_line), "expected a UTF-8 joint name")
         })?;
-        if h.names.iter().any(|n| n == name) {
+        if !h.name_set.insert(name.to_owned()) {
             return Err(ImportError::new(
                 Place::Line(keyword_line),
                 format!("expected unique joint names, `{name}` is used twice"),
@@ -440,29 +444,45 @@ impl<'a> Parser<'a> {
         h.parents.push(parent);
         h.offsets.push(Vec3::ZERO);
         h.channels.push(Vec::new());
-        let mut seen_offset = false;
-        let mut seen_channels = false;
-        loop {
+        Ok(OpenJoint {
+            index,
+            seen_offset: false,
+            seen_channels: false,
+        })
+    }
+
+    /// Parses a ROOT joint and everything below it. Iterative (an explicit stack of open joints), so
+    /// deep hierarchies cannot overflow the call stack.
+    fn parse_root(&mut self, h: &mut Hierarchy, keyword_line: usize) -> Result<(), ImportError> {
+        let mut open = vec![self.open_joint(h, None, keyword_line)?];
+        while let Some(top) = open.last_mut() {
+            let index = top.index;
             let (tok, line) = self.expect_token("OFFSET, CHANNELS, JOINT, End Site or `}`")?;
             if tok == b"}" {
-                break;
+                open.pop();
             } else if tok.eq_ignore_ascii_case(b"OFFSET") {
-                if seen_offset {
+                if top.seen_offset {
                     return Err(ImportError::new(
                         Place::Line(line),
-                        format!("expected one OFFSET per joint, `{name}` has a second one"),
+                        format!(
+                            "expected one OFFSET per joint, `{}` has a second one",
+                            h.names[index]
+                        ),
                     ));
                 }
-                seen_offset = true;
+                top.seen_offset = true;
                 h.offsets[index] = self.parse_vec3("an OFFSET coordinate")?;
             } else if tok.eq_ignore_ascii_case(b"CHANNELS") {
-                if seen_channels {
+                if top.seen_channels {
                     return Err(ImportError::new(
                         Place::Line(line),
-                        format!("expected one CHANNELS line per joint, `{name}` has a second one"),
+                        format!(
+                            "expected one CHANNELS line per joint, `{}` has a second one",
+                            h.names[index]
+                        ),
                     ));
                 }
-                seen_channels = true;
+                top.seen_channels = true;
                 let n = self.expect_uint("the channel count after CHANNELS")?;
                 if n > 64 {
                     return Err(ImportError::new(
@@ -492,7 +512,8 @@ impl<'a> Parser<'a> {
                 h.channel_count += chans.len();
                 h.channels[index] = chans;
             } else if tok.eq_ignore_ascii_case(b"JOINT") {
-                self.parse_joint(h, Some(index), line, depth + 1)?;
+                let child = self.open_joint(h, Some(index), line)?;
+                open.push(child);
             } else if tok.eq_ignore_ascii_case(b"End") {
                 let (site, l) = self.expect_token("`Site` after `End`")?;
                 if !site.eq_ignore_ascii_case(b"Site") {
@@ -718,7 +739,7 @@ pub fn write_bvh(clip: &Clip) -> String {
     let mut out = String::with_capacity(64 * n + frames * n * 60);
     out.push_str("HIERARCHY\n");
     for &r in &roots {
-        write_joint(&mut out, clip, &children, &six, &rest_t, r, 0);
+        write_joint(&mut out, clip, &children, &six, &rest_t, r);
     }
     let frame_time = if clip.fps > 0.0 && clip.fps.is_finite() {
         1.0 / f64::from(clip.fps)
@@ -807,7 +828,6 @@ fn write_joint(
     six: &[bool],
     rest_t: &[Vec3],
     root: usize,
-    _depth: usize,
 ) {
     enum Step {
         Open(usize, usize),
@@ -818,7 +838,8 @@ fn write_joint(
     while let Some(step) = stack.pop() {
         match step {
             Step::Open(j, depth) => {
-                let ind = "\t".repeat(depth);
+                // Indentation is capped so pathological depths do not blow up the text.
+                let ind = "\t".repeat(depth.min(32));
                 let kw = if depth == 0 { "ROOT" } else { "JOINT" };
                 let name = sanitize_name(&sk.names[j], j);
                 let o = rest_t[j];
@@ -856,7 +877,7 @@ fn write_joint(
                 }
             }
             Step::Close(depth) => {
-                let _ = writeln!(out, "{}}}", "\t".repeat(depth));
+                let _ = writeln!(out, "{}}}", "\t".repeat(depth.min(32)));
             }
         }
     }
