@@ -274,7 +274,7 @@ impl Hierarchy {
                     // are common in real files).
                     Channel::Rot(_) if v == 0.0 => {}
                     Channel::Rot(axis) => {
-                        let (s, c) = (v.to_radians() * 0.5).sin_cos();
+                        let (s, c) = (v.to_radians() * 0.5).sin_cos(); // one libm sincos
                         let r = match axis {
                             0 => DQuat::from_xyzw(s, 0.0, 0.0, c),
                             1 => DQuat::from_xyzw(0.0, s, 0.0, c),
@@ -706,8 +706,8 @@ pub(crate) fn parse_f64(tok: &[u8]) -> Option<f64> {
 /// Layout: every joint gets `CHANNELS 6 Xposition Yposition Zposition Zrotation Yrotation Xrotation`
 /// when it is a root or its translation ever differs from its rest offset, else
 /// `CHANNELS 3 Zrotation Yrotation Xrotation`. The OFFSET is the rest translation. Values are written
-/// with the shortest text that reads back to the same f32 (translations) and 17 significant digits
-/// (Euler angles in degrees, from an f64 decomposition), so `parse(write(clip))` reproduces global
+/// with the shortest text that reads back to the same f32 (translations) or f64 (Euler angles in
+/// degrees, from an f64 decomposition of the f32 quaternion), never in exponent notation, so `parse(write(clip))` reproduces global
 /// joint positions to float precision. Scales and rest rotations cannot be expressed in BVH and are
 /// dropped (see [`bvh_export_losses`]). Leaf joints without an End Site get `End Site { OFFSET 0 0 0 }`.
 pub fn write_bvh(clip: &Clip) -> String {
@@ -779,7 +779,8 @@ pub fn write_bvh(clip: &Clip) -> String {
             };
             for a in [z, y, x] {
                 sep(&mut out, &mut first);
-                let _ = write!(out, "{:.17e}", a.to_degrees());
+                // Shortest text that reads back to the same f64.
+                let _ = write!(out, "{}", a.to_degrees());
             }
         }
         out.push('\n');

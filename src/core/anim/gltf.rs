@@ -364,11 +364,10 @@ fn read_accessor(
     let count = acc.count.0 as usize;
     let elem = size * components;
     let Some(view_index) = acc.buffer_view else {
-        // No buffer view and no sparse data: all zeros, bounded like any allocation.
-        if count > 100_000_000 {
-            return Err(json_err(path + ".count", "too many elements"));
-        }
-        return Ok(vec![0.0; count * components]);
+        return Err(json_err(
+            path + ".bufferView",
+            "expected a buffer view (animation data without one is not supported)",
+        ));
     };
     let vpath = format!("bufferViews[{}]", view_index.value());
     let view = root

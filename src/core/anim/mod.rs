@@ -17,7 +17,7 @@ pub mod skeleton;
 pub use bvh::{bvh_export_losses, parse_bvh, parse_bvh_bytes, write_bvh};
 pub use clip::Clip;
 pub use events::{EventSettings, TagEvent, TagEventKind, active_tags, frame_at, tag_events};
-pub use fk::{JobError, chain_to_model, joint_to_model, local_to_model};
+pub use fk::{JobError, chain_to_model, compose, joint_to_model, local_to_model};
 pub use import::{
     AnimFormat, ImportError, ImportOptions, ImportWarning, Imported, Place, load_animation,
     load_animation_from_bytes,
