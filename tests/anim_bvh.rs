@@ -190,6 +190,14 @@ fn header_frame_count_disagreeing_with_rows_uses_rows_and_warns() {
 }
 
 #[test]
+fn a_byte_order_mark_is_skipped() {
+    let mut bytes = b"\xEF\xBB\xBF".to_vec();
+    bytes.extend_from_slice(ARM.as_bytes());
+    let (clip, _) = parse_bvh_bytes(&bytes, "bom", &ImportOptions::default()).unwrap();
+    assert_eq!(clip.frame_count, 2);
+}
+
+#[test]
 fn skip_first_frame_is_explicit_and_reported() {
     let options = ImportOptions {
         skip_first_frame: true,

@@ -489,3 +489,45 @@ proptest! {
         let _ = load_animation_from_bytes(&bytes, AnimFormat::Gltf, "x", None, &options(30.0));
     }
 }
+
+#[test]
+#[ignore = "needs ../shared/mocap"]
+fn fox_sampling_at_frame_times_and_bvh_round_trip() {
+    use taglane::core::anim::{RotationInterp, SampleSettings, sample_clip};
+    for c in load_animation(&fox(), &ImportOptions::default())
+        .unwrap()
+        .clips
+    {
+        let n = c.joint_count();
+        let mut s = vec![Transform::IDENTITY; n];
+        let mut f_pose = vec![Transform::IDENTITY; n];
+        for f in 0..c.frame_count {
+            sample_clip(
+                &c,
+                f as f64 / f64::from(c.fps),
+                &SampleSettings::clamped(RotationInterp::Slerp),
+                &mut s,
+            )
+            .unwrap();
+            assert!(c.copy_pose(f, &mut f_pose));
+            assert_eq!(s, f_pose, "{} frame {f}", c.name);
+        }
+        // Export to BVH: joint names, order and global positions survive.
+        let (back, _) = parse_bvh(&write_bvh(&c), "fox", &ImportOptions::default()).unwrap();
+        assert_eq!(back.skeleton.names, c.skeleton.names);
+        assert_eq!(back.frame_count, c.frame_count);
+        let mut l = vec![Transform::IDENTITY; n];
+        let (mut a, mut b) = (vec![Transform::IDENTITY; n], vec![Transform::IDENTITY; n]);
+        let mut worst = 0.0f32;
+        for f in 0..c.frame_count {
+            c.copy_pose(f, &mut l);
+            local_to_model(&c.skeleton, &l, &mut a).unwrap();
+            back.copy_pose(f, &mut l);
+            local_to_model(&back.skeleton, &l, &mut b).unwrap();
+            for j in 0..n {
+                worst = worst.max(a[j].translation.distance(b[j].translation));
+            }
+        }
+        assert!(worst < 1e-4, "{}: {worst}", c.name);
+    }
+}

@@ -309,3 +309,30 @@ fn events_match_a_frame_by_frame_model() {
         }
     }
 }
+
+#[test]
+fn events_from_a_tag_document() {
+    use std::collections::BTreeMap;
+    use taglane::core::anim::clip_tag_ranges;
+    use taglane::core::tags::{Tag, TagDocument};
+    let tag = |name: &str, clip: u32, ranges: Vec<Range>| Tag {
+        name: name.into(),
+        color: None,
+        ranges: BTreeMap::from([(clip, ranges)]),
+        version: 0,
+    };
+    let doc = TagDocument {
+        tags: vec![
+            tag("footstep", 0, vec![Range::new(3, 4)]),
+            tag("other_clip", 1, vec![Range::new(0, 5)]),
+        ],
+        ..TagDocument::default()
+    };
+    let tags = clip_tag_ranges(&doc, 0);
+    assert_eq!(tags.len(), 2);
+    assert!(tags[1].is_empty());
+    let mut out = Vec::new();
+    tag_events(&tags, &settings(11, false), 0.25, 0.35, &mut out).unwrap();
+    assert_eq!(out.len(), 1);
+    assert_eq!((out[0].tag, out[0].kind), (0, TagEventKind::Enter));
+}

@@ -5,7 +5,7 @@ use proptest::prelude::*;
 use taglane::core::anim::{
     Clip, Extrapolation, JobError, MixSettings, RotationInterp, SampleBuffer, SampleSettings,
     Skeleton, Transform, chain_to_model, frame_position, joint_to_model, local_to_model, mix,
-    nlerp, sample_clip, slerp, subtree_mask,
+    mix_in_place, nlerp, sample_clip, slerp, subtree_mask,
 };
 
 /// A two-joint clip: the root translates along X (0, 10, 20, ...) and turns about Y by
@@ -221,6 +221,11 @@ fn mixer_follows_the_valid_count_rules() {
                 .abs_diff_eq(expected.rotation, 1e-6)
         );
     }
+    // In place gives the same result.
+    let mut in_place = a.clone();
+    mix_in_place(&mut in_place, &b, &settings).unwrap();
+    mix(&a, &b, &settings, &mut out).unwrap();
+    assert_eq!(in_place, out);
     // Bad inputs are errors.
     let bad_mask = [0.0; 3];
     assert!(

@@ -42,9 +42,15 @@ pub fn parse_bvh_bytes(
     name: &str,
     options: &ImportOptions,
 ) -> Result<(Clip, Vec<ImportWarning>), ImportError> {
+    // A UTF-8 byte order mark (written by some Windows tools) is skipped.
+    let start = if bytes.starts_with(b"\xEF\xBB\xBF") {
+        3
+    } else {
+        0
+    };
     let mut p = Parser {
         s: bytes,
-        pos: 0,
+        pos: start,
         line: 1,
     };
     let mut warnings = Vec::new();

@@ -12,7 +12,16 @@
 //! reached at the end.
 
 use super::fk::JobError;
-use crate::core::tags::Range;
+use crate::core::tags::{ClipId, Range, TagDocument};
+
+/// The ranges of every tag of `doc` on one clip, indexed like `doc.tags` (empty for tags that do not
+/// occur on the clip): the `tags` argument of [`tag_events`] and [`active_tags`].
+pub fn clip_tag_ranges(doc: &TagDocument, clip: ClipId) -> Vec<&[Range]> {
+    doc.tags
+        .iter()
+        .map(|t| t.ranges.get(&clip).map_or(&[][..], Vec::as_slice))
+        .collect()
+}
 
 /// Entering or leaving a tag.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]

@@ -16,13 +16,15 @@ pub mod skeleton;
 
 pub use bvh::{bvh_export_losses, parse_bvh, parse_bvh_bytes, write_bvh};
 pub use clip::Clip;
-pub use events::{EventSettings, TagEvent, TagEventKind, active_tags, frame_at, tag_events};
+pub use events::{
+    EventSettings, TagEvent, TagEventKind, active_tags, clip_tag_ranges, frame_at, tag_events,
+};
 pub use fk::{JobError, chain_to_model, compose, joint_to_model, local_to_model};
 pub use import::{
     AnimFormat, ImportError, ImportOptions, ImportWarning, Imported, Place, load_animation,
     load_animation_from_bytes,
 };
-pub use mix::{MixSettings, SampleBuffer, mix, subtree_mask};
+pub use mix::{MixSettings, SampleBuffer, mix, mix_in_place, subtree_mask};
 pub use root_motion::{
     RootMotion, RootMotionBlend, RootMotionTrack, blend_root_motion, blend_vec, root_motion,
 };
