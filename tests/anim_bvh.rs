@@ -329,6 +329,23 @@ fn export_round_trip_on_the_hand_made_files() {
     }
 }
 
+#[test]
+fn sub_clip_and_atomic_save() {
+    let clip = parse(ARM);
+    let second = clip.sub_clip(1, 2, "cut").unwrap();
+    assert_eq!(second.frame_count, 1);
+    assert_eq!(second.name, "cut");
+    assert_eq!(globals(&second, 0), globals(&clip, 1));
+    assert!(clip.sub_clip(1, 1, "x").is_none());
+    assert!(clip.sub_clip(0, 3, "x").is_none());
+    let dir = std::env::temp_dir().join(format!("taglane-bvh-save-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("cut.bvh");
+    taglane::core::anim::save_bvh(&path, &second, false).unwrap();
+    let back = parse(&std::fs::read_to_string(&path).unwrap());
+    assert_close(globals(&back, 0)[2], Vec3::new(-9.0, 12.0, 3.0));
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 400, ..ProptestConfig::default() })]
 

@@ -302,6 +302,21 @@ proptest! {
         prop_assert!((n.length() - 1.0).abs() < 1e-5);
     }
 
+    /// Nearby rotations (the series path of slerp) against the same model, tightly.
+    #[test]
+    fn slerp_of_nearby_rotations_matches_model(a in random_unit_quat(), axis in random_unit_quat(), angle in 0.0f32..1.28, t in 0.0f32..=1.0) {
+        let axis = Vec3::new(axis.x, axis.y, axis.z).try_normalize().unwrap_or(Vec3::X);
+        let b = (a * Quat::from_axis_angle(axis, angle)).normalize();
+        let expected = a.as_dquat() * DQuat::from_axis_angle(axis.as_dvec3(), f64::from(angle) * f64::from(t));
+        let got = slerp(a, b, t);
+        prop_assert!((got.length() - 1.0).abs() < 1e-6);
+        let g = got.as_dquat();
+        let e = if g.dot(expected) < 0.0 { -expected } else { expected };
+        // Angle between rotations, well conditioned near zero.
+        let err = 4.0 * (g - e).length().atan2((g + e).length());
+        prop_assert!(err < 2e-6, "error {} rad", err);
+    }
+
     /// Forward kinematics against an f64 model on random skeletons (parents before children).
     #[test]
     fn fk_matches_f64_model(

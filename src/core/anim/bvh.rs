@@ -794,6 +794,12 @@ pub fn write_bvh(clip: &Clip) -> String {
     out
 }
 
+/// Writes a clip as a BVH file with [`crate::core::io::write_atomic`] (readers see the old file or
+/// the new one, never a mix); `keep_backup` keeps the previous file as `name.bvh.bak`.
+pub fn save_bvh(path: &std::path::Path, clip: &Clip, keep_backup: bool) -> std::io::Result<()> {
+    crate::core::io::write_atomic(path, write_bvh(clip).as_bytes(), keep_backup)
+}
+
 /// What [`write_bvh`] cannot express for this clip: non-unit scales and non-identity rest rotations.
 pub fn bvh_export_losses(clip: &Clip) -> Vec<String> {
     let mut losses = Vec::new();

@@ -14,7 +14,7 @@ pub mod root_motion;
 pub mod sample;
 pub mod skeleton;
 
-pub use bvh::{bvh_export_losses, parse_bvh, parse_bvh_bytes, write_bvh};
+pub use bvh::{bvh_export_losses, parse_bvh, parse_bvh_bytes, save_bvh, write_bvh};
 pub use clip::Clip;
 pub use events::{
     EventSettings, TagEvent, TagEventKind, active_tags, clip_tag_ranges, frame_at, tag_events,
