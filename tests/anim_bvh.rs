@@ -256,7 +256,7 @@ fn error_of(text: &str) -> (Place, String) {
 
 #[test]
 fn nan_and_inf_are_rejected_with_the_line() {
-    for bad in ["nan", "inf", "-inf", "NaN", "1e999", "infinity"] {
+    for bad in ["nan", "inf", "-inf", "NaN", "1e999", "infinity", "1e39"] {
         let text = ARM.replace("1 2 3 0 0 0 90", &format!("1 2 3 0 0 0 {bad}"));
         let (place, msg) = error_of(&text);
         assert_eq!(place, Place::Line(25), "{bad}");

@@ -216,6 +216,34 @@ fn external_buffers_and_glb() {
 }
 
 #[test]
+fn required_mesh_extensions_are_ignored_with_a_warning_meshopt_is_refused() {
+    let doc = embedded().replacen(
+        r#""asset": {"version": "2.0"},"#,
+        r#""asset": {"version": "2.0"}, "extensionsUsed": ["KHR_mesh_quantization"], "extensionsRequired": ["KHR_mesh_quantization"],"#,
+        1,
+    );
+    let i = load_animation_from_bytes(doc.as_bytes(), AnimFormat::Gltf, "x", None, &options(4.0))
+        .unwrap();
+    check_hand_made(&i.clips);
+    assert!(
+        i.warnings
+            .iter()
+            .any(|w| w.message.contains("KHR_mesh_quantization"))
+    );
+    let doc = embedded().replacen(
+        r#""asset": {"version": "2.0"},"#,
+        r#""asset": {"version": "2.0"}, "extensionsUsed": ["EXT_meshopt_compression"], "extensionsRequired": ["EXT_meshopt_compression"],"#,
+        1,
+    );
+    let e = load_animation_from_bytes(doc.as_bytes(), AnimFormat::Gltf, "x", None, &options(4.0))
+        .unwrap_err();
+    assert!(
+        matches!(e.place, Place::Json(ref p) if p.contains("extensionsRequired")),
+        "{e}"
+    );
+}
+
+#[test]
 fn resampling_rounds_the_frame_count_up() {
     // 2 s at 3 fps is exactly 7 frames; at 2.5 fps, 5 intervals cover 2 s exactly; at 2.2 fps the
     // 4.4 intervals round up to 5 (6 frames, 2.27 s) and the last frame holds the last key.

@@ -147,13 +147,19 @@ pub fn parse_bvh_bytes(
                 None => break,
                 Some(tok) => {
                     blank = false;
-                    let v = parse_f64(tok).ok_or_else(|| {
-                        err_found(
-                            line,
-                            &format!("a finite number (value {} of the frame row)", count + 1),
-                            tok,
-                        )
-                    })?;
+                    // Positions are stored as f32: values beyond its range are rejected too.
+                    let v = parse_f64(tok)
+                        .filter(|v| v.abs() <= f64::from(f32::MAX))
+                        .ok_or_else(|| {
+                            err_found(
+                                line,
+                                &format!(
+                                    "a finite number within the f32 range (value {} of the frame row)",
+                                    count + 1
+                                ),
+                                tok,
+                            )
+                        })?;
                     if count < width {
                         row[count] = v;
                     }

@@ -127,12 +127,30 @@ fn import_json(
     base_dir: Option<&Path>,
     options: &ImportOptions,
 ) -> Result<Imported, ImportError> {
-    let root: json::Root = serde_json::from_slice(json_bytes).map_err(|e| {
+    let mut root: json::Root = serde_json::from_slice(json_bytes).map_err(|e| {
         json_err(
             format!("JSON line {} column {}", e.line(), e.column()),
             format!("expected a glTF JSON document: {e}"),
         )
     })?;
+    // Required extensions about meshes, materials or textures do not change skins, nodes or
+    // animations: they are dropped (with a warning) so validation does not refuse the file.
+    // Buffer compression (meshopt) does change how animation data is read: it stays required and
+    // validation reports it as unsupported.
+    let mut warnings = Vec::new();
+    let (kept, ignored): (Vec<String>, Vec<String>) = std::mem::take(&mut root.extensions_required)
+        .into_iter()
+        .partition(|e| e.contains("meshopt"));
+    root.extensions_required = kept;
+    if !ignored.is_empty() {
+        warnings.push(ImportWarning {
+            place: Place::Json(String::from("extensionsRequired")),
+            message: format!(
+                "required extensions ignored (they do not concern animation): {}",
+                ignored.join(", ")
+            ),
+        });
+    }
     let doc = gltf::Document::from_json(root).map_err(|e| match e {
         gltf::Error::Validation(list) => {
             let (path, err) = list
@@ -156,7 +174,6 @@ fn import_json(
             ),
         ));
     }
-    let mut warnings = Vec::new();
     let buffers = load_buffers(root, bin, base_dir)?;
     let rig = build_skeleton(root, &mut warnings)?;
     let mut clips = Vec::with_capacity(root.animations.len());
