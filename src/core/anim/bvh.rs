@@ -286,7 +286,7 @@ impl Hierarchy {
                     // are common in real files).
                     Channel::Rot(_) if v == 0.0 => {}
                     Channel::Rot(axis) => {
-                        let (s, c) = (v.to_radians() * 0.5).sin_cos(); // one libm sincos
+                        let (s, c) = (v.to_radians() * 0.5).sin_cos();
                         let r = match axis {
                             0 => DQuat::from_xyzw(s, 0.0, 0.0, c),
                             1 => DQuat::from_xyzw(0.0, s, 0.0, c),
