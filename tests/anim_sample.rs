@@ -54,6 +54,15 @@ fn yaw_deg(q: Quat) -> f32 {
 }
 
 #[test]
+fn validate_reports_non_finite_values_with_joint_and_frame() {
+    let mut c = clip(3, 1.0, 10.0);
+    c.validate().unwrap();
+    c.translations[5] = Vec3::new(f32::NAN, 0.0, 0.0);
+    let e = c.validate().unwrap_err();
+    assert!(e.contains("translation of joint 1 at frame 2"), "{e}");
+}
+
+#[test]
 fn duration_is_frames_minus_one_over_fps() {
     assert_eq!(clip(5, 2.0, 0.0).duration_s(), 2.0);
     assert_eq!(clip(1, 2.0, 0.0).duration_s(), 0.0);

@@ -135,6 +135,24 @@ impl Clip {
                 self.name, self.fps
             ));
         }
+        let n = self.joint_count().max(1);
+        let bad = |what: &str, i: usize| {
+            format!(
+                "clip '{}': {what} of joint {} at frame {} is not finite",
+                self.name,
+                i % n,
+                i / n
+            )
+        };
+        if let Some(i) = self.rotations.iter().position(|q| !q.is_finite()) {
+            return Err(bad("rotation", i));
+        }
+        if let Some(i) = self.translations.iter().position(|v| !v.is_finite()) {
+            return Err(bad("translation", i));
+        }
+        if let Some(i) = self.scales.iter().position(|v| !v.is_finite()) {
+            return Err(bad("scale", i));
+        }
         Ok(())
     }
 }
