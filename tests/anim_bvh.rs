@@ -190,6 +190,18 @@ fn header_frame_count_disagreeing_with_rows_uses_rows_and_warns() {
 }
 
 #[test]
+fn a_skeleton_without_channels_takes_the_header_count_bounded() {
+    let text = "HIERARCHY\nROOT r\n{\nOFFSET 1 2 3\nCHANNELS 0\n}\nMOTION\nFrames: 4\nFrame Time: 0.1\n\n\n\n\n";
+    let clip = parse(text);
+    assert_eq!(clip.frame_count, 4);
+    assert_eq!(clip.translations[3], Vec3::new(1.0, 2.0, 3.0));
+    let huge = text.replace("Frames: 4", "Frames: 999999999999");
+    let (clip, warnings) = parse_bvh(&huge, "h", &ImportOptions::default()).unwrap();
+    assert_eq!(clip.frame_count, 1_000_000);
+    assert!(warnings[0].message.contains("capped"));
+}
+
+#[test]
 fn a_byte_order_mark_is_skipped() {
     let mut bytes = b"\xEF\xBB\xBF".to_vec();
     bytes.extend_from_slice(ARM.as_bytes());

@@ -186,28 +186,33 @@ pub fn parse_bvh_bytes(
                 h.append_frame(&row, &mut rotations, &mut translations);
                 frames += 1;
             }
-        } else if width == 0 && !at_end {
-            // A skeleton without channels: rows are empty lines, nothing to count reliably.
         }
+        // (A skeleton without channels has empty rows: its frames are counted from the header below.)
         if at_end {
             break;
         }
         p.skip_newline();
     }
     if width == 0 {
-        // Without channels every frame is the rest pose; take the header's count, bounded.
-        let n = header_frames.min(1_000_000) as usize;
-        frames = n;
-        for _ in 0..n {
-            h.append_frame(&row, &mut rotations, &mut translations);
-        }
-        if header_frames > 1_000_000 {
+        // Without channels there is no motion data: every frame is the rest pose. The count comes
+        // from the header, bounded so that at most 1,000,000 joint samples are allocated.
+        let cap = (1_000_000 / joints.max(1)) as u64;
+        let mut n = header_frames.min(cap);
+        if header_frames > cap {
             warnings.push(ImportWarning {
                 place: Place::Line(header_frames_line),
                 message: format!(
-                    "the skeleton has no channels; the header's {header_frames} frames were capped to 1000000 rest poses"
+                    "the skeleton has no channels; the header's {header_frames} frames were capped to {cap} rest poses"
                 ),
             });
+        }
+        if options.skip_first_frame && n > 0 {
+            n -= 1;
+            skipped_first = true;
+        }
+        frames = n as usize;
+        for _ in 0..frames {
+            h.append_frame(&row, &mut rotations, &mut translations);
         }
     } else {
         let rows_present = frames as u64 + u64::from(skipped_first);
