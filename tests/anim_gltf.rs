@@ -337,6 +337,16 @@ fn errors_name_the_place() {
         matches!(e.place, Place::Json(ref p) if p.contains("skins")),
         "{e}"
     );
+    // Key times far in the future would need too many frames.
+    let mut d = data();
+    d[8..12].copy_from_slice(&1.0e9f32.to_le_bytes());
+    let doc = document(&format!(
+        r#"{{"byteLength": {}, "uri": "data:application/octet-stream;base64,{}"}}"#,
+        d.len(),
+        base64(&d)
+    ));
+    let e = bad(doc.as_bytes(), AnimFormat::Gltf);
+    assert_eq!(e.place, Place::Json("animations[0]".into()), "{e}");
     // A bad rate option.
     let e = load_animation_from_bytes(
         embedded().as_bytes(),

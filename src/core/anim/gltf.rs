@@ -27,6 +27,8 @@ const CHUNK_JSON: u32 = 0x4E4F_534A;
 const CHUNK_BIN: u32 = 0x004E_4942;
 /// Upper bound on resampled frames per clip (an hour at 120 fps), against absurd key times.
 const MAX_FRAMES: usize = 432_000;
+/// Upper bound on frames x joints per clip (about 800 MB of tracks).
+const MAX_SAMPLES: usize = 20_000_000;
 
 fn json_err(path: impl Into<String>, message: impl Into<String>) -> ImportError {
     ImportError::new(Place::Json(path.into()), message)
@@ -816,10 +818,13 @@ fn resample_animation(
     let fps = options.gltf_fps;
     let span = (end - start).max(0.0);
     let intervals = (f64::from(span) * f64::from(fps) - 1e-3).ceil().max(0.0);
-    if intervals + 1.0 > MAX_FRAMES as f64 {
+    let samples = (intervals + 1.0) * nj.max(1) as f64;
+    if intervals + 1.0 > MAX_FRAMES as f64 || samples > MAX_SAMPLES as f64 {
         return Err(json_err(
             format!("animations[{ai}]"),
-            format!("{span} s at {fps} fps exceeds {MAX_FRAMES} frames"),
+            format!(
+                "{span} s at {fps} fps on {nj} joints exceeds the limits ({MAX_FRAMES} frames, {MAX_SAMPLES} joint samples)"
+            ),
         ));
     }
     let mut frames = intervals as usize + 1;
