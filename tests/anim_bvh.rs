@@ -190,6 +190,26 @@ fn header_frame_count_disagreeing_with_rows_uses_rows_and_warns() {
 }
 
 #[test]
+fn a_skeleton_without_channels_takes_the_header_count_bounded() {
+    let text = "HIERARCHY\nROOT r\n{\nOFFSET 1 2 3\nCHANNELS 0\n}\nMOTION\nFrames: 4\nFrame Time: 0.1\n\n\n\n\n";
+    let clip = parse(text);
+    assert_eq!(clip.frame_count, 4);
+    assert_eq!(clip.translations[3], Vec3::new(1.0, 2.0, 3.0));
+    let huge = text.replace("Frames: 4", "Frames: 999999999999");
+    let (clip, warnings) = parse_bvh(&huge, "h", &ImportOptions::default()).unwrap();
+    assert_eq!(clip.frame_count, 1_000_000);
+    assert!(warnings[0].message.contains("capped"));
+}
+
+#[test]
+fn a_byte_order_mark_is_skipped() {
+    let mut bytes = b"\xEF\xBB\xBF".to_vec();
+    bytes.extend_from_slice(ARM.as_bytes());
+    let (clip, _) = parse_bvh_bytes(&bytes, "bom", &ImportOptions::default()).unwrap();
+    assert_eq!(clip.frame_count, 2);
+}
+
+#[test]
 fn skip_first_frame_is_explicit_and_reported() {
     let options = ImportOptions {
         skip_first_frame: true,
@@ -248,7 +268,7 @@ fn error_of(text: &str) -> (Place, String) {
 
 #[test]
 fn nan_and_inf_are_rejected_with_the_line() {
-    for bad in ["nan", "inf", "-inf", "NaN", "1e999", "infinity"] {
+    for bad in ["nan", "inf", "-inf", "NaN", "1e999", "infinity", "1e39"] {
         let text = ARM.replace("1 2 3 0 0 0 90", &format!("1 2 3 0 0 0 {bad}"));
         let (place, msg) = error_of(&text);
         assert_eq!(place, Place::Line(25), "{bad}");
@@ -321,6 +341,23 @@ fn export_round_trip_on_the_hand_made_files() {
     }
 }
 
+#[test]
+fn sub_clip_and_atomic_save() {
+    let clip = parse(ARM);
+    let second = clip.sub_clip(1, 2, "cut").unwrap();
+    assert_eq!(second.frame_count, 1);
+    assert_eq!(second.name, "cut");
+    assert_eq!(globals(&second, 0), globals(&clip, 1));
+    assert!(clip.sub_clip(1, 1, "x").is_none());
+    assert!(clip.sub_clip(0, 3, "x").is_none());
+    let dir = std::env::temp_dir().join(format!("taglane-bvh-save-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("cut.bvh");
+    taglane::core::anim::save_bvh(&path, &second, false).unwrap();
+    let back = parse(&std::fs::read_to_string(&path).unwrap());
+    assert_close(globals(&back, 0)[2], Vec3::new(-9.0, 12.0, 3.0));
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 400, ..ProptestConfig::default() })]
 
@@ -350,6 +387,236 @@ proptest! {
         let back = parse(&write_bvh(&clip));
         for (a, b) in globals(&clip, 0).iter().zip(globals(&back, 0)) {
             prop_assert!(a.abs_diff_eq(b, 2e-4), "{} vs {}", a, b);
+        }
+    }
+}
+
+#[test]
+fn deep_nesting_does_not_overflow_the_stack() {
+    let nest = |depth: usize| {
+        let mut s = String::from("HIERARCHY\nROOT r\n{\nOFFSET 0 0 0\nCHANNELS 0\n");
+        for i in 0..depth {
+            s.push_str(&format!("JOINT j{i}\n{{\nOFFSET 0 1 0\nCHANNELS 0\n"));
+        }
+        for _ in 0..=depth {
+            s.push_str("}\n");
+        }
+        s.push_str("MOTION\nFrames: 1\nFrame Time: 1\n\n");
+        s
+    };
+    // Parsing and writing are iterative: 20000 levels are fine.
+    let (clip, _) = parse_bvh(&nest(20_000), "d", &ImportOptions::default()).unwrap();
+    assert_eq!(clip.joint_count(), 20_001);
+    let back = parse(&write_bvh(&clip));
+    assert_eq!(back.skeleton.parents, clip.skeleton.parents);
+}
+
+/// A random BVH file (hierarchy, per-joint channel layouts and orders, values) and the global joint
+/// positions of its frames computed by an obvious model: 3x3 rotation matrices in f64.
+#[derive(Debug, Clone)]
+struct RandomBvh {
+    parents: Vec<Option<usize>>,
+    offsets: Vec<[f64; 3]>,
+    /// Per joint: channel names in file order.
+    channels: Vec<Vec<&'static str>>,
+    /// Frames x values.
+    rows: Vec<Vec<f64>>,
+}
+
+const CHANNEL_NAMES: [&str; 6] = [
+    "Xposition",
+    "Yposition",
+    "Zposition",
+    "Xrotation",
+    "Yrotation",
+    "Zrotation",
+];
+
+fn random_bvh() -> impl Strategy<Value = RandomBvh> {
+    (1usize..8, 1usize..4).prop_flat_map(|(joints, frames)| {
+        (
+            proptest::collection::vec(0.0f64..1.0, joints),
+            proptest::collection::vec(proptest::array::uniform3(-20.0f64..20.0), joints),
+            proptest::collection::vec(
+                proptest::sample::subsequence(CHANNEL_NAMES.to_vec(), 0..=6).prop_shuffle(),
+                joints,
+            ),
+            proptest::collection::vec(
+                proptest::collection::vec(-400.0f64..400.0, 6 * joints),
+                frames,
+            ),
+        )
+            .prop_map(move |(p, offsets, channels, raw)| {
+                let parents = (0..joints)
+                    .map(|i| (i > 0).then(|| (p[i] * i as f64) as usize))
+                    .collect();
+                let width: usize = channels.iter().map(Vec::len).sum();
+                let rows = raw
+                    .into_iter()
+                    .map(|r| {
+                        r[..width]
+                            .iter()
+                            .map(|v| (v * 1000.0).round() / 1000.0)
+                            .collect()
+                    })
+                    .collect();
+                RandomBvh {
+                    parents,
+                    offsets,
+                    channels,
+                    rows,
+                }
+            })
+    })
+}
+
+impl RandomBvh {
+    fn children(&self, j: usize) -> Vec<usize> {
+        (0..self.parents.len())
+            .filter(|&c| self.parents[c] == Some(j))
+            .collect()
+    }
+
+    /// Joints in depth-first order (the file's order).
+    fn dfs(&self) -> Vec<usize> {
+        let mut order = Vec::new();
+        let mut stack: Vec<usize> = (0..self.parents.len())
+            .filter(|&j| self.parents[j].is_none())
+            .rev()
+            .collect();
+        while let Some(j) = stack.pop() {
+            order.push(j);
+            stack.extend(self.children(j).into_iter().rev());
+        }
+        order
+    }
+
+    fn text(&self) -> String {
+        let mut s = String::from("HIERARCHY\n");
+        fn joint(b: &RandomBvh, j: usize, s: &mut String) {
+            let kw = if b.parents[j].is_none() {
+                "ROOT"
+            } else {
+                "JOINT"
+            };
+            let o = b.offsets[j];
+            s.push_str(&format!(
+                "{kw} j{j}\n{{\nOFFSET {} {} {}\nCHANNELS {}",
+                o[0],
+                o[1],
+                o[2],
+                b.channels[j].len()
+            ));
+            for c in &b.channels[j] {
+                s.push(' ');
+                s.push_str(c);
+            }
+            s.push('\n');
+            for c in b.children(j) {
+                joint(b, c, s);
+            }
+            s.push_str("}\n");
+        }
+        for r in (0..self.parents.len()).filter(|&j| self.parents[j].is_none()) {
+            joint(self, r, &mut s);
+        }
+        s.push_str(&format!(
+            "MOTION\nFrames: {}\nFrame Time: 0.04\n",
+            self.rows.len()
+        ));
+        for row in &self.rows {
+            let vals: Vec<String> = row.iter().map(|v| v.to_string()).collect();
+            s.push_str(&vals.join(" "));
+            s.push('\n');
+        }
+        s
+    }
+
+    /// Global positions at a frame, by joint index (not file order), with rotation matrices.
+    fn globals(&self, frame: usize) -> Vec<[f64; 3]> {
+        type M = [[f64; 3]; 3];
+        fn mul(a: &M, b: &M) -> M {
+            let mut r = [[0.0; 3]; 3];
+            for i in 0..3 {
+                for j in 0..3 {
+                    r[i][j] = (0..3).map(|k| a[i][k] * b[k][j]).sum();
+                }
+            }
+            r
+        }
+        fn axis(a: usize, deg: f64) -> M {
+            let (s, c) = deg.to_radians().sin_cos();
+            match a {
+                0 => [[1.0, 0.0, 0.0], [0.0, c, -s], [0.0, s, c]],
+                1 => [[c, 0.0, s], [0.0, 1.0, 0.0], [-s, 0.0, c]],
+                _ => [[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]],
+            }
+        }
+        let n = self.parents.len();
+        let mut rot = vec![[[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]; n];
+        let mut pos = vec![[0.0; 3]; n];
+        // Values are in file (depth-first) order.
+        let mut col = 0;
+        let mut local_r = vec![rot[0]; n];
+        let mut local_t = vec![[0.0; 3]; n];
+        for j in self.dfs() {
+            let mut t = self.offsets[j];
+            let mut r = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]];
+            for c in &self.channels[j] {
+                let v = self.rows[frame][col];
+                col += 1;
+                let a = (c.as_bytes()[0] - b'X') as usize;
+                if c.ends_with("position") {
+                    t[a] = v;
+                } else {
+                    r = mul(&r, &axis(a, v));
+                }
+            }
+            local_r[j] = r;
+            local_t[j] = t;
+        }
+        for j in 0..n {
+            match self.parents[j] {
+                None => {
+                    rot[j] = local_r[j];
+                    pos[j] = local_t[j];
+                }
+                Some(p) => {
+                    rot[j] = mul(&rot[p], &local_r[j]);
+                    let rt: Vec<f64> = (0..3)
+                        .map(|i| (0..3).map(|k| rot[p][i][k] * local_t[j][k]).sum())
+                        .collect();
+                    pos[j] = [pos[p][0] + rt[0], pos[p][1] + rt[1], pos[p][2] + rt[2]];
+                }
+            }
+        }
+        pos
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+
+    /// The parser (quaternions, f32, any channel subset and order) against the matrix model.
+    #[test]
+    fn parser_matches_a_rotation_matrix_model(b in random_bvh()) {
+        let (clip, warnings) = parse_bvh(&b.text(), "r", &ImportOptions::default()).unwrap();
+        prop_assert!(warnings.is_empty());
+        prop_assert_eq!(clip.frame_count, b.rows.len());
+        for f in 0..b.rows.len() {
+            let expected = b.globals(f);
+            let got = globals(&clip, f);
+            for (j, e) in expected.iter().enumerate() {
+                let k = clip.skeleton.find(&format!("j{j}")).unwrap();
+                let g = got[k];
+                let d = ((f64::from(g.x) - e[0]).powi(2) + (f64::from(g.y) - e[1]).powi(2) + (f64::from(g.z) - e[2]).powi(2)).sqrt();
+                prop_assert!(d < 1e-3, "joint {} frame {}: {} vs {:?}", j, f, g, e);
+            }
+            // And the export reproduces them.
+            let back = parse(&write_bvh(&clip));
+            for (k, p) in globals(&back, f).iter().enumerate() {
+                prop_assert!(p.abs_diff_eq(got[k], 1e-3));
+            }
         }
     }
 }

@@ -228,3 +228,45 @@ fn sampling_at_a_frame_time_equals_that_frame() {
         }
     }
 }
+
+#[test]
+#[ignore = "needs ../shared/mocap"]
+fn root_motion_on_real_takes() {
+    use taglane::core::anim::{RootMotionTrack, root_motion};
+    // Bandai walk: ROOT stays at zero, Hips travels about 8.1 m along +Z.
+    let walk = load_bvh("bandai_dataset-1_walk_normal_001.bvh");
+    let end = f64::from(walk.duration_s());
+    let root = root_motion(&walk, 0, 0.0, end, false).unwrap();
+    assert!(root.translation.length() < 1e-4);
+    let hips = walk.skeleton.find("Hips").unwrap();
+    let m = root_motion(&walk, hips, 0.0, end, false).unwrap();
+    assert!((m.translation.z - 810.0).abs() < 30.0, "{}", m.translation);
+    assert!(m.translation.x.abs() < 50.0);
+    // Looping it twice goes about twice as far.
+    let track = RootMotionTrack::new(&walk, hips).unwrap();
+    let twice = track.delta(0.0, 2.0 * end, true).unwrap();
+    assert!(
+        (twice.translation.length() - 2.0 * m.translation.length()).abs() < 60.0,
+        "{}",
+        twice.translation
+    );
+    // The left turn: a positive heading change (counter-clockwise seen from above), net 2.7 m.
+    let turn = load_bvh("bandai_dataset-2_walk-turn-left_normal_001.bvh");
+    let hips = turn.skeleton.find("Hips").unwrap();
+    let t = root_motion(&turn, hips, 0.0, f64::from(turn.duration_s()), false).unwrap();
+    assert!(t.heading_rad > 0.5, "heading change {}", t.heading_rad);
+    let net = Vec3Len(t.translation.x, t.translation.z).len();
+    assert!((net - 270.0).abs() < 30.0, "net {net}");
+    // CMU 01_01: hips net horizontal displacement 56 units.
+    let hops = load_bvh("cmu_01_01_hops_turn.bvh");
+    let h = root_motion(&hops, 0, 0.0, f64::from(hops.duration_s()), false).unwrap();
+    let net = Vec3Len(h.translation.x, h.translation.z).len();
+    assert!((net - 56.0).abs() < 6.0, "net {net}");
+}
+
+struct Vec3Len(f32, f32);
+impl Vec3Len {
+    fn len(&self) -> f32 {
+        (self.0 * self.0 + self.1 * self.1).sqrt()
+    }
+}

@@ -5,7 +5,7 @@ use proptest::prelude::*;
 use taglane::core::anim::{
     Clip, Extrapolation, JobError, MixSettings, RotationInterp, SampleBuffer, SampleSettings,
     Skeleton, Transform, chain_to_model, frame_position, joint_to_model, local_to_model, mix,
-    nlerp, sample_clip, slerp, subtree_mask,
+    mix_in_place, nlerp, sample_clip, slerp, subtree_mask,
 };
 
 /// A two-joint clip: the root translates along X (0, 10, 20, ...) and turns about Y by
@@ -51,6 +51,15 @@ fn sample(c: &Clip, t: f64, s: SampleSettings) -> Vec<Transform> {
 fn yaw_deg(q: Quat) -> f32 {
     let (axis, angle) = q.to_axis_angle();
     (if axis.y < 0.0 { -angle } else { angle }).to_degrees()
+}
+
+#[test]
+fn validate_reports_non_finite_values_with_joint_and_frame() {
+    let mut c = clip(3, 1.0, 10.0);
+    c.validate().unwrap();
+    c.translations[5] = Vec3::new(f32::NAN, 0.0, 0.0);
+    let e = c.validate().unwrap_err();
+    assert!(e.contains("translation of joint 1 at frame 2"), "{e}");
 }
 
 #[test]
@@ -221,6 +230,11 @@ fn mixer_follows_the_valid_count_rules() {
                 .abs_diff_eq(expected.rotation, 1e-6)
         );
     }
+    // In place gives the same result.
+    let mut in_place = a.clone();
+    mix_in_place(&mut in_place, &b, &settings).unwrap();
+    mix(&a, &b, &settings, &mut out).unwrap();
+    assert_eq!(in_place, out);
     // Bad inputs are errors.
     let bad_mask = [0.0; 3];
     assert!(
@@ -295,6 +309,21 @@ proptest! {
         prop_assert!(got.dot(expected).abs() > 1.0 - 1e-6, "{:?} vs {:?}", got, expected);
         let n = nlerp(a, b, t);
         prop_assert!((n.length() - 1.0).abs() < 1e-5);
+    }
+
+    /// Nearby rotations (the series path of slerp) against the same model, tightly.
+    #[test]
+    fn slerp_of_nearby_rotations_matches_model(a in random_unit_quat(), axis in random_unit_quat(), angle in 0.0f32..1.28, t in 0.0f32..=1.0) {
+        let axis = Vec3::new(axis.x, axis.y, axis.z).try_normalize().unwrap_or(Vec3::X);
+        let b = (a * Quat::from_axis_angle(axis, angle)).normalize();
+        let expected = a.as_dquat() * DQuat::from_axis_angle(axis.as_dvec3(), f64::from(angle) * f64::from(t));
+        let got = slerp(a, b, t);
+        prop_assert!((got.length() - 1.0).abs() < 1e-6);
+        let g = got.as_dquat();
+        let e = if g.dot(expected) < 0.0 { -expected } else { expected };
+        // Angle between rotations, well conditioned near zero.
+        let err = 4.0 * (g - e).length().atan2((g + e).length());
+        prop_assert!(err < 2e-6, "error {} rad", err);
     }
 
     /// Forward kinematics against an f64 model on random skeletons (parents before children).

@@ -12,10 +12,47 @@ use crate::core::anim::{
     load_animation, local_to_model, mix,
 };
 
+/// Import options shared by `inspect` and `sample`.
+#[derive(Debug, Args, Clone)]
+pub struct ImportArgs {
+    /// Centimetres per file unit (default: BVH 1.0, glTF 100.0; the CMU BVH files are about 5.644).
+    #[arg(long)]
+    pub unit_cm: Option<f32>,
+    /// Drop the first frame (the synthetic T-pose of the CMU conversions). Never done by default.
+    #[arg(long)]
+    pub skip_first_frame: bool,
+    /// Frames per second at which glTF animations are resampled.
+    #[arg(long, default_value_t = 30.0)]
+    pub gltf_fps: f32,
+}
+
+impl ImportArgs {
+    fn options(&self) -> Result<ImportOptions, String> {
+        if let Some(u) = self.unit_cm
+            && !(u.is_finite() && u > 0.0)
+        {
+            return Err(format!("--unit-cm must be a positive number, found {u}"));
+        }
+        if !(self.gltf_fps.is_finite() && self.gltf_fps > 0.0 && self.gltf_fps <= 10_000.0) {
+            return Err(format!(
+                "--gltf-fps must be in (0, 10000], found {}",
+                self.gltf_fps
+            ));
+        }
+        Ok(ImportOptions {
+            unit_cm: self.unit_cm,
+            skip_first_frame: self.skip_first_frame,
+            gltf_fps: self.gltf_fps,
+        })
+    }
+}
+
 #[derive(Debug, Args)]
 pub struct InspectArgs {
     /// Animation file (.bvh, .glb, .gltf).
     pub file: PathBuf,
+    #[command(flatten)]
+    pub import: ImportArgs,
     /// Print one JSON object.
     #[arg(long)]
     pub json: bool,
@@ -40,10 +77,16 @@ pub struct SampleArgs {
     /// Which clip of a multi-clip file (glTF) to use, by name or index; default the first.
     #[arg(long)]
     pub clip: Option<String>,
+    #[command(flatten)]
+    pub import: ImportArgs,
 }
 
 pub fn inspect(args: InspectArgs) -> ExitCode {
-    let imported = match load_animation(&args.file, &ImportOptions::default()) {
+    let options = match args.import.options() {
+        Ok(o) => o,
+        Err(e) => return super::fail_usage(e),
+    };
+    let imported = match load_animation(&args.file, &options) {
         Ok(i) => i,
         Err(e) => return super::fail_input(e),
     };
@@ -111,7 +154,11 @@ pub fn sample(args: SampleArgs) -> ExitCode {
     if !(0.0..=1.0).contains(&args.weight) {
         return super::fail_usage(format!("--weight must be in [0, 1], found {}", args.weight));
     }
-    let first = match load_one(&args.file, args.clip.as_deref()) {
+    let options = match args.import.options() {
+        Ok(o) => o,
+        Err(e) => return super::fail_usage(e),
+    };
+    let first = match load_one(&args.file, args.clip.as_deref(), &options) {
         Ok(c) => c,
         Err(code) => return code,
     };
@@ -122,7 +169,7 @@ pub fn sample(args: SampleArgs) -> ExitCode {
         return super::fail_input(format!("{}: {e}", args.file.display()));
     }
     let pose = if let Some(path) = &args.blend {
-        let second = match load_one(path, args.clip.as_deref()) {
+        let second = match load_one(path, args.clip.as_deref(), &options) {
             Ok(c) => c,
             Err(code) => return code,
         };
@@ -187,8 +234,8 @@ fn emit(text: &str) {
 
 /// Loads a file and picks one clip (by name or index; the first by default). On failure the error is
 /// printed and the exit code returned.
-fn load_one(path: &Path, which: Option<&str>) -> Result<Clip, ExitCode> {
-    let imported = load_animation(path, &ImportOptions::default()).map_err(super::fail_input)?;
+fn load_one(path: &Path, which: Option<&str>, options: &ImportOptions) -> Result<Clip, ExitCode> {
+    let imported = load_animation(path, options).map_err(super::fail_input)?;
     for w in &imported.warnings {
         let _ = writeln!(
             std::io::stderr(),

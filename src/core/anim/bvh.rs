@@ -42,9 +42,15 @@ pub fn parse_bvh_bytes(
     name: &str,
     options: &ImportOptions,
 ) -> Result<(Clip, Vec<ImportWarning>), ImportError> {
+    // A UTF-8 byte order mark (written by some Windows tools) is skipped.
+    let start = if bytes.starts_with(b"\xEF\xBB\xBF") {
+        3
+    } else {
+        0
+    };
     let mut p = Parser {
         s: bytes,
-        pos: 0,
+        pos: start,
         line: 1,
     };
     let mut warnings = Vec::new();
@@ -58,7 +64,7 @@ pub fn parse_bvh_bytes(
     loop {
         let (tok, line) = p.expect_token("ROOT or MOTION")?;
         if tok.eq_ignore_ascii_case(b"ROOT") {
-            p.parse_joint(&mut h, None, line, 0)?;
+            p.parse_root(&mut h, line)?;
         } else if tok.eq_ignore_ascii_case(b"MOTION") {
             break;
         } else {
@@ -141,13 +147,19 @@ pub fn parse_bvh_bytes(
                 None => break,
                 Some(tok) => {
                     blank = false;
-                    let v = parse_f64(tok).ok_or_else(|| {
-                        err_found(
-                            line,
-                            &format!("a finite number (value {} of the frame row)", count + 1),
-                            tok,
-                        )
-                    })?;
+                    // Positions are stored as f32: values beyond its range are rejected too.
+                    let v = parse_f64(tok)
+                        .filter(|v| v.abs() <= f64::from(f32::MAX))
+                        .ok_or_else(|| {
+                            err_found(
+                                line,
+                                &format!(
+                                    "a finite number within the f32 range (value {} of the frame row)",
+                                    count + 1
+                                ),
+                                tok,
+                            )
+                        })?;
                     if count < width {
                         row[count] = v;
                     }
@@ -174,28 +186,33 @@ pub fn parse_bvh_bytes(
                 h.append_frame(&row, &mut rotations, &mut translations);
                 frames += 1;
             }
-        } else if width == 0 && !at_end {
-            // A skeleton without channels: rows are empty lines, nothing to count reliably.
         }
+        // (A skeleton without channels has empty rows: its frames are counted from the header below.)
         if at_end {
             break;
         }
         p.skip_newline();
     }
     if width == 0 {
-        // Without channels every frame is the rest pose; take the header's count, bounded.
-        let n = header_frames.min(1_000_000) as usize;
-        frames = n;
-        for _ in 0..n {
-            h.append_frame(&row, &mut rotations, &mut translations);
-        }
-        if header_frames > 1_000_000 {
+        // Without channels there is no motion data: every frame is the rest pose. The count comes
+        // from the header, bounded so that at most 1,000,000 joint samples are allocated.
+        let cap = (1_000_000 / joints.max(1)) as u64;
+        let mut n = header_frames.min(cap);
+        if header_frames > cap {
             warnings.push(ImportWarning {
                 place: Place::Line(header_frames_line),
                 message: format!(
-                    "the skeleton has no channels; the header's {header_frames} frames were capped to 1000000 rest poses"
+                    "the skeleton has no channels; the header's {header_frames} frames were capped to {cap} rest poses"
                 ),
             });
+        }
+        if options.skip_first_frame && n > 0 {
+            n -= 1;
+            skipped_first = true;
+        }
+        frames = n as usize;
+        for _ in 0..frames {
+            h.append_frame(&row, &mut rotations, &mut translations);
         }
     } else {
         let rows_present = frames as u64 + u64::from(skipped_first);
@@ -246,6 +263,8 @@ pub fn parse_bvh_bytes(
 #[derive(Default)]
 struct Hierarchy {
     names: Vec<String>,
+    /// The same names, for the uniqueness check in O(1).
+    name_set: std::collections::HashSet<String>,
     parents: Vec<Option<usize>>,
     offsets: Vec<Vec3>,
     end_sites: Vec<EndSite>,
@@ -268,6 +287,9 @@ impl Hierarchy {
                 col += 1;
                 match *ch {
                     Channel::Pos(axis) => t[axis] = v,
+                    // A zero angle is the identity: skip the trigonometry (constant channels
+                    // are common in real files).
+                    Channel::Rot(_) if v == 0.0 => {}
                     Channel::Rot(axis) => {
                         let (s, c) = (v.to_radians() * 0.5).sin_cos();
                         let r = match axis {
@@ -279,7 +301,8 @@ impl Hierarchy {
                     }
                 }
             }
-            let mut qf = q.normalize().as_quat();
+            // A product of unit quaternions in f64 is unit to ~1e-15: no normalisation needed.
+            let mut qf = q.as_quat();
             if let Some(ps) = prev_start
                 && rotations[ps + j].dot(qf) < 0.0
             {
@@ -299,7 +322,12 @@ struct Parser<'a> {
     line: usize,
 }
 
-const MAX_DEPTH: usize = 1000;
+/// A joint whose `{` is open while parsing.
+struct OpenJoint {
+    index: usize,
+    seen_offset: bool,
+    seen_channels: bool,
+}
 
 impl<'a> Parser<'a> {
     /// Next whitespace-separated token and its line, crossing lines.
@@ -394,20 +422,13 @@ impl<'a> Parser<'a> {
         self.s[start..self.pos].trim_ascii()
     }
 
-    /// Parses `name { ... }` after ROOT or JOINT.
-    fn parse_joint(
+    /// Reads a joint name and its opening brace after ROOT or JOINT and registers the joint.
+    fn open_joint(
         &mut self,
         h: &mut Hierarchy,
         parent: Option<usize>,
         keyword_line: usize,
-        depth: usize,
-    ) -> Result<(), ImportError> {
-        if depth > MAX_DEPTH {
-            return Err(ImportError::new(
-                Place::Line(keyword_line),
-                format!("joints nested deeper than {MAX_DEPTH} levels"),
-            ));
-        }
+    ) -> Result<OpenJoint, ImportError> {
         let mut name = self.rest_of_line();
         let mut brace_on_line = false;
         if let Some(stripped) = name.strip_suffix(b"{") {
@@ -423,7 +444,7 @@ impl<'a> Parser<'a> {
         let name = std::str::from_utf8(name).map_err(|_| {
             ImportError::new(Place::Line(keyword_line), "expected a UTF-8 joint name")
         })?;
-        if h.names.iter().any(|n| n == name) {
+        if !h.name_set.insert(name.to_owned()) {
             return Err(ImportError::new(
                 Place::Line(keyword_line),
                 format!("expected unique joint names, `{name}` is used twice"),
@@ -440,29 +461,45 @@ impl<'a> Parser<'a> {
         h.parents.push(parent);
         h.offsets.push(Vec3::ZERO);
         h.channels.push(Vec::new());
-        let mut seen_offset = false;
-        let mut seen_channels = false;
-        loop {
+        Ok(OpenJoint {
+            index,
+            seen_offset: false,
+            seen_channels: false,
+        })
+    }
+
+    /// Parses a ROOT joint and everything below it. Iterative (an explicit stack of open joints), so
+    /// deep hierarchies cannot overflow the call stack.
+    fn parse_root(&mut self, h: &mut Hierarchy, keyword_line: usize) -> Result<(), ImportError> {
+        let mut open = vec![self.open_joint(h, None, keyword_line)?];
+        while let Some(top) = open.last_mut() {
+            let index = top.index;
             let (tok, line) = self.expect_token("OFFSET, CHANNELS, JOINT, End Site or `}`")?;
             if tok == b"}" {
-                break;
+                open.pop();
             } else if tok.eq_ignore_ascii_case(b"OFFSET") {
-                if seen_offset {
+                if top.seen_offset {
                     return Err(ImportError::new(
                         Place::Line(line),
-                        format!("expected one OFFSET per joint, `{name}` has a second one"),
+                        format!(
+                            "expected one OFFSET per joint, `{}` has a second one",
+                            h.names[index]
+                        ),
                     ));
                 }
-                seen_offset = true;
+                top.seen_offset = true;
                 h.offsets[index] = self.parse_vec3("an OFFSET coordinate")?;
             } else if tok.eq_ignore_ascii_case(b"CHANNELS") {
-                if seen_channels {
+                if top.seen_channels {
                     return Err(ImportError::new(
                         Place::Line(line),
-                        format!("expected one CHANNELS line per joint, `{name}` has a second one"),
+                        format!(
+                            "expected one CHANNELS line per joint, `{}` has a second one",
+                            h.names[index]
+                        ),
                     ));
                 }
-                seen_channels = true;
+                top.seen_channels = true;
                 let n = self.expect_uint("the channel count after CHANNELS")?;
                 if n > 64 {
                     return Err(ImportError::new(
@@ -492,7 +529,8 @@ impl<'a> Parser<'a> {
                 h.channel_count += chans.len();
                 h.channels[index] = chans;
             } else if tok.eq_ignore_ascii_case(b"JOINT") {
-                self.parse_joint(h, Some(index), line, depth + 1)?;
+                let child = self.open_joint(h, Some(index), line)?;
+                open.push(child);
             } else if tok.eq_ignore_ascii_case(b"End") {
                 let (site, l) = self.expect_token("`Site` after `End`")?;
                 if !site.eq_ignore_ascii_case(b"Site") {
@@ -685,8 +723,8 @@ pub(crate) fn parse_f64(tok: &[u8]) -> Option<f64> {
 /// Layout: every joint gets `CHANNELS 6 Xposition Yposition Zposition Zrotation Yrotation Xrotation`
 /// when it is a root or its translation ever differs from its rest offset, else
 /// `CHANNELS 3 Zrotation Yrotation Xrotation`. The OFFSET is the rest translation. Values are written
-/// with the shortest text that reads back to the same f32 (translations) and 17 significant digits
-/// (Euler angles in degrees, from an f64 decomposition), so `parse(write(clip))` reproduces global
+/// with the shortest text that reads back to the same f32 (translations) or f64 (Euler angles in
+/// degrees, from an f64 decomposition of the f32 quaternion), never in exponent notation, so `parse(write(clip))` reproduces global
 /// joint positions to float precision. Scales and rest rotations cannot be expressed in BVH and are
 /// dropped (see [`bvh_export_losses`]). Leaf joints without an End Site get `End Site { OFFSET 0 0 0 }`.
 pub fn write_bvh(clip: &Clip) -> String {
@@ -718,7 +756,7 @@ pub fn write_bvh(clip: &Clip) -> String {
     let mut out = String::with_capacity(64 * n + frames * n * 60);
     out.push_str("HIERARCHY\n");
     for &r in &roots {
-        write_joint(&mut out, clip, &children, &six, &rest_t, r, 0);
+        write_joint(&mut out, clip, &children, &six, &rest_t, r);
     }
     let frame_time = if clip.fps > 0.0 && clip.fps.is_finite() {
         1.0 / f64::from(clip.fps)
@@ -758,12 +796,19 @@ pub fn write_bvh(clip: &Clip) -> String {
             };
             for a in [z, y, x] {
                 sep(&mut out, &mut first);
-                let _ = write!(out, "{:.17e}", a.to_degrees());
+                // Shortest text that reads back to the same f64.
+                let _ = write!(out, "{}", a.to_degrees());
             }
         }
         out.push('\n');
     }
     out
+}
+
+/// Writes a clip as a BVH file with [`crate::core::io::write_atomic`] (readers see the old file or
+/// the new one, never a mix); `keep_backup` keeps the previous file as `name.bvh.bak`.
+pub fn save_bvh(path: &std::path::Path, clip: &Clip, keep_backup: bool) -> std::io::Result<()> {
+    crate::core::io::write_atomic(path, write_bvh(clip).as_bytes(), keep_backup)
 }
 
 /// What [`write_bvh`] cannot express for this clip: non-unit scales and non-identity rest rotations.
@@ -807,7 +852,6 @@ fn write_joint(
     six: &[bool],
     rest_t: &[Vec3],
     root: usize,
-    _depth: usize,
 ) {
     enum Step {
         Open(usize, usize),
@@ -818,7 +862,8 @@ fn write_joint(
     while let Some(step) = stack.pop() {
         match step {
             Step::Open(j, depth) => {
-                let ind = "\t".repeat(depth);
+                // Indentation is capped so pathological depths do not blow up the text.
+                let ind = "\t".repeat(depth.min(32));
                 let kw = if depth == 0 { "ROOT" } else { "JOINT" };
                 let name = sanitize_name(&sk.names[j], j);
                 let o = rest_t[j];
@@ -856,7 +901,7 @@ fn write_joint(
                 }
             }
             Step::Close(depth) => {
-                let _ = writeln!(out, "{}}}", "\t".repeat(depth));
+                let _ = writeln!(out, "{}}}", "\t".repeat(depth.min(32)));
             }
         }
     }

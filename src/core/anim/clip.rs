@@ -93,6 +93,27 @@ impl Clip {
         true
     }
 
+    /// A new clip holding frames `[start, stop)` of this one (same skeleton, rate and unit), named
+    /// `name`; `None` when the range is empty, runs past the last frame or the tracks are shorter
+    /// than `frame_count` says. Used to cut clips by tag ranges before a BVH export.
+    pub fn sub_clip(&self, start: usize, stop: usize, name: &str) -> Option<Clip> {
+        let n = self.joint_count();
+        if start >= stop || stop > self.frame_count {
+            return None;
+        }
+        let (a, b) = (start.checked_mul(n)?, stop.checked_mul(n)?);
+        Some(Clip {
+            name: name.to_owned(),
+            skeleton: self.skeleton.clone(),
+            fps: self.fps,
+            frame_count: stop - start,
+            unit_cm: self.unit_cm,
+            rotations: self.rotations.get(a..b)?.to_vec(),
+            translations: self.translations.get(a..b)?.to_vec(),
+            scales: self.scales.get(a..b)?.to_vec(),
+        })
+    }
+
     /// Checks array lengths, finiteness and the skeleton invariants.
     pub fn validate(&self) -> Result<(), String> {
         self.skeleton.validate()?;
@@ -113,6 +134,24 @@ impl Clip {
                 "clip '{}': fps must be positive, found {}",
                 self.name, self.fps
             ));
+        }
+        let n = self.joint_count().max(1);
+        let bad = |what: &str, i: usize| {
+            format!(
+                "clip '{}': {what} of joint {} at frame {} is not finite",
+                self.name,
+                i % n,
+                i / n
+            )
+        };
+        if let Some(i) = self.rotations.iter().position(|q| !q.is_finite()) {
+            return Err(bad("rotation", i));
+        }
+        if let Some(i) = self.translations.iter().position(|v| !v.is_finite()) {
+            return Err(bad("translation", i));
+        }
+        if let Some(i) = self.scales.iter().position(|v| !v.is_finite()) {
+            return Err(bad("scale", i));
         }
         Ok(())
     }

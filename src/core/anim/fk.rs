@@ -38,6 +38,21 @@ pub(crate) fn check_len(what: &'static str, expected: usize, found: usize) -> Re
     }
 }
 
+/// `parent * child` for forward kinematics. Same as [`Transform::mul_transform`] except the product
+/// quaternion is renormalised with one Newton step, `q * (3 - |q|^2) / 2`, instead of a square root
+/// and a division: the product of two unit quaternions is unit to within a few ulps, where the step
+/// is exact to second order, so drift cannot build up along a chain.
+#[inline(always)]
+pub fn compose(parent: &Transform, child: &Transform) -> Transform {
+    let q = parent.rotation * child.rotation;
+    let q = q * (1.5 - 0.5 * q.length_squared());
+    Transform {
+        translation: parent.translation + parent.rotation * (parent.scale * child.translation),
+        rotation: q,
+        scale: parent.scale * child.scale,
+    }
+}
+
 /// Computes the model-space transform of every joint: `model[i] = model[parent] * local[i]`, roots
 /// keep their local transform. One pass in index order (parents come before children).
 pub fn local_to_model(
@@ -52,7 +67,7 @@ pub fn local_to_model(
     for i in 0..n {
         model[i] = match skeleton.parents[i] {
             None => local[i],
-            Some(p) if p < i => model[p].mul_transform(&local[i]),
+            Some(p) if p < i => compose(&model[p], &local[i]),
             Some(_) => return Err(JobError::BadParent { joint: i }),
         };
     }
@@ -83,9 +98,10 @@ pub fn joint_to_model(
         chain.push(p);
         j = p;
     }
-    let mut acc = Transform::IDENTITY;
-    for &k in chain.iter().rev() {
-        acc = acc.mul_transform(&local[k]);
+    // The root keeps its local transform exactly, as in `local_to_model`.
+    let mut acc = local[chain[chain.len() - 1]];
+    for &k in chain.iter().rev().skip(1) {
+        acc = compose(&acc, &local[k]);
     }
     Ok(acc)
 }
@@ -113,7 +129,11 @@ pub fn chain_to_model(
     }
     let mut acc = Transform::IDENTITY;
     for (k, &j) in chain.iter().enumerate() {
-        acc = acc.mul_transform(&local[j]);
+        acc = if k == 0 {
+            local[j]
+        } else {
+            compose(&acc, &local[j])
+        };
         out[k] = acc;
     }
     Ok(chain.len())

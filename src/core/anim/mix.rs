@@ -105,6 +105,35 @@ pub fn mix(
     check_len("input b counts", n, b.counts.len())?;
     check_len("output", n, out.transforms.len())?;
     check_len("output counts", n, out.counts.len())?;
+    validate_settings(settings, n)?;
+    for j in 0..n {
+        let (ca, cb) = (a.counts[j], b.counts[j]);
+        out.transforms[j] = blend_bone(&a.transforms[j], ca, &b.transforms[j], cb, settings, j);
+        out.counts[j] = ca.saturating_add(cb);
+    }
+    Ok(())
+}
+
+/// [`mix`] with the result written over `a` (no third buffer; `a`'s counts become the sums).
+pub fn mix_in_place(
+    a: &mut SampleBuffer,
+    b: &SampleBuffer,
+    settings: &MixSettings<'_>,
+) -> Result<(), JobError> {
+    let n = a.transforms.len();
+    check_len("input a counts", n, a.counts.len())?;
+    check_len("input b", n, b.transforms.len())?;
+    check_len("input b counts", n, b.counts.len())?;
+    validate_settings(settings, n)?;
+    for j in 0..n {
+        let (ca, cb) = (a.counts[j], b.counts[j]);
+        a.transforms[j] = blend_bone(&a.transforms[j], ca, &b.transforms[j], cb, settings, j);
+        a.counts[j] = ca.saturating_add(cb);
+    }
+    Ok(())
+}
+
+fn validate_settings(settings: &MixSettings<'_>, n: usize) -> Result<(), JobError> {
     if let Some(m) = settings.mask {
         check_len("weight mask", n, m.len())?;
         if m.iter().any(|w| !(0.0..=1.0).contains(w)) {
@@ -119,20 +148,27 @@ pub fn mix(
             settings.weight
         )));
     }
-    for j in 0..n {
-        let (ca, cb) = (a.counts[j], b.counts[j]);
-        out.transforms[j] = match (ca > 0, cb > 0) {
-            (true, true) => {
-                let w = settings.weight * settings.mask.map_or(1.0, |m| m[j]);
-                interp_transform(&a.transforms[j], &b.transforms[j], w, settings.rotation)
-            }
-            (true, false) => a.transforms[j],
-            (false, true) => b.transforms[j],
-            (false, false) => Transform::IDENTITY,
-        };
-        out.counts[j] = ca.saturating_add(cb);
-    }
     Ok(())
+}
+
+#[inline]
+fn blend_bone(
+    a: &Transform,
+    ca: u32,
+    b: &Transform,
+    cb: u32,
+    settings: &MixSettings<'_>,
+    j: usize,
+) -> Transform {
+    match (ca > 0, cb > 0) {
+        (true, true) => {
+            let w = settings.weight * settings.mask.map_or(1.0, |m| m[j]);
+            interp_transform(a, b, w, settings.rotation)
+        }
+        (true, false) => *a,
+        (false, true) => *b,
+        (false, false) => Transform::IDENTITY,
+    }
 }
 
 /// A weight mask that is `inside` on `joint` and all its descendants and `outside` elsewhere
