@@ -73,7 +73,9 @@ fn start_app(project: Option<PathBuf>) -> ExitCode {
 
 #[cfg(not(feature = "ui"))]
 fn start_app(_project: Option<PathBuf>) -> ExitCode {
-    eprintln!("taglane: this build has no desktop app (built without the `ui` feature); use a subcommand, see --help");
+    eprintln!(
+        "taglane: this build has no desktop app (built without the `ui` feature); use a subcommand, see --help"
+    );
     ExitCode::from(2)
 }
 

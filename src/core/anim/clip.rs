@@ -82,7 +82,10 @@ impl Clip {
             ));
         }
         if !(self.fps.is_finite() && self.fps > 0.0) {
-            return Err(format!("clip '{}': fps must be positive, found {}", self.name, self.fps));
+            return Err(format!(
+                "clip '{}': fps must be positive, found {}",
+                self.name, self.fps
+            ));
         }
         Ok(())
     }
