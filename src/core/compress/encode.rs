@@ -8,12 +8,12 @@ use glam::{Quat, Vec3};
 
 use super::bits::BitWriter;
 use super::format::{
-    AnimatedTrack, CompressedClip, Plan, TlcError, TrackKind, TrackStore, component_params,
-    dequantize_component, key_count_for, key_frame, quantize_component, rotation_from_components,
-    write_plan,
+    AnimatedTrack, CompressedClip, NO_DROP, Plan, TlcError, TrackKind, TrackStore,
+    component_params, dequantize_component, kept_components, key_count_for, key_frame,
+    quantize_component, rotation_from_components, write_plan,
 };
 use super::metric::{ErrorReport, Shell, clip_has_scale, clip_pose, local_to_model, measure};
-use super::quat_pack::{pack_smallest_three, positive_w, unpack_smallest_three};
+use super::quat_pack::{pack_smallest_three, unpack_smallest_three};
 use super::settings::{BitRate, CompressSettings, WIDTHS};
 use crate::core::anim::{Clip, Transform};
 
@@ -193,8 +193,10 @@ fn set_track(t: &mut Transform, kind: usize, v: [f32; 4]) {
     }
 }
 
-/// Largest error over the subtree of `joint` at key `k` when the local pose is `local` (only the
-/// subtree's entries need to differ from the original) and everything above is original.
+/// Largest error over the subtree `sub` (its first entry is its root) at key `k` when the local
+/// pose is `local`. With `exact_ancestors` the root's parent model transform comes from `local`
+/// (forward kinematics along the chain), otherwise from the original clip.
+#[allow(clippy::too_many_arguments)]
 fn subtree_error(
     skel_parents: &[Option<usize>],
     sub: &[usize],
@@ -203,20 +205,47 @@ fn subtree_error(
     local: &[Transform],
     scratch: &mut [Transform],
     shell: &Shell,
+    exact_ancestors: bool,
 ) -> f32 {
     let model_o = keys.model(k);
+    let root = sub[0];
+    let parent_model = match skel_parents[root] {
+        Some(p) if exact_ancestors => Some(chain_model(skel_parents, local, p)),
+        Some(p) => Some(model_o[p]),
+        None => None,
+    };
     let mut worst = 0.0f32;
     for &d in sub {
-        scratch[d] = match skel_parents[d] {
-            Some(p) if p >= sub[0] && sub.binary_search(&p).is_ok() => {
-                scratch[p].mul_transform(&local[d])
+        scratch[d] = if d == root {
+            match &parent_model {
+                Some(m) => m.mul_transform(&local[d]),
+                None => local[d],
             }
-            Some(p) => model_o[p].mul_transform(&local[d]),
-            None => local[d],
+        } else {
+            // Descendants come after their parent in `sub` (index order).
+            match skel_parents[d] {
+                Some(p) => scratch[p].mul_transform(&local[d]),
+                None => local[d],
+            }
         };
         worst = worst.max(shell.error_cm(&model_o[d], &scratch[d]));
     }
     worst
+}
+
+/// Model transform of joint `j` by forward kinematics along its chain.
+fn chain_model(parents: &[Option<usize>], local: &[Transform], j: usize) -> Transform {
+    let mut chain = smallvec::SmallVec::<[usize; 32]>::new();
+    let mut c = Some(j);
+    while let Some(x) = c {
+        chain.push(x);
+        c = parents[x];
+    }
+    let mut m = local[chain[chain.len() - 1]];
+    for &x in chain.iter().rev().skip(1) {
+        m = m.mul_transform(&local[x]);
+    }
+    m
 }
 
 fn build_plan(
@@ -277,7 +306,16 @@ fn build_plan(
                     let local = &mut elided_local[k * n..(k + 1) * n];
                     let old = local[j];
                     set_track(&mut local[j], kind, value);
-                    let e = subtree_error(parents, &sub[j], &keys, k, local, &mut scratch, &shell);
+                    let e = subtree_error(
+                        parents,
+                        &sub[j],
+                        &keys,
+                        k,
+                        local,
+                        &mut scratch,
+                        &shell,
+                        true,
+                    );
                     trial_frames.push(old);
                     if e > budget_elide {
                         ok = false;
@@ -315,30 +353,13 @@ fn build_plan(
                 1 => (3, 0, TrackKind::Translation),
                 _ => (3, 0, TrackKind::Scale),
             };
-            let mut clip_min = [0.0f32; 4];
-            let mut clip_ext = [0.0f32; 4];
-            for c in 0..usize::from(comps) {
-                let (mut lo, mut hi) = (f32::INFINITY, f32::NEG_INFINITY);
-                for k in 0..nk {
-                    let v = component_value(&keys.pose(k)[j], kind, comps, c);
-                    lo = lo.min(v);
-                    hi = hi.max(v);
-                }
-                clip_min[c] = lo;
-                // Round the extent up so min + ext covers max in f32.
-                let mut ext = hi - lo;
-                while lo + ext < hi {
-                    ext = f32::from_bits(ext.to_bits() + 1);
-                }
-                clip_ext[c] = ext;
-            }
             tracks.push(AnimatedTrack {
                 joint: j as u16,
                 kind: tk,
                 comps,
                 packed_bits,
-                clip_min,
-                clip_ext,
+                clip_min: [0.0; 4],
+                clip_ext: [0.0; 4],
             });
         }
     }
@@ -351,8 +372,71 @@ fn build_plan(
     };
     let segment_count = key_count.div_ceil(segment_frames) as usize;
     let ranged: Vec<usize> = (0..tracks.len()).filter(|&t| tracks[t].comps > 0).collect();
+    let nr = ranged.len();
+    let seg_span = |s: usize| {
+        let k0 = s * segment_frames as usize;
+        k0..(k0 + segment_frames as usize).min(nk)
+    };
+    // Dropped component of each drop-W rotation in each segment: the one whose smallest magnitude
+    // over the segment is largest, so rebuilding it is well conditioned.
+    let mut all_drops = vec![NO_DROP; segment_count * nr];
+    for s in 0..segment_count {
+        for (ri, &t) in ranged.iter().enumerate() {
+            let tr = &tracks[t];
+            if !tr.drops_component() {
+                continue;
+            }
+            let mut min_abs = [f32::INFINITY; 4];
+            for k in seg_span(s) {
+                let a = keys.pose(k)[usize::from(tr.joint)].rotation.to_array();
+                for c in 0..4 {
+                    min_abs[c] = min_abs[c].min(a[c].abs());
+                }
+            }
+            let mut best = 3;
+            for c in 0..3 {
+                if min_abs[c] > min_abs[best] {
+                    best = c;
+                }
+            }
+            all_drops[s * nr + ri] = best as u8;
+        }
+    }
+    // Per-clip ranges of each component, over the values actually stored.
+    for (ri, &t) in ranged.iter().enumerate() {
+        let tr = &mut tracks[t];
+        let kind = tr.kind as usize;
+        let mut lo = [f32::INFINITY; 4];
+        let mut hi = [f32::NEG_INFINITY; 4];
+        for s in 0..segment_count {
+            let drop = all_drops[s * nr + ri];
+            let kept = kept_components(drop);
+            for k in seg_span(s) {
+                let pose = &keys.pose(k)[usize::from(tr.joint)];
+                for (slot, &c) in kept.iter().enumerate().take(usize::from(tr.comps)) {
+                    let v = slot_value(pose, kind, drop, slot);
+                    lo[c] = lo[c].min(v);
+                    hi[c] = hi[c].max(v);
+                }
+            }
+        }
+        for c in 0..tr.range_comps() {
+            if lo[c] > hi[c] {
+                // Never stored (always the dropped component).
+                (lo[c], hi[c]) = (0.0, 0.0);
+            }
+            tr.clip_min[c] = lo[c];
+            // Round the extent up so min + ext covers max in f32.
+            let mut ext = hi[c] - lo[c];
+            while lo[c] + ext < hi[c] {
+                ext = f32::from_bits(ext.to_bits() + 1);
+            }
+            tr.clip_ext[c] = ext;
+        }
+    }
     let mut widths = Vec::with_capacity(segment_count * ranged.len());
     let mut ranges = Vec::with_capacity(segment_count * ranged.len());
+    let mut drops = Vec::with_capacity(segment_count * ranged.len());
     let mut data = Vec::new();
     // Decoded values of the static pose (default and constant tracks) as the decoder has them.
     let mut static_pose = clip.skeleton.rest.clone();
@@ -369,28 +453,27 @@ fn build_plan(
             return Err(CompressError::Cancelled);
         }
         (control.progress)(s as f32 / segment_count as f32);
-        let k0 = s * segment_frames as usize;
-        let k1 = (k0 + segment_frames as usize).min(nk);
-        // Per ranged track: segment range per component.
+        let span = seg_span(s);
+        let (k0, k1) = (span.start, span.end);
+        let seg_drops = &all_drops[s * nr..(s + 1) * nr];
+        // Per ranged track: segment range per stored slot.
         let mut seg_ranges = Vec::with_capacity(ranged.len());
-        for &t in &ranged {
+        for (ri, &t) in ranged.iter().enumerate() {
             let tr = &tracks[t];
             let kind = tr.kind as usize;
+            let drop = seg_drops[ri];
+            let kept = kept_components(drop);
             let mut r = [(0u8, 255u8); 4];
             if settings.segment_ranges {
-                for (c, slot) in r.iter_mut().enumerate().take(usize::from(tr.comps)) {
+                for (slot, out) in r.iter_mut().enumerate().take(usize::from(tr.comps)) {
                     let (mut lo, mut hi) = (f32::INFINITY, f32::NEG_INFINITY);
                     for k in k0..k1 {
-                        let v = component_value(
-                            &keys.pose(k)[usize::from(tr.joint)],
-                            kind,
-                            tr.comps,
-                            c,
-                        );
+                        let v = slot_value(&keys.pose(k)[usize::from(tr.joint)], kind, drop, slot);
                         lo = lo.min(v);
                         hi = hi.max(v);
                     }
-                    *slot = segment_range(tr.clip_min[c], tr.clip_ext[c], lo, hi);
+                    let c = kept[slot];
+                    *out = segment_range(tr.clip_min[c], tr.clip_ext[c], lo, hi);
                 }
             }
             seg_ranges.push(r);
@@ -422,6 +505,7 @@ fn build_plan(
                 &static_pose,
                 &tracks,
                 &ranged,
+                seg_drops,
                 &|i, c| seg_range_opt(i, c),
                 error_cm,
             ),
@@ -444,11 +528,13 @@ fn build_plan(
                     continue;
                 }
                 let width = seg_widths[ri];
+                let drop = seg_drops[ri];
+                let kept = kept_components(drop);
                 for c in 0..usize::from(tr.comps) {
-                    let v = component_value(&pose[j], kind, tr.comps, c);
+                    let v = slot_value(&pose[j], kind, drop, c);
                     let (o, sc) = component_params(
-                        tr.clip_min[c],
-                        tr.clip_ext[c],
+                        tr.clip_min[kept[c]],
+                        tr.clip_ext[kept[c]],
                         seg_range_opt(ri, c),
                         width,
                     );
@@ -460,6 +546,7 @@ fn build_plan(
         data.extend_from_slice(&w.finish());
         widths.extend_from_slice(&seg_widths);
         ranges.extend_from_slice(&seg_ranges);
+        drops.extend_from_slice(seg_drops);
     }
     (control.progress)(1.0);
     Ok(Plan {
@@ -478,24 +565,31 @@ fn build_plan(
         tracks,
         widths,
         ranges,
+        drops,
         data,
     })
 }
 
-/// The value stored for component `c` of a track (rotations: drop-W makes `w >= 0` first).
+/// The value stored in slot `slot` of a track: for a rotation that drops component `drop`, the
+/// kept components in order with the sign chosen so the dropped one is `>= 0`.
 #[inline]
-fn component_value(t: &Transform, kind: usize, comps: u8, c: usize) -> f32 {
+fn slot_value(t: &Transform, kind: usize, drop: u8, slot: usize) -> f32 {
     match kind {
         0 => {
-            let q = if comps == 3 {
-                positive_w(t.rotation)
+            let a = t.rotation.to_array();
+            if drop == NO_DROP {
+                a[slot]
             } else {
-                t.rotation
-            };
-            q.to_array()[c]
+                let sign = if a[usize::from(drop)] < 0.0 {
+                    -1.0
+                } else {
+                    1.0
+                };
+                a[kept_components(drop)[slot]] * sign
+            }
         }
-        1 => t.translation.to_array()[c],
-        _ => t.scale.to_array()[c],
+        1 => t.translation.to_array()[slot],
+        _ => t.scale.to_array()[slot],
     }
 }
 
@@ -601,23 +695,26 @@ impl<'a> Optimizer<'a> {
         keys: &Keys,
         k: usize,
         tr: &AnimatedTrack,
+        drop: u8,
         range: &dyn Fn(usize) -> Option<(u8, u8)>,
         level: usize,
     ) -> [f32; 4] {
         let width = WIDTHS[level];
         let kind = tr.kind as usize;
+        let kept = kept_components(drop);
         let mut c = [0.0f32; 4];
         for (i, slot) in c.iter_mut().enumerate().take(usize::from(tr.comps)) {
-            let v = component_value(&keys.pose(k)[usize::from(tr.joint)], kind, tr.comps, i);
-            let (o, s) = component_params(tr.clip_min[i], tr.clip_ext[i], range(i), width);
+            let v = slot_value(&keys.pose(k)[usize::from(tr.joint)], kind, drop, i);
+            let comp = kept[i];
+            let (o, s) = component_params(tr.clip_min[comp], tr.clip_ext[comp], range(i), width);
             *slot = dequantize_component(quantize_component(v, o, s, width), o, s, width);
         }
         c
     }
 
-    fn apply(&self, local: &mut Transform, tr: &AnimatedTrack, c: [f32; 4]) {
+    fn apply(&self, local: &mut Transform, tr: &AnimatedTrack, drop: u8, c: [f32; 4]) {
         match tr.kind {
-            TrackKind::Rotation => local.rotation = rotation_from_components(tr.comps, c),
+            TrackKind::Rotation => local.rotation = rotation_from_components(tr.comps, drop, c),
             TrackKind::Translation => local.translation = Vec3::new(c[0], c[1], c[2]),
             TrackKind::Scale => local.scale = Vec3::new(c[0], c[1], c[2]),
         }
@@ -632,6 +729,7 @@ impl<'a> Optimizer<'a> {
         static_pose: &[Transform],
         tracks: &[AnimatedTrack],
         ranged: &[usize],
+        drops: &[u8],
         range: &dyn Fn(usize, usize) -> Option<(u8, u8)>,
         budget_cm: f32,
     ) -> Vec<u8> {
@@ -665,8 +763,8 @@ impl<'a> Optimizer<'a> {
             let tr = &tracks[ranged[ri]];
             let j = usize::from(tr.joint);
             for (i, k) in span.clone().enumerate() {
-                let c = this.decoded(keys, k, tr, &|c| range(ri, c), level);
-                this.apply(&mut cur[i * n + j], tr, c);
+                let c = this.decoded(keys, k, tr, drops[ri], &|c| range(ri, c), level);
+                this.apply(&mut cur[i * n + j], tr, drops[ri], c);
             }
         };
         // Phase 1: each track alone (everything else as it is now: original or static) gets the
@@ -688,6 +786,7 @@ impl<'a> Optimizer<'a> {
                         local,
                         &mut scratch,
                         &self.shell,
+                        false,
                     ));
                     if worst > budget_cm {
                         break;

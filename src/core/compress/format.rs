@@ -64,14 +64,51 @@ pub struct AnimatedTrack {
     pub comps: u8,
     /// Bits per key of a smallest-three rotation (32 or 48), else 0.
     pub packed_bits: u8,
+    /// Per-clip range of each quaternion component x, y, z, w (drop-W and full rotations) or of
+    /// x, y, z (translations, scales).
     pub clip_min: [f32; 4],
     pub clip_ext: [f32; 4],
+}
+
+impl AnimatedTrack {
+    /// True for a drop-W rotation: 3 stored components, the dropped one chosen per segment.
+    #[inline]
+    pub fn drops_component(&self) -> bool {
+        self.kind == TrackKind::Rotation && self.comps == 3
+    }
+    /// Number of per-clip ranges stored for the track.
+    #[inline]
+    pub fn range_comps(&self) -> usize {
+        if self.drops_component() {
+            4
+        } else {
+            usize::from(self.comps)
+        }
+    }
+}
+
+/// `drop` value of a track that drops no component.
+pub const NO_DROP: u8 = 4;
+
+/// The quaternion components kept (in order) when component `drop` is dropped; for tracks that
+/// drop nothing, the identity mapping.
+#[inline(always)]
+pub fn kept_components(drop: u8) -> [usize; 4] {
+    match drop {
+        0 => [1, 2, 3, 0],
+        1 => [0, 2, 3, 1],
+        2 => [0, 1, 3, 2],
+        _ => [0, 1, 2, 3],
+    }
 }
 
 /// Decoding constants of one ranged track in one segment: `value = offset + scale * q`.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct SegTrack {
     pub width: u8,
+    /// Dropped quaternion component (0 x, 1 y, 2 z, 3 w) or [`NO_DROP`].
+    pub drop: u8,
+    /// Per stored slot (kept components in order).
     pub offset: [f32; 4],
     pub scale: [f32; 4],
     /// Bit offset of this track inside one key of the segment (the per-bone offsets).
@@ -135,11 +172,23 @@ pub fn dequantize_component(q: u32, offset: f32, scale: f32, width: u8) -> f32 {
     }
 }
 
-/// The rotation a decoded set of components stands for.
+/// The rotation a decoded set of stored slots stands for: 3 slots with a dropped component
+/// (rebuilt as `sqrt(1 - sum of squares)`, non-negative), or 4 slots x, y, z, w.
 #[inline(always)]
-pub fn rotation_from_components(comps: u8, c: [f32; 4]) -> Quat {
+pub fn rotation_from_components(comps: u8, drop: u8, c: [f32; 4]) -> Quat {
     if comps == 3 {
-        from_drop_w(c[0], c[1], c[2])
+        if drop == 3 {
+            return from_drop_w(c[0], c[1], c[2]);
+        }
+        let kept = kept_components(drop);
+        let mut a = [0.0f32; 4];
+        a[kept[0]] = c[0];
+        a[kept[1]] = c[1];
+        a[kept[2]] = c[2];
+        let w2 = 1.0 - (c[0] * c[0] + c[1] * c[1] + c[2] * c[2]);
+        a[usize::from(drop) & 3] = w2.max(0.0).sqrt();
+        let q = Quat::from_array(a);
+        if w2 >= 0.0 { q } else { q.normalize() }
     } else {
         let q = Quat::from_xyzw(c[0], c[1], c[2], c[3]);
         let len2 = q.length_squared();
@@ -170,8 +219,10 @@ pub struct Plan {
     pub tracks: Vec<AnimatedTrack>,
     /// Segment-major, one per (segment, ranged track): width (bits, one of [`WIDTHS`]).
     pub widths: Vec<u8>,
-    /// Segment-major, one per (segment, ranged track): (qmin, qext) per component.
+    /// Segment-major, one per (segment, ranged track): (qmin, qext) per stored slot.
     pub ranges: Vec<[(u8, u8); 4]>,
+    /// Segment-major, one per (segment, ranged track): dropped component or [`NO_DROP`].
+    pub drops: Vec<u8>,
     /// The data block: each segment byte-aligned, keys back to back, tracks in order.
     pub data: Vec<u8>,
 }
@@ -259,7 +310,7 @@ pub fn write_plan(p: &Plan) -> Vec<u8> {
                 }
                 TrackStore::Animated => {
                     let t = track_iter.next().expect("plan: a track per animated store");
-                    for c in 0..usize::from(t.comps) {
+                    for c in 0..t.range_comps() {
                         push_f32s(&mut b, &[t.clip_min[c], t.clip_ext[c]]);
                     }
                 }
@@ -285,6 +336,19 @@ pub fn write_plan(p: &Plan) -> Vec<u8> {
                 super::settings::width_code(*w).expect("plan: valid width")
             });
             b.push(lo | (hi << 4));
+        }
+        let drops: Vec<u8> = ranged
+            .iter()
+            .zip(&p.drops[s * nr..(s + 1) * nr])
+            .filter(|(t, _)| t.drops_component())
+            .map(|(_, d)| *d)
+            .collect();
+        for quad in drops.chunks(4) {
+            let mut byte = 0u8;
+            for (i, d) in quad.iter().enumerate() {
+                byte |= (d & 3) << (2 * i);
+            }
+            b.push(byte);
         }
         if p.segment_ranges {
             for (t, r) in ranged.iter().zip(&p.ranges[s * nr..(s + 1) * nr]) {
@@ -675,7 +739,12 @@ impl CompressedClip {
                         };
                         let mut clip_min = [0.0; 4];
                         let mut clip_ext = [0.0; 4];
-                        for i in 0..usize::from(comps) {
+                        let range_comps = if k == TrackKind::Rotation && comps == 3 {
+                            4
+                        } else {
+                            usize::from(comps)
+                        };
+                        for i in 0..range_comps {
                             clip_min[i] = c.f32("clip range minimum")?;
                             let eat = c.pos;
                             clip_ext[i] = c.f32("clip range extent")?;
@@ -748,7 +817,9 @@ impl CompressedClip {
         } else {
             0
         };
-        let seg_header_bytes = nr.div_ceil(2) + range_bytes;
+        let nd = tracks.iter().filter(|t| t.drops_component()).count();
+        let drop_bytes = nd.div_ceil(4);
+        let seg_header_bytes = nr.div_ceil(2) + drop_bytes + range_bytes;
         let (segments, seg_tracks, data) = if tracks.is_empty() {
             (Vec::new(), Vec::new(), vec![0u8; 8])
         } else {
@@ -775,7 +846,9 @@ impl CompressedClip {
                 let mut st = vec![SegTrack::default(); tracks.len()];
                 let mut bit = 0u32;
                 let mut ri = 0;
-                let mut rb = nr.div_ceil(2);
+                let mut di = 0;
+                let drop_at = nr.div_ceil(2);
+                let mut rb = drop_at + drop_bytes;
                 for (t, track) in tracks.iter().enumerate() {
                     if track.comps == 0 {
                         st[t].bit_in_key = bit;
@@ -787,6 +860,12 @@ impl CompressedClip {
                     ri += 1;
                     st[t].width = width;
                     st[t].bit_in_key = bit;
+                    st[t].drop = NO_DROP;
+                    if track.drops_component() {
+                        st[t].drop = (header[drop_at + di / 4] >> (2 * (di % 4))) & 3;
+                        di += 1;
+                    }
+                    let kept = kept_components(st[t].drop);
                     bit += u32::from(width) * u32::from(track.comps);
                     for i in 0..usize::from(track.comps) {
                         let range = if segment_ranges {
@@ -803,8 +882,13 @@ impl CompressedClip {
                         } else {
                             None
                         };
-                        let (o, sc) =
-                            component_params(track.clip_min[i], track.clip_ext[i], range, width);
+                        let comp = kept[i];
+                        let (o, sc) = component_params(
+                            track.clip_min[comp],
+                            track.clip_ext[comp],
+                            range,
+                            width,
+                        );
                         st[t].offset[i] = o;
                         st[t].scale[i] = sc;
                     }
@@ -814,6 +898,13 @@ impl CompressedClip {
                         "segment header",
                         header_at,
                         "width count mismatch".into(),
+                    ));
+                }
+                if nd % 4 != 0 && header[drop_at + nd / 4] >> (2 * (nd % 4)) != 0 {
+                    return Err(invalid(
+                        "segment header",
+                        header_at + drop_at + nd / 4,
+                        "padding bits are not zero".into(),
                     ));
                 }
                 if nr % 2 == 1 && header[nr / 2] >> 4 != 0 {
@@ -1065,7 +1156,7 @@ impl CompressedClip {
                 dequantize_component(read_bits(&self.data, *pos, wb), p.offset[i], p.scale[i], w);
             *pos += wb as usize;
         }
-        rotation_from_components(t.comps, c)
+        rotation_from_components(t.comps, p.drop, c)
     }
 
     /// Samples one joint's local transform at `time_s` without decoding the rest of the pose,

@@ -4,12 +4,14 @@
 //!
 //! Algorithms and the metric: `docs/COMPRESSION.md`. File layout: `docs/TLC_FORMAT.md`.
 
+pub mod acl_sjson;
 pub mod bits;
 pub mod encode;
 pub mod format;
 pub mod metric;
 pub mod quat_pack;
 pub mod settings;
+pub mod stream;
 pub mod synth;
 
 pub use encode::{
