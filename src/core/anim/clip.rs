@@ -2,7 +2,7 @@
 
 use glam::{Quat, Vec3};
 
-use super::skeleton::Skeleton;
+use super::skeleton::{Skeleton, Transform};
 
 /// An animation clip on a skeleton: `frame_count` poses sampled at `fps`.
 ///
@@ -64,6 +64,33 @@ impl Clip {
     pub fn pose_scales(&self, frame: usize) -> &[Vec3] {
         let n = self.joint_count();
         &self.scales[frame * n..(frame + 1) * n]
+    }
+
+    /// Copies the local transforms of every joint at `frame` into `out` (one entry per joint).
+    /// Returns `false` (leaving `out` untouched) when `frame` is out of range or `out` has the wrong
+    /// length.
+    pub fn copy_pose(&self, frame: usize, out: &mut [Transform]) -> bool {
+        let n = self.joint_count();
+        let end = (frame + 1).saturating_mul(n);
+        if frame >= self.frame_count
+            || out.len() != n
+            || self.rotations.len() < end
+            || self.translations.len() < end
+            || self.scales.len() < end
+        {
+            return false;
+        }
+        let r = &self.rotations[frame * n..end];
+        let t = &self.translations[frame * n..end];
+        let s = &self.scales[frame * n..end];
+        for (j, o) in out.iter_mut().enumerate() {
+            *o = Transform {
+                translation: t[j],
+                rotation: r[j],
+                scale: s[j],
+            };
+        }
+        true
     }
 
     /// Checks array lengths, finiteness and the skeleton invariants.

@@ -40,9 +40,19 @@ impl Default for Transform {
     }
 }
 
+/// A BVH `End Site`: a fixed leaf point below a joint. Not a joint (it has no channels and is not
+/// counted in [`Skeleton::len`]); kept so a BVH export reproduces the file's leaf offsets.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct EndSite {
+    /// The joint the End Site hangs from.
+    pub parent: usize,
+    /// Offset from that joint, in file units.
+    pub offset: Vec3,
+}
+
 /// A joint hierarchy. Joints are stored so that a parent's index is always lower than its
 /// children's (`parents[i] < i`), which lets forward kinematics run in one pass in index order.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Skeleton {
     /// Joint names, unique within the skeleton.
     pub names: Vec<String>,
@@ -50,9 +60,41 @@ pub struct Skeleton {
     pub parents: Vec<Option<usize>>,
     /// Rest local transform of each joint (BVH OFFSET, glTF node transform).
     pub rest: Vec<Transform>,
+    /// BVH End Sites (leaf offsets); empty for skeletons from other sources. Construct with
+    /// `..Default::default()` or [`Skeleton::new`] when there are none.
+    pub end_sites: Vec<EndSite>,
 }
 
 impl Skeleton {
+    /// A skeleton without End Sites. Does not validate: call [`Skeleton::validate`].
+    pub fn new(names: Vec<String>, parents: Vec<Option<usize>>, rest: Vec<Transform>) -> Self {
+        Self {
+            names,
+            parents,
+            rest,
+            end_sites: Vec::new(),
+        }
+    }
+
+    /// Indices of the joints from the root down to `joint` (inclusive), or `None` when `joint` is out
+    /// of range or a parent index breaks the ordering invariant.
+    pub fn chain_to(&self, joint: usize) -> Option<Vec<usize>> {
+        if joint >= self.len() {
+            return None;
+        }
+        let mut chain = vec![joint];
+        let mut j = joint;
+        while let Some(p) = *self.parents.get(j)? {
+            if p >= j {
+                return None;
+            }
+            chain.push(p);
+            j = p;
+        }
+        chain.reverse();
+        Some(chain)
+    }
+
     /// Number of joints.
     #[inline]
     pub fn len(&self) -> usize {
@@ -87,6 +129,15 @@ impl Skeleton {
                 return Err(format!(
                     "joint {i} ({}) has parent {p}, which is not before it",
                     self.names[i]
+                ));
+            }
+        }
+        for (k, e) in self.end_sites.iter().enumerate() {
+            if e.parent >= self.len() {
+                return Err(format!(
+                    "end site {k} hangs from joint {}, but there are only {} joints",
+                    e.parent,
+                    self.len()
                 ));
             }
         }
