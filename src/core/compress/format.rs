@@ -10,6 +10,7 @@ use glam::{Quat, Vec3};
 use super::bits::{crc32, max_q, read_bits};
 use super::quat_pack::{from_drop_w, unpack_smallest_three};
 use super::settings::{RotationFormat, WIDTHS};
+use crate::core::anim::skeleton::EndSite;
 use crate::core::anim::{Skeleton, Transform};
 
 /// File magic: the first 8 bytes of every `.tlc` file.
@@ -296,6 +297,12 @@ pub fn write_plan(p: &Plan) -> Vec<u8> {
         if has_scale {
             push_f32s(&mut b, &rest.scale.to_array());
         }
+    }
+    // End Sites.
+    b.extend_from_slice(&(p.skeleton.end_sites.len().min(0xFFFF) as u16).to_le_bytes());
+    for e in p.skeleton.end_sites.iter().take(0xFFFF) {
+        b.extend_from_slice(&(e.parent as u16).to_le_bytes());
+        push_f32s(&mut b, &e.offset.to_array());
     }
     // Track descriptors.
     let mut track_iter = p.tracks.iter();
@@ -681,10 +688,35 @@ impl CompressedClip {
                 scale,
             });
         }
+        let count_at = c.pos;
+        let end_count = usize::from(c.u16("End Site count")?);
+        if end_count * 14 > c.remaining() {
+            return Err(TlcError::Truncated {
+                what: "End Sites",
+                offset: count_at + 2,
+                needed: end_count * 14,
+                len,
+            });
+        }
+        let mut end_sites = Vec::with_capacity(end_count);
+        for _ in 0..end_count {
+            let at = c.pos;
+            let parent = usize::from(c.u16("End Site parent")?);
+            if parent >= joint_count {
+                return Err(invalid(
+                    "End Site parent",
+                    at,
+                    format!("joint {parent} does not exist ({joint_count} joints)"),
+                ));
+            }
+            let offset = read_vec3(&mut c, "End Site offset")?;
+            end_sites.push(EndSite { parent, offset });
+        }
         let skeleton = Skeleton {
             names,
             parents,
             rest,
+            end_sites,
         };
         let mut stores = Vec::with_capacity(joint_count);
         let mut tracks: Vec<AnimatedTrack> = Vec::new();
@@ -1157,6 +1189,43 @@ impl CompressedClip {
             *pos += wb as usize;
         }
         rotation_from_components(t.comps, p.drop, c)
+    }
+
+    /// Decodes every original frame into an ordinary clip (same joints, order, frame count, fps
+    /// and unit). Frames dropped by decimation are interpolated.
+    pub fn to_clip(&self) -> crate::core::anim::Clip {
+        let n = self.joint_count();
+        let frames = self.frame_count();
+        let mut rotations = Vec::with_capacity(n * frames);
+        let mut translations = Vec::with_capacity(n * frames);
+        let mut scales = Vec::with_capacity(n * frames);
+        let mut pose = vec![Transform::IDENTITY; n];
+        let mut prev: Vec<Quat> = self.static_pose.iter().map(|t| t.rotation).collect();
+        for f in 0..frames {
+            self.sample_pose_at_frame(f as f32, &mut pose);
+            for (j, t) in pose.iter().enumerate() {
+                // Keep the clip's hemisphere continuity invariant.
+                let q = if t.rotation.dot(prev[j]) < 0.0 {
+                    -t.rotation
+                } else {
+                    t.rotation
+                };
+                prev[j] = q;
+                rotations.push(q);
+                translations.push(t.translation);
+                scales.push(t.scale);
+            }
+        }
+        crate::core::anim::Clip {
+            name: self.name.clone(),
+            skeleton: self.skeleton.clone(),
+            fps: self.fps,
+            frame_count: frames,
+            unit_cm: self.unit_cm,
+            rotations,
+            translations,
+            scales,
+        }
     }
 
     /// Samples one joint's local transform at `time_s` without decoding the rest of the pose,

@@ -6,29 +6,17 @@ use glam::Vec3;
 
 use crate::core::anim::{Clip, Skeleton, Transform};
 
-/// Local-to-model transforms of one pose. Parents come before children (`Skeleton` invariant), so
-/// one pass in index order is enough.
+/// Local-to-model transforms of one pose (the animation core's forward kinematics). Buffers must
+/// hold one transform per joint; they always do here.
 pub fn local_to_model(skeleton: &Skeleton, local: &[Transform], model: &mut [Transform]) {
-    for (i, (l, parent)) in local.iter().zip(&skeleton.parents).enumerate() {
-        model[i] = match parent {
-            Some(p) => model[*p].mul_transform(l),
-            None => *l,
-        };
-    }
+    let done = crate::core::anim::fk::local_to_model(skeleton, local, model);
+    debug_assert!(done.is_ok(), "{done:?}");
 }
 
-/// Copies frame `f` of a clip into a transform buffer.
+/// Copies frame `f` of a clip into a transform buffer (one per joint).
 pub fn clip_pose(clip: &Clip, f: usize, out: &mut [Transform]) {
-    let r = clip.pose_rotations(f);
-    let t = clip.pose_translations(f);
-    let s = clip.pose_scales(f);
-    for (i, o) in out.iter_mut().enumerate() {
-        *o = Transform {
-            translation: t[i],
-            rotation: r[i],
-            scale: s[i],
-        };
-    }
+    let copied = clip.copy_pose(f, out);
+    debug_assert!(copied);
 }
 
 /// True when any scale in the clip differs from 1: the metric then adds the Z vertex.

@@ -107,11 +107,7 @@ pub fn synthetic_clip(joints: usize, frames: usize, fps: f32, seed: u64) -> Clip
     }
     Clip {
         name: format!("synthetic_{joints}x{frames}"),
-        skeleton: Skeleton {
-            names,
-            parents,
-            rest,
-        },
+        skeleton: Skeleton::new(names, parents, rest),
         fps,
         frame_count: frames,
         unit_cm: 1.0,
