@@ -1085,9 +1085,61 @@ impl CompressedClip {
     pub fn sample_pose_at_frame(&self, frame: f32, out: &mut [Transform]) {
         let (k0, alpha) = self.key_position(frame);
         let out = &mut out[..self.static_pose.len()];
+        if alpha > 0.0 && !self.tracks.is_empty() && (k0 + 1) % self.segment_frames != 0 {
+            self.decode_lerp_in_segment(k0, alpha, out);
+            return;
+        }
         self.decode_key(k0, out);
         if alpha > 0.0 {
             self.blend_key(k0 + 1, alpha, out);
+        }
+    }
+
+    /// Keys `k0` and `k0 + 1` in the same segment: one pass that interpolates the stored
+    /// components and rebuilds each rotation once. Both keys share the segment's dropped component
+    /// and its sign, so this is nlerp for full quaternions and, for drop-W, the same path up to
+    /// second order in the angle between the keys (exact at the keys).
+    fn decode_lerp_in_segment(&self, k0: u32, alpha: f32, out: &mut [Transform]) {
+        out.copy_from_slice(&self.static_pose);
+        let s = (k0 / self.segment_frames) as usize;
+        let seg = &self.segments[s];
+        let mut pa = seg.data_bit + (k0 - seg.start_key) as usize * seg.key_bits as usize;
+        let mut pb = pa + seg.key_bits as usize;
+        let n = self.tracks.len();
+        let st = &self.seg_tracks[s * n..(s + 1) * n];
+        let data = &self.data[..];
+        for (t, p) in self.tracks.iter().zip(st) {
+            let slot = &mut out[usize::from(t.joint)];
+            if t.comps == 0 {
+                let a = self.read_rotation(t, p, &mut pa);
+                let b = self.read_rotation(t, p, &mut pb);
+                slot.rotation = nlerp(a, b, alpha);
+                continue;
+            }
+            let w = p.width;
+            let wb = u32::from(w);
+            let mut c = [0.0f32; 4];
+            if w == 32 {
+                for (i, ci) in c.iter_mut().enumerate().take(usize::from(t.comps)) {
+                    let va = f32::from_bits(read_bits(data, pa + 32 * i, 32));
+                    let vb = f32::from_bits(read_bits(data, pb + 32 * i, 32));
+                    *ci = va + (vb - va) * alpha;
+                }
+            } else {
+                for (i, ci) in c.iter_mut().enumerate().take(usize::from(t.comps)) {
+                    let qa = read_bits(data, pa + wb as usize * i, wb) as f32;
+                    let qb = read_bits(data, pb + wb as usize * i, wb) as f32;
+                    *ci = p.offset[i] + p.scale[i] * (qa + (qb - qa) * alpha);
+                }
+            }
+            let used = wb as usize * usize::from(t.comps);
+            pa += used;
+            pb += used;
+            match t.kind {
+                TrackKind::Rotation => slot.rotation = rotation_from_components(t.comps, p.drop, c),
+                TrackKind::Translation => slot.translation = Vec3::new(c[0], c[1], c[2]),
+                TrackKind::Scale => slot.scale = Vec3::new(c[0], c[1], c[2]),
+            }
         }
     }
 
