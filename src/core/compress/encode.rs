@@ -1,5 +1,7 @@
 //! The encoder: track classification (rest pose, constant, animated), range reduction, segments and
 //! the automatic per-segment, per-track bit widths. See `docs/COMPRESSION.md`.
+// Parallel per-joint / per-component arrays are indexed together; index loops read clearer.
+#![allow(clippy::needless_range_loop)]
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
@@ -629,7 +631,7 @@ fn constant_candidate(keys: &Keys, j: usize, kind: usize) -> [f32; 4] {
         let mut sum = Quat::from_xyzw(0.0, 0.0, 0.0, 0.0);
         for k in 0..nk {
             let q = keys.pose(k)[j].rotation;
-            sum = sum + if q.dot(first) < 0.0 { -q } else { q };
+            sum += if q.dot(first) < 0.0 { -q } else { q };
         }
         let q = if sum.length_squared() > 0.0 {
             sum.normalize()

@@ -4,6 +4,8 @@
 //! [`Plan`], serialises it with [`write_plan`], and reads the bytes back with
 //! [`CompressedClip::from_bytes`]: every decoded value the encoder measures comes from the same
 //! reader and decoder the user runs.
+// Parallel per-joint / per-component arrays are indexed together; index loops read clearer.
+#![allow(clippy::needless_range_loop)]
 
 use glam::{Quat, Vec3};
 
@@ -234,7 +236,7 @@ pub fn key_count_for(frame_count: u32, frame_step: u32) -> u32 {
         return 0;
     }
     let last = frame_count - 1;
-    last / frame_step + 1 + u32::from(last % frame_step != 0)
+    last / frame_step + 1 + u32::from(!last.is_multiple_of(frame_step))
 }
 
 /// Original frame of key `k`.

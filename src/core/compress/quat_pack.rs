@@ -1,4 +1,6 @@
 //! Rotation packings: drop-W reconstruction and smallest three in 32 and 48 bits.
+// Parallel per-joint / per-component arrays are indexed together; index loops read clearer.
+#![allow(clippy::needless_range_loop)]
 
 use glam::Quat;
 

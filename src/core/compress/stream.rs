@@ -4,6 +4,8 @@
 //! the play head for each track) and consumes the stream forward, and jump frames every `K`
 //! frames store a full active array so seeking only replays the stream from the previous jump.
 //! See `docs/COMPRESSION.md` ("Key reduction and the time-sorted stream").
+// Parallel per-joint / per-component arrays are indexed together; index loops read clearer.
+#![allow(clippy::needless_range_loop)]
 
 use glam::Vec3;
 use serde::{Deserialize, Serialize};

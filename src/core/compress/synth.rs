@@ -1,5 +1,7 @@
 //! Synthetic clips for tests, benchmarks and demos: a humanoid-like tree with smooth motion, a
 //! moving root, constant and rest-pose tracks, and a little deterministic noise (like mocap).
+// Parallel per-joint / per-component arrays are indexed together; index loops read clearer.
+#![allow(clippy::needless_range_loop)]
 
 use glam::{EulerRot, Quat, Vec3};
 
@@ -45,7 +47,7 @@ pub fn synthetic_clip(joints: usize, frames: usize, fps: f32, seed: u64) -> Clip
             continue;
         }
         // Five chains hanging off the root: joint j continues the chain of j - 5 (or the root).
-        let parent = if j <= 5 { 0 } else { j - 5 };
+        let parent = j.saturating_sub(5);
         parents.push(Some(parent));
         let len = 5.0 + 10.0 * (0.5 + 0.5 * rng.signed());
         let dir = Vec3::new(rng.signed() * 0.3, -1.0, rng.signed() * 0.3).normalize();
