@@ -1120,23 +1120,32 @@ impl CompressedClip {
             }
             let w = p.width;
             let wb = u32::from(w);
-            let mut c = [0.0f32; 4];
-            if w == 32 {
-                for (i, ci) in c.iter_mut().enumerate().take(usize::from(t.comps)) {
-                    let va = f32::from_bits(read_bits(data, pa + 32 * i, 32));
-                    let vb = f32::from_bits(read_bits(data, pb + 32 * i, 32));
-                    *ci = va + (vb - va) * alpha;
-                }
-            } else {
-                for (i, ci) in c.iter_mut().enumerate().take(usize::from(t.comps)) {
-                    let qa = read_bits(data, pa + wb as usize * i, wb) as f32;
-                    let qb = read_bits(data, pb + wb as usize * i, wb) as f32;
-                    *ci = p.offset[i] + p.scale[i] * (qa + (qb - qa) * alpha);
-                }
+            let mut va = [0.0f32; 4];
+            let mut vb = [0.0f32; 4];
+            let mut dot = 0.0f32;
+            for i in 0..usize::from(t.comps) {
+                let qa = read_bits(data, pa + wb as usize * i, wb);
+                let qb = read_bits(data, pb + wb as usize * i, wb);
+                va[i] = dequantize_component(qa, p.offset[i], p.scale[i], w);
+                vb[i] = dequantize_component(qb, p.offset[i], p.scale[i], w);
+                dot += va[i] * vb[i];
             }
             let used = wb as usize * usize::from(t.comps);
             pa += used;
             pb += used;
+            if t.kind == TrackKind::Rotation && t.comps == 3 && dot < 0.0 {
+                // Both keys have the dropped component >= 0; when the stored parts point apart the
+                // 4D dot may be negative: rebuild both and take nlerp's shortest path instead.
+                let a = rotation_from_components(3, p.drop, va);
+                let b = rotation_from_components(3, p.drop, vb);
+                slot.rotation = nlerp(a, b, alpha);
+                continue;
+            }
+            let mut c = [0.0f32; 4];
+            for i in 0..4 {
+                c[i] = va[i] + (vb[i] - va[i]) * alpha;
+            }
+
             match t.kind {
                 TrackKind::Rotation => slot.rotation = rotation_from_components(t.comps, p.drop, c),
                 TrackKind::Translation => slot.translation = Vec3::new(c[0], c[1], c[2]),
