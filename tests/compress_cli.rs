@@ -1,0 +1,286 @@
+//! The compression subcommands on the built binary, with a small BVH written to a temp dir.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+const BVH: &str = "HIERARCHY
+ROOT Hips
+{
+  OFFSET 0 0 0
+  CHANNELS 6 Xposition Yposition Zposition Zrotation Yrotation Xrotation
+  JOINT Spine
+  {
+    OFFSET 0 5 0
+    CHANNELS 3 Zrotation Yrotation Xrotation
+    JOINT Head
+    {
+      OFFSET 0 6 0
+      CHANNELS 3 Zrotation Xrotation Yrotation
+      End Site
+      {
+        OFFSET 0 2 0
+      }
+    }
+  }
+  JOINT Leg
+  {
+    OFFSET 1 -8 0
+    CHANNELS 3 Zrotation Yrotation Xrotation
+    End Site
+    {
+      OFFSET 0 -8 0
+    }
+  }
+}
+MOTION
+Frames: 6
+Frame Time: .0083333
+0 17 0 0 0 0 0 0 0 0 0 0 0 0 0
+0.1 17.1 0 1 2 3 4 5 6 -7 8 9 10 0 0
+0.2 17.2 0.1 2 4 6 8 10 12 -14 16 18 20 0 0
+0.3 17.3 0.2 3 6 9 12 15 18 -21 24 27 30 0 0
+0.4 17.2 0.3 4 8 12 16 20 24 -28 32 36 40 0 0
+0.5 17.1 0.4 5 10 15 20 25 30 -35 40 45 50 0 0
+";
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_taglane"))
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!(
+        "taglane-compress-cli-{name}-{}",
+        std::process::id()
+    ));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn global_positions(path: &std::path::Path, unit_cm: f32) -> Vec<glam::Vec3> {
+    use taglane::core::anim::{ImportOptions, Transform, load_animation, local_to_model};
+    let opts = ImportOptions {
+        unit_cm: Some(unit_cm),
+        ..Default::default()
+    };
+    let clip = load_animation(path, &opts).unwrap().clips.remove(0);
+    let n = clip.joint_count();
+    let mut local = vec![Transform::IDENTITY; n];
+    let mut model = vec![Transform::IDENTITY; n];
+    let mut out = Vec::new();
+    for f in 0..clip.frame_count {
+        assert!(clip.copy_pose(f, &mut local));
+        local_to_model(&clip.skeleton, &local, &mut model).unwrap();
+        out.extend(model.iter().map(|m| m.translation * unit_cm));
+    }
+    out
+}
+
+#[test]
+fn compress_report_decompress_round_trip() {
+    let dir = temp_dir("round");
+    let bvh = dir.join("in.bvh");
+    std::fs::write(&bvh, BVH).unwrap();
+    let tlc = dir.join("out.tlc");
+    let out = bin()
+        .args(["compress"])
+        .arg(&bvh)
+        .arg("-o")
+        .arg(&tlc)
+        .args(["--error-cm", "0.01", "--units", "cmu", "--report", "json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    for key in [
+        "raw_bytes",
+        "compressed_bytes",
+        "ratio",
+        "max_error_cm",
+        "mean_error_cm",
+        "compress_ms",
+    ] {
+        assert!(v[key].is_number(), "{key} missing in {v}");
+    }
+    assert_eq!(v["raw_bytes"], 4 * 6 * 40);
+    assert_eq!(
+        v["compressed_bytes"].as_u64().unwrap(),
+        std::fs::metadata(&tlc).unwrap().len()
+    );
+    assert!(v["max_error_cm"].as_f64().unwrap() <= 0.01);
+    assert!(
+        v["worst"]["joint"].is_string()
+            && v["worst"]["frame"].is_number()
+            && v["worst"]["error_cm"].is_number()
+    );
+
+    // Decompress: same joints, order, frame count; positions within the budget (+ text rounding).
+    let back = dir.join("back.bvh");
+    let st = bin()
+        .args(["decompress"])
+        .arg(&tlc)
+        .arg("-o")
+        .arg(&back)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let a = global_positions(&bvh, 5.644);
+    let b = global_positions(&back, 5.644);
+    assert_eq!(a.len(), b.len());
+    for (p, q) in a.iter().zip(&b) {
+        assert!((*p - *q).length() <= 0.0101, "{p} vs {q}");
+    }
+    let text = std::fs::read_to_string(&back).unwrap();
+    let names: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("JOINT "))
+        .collect();
+    assert_eq!(names, ["Spine", "Head", "Leg"]);
+    assert!(text.contains("Frames: 6"));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn compare_prints_each_candidate_and_export_acl_writes_sjson() {
+    let dir = temp_dir("compare");
+    let bvh = dir.join("in.bvh");
+    std::fs::write(&bvh, BVH).unwrap();
+    let settings = dir.join("s.json");
+    std::fs::write(
+        &settings,
+        r#"{"bits": {"fixed": {"rotation_bits": 8, "translation_bits": 8, "scale_bits": 8}}}"#,
+    )
+    .unwrap();
+    let out = bin()
+        .args(["compare"])
+        .arg(&bvh)
+        .arg("--settings")
+        .arg(&settings)
+        .args([
+            "--error-cm",
+            "0.01",
+            "--error-cm",
+            "0.1",
+            "--preset",
+            "smallest3-32",
+            "--stream-error-cm",
+            "0.05",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rows: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(rows.len(), 5);
+    for r in &rows {
+        for key in [
+            "compressed_bytes",
+            "ratio",
+            "max_error_cm",
+            "mean_error_cm",
+            "p99_error_cm",
+            "decode_us",
+        ] {
+            assert!(r[key].is_number(), "{key} in {r}");
+        }
+    }
+    let table = bin()
+        .args(["compare"])
+        .arg(&bvh)
+        .args(["--error-cm", "0.01"])
+        .output()
+        .unwrap();
+    assert!(table.status.success());
+    assert!(String::from_utf8_lossy(&table.stdout).contains("auto 0.01 cm"));
+
+    let acl = dir.join("out.acl.sjson");
+    let st = bin()
+        .args(["export-acl"])
+        .arg(&bvh)
+        .arg("-o")
+        .arg(&acl)
+        .args(["--units", "2.0"])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let text = std::fs::read_to_string(&acl).unwrap();
+    assert!(text.contains("version = 5") && text.contains("num_samples = 6"));
+    // The root height 17 units at 2 cm per unit is written in cm.
+    assert!(
+        text.contains("[ 0.0, 34.0, 0.0 ]"),
+        "{}",
+        &text[..text.len().min(2000)]
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn errors_have_the_documented_exit_codes() {
+    let dir = temp_dir("errors");
+    let bvh = dir.join("in.bvh");
+    std::fs::write(&bvh, BVH).unwrap();
+    let tlc = dir.join("x.tlc");
+    // Bad units and bad preset: usage (2).
+    let st = bin()
+        .args(["compress"])
+        .arg(&bvh)
+        .arg("-o")
+        .arg(&tlc)
+        .args(["--units", "furlong"])
+        .status()
+        .unwrap();
+    assert_eq!(st.code(), Some(2));
+    let st = bin()
+        .args(["compress"])
+        .arg(&bvh)
+        .arg("-o")
+        .arg(&tlc)
+        .args(["--preset", "nope"])
+        .status()
+        .unwrap();
+    assert_eq!(st.code(), Some(2));
+    let st = bin()
+        .args(["compress"])
+        .arg(&bvh)
+        .arg("-o")
+        .arg(&tlc)
+        .args(["--bits", "2"])
+        .status()
+        .unwrap();
+    assert_eq!(st.code(), Some(2));
+    // Broken input: 1.
+    let broken = dir.join("broken.bvh");
+    std::fs::write(&broken, "HIERARCHY\nROOT a\n{\n OFFSET 0 0\n").unwrap();
+    let st = bin()
+        .args(["compress"])
+        .arg(&broken)
+        .arg("-o")
+        .arg(&tlc)
+        .status()
+        .unwrap();
+    assert_eq!(st.code(), Some(1));
+    // A corrupted .tlc: 1, with the reason on stderr, and no output written.
+    let bad = dir.join("bad.tlc");
+    std::fs::write(&bad, b"TAGLNTLC\x01\x00garbage").unwrap();
+    let out = bin()
+        .args(["decompress"])
+        .arg(&bad)
+        .arg("-o")
+        .arg(dir.join("o.bvh"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("bad.tlc"));
+    assert!(!dir.join("o.bvh").exists());
+    // Compare without candidates: usage.
+    let st = bin().args(["compare"]).arg(&bvh).status().unwrap();
+    assert_eq!(st.code(), Some(2));
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -1,0 +1,145 @@
+//! The `.tlc` reader on damaged input: truncation at every header byte (and beyond), flipped
+//! bytes, a future version, bad magic. Every case returns an error; none panics.
+
+use taglane::core::compress::format::{HEADER_BYTES, MAGIC, VERSION};
+use taglane::core::compress::synth::synthetic_clip;
+use taglane::core::compress::{CompressSettings, CompressedClip, Preset, TlcError, compress};
+
+fn sample_file() -> Vec<u8> {
+    let clip = synthetic_clip(12, 40, 30.0, 11);
+    compress(&clip, &CompressSettings::auto(0.01))
+        .unwrap()
+        .clip
+        .bytes()
+        .to_vec()
+}
+
+#[test]
+fn valid_file_loads() {
+    let bytes = sample_file();
+    let c = CompressedClip::from_bytes(bytes.clone()).unwrap();
+    assert_eq!(c.joint_count(), 12);
+    assert_eq!(c.frame_count(), 40);
+    assert_eq!(c.bytes(), &bytes[..]);
+}
+
+#[test]
+fn truncation_at_every_length_is_an_error() {
+    let bytes = sample_file();
+    // Every header byte, then every length up to the full file (it is small).
+    for len in 0..bytes.len() {
+        let r = CompressedClip::from_bytes(bytes[..len].to_vec());
+        assert!(r.is_err(), "truncated to {len} bytes was accepted");
+    }
+    assert!(bytes.len() > HEADER_BYTES);
+}
+
+#[test]
+fn truncated_file_with_patched_size_and_checksum_is_an_error() {
+    // A file cut short whose size field and CRC were "fixed" must still fail on the structure.
+    let bytes = sample_file();
+    for len in (HEADER_BYTES..bytes.len() - 4).step_by(3) {
+        let mut b = bytes[..len].to_vec();
+        let total = (b.len() + 4) as u32;
+        b[48..52].copy_from_slice(&total.to_le_bytes());
+        let crc = taglane::core::compress::bits::crc32(&b);
+        b.extend_from_slice(&crc.to_le_bytes());
+        assert!(
+            CompressedClip::from_bytes(b).is_err(),
+            "structurally truncated at {len} accepted"
+        );
+    }
+}
+
+#[test]
+fn every_flipped_byte_is_an_error() {
+    let bytes = sample_file();
+    for i in 0..bytes.len() {
+        for mask in [0x01u8, 0x80, 0xFF] {
+            let mut b = bytes.clone();
+            b[i] ^= mask;
+            assert!(
+                CompressedClip::from_bytes(b).is_err(),
+                "flip {mask:#x} at byte {i} accepted"
+            );
+        }
+    }
+}
+
+/// Rewrites a header field and fixes the CRC, so the structural checks (not the checksum) must
+/// catch it.
+fn patched(bytes: &[u8], at: usize, value: &[u8]) -> Vec<u8> {
+    let mut b = bytes.to_vec();
+    b[at..at + value.len()].copy_from_slice(value);
+    let n = b.len();
+    let crc = taglane::core::compress::bits::crc32(&b[..n - 4]);
+    b[n - 4..].copy_from_slice(&crc.to_le_bytes());
+    b
+}
+
+#[test]
+fn header_fields_are_validated_behind_a_valid_checksum() {
+    let bytes = sample_file();
+    let cases: Vec<(usize, Vec<u8>)> = vec![
+        (10, 0x80u16.to_le_bytes().to_vec()),    // unknown flag
+        (12, 0u16.to_le_bytes().to_vec()),       // no joint
+        (12, 60000u16.to_le_bytes().to_vec()),   // more joints than bytes
+        (14, vec![9]),                           // rotation format
+        (16, 0u32.to_le_bytes().to_vec()),       // no frame
+        (16, u32::MAX.to_le_bytes().to_vec()),   // frame count disagrees with key count
+        (20, f32::NAN.to_le_bytes().to_vec()),   // fps
+        (20, (-30.0f32).to_le_bytes().to_vec()), // fps
+        (24, 0.0f32.to_le_bytes().to_vec()),     // unit
+        (28, 0u16.to_le_bytes().to_vec()),       // frame step
+        (32, 0u32.to_le_bytes().to_vec()),       // segment frames
+        (36, 7u32.to_le_bytes().to_vec()),       // key count
+        (40, u32::MAX.to_le_bytes().to_vec()),   // segment count
+        (44, 0u16.to_le_bytes().to_vec()),       // animated track count
+        (44, 65535u16.to_le_bytes().to_vec()),   // animated track count
+        (46, vec![255]),                         // name length past the names
+    ];
+    for (at, v) in cases {
+        let b = patched(&bytes, at, &v);
+        match CompressedClip::from_bytes(b) {
+            Err(e) => println!("byte {at}: {e}"),
+            Ok(_) => panic!("patched field at byte {at} = {v:?} accepted"),
+        }
+    }
+}
+
+#[test]
+fn future_version_and_bad_magic_are_named() {
+    let bytes = sample_file();
+    let b = patched(&bytes, 8, &(VERSION + 1).to_le_bytes());
+    assert_eq!(
+        CompressedClip::from_bytes(b).unwrap_err(),
+        TlcError::UnsupportedVersion { found: VERSION + 1 }
+    );
+    let mut b = bytes.clone();
+    b[0] = b'X';
+    assert_eq!(
+        CompressedClip::from_bytes(b).unwrap_err(),
+        TlcError::BadMagic
+    );
+    assert_eq!(&bytes[..8], &MAGIC);
+}
+
+#[test]
+fn every_preset_writes_a_loadable_file() {
+    let clip = synthetic_clip(9, 50, 60.0, 5);
+    for p in Preset::ALL {
+        let r = compress(&clip, &p.settings()).unwrap();
+        let c = CompressedClip::from_bytes(r.clip.bytes().to_vec()).unwrap();
+        assert_eq!(c.frame_count(), 50, "{}", p.name());
+        // Flipping any byte of every preset's file is caught.
+        for i in (0..r.clip.bytes().len()).step_by(7) {
+            let mut b = r.clip.bytes().to_vec();
+            b[i] ^= 0x10;
+            assert!(
+                CompressedClip::from_bytes(b).is_err(),
+                "{}: flip at {i}",
+                p.name()
+            );
+        }
+    }
+}
