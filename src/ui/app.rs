@@ -242,6 +242,7 @@ impl TaglaneApp {
                 active_tag: self.active_tag,
                 mark_in: self.playback.mark_in,
                 dark: self.prefs.dark,
+                extra_lanes: &[],
             };
             timeline::timeline_ui(ui, &input, &mut self.timeline, &mut self.queue);
         });
@@ -868,6 +869,10 @@ impl TaglaneApp {
                             .map(move |r| (t, *r))
                     })
                     .collect();
+            }
+            AppCommand::ExtraRangeClicked { range, .. } => {
+                self.playback.playing = false;
+                self.playback.playhead = range.start as f64;
             }
             AppCommand::SetActiveTag(t) => {
                 if t != self.active_tag {

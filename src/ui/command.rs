@@ -73,6 +73,12 @@ pub enum AppCommand {
     MarkIn,
     MarkOut,
 
+    /// A range of a read-only (query result) lane was clicked.
+    ExtraRangeClicked {
+        lane: String,
+        range: crate::core::tags::Range,
+    },
+
     // Tags.
     NewTag,
     StartRename(usize),

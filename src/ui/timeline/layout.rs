@@ -79,7 +79,7 @@ impl RowLayout {
             offsets.push(y);
             y += match row {
                 Row::Group { .. } => GROUP_HEIGHT,
-                Row::Lane { .. } => LANE_HEIGHT,
+                Row::Lane { .. } | Row::Extra(_) => LANE_HEIGHT,
             };
         }
         let max_scroll = (y - height).max(0.0);
@@ -108,7 +108,7 @@ impl RowLayout {
         let top = self.top + self.offsets[i] - self.scroll_y;
         let h = match rows[i] {
             Row::Group { .. } => GROUP_HEIGHT,
-            Row::Lane { .. } => LANE_HEIGHT,
+            Row::Lane { .. } | Row::Extra(_) => LANE_HEIGHT,
         };
         (top, top + h)
     }

@@ -110,6 +110,22 @@ pub struct TimelineInput<'a> {
     pub active_tag: Option<usize>,
     pub mark_in: Option<u32>,
     pub dark: bool,
+    /// Read-only lanes drawn under the tag lanes (query results).
+    pub extra_lanes: &'a [ExtraLane],
+}
+
+/// A read-only lane under the tag lanes, e.g. a query result from one engine. Clicking one of its
+/// ranges queues [`AppCommand::ExtraRangeClicked`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExtraLane {
+    /// Identifies the lane in the click command.
+    pub id: String,
+    pub label: String,
+    pub tooltip: String,
+    pub color: Color32,
+    pub ranges: Vec<Range>,
+    /// Drawn in the error colour (e.g. the two engines disagree).
+    pub alarm: bool,
 }
 
 /// Shows the timeline in the available space; queues commands into `out`.
@@ -148,7 +164,8 @@ pub fn timeline_ui(
         view.first_frame = 0.0;
         view.fit_pending = false;
     }
-    let row_list = rows(doc, &view.collapsed);
+    let mut row_list = rows(doc, &view.collapsed);
+    row_list.extend((0..input.extra_lanes.len()).map(Row::Extra));
     let row_layout = RowLayout::new(
         &row_list,
         tracks_rect.top(),
@@ -395,6 +412,19 @@ pub fn timeline_ui(
                         }
                     }
                 }
+                Row::Extra(e) => {
+                    let lane = &input.extra_lanes[e];
+                    if let LaneHit::Body(r) | LaneHit::Edge(r, _) =
+                        hit_lane(&axis, &lane.ranges, p.x)
+                    {
+                        out.push(AppCommand::ExtraRangeClicked {
+                            lane: lane.id.clone(),
+                            range: r,
+                        });
+                    } else {
+                        out.push(AppCommand::SetPlayhead(axis.boundary_at(p.x, frames) as f64));
+                    }
+                }
                 Row::Group { ref namespace, .. } => {
                     out.push(AppCommand::ToggleGroup(namespace.clone()))
                 }
@@ -425,6 +455,22 @@ pub fn timeline_ui(
         match &row_list[i] {
             Row::Group { .. } => {
                 lane_painter.rect_filled(rect, 0.0, pal.ruler_bg);
+            }
+            Row::Extra(e) => {
+                let lane = &input.extra_lanes[*e];
+                let color = if lane.alarm { pal.error } else { lane.color };
+                paint::lane(
+                    &lane_painter,
+                    rect,
+                    &axis,
+                    frames,
+                    &lane.ranges,
+                    &[],
+                    color,
+                    pal.ruler_bg,
+                    false,
+                    &pal,
+                );
             }
             Row::Lane { tag, .. } => {
                 let t = &doc.tags[*tag];
@@ -502,6 +548,18 @@ fn header_ui(
         );
         child.set_clip_rect(clip_rect);
         match &row_list[i] {
+            Row::Extra(e) => {
+                let lane = &input.extra_lanes[*e];
+                let text = egui::RichText::new(&lane.label).italics();
+                let text = if lane.alarm {
+                    text.color(crate::ui::theme::palette(input.dark).error)
+                } else {
+                    text
+                };
+                child
+                    .add(egui::Label::new(text).truncate())
+                    .on_hover_text(&lane.tooltip);
+            }
             Row::Group {
                 namespace,
                 collapsed,

@@ -17,6 +17,9 @@ pub enum Row {
     },
     /// The lane of tag `tag` (index into the document's tags).
     Lane { tag: usize, indent: bool },
+    /// Read-only lane `i` of [`crate::ui::timeline::TimelineInput::extra_lanes`] (query results),
+    /// after the tag lanes.
+    Extra(usize),
 }
 
 /// The namespace of a tag name: everything before the last `:`.
