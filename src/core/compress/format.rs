@@ -7,10 +7,10 @@
 // Parallel per-joint / per-component arrays are indexed together; index loops read clearer.
 #![allow(clippy::needless_range_loop)]
 
-use glam::{Quat, Vec3};
+use glam::{Quat, Vec3, Vec4};
 
 use super::bits::{crc32, max_q, read_bits};
-use super::quat_pack::{from_drop_w, unpack_smallest_three};
+use super::quat_pack::unpack_smallest_three;
 use super::settings::{RotationFormat, WIDTHS};
 use crate::core::anim::skeleton::EndSite;
 use crate::core::anim::{Skeleton, Transform};
@@ -106,16 +106,46 @@ pub fn kept_components(drop: u8) -> [usize; 4] {
 }
 
 /// Decoding constants of one ranged track in one segment: `value = offset + scale * q`.
+///
+/// Built once at load for every (segment, track), so sampling does no header work: the decoder
+/// walks one segment's slice of these in track order.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct SegTrack {
     pub width: u8,
     /// Dropped quaternion component (0 x, 1 y, 2 z, 3 w) or [`NO_DROP`].
     pub drop: u8,
+    /// How the decoder reads the track in this segment: one of the `OP_*` codes.
+    pub op: u8,
+    /// The track's joint (the output slot it writes).
+    pub joint: u16,
     /// Per stored slot (kept components in order).
     pub offset: [f32; 4],
     pub scale: [f32; 4],
     /// Bit offset of this track inside one key of the segment (the per-bone offsets).
     pub bit_in_key: u32,
+}
+
+/// [`SegTrack::op`]: any track the fast paths do not cover (raw float32 components, full
+/// quaternions, smallest-three packings); read component by component.
+pub const OP_GENERAL: u8 = 0;
+/// [`SegTrack::op`]: a drop-W rotation with components of at most 16 bits (one 64-bit read per key).
+pub const OP_ROTATION3: u8 = 1;
+/// [`SegTrack::op`]: a translation with components of at most 16 bits (one 64-bit read per key).
+pub const OP_TRANSLATION3: u8 = 2;
+/// [`SegTrack::op`]: a scale with components of at most 16 bits (one 64-bit read per key).
+pub const OP_SCALE3: u8 = 3;
+
+/// The fast-path op of a track with `comps` stored components of `width` bits, or [`OP_GENERAL`].
+/// Three components of at most 16 bits plus a bit shift of at most 7 fit one 64-bit word.
+fn track_op(track: &AnimatedTrack, width: u8) -> u8 {
+    if track.comps != 3 || width > 16 {
+        return OP_GENERAL;
+    }
+    match track.kind {
+        TrackKind::Rotation => OP_ROTATION3,
+        TrackKind::Translation => OP_TRANSLATION3,
+        TrackKind::Scale => OP_SCALE3,
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -180,17 +210,15 @@ pub fn dequantize_component(q: u32, offset: f32, scale: f32, width: u8) -> f32 {
 #[inline(always)]
 pub fn rotation_from_components(comps: u8, drop: u8, c: [f32; 4]) -> Quat {
     if comps == 3 {
-        if drop == 3 {
-            return from_drop_w(c[0], c[1], c[2]);
-        }
-        let kept = kept_components(drop);
-        let mut a = [0.0f32; 4];
-        a[kept[0]] = c[0];
-        a[kept[1]] = c[1];
-        a[kept[2]] = c[2];
+        // The same arithmetic as `from_drop_w` (and `kept_components` for the slot order).
         let w2 = 1.0 - (c[0] * c[0] + c[1] * c[1] + c[2] * c[2]);
-        a[usize::from(drop) & 3] = w2.max(0.0).sqrt();
-        let q = Quat::from_array(a);
+        let d = w2.max(0.0).sqrt();
+        let q = match drop {
+            0 => Quat::from_xyzw(d, c[0], c[1], c[2]),
+            1 => Quat::from_xyzw(c[0], d, c[1], c[2]),
+            2 => Quat::from_xyzw(c[0], c[1], d, c[2]),
+            _ => Quat::from_xyzw(c[0], c[1], c[2], d),
+        };
         if w2 >= 0.0 { q } else { q.normalize() }
     } else {
         let q = Quat::from_xyzw(c[0], c[1], c[2], c[3]);
@@ -884,7 +912,9 @@ impl CompressedClip {
                 let drop_at = nr.div_ceil(2);
                 let mut rb = drop_at + drop_bytes;
                 for (t, track) in tracks.iter().enumerate() {
+                    st[t].joint = track.joint;
                     if track.comps == 0 {
+                        st[t].op = OP_GENERAL;
                         st[t].bit_in_key = bit;
                         bit += u32::from(track.packed_bits);
                         continue;
@@ -893,6 +923,7 @@ impl CompressedClip {
                     let width = WIDTHS[usize::from(code)];
                     ri += 1;
                     st[t].width = width;
+                    st[t].op = track_op(track, width);
                     st[t].bit_in_key = bit;
                     st[t].drop = NO_DROP;
                     if track.drops_component() {
@@ -1084,76 +1115,183 @@ impl CompressedClip {
     }
 
     /// Samples the local pose at a (fractional) frame position of the original clip.
+    ///
+    /// One pass over the animated tracks of the segment(s) involved, with the decoding constants
+    /// built at load ([`SegTrack`]): exactly on a key, one decode; between two keys of one segment,
+    /// the stored components of both keys are read (one 64-bit load per key for components of at
+    /// most 16 bits) and interpolated before each rotation is rebuilt once; across a segment
+    /// boundary, both keys are decoded with their own segment's constants and blended (nlerp on
+    /// the shortest path, lerp).
     pub fn sample_pose_at_frame(&self, frame: f32, out: &mut [Transform]) {
         let (k0, alpha) = self.key_position(frame);
         let out = &mut out[..self.static_pose.len()];
-        if alpha > 0.0 && !self.tracks.is_empty() && (k0 + 1) % self.segment_frames != 0 {
-            self.decode_lerp_in_segment(k0, alpha, out);
+        out.copy_from_slice(&self.static_pose);
+        if self.tracks.is_empty() {
             return;
         }
-        self.decode_key(k0, out);
-        if alpha > 0.0 {
-            self.blend_key(k0 + 1, alpha, out);
+        let s = k0 / self.segment_frames;
+        let in_segment = k0 - s * self.segment_frames;
+        let s = s as usize;
+        if alpha <= 0.0 {
+            self.decode_key_into(s, in_segment, out);
+        } else if in_segment + 1 < self.segment_frames {
+            self.decode_lerp_in_segment(s, in_segment, alpha, out);
+        } else {
+            self.decode_lerp_across(s, alpha, out);
         }
     }
 
-    /// Keys `k0` and `k0 + 1` in the same segment: one pass that interpolates the stored
-    /// components and rebuilds each rotation once. Both keys share the segment's dropped component
-    /// and its sign, so this is nlerp for full quaternions and, for drop-W, the same path up to
-    /// second order in the angle between the keys (exact at the keys).
-    fn decode_lerp_in_segment(&self, k0: u32, alpha: f32, out: &mut [Transform]) {
-        out.copy_from_slice(&self.static_pose);
-        let s = (k0 / self.segment_frames) as usize;
-        let seg = &self.segments[s];
-        let mut pa = seg.data_bit + (k0 - seg.start_key) as usize * seg.key_bits as usize;
-        let mut pb = pa + seg.key_bits as usize;
+    /// The decoding constants of segment `s`, in track order.
+    #[inline(always)]
+    fn segment_tracks(&self, s: usize) -> &[SegTrack] {
         let n = self.tracks.len();
-        let st = &self.seg_tracks[s * n..(s + 1) * n];
-        let data = &self.data[..];
-        for (t, p) in self.tracks.iter().zip(st) {
-            let slot = &mut out[usize::from(t.joint)];
-            if t.comps == 0 {
-                let a = self.read_rotation(t, p, &mut pa);
-                let b = self.read_rotation(t, p, &mut pb);
-                slot.rotation = nlerp(a, b, alpha);
-                continue;
-            }
-            let w = p.width;
-            let wb = u32::from(w);
-            let mut va = [0.0f32; 4];
-            let mut vb = [0.0f32; 4];
-            let mut dot = 0.0f32;
-            for i in 0..usize::from(t.comps) {
-                let qa = read_bits(data, pa + wb as usize * i, wb);
-                let qb = read_bits(data, pb + wb as usize * i, wb);
-                va[i] = dequantize_component(qa, p.offset[i], p.scale[i], w);
-                vb[i] = dequantize_component(qb, p.offset[i], p.scale[i], w);
-                dot += va[i] * vb[i];
-            }
-            let used = wb as usize * usize::from(t.comps);
-            pa += used;
-            pb += used;
-            if t.kind == TrackKind::Rotation && t.comps == 3 && dot < 0.0 {
-                // Both keys have the dropped component >= 0; when the stored parts point apart the
-                // 4D dot may be negative: rebuild both and take nlerp's shortest path instead.
-                let a = rotation_from_components(3, p.drop, va);
-                let b = rotation_from_components(3, p.drop, vb);
-                slot.rotation = nlerp(a, b, alpha);
-                continue;
-            }
-            let mut c = [0.0f32; 4];
-            for i in 0..4 {
-                c[i] = va[i] + (vb[i] - va[i]) * alpha;
-            }
+        &self.seg_tracks[s * n..(s + 1) * n]
+    }
 
-            match t.kind {
-                TrackKind::Rotation => slot.rotation = rotation_from_components(t.comps, p.drop, c),
-                TrackKind::Translation => slot.translation = Vec3::new(c[0], c[1], c[2]),
-                TrackKind::Scale => slot.scale = Vec3::new(c[0], c[1], c[2]),
+    /// Absolute bit position of key `in_segment` of segment `s`.
+    #[inline(always)]
+    fn key_bit(&self, s: usize, in_segment: u32) -> usize {
+        let seg = &self.segments[s];
+        seg.data_bit + in_segment as usize * seg.key_bits as usize
+    }
+
+    /// Writes key `in_segment` of segment `s` into the animated slots of `out`.
+    fn decode_key_into(&self, s: usize, in_segment: u32, out: &mut [Transform]) {
+        let base = self.key_bit(s, in_segment);
+        let data = &self.data[..];
+        for (i, p) in self.segment_tracks(s).iter().enumerate() {
+            let slot = &mut out[usize::from(p.joint)];
+            let pos = base + p.bit_in_key as usize;
+            match p.op {
+                OP_ROTATION3 => slot.rotation = rotation3(dequantize3(data, pos, p), p.drop),
+                OP_TRANSLATION3 => slot.translation = dequantize3(data, pos, p).truncate(),
+                OP_SCALE3 => slot.scale = dequantize3(data, pos, p).truncate(),
+                _ => {
+                    let t = &self.tracks[i];
+                    let mut pos = pos;
+                    match t.kind {
+                        TrackKind::Rotation => slot.rotation = self.read_rotation(t, p, &mut pos),
+                        TrackKind::Translation => {
+                            slot.translation = read_vec3_bits(data, p, &mut pos)
+                        }
+                        TrackKind::Scale => slot.scale = read_vec3_bits(data, p, &mut pos),
+                    }
+                }
             }
         }
     }
 
+    /// Keys `in_segment` and `in_segment + 1` of segment `s`: one pass that interpolates the
+    /// stored components and rebuilds each rotation once. Both keys share the segment's dropped
+    /// component and its sign, so this is nlerp for full quaternions and, for drop-W, the same path
+    /// up to second order in the angle between the keys (exact at the keys).
+    fn decode_lerp_in_segment(&self, s: usize, in_segment: u32, alpha: f32, out: &mut [Transform]) {
+        let base_a = self.key_bit(s, in_segment);
+        let base_b = base_a + self.segments[s].key_bits as usize;
+        let data = &self.data[..];
+        for (i, p) in self.segment_tracks(s).iter().enumerate() {
+            let slot = &mut out[usize::from(p.joint)];
+            let off = p.bit_in_key as usize;
+            match p.op {
+                OP_ROTATION3 => {
+                    let va = dequantize3(data, base_a + off, p);
+                    let vb = dequantize3(data, base_b + off, p);
+                    slot.rotation = lerp_rotation3(va, vb, p.drop, alpha);
+                }
+                OP_TRANSLATION3 => {
+                    let va = dequantize3(data, base_a + off, p);
+                    let vb = dequantize3(data, base_b + off, p);
+                    slot.translation = (va + (vb - va) * alpha).truncate();
+                }
+                OP_SCALE3 => {
+                    let va = dequantize3(data, base_a + off, p);
+                    let vb = dequantize3(data, base_b + off, p);
+                    slot.scale = (va + (vb - va) * alpha).truncate();
+                }
+                _ => self.lerp_general(&self.tracks[i], p, base_a + off, base_b + off, alpha, slot),
+            }
+        }
+    }
+
+    /// [`Self::decode_lerp_in_segment`] for one track the fast paths do not cover.
+    fn lerp_general(
+        &self,
+        t: &AnimatedTrack,
+        p: &SegTrack,
+        mut pa: usize,
+        mut pb: usize,
+        alpha: f32,
+        slot: &mut Transform,
+    ) {
+        if t.comps == 0 {
+            let a = self.read_rotation(t, p, &mut pa);
+            let b = self.read_rotation(t, p, &mut pb);
+            slot.rotation = nlerp(a, b, alpha);
+            return;
+        }
+        let data = &self.data[..];
+        let w = p.width;
+        let wb = u32::from(w);
+        let mut va = [0.0f32; 4];
+        let mut vb = [0.0f32; 4];
+        for i in 0..usize::from(t.comps) {
+            let qa = read_bits(data, pa + wb as usize * i, wb);
+            let qb = read_bits(data, pb + wb as usize * i, wb);
+            va[i] = dequantize_component(qa, p.offset[i], p.scale[i], w);
+            vb[i] = dequantize_component(qb, p.offset[i], p.scale[i], w);
+        }
+        let (va, vb) = (Vec4::from_array(va), Vec4::from_array(vb));
+        match t.kind {
+            TrackKind::Rotation if t.comps == 3 => {
+                slot.rotation = lerp_rotation3(va, vb, p.drop, alpha)
+            }
+            TrackKind::Rotation => {
+                slot.rotation = rotation_from_components(4, p.drop, (va + (vb - va) * alpha).into())
+            }
+            TrackKind::Translation => slot.translation = (va + (vb - va) * alpha).truncate(),
+            TrackKind::Scale => slot.scale = (va + (vb - va) * alpha).truncate(),
+        }
+    }
+
+    /// The last key of segment `s` and the first key of segment `s + 1`: each decoded with its own
+    /// segment's constants, then blended (rotation nlerp on the shortest path, lerp).
+    fn decode_lerp_across(&self, s: usize, alpha: f32, out: &mut [Transform]) {
+        let base_a = self.key_bit(s, self.segment_frames - 1);
+        let base_b = self.key_bit(s + 1, 0);
+        let st_b = self.segment_tracks(s + 1);
+        for (i, (pa, pb)) in self.segment_tracks(s).iter().zip(st_b).enumerate() {
+            let t = &self.tracks[i];
+            let slot = &mut out[usize::from(pa.joint)];
+            let (a, b) = (
+                self.decode_track(t, pa, base_a + pa.bit_in_key as usize),
+                self.decode_track(t, pb, base_b + pb.bit_in_key as usize),
+            );
+            match t.kind {
+                TrackKind::Rotation => {
+                    slot.rotation = nlerp(Quat::from_vec4(a), Quat::from_vec4(b), alpha)
+                }
+                TrackKind::Translation => slot.translation = a.truncate().lerp(b.truncate(), alpha),
+                TrackKind::Scale => slot.scale = a.truncate().lerp(b.truncate(), alpha),
+            }
+        }
+    }
+
+    /// One track of one key: a rotation as x, y, z, w; a translation or scale as x, y, z, 0.
+    #[inline(always)]
+    fn decode_track(&self, t: &AnimatedTrack, p: &SegTrack, pos: usize) -> Vec4 {
+        let data = &self.data[..];
+        match p.op {
+            OP_ROTATION3 => Vec4::from(rotation3(dequantize3(data, pos, p), p.drop)),
+            OP_TRANSLATION3 | OP_SCALE3 => dequantize3(data, pos, p),
+            _ => {
+                let mut pos = pos;
+                match t.kind {
+                    TrackKind::Rotation => Vec4::from(self.read_rotation(t, p, &mut pos)),
+                    _ => read_vec3_bits(data, p, &mut pos).extend(0.0),
+                }
+            }
+        }
+    }
     /// Key and interpolation weight towards the next key for a frame position.
     #[inline]
     fn key_position(&self, frame: f32) -> (u32, f32) {
@@ -1178,47 +1316,6 @@ impl CompressedClip {
         let f0 = key_frame(k0, self.frame_step, self.frame_count) as f32;
         let f1 = key_frame(k0 + 1, self.frame_step, self.frame_count) as f32;
         (k0, ((p - f0) / (f1 - f0)).clamp(0.0, 1.0))
-    }
-
-    /// Writes key `k` into `out` (exactly one transform per joint).
-    fn decode_key(&self, k: u32, out: &mut [Transform]) {
-        out.copy_from_slice(&self.static_pose);
-        if self.tracks.is_empty() {
-            return;
-        }
-        let (mut pos, st) = self.key_start(k);
-        for (t, p) in self.tracks.iter().zip(st) {
-            let slot = &mut out[usize::from(t.joint)];
-            match t.kind {
-                TrackKind::Rotation => slot.rotation = self.read_rotation(t, p, &mut pos),
-                TrackKind::Translation => {
-                    slot.translation = read_vec3_bits(&self.data, p, &mut pos)
-                }
-                TrackKind::Scale => slot.scale = read_vec3_bits(&self.data, p, &mut pos),
-            }
-        }
-    }
-
-    /// Blends key `k` into `out` with weight `alpha`.
-    fn blend_key(&self, k: u32, alpha: f32, out: &mut [Transform]) {
-        let (mut pos, st) = self.key_start(k);
-        for (t, p) in self.tracks.iter().zip(st) {
-            let slot = &mut out[usize::from(t.joint)];
-            match t.kind {
-                TrackKind::Rotation => {
-                    let b = self.read_rotation(t, p, &mut pos);
-                    slot.rotation = nlerp(slot.rotation, b, alpha);
-                }
-                TrackKind::Translation => {
-                    let b = read_vec3_bits(&self.data, p, &mut pos);
-                    slot.translation = slot.translation.lerp(b, alpha);
-                }
-                TrackKind::Scale => {
-                    let b = read_vec3_bits(&self.data, p, &mut pos);
-                    slot.scale = slot.scale.lerp(b, alpha);
-                }
-            }
-        }
     }
 
     #[inline]
@@ -1328,6 +1425,53 @@ impl CompressedClip {
         }
         out
     }
+}
+
+/// The 64 bits of `data` starting at bit `pos` (LSB first); 0 past the end. The data block is
+/// padded with 8 zero bytes, so every read of a valid key is in bounds.
+#[inline(always)]
+fn load_word(data: &[u8], pos: usize) -> u64 {
+    let byte = pos >> 3;
+    match data.get(byte..byte + 8) {
+        Some(chunk) => u64::from_le_bytes(chunk.try_into().unwrap_or([0; 8])) >> (pos & 7),
+        None => 0,
+    }
+}
+
+/// The three stored components of a fast-path track ([`OP_ROTATION3`], [`OP_TRANSLATION3`],
+/// [`OP_SCALE3`]) at bit `pos`, dequantised (`offset + scale * q`, the arithmetic of
+/// [`dequantize_component`]); the fourth lane is 0. One 64-bit read: `3 * width + 7 <= 64`.
+#[inline(always)]
+fn dequantize3(data: &[u8], pos: usize, p: &SegTrack) -> Vec4 {
+    let word = load_word(data, pos);
+    let w = u32::from(p.width);
+    let mask = (1u64 << w) - 1;
+    let q = Vec4::new(
+        (word & mask) as i32 as f32,
+        ((word >> w) & mask) as i32 as f32,
+        ((word >> (2 * w)) & mask) as i32 as f32,
+        0.0,
+    );
+    Vec4::from_array(p.offset) + Vec4::from_array(p.scale) * q
+}
+
+/// [`rotation_from_components`] of three stored slots.
+#[inline(always)]
+fn rotation3(v: Vec4, drop: u8) -> Quat {
+    rotation_from_components(3, drop, v.to_array())
+}
+
+/// Interpolates two keys of a drop-W rotation from their stored slots: the slots are lerped and
+/// the rotation rebuilt once. Both keys have the dropped component >= 0; when the stored parts
+/// point apart (negative dot) the 4D dot may be negative too, so both are rebuilt and nlerp takes
+/// the shortest path instead.
+#[inline(always)]
+fn lerp_rotation3(va: Vec4, vb: Vec4, drop: u8, alpha: f32) -> Quat {
+    let dot = va.x * vb.x + va.y * vb.y + va.z * vb.z;
+    if dot < 0.0 {
+        return nlerp(rotation3(va, drop), rotation3(vb, drop), alpha);
+    }
+    rotation3(va + (vb - va) * alpha, drop)
 }
 
 #[inline(always)]

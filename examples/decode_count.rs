@@ -1,0 +1,142 @@
+//! Repeatable decode-cost measurement for instruction counters (callgrind), next to the criterion
+//! bench `benches/compress.rs`.
+//!
+//! ```text
+//! cargo build --release --no-default-features --example decode_count
+//! B=target/release/examples/decode_count
+//! $B prepare /tmp/tlc                       # compress the shared takes as the bench does
+//! valgrind --tool=callgrind $B compressed /tmp/tlc cmu_01_01 0      # fixed cost (loading)
+//! valgrind --tool=callgrind $B compressed /tmp/tlc cmu_01_01 10000  # + 10000 decodes
+//! valgrind --tool=callgrind $B uncompressed /tmp/tlc cmu_01_01 10000
+//! ```
+//! (difference of the two totals) / 10000 = instructions per pose. The times are the bench's: 256
+//! golden-ratio times over the clip, never on a frame, cycled.
+
+use std::hint::black_box;
+use std::path::Path;
+
+use taglane::core::anim::{
+    Clip, ImportOptions, SampleSettings, Transform, load_animation, sample_clip,
+};
+use taglane::core::compress::{CompressSettings, CompressedClip, compress};
+
+/// (short name, file, cm per unit, ACL max error cm): as in `benches/compress.rs`.
+const CLIPS: [(&str, &str, f32, f32); 9] = [
+    (
+        "dance",
+        "bandai_dataset-1_dance-short_normal_001.bvh",
+        1.0,
+        0.0284,
+    ),
+    ("kick", "bandai_dataset-1_kick_normal_001.bvh", 1.0, 0.0130),
+    ("walk1", "bandai_dataset-1_walk_normal_001.bvh", 1.0, 0.0146),
+    (
+        "respond",
+        "bandai_dataset-1_respond_normal_001.bvh",
+        1.0,
+        0.0210,
+    ),
+    (
+        "walk-turn-left",
+        "bandai_dataset-2_walk-turn-left_normal_001.bvh",
+        1.0,
+        0.0145,
+    ),
+    ("walk2", "bandai_dataset-2_walk_normal_001.bvh", 1.0, 0.0150),
+    ("cmu_01_01", "cmu_01_01_hops_turn.bvh", 5.644, 0.0177),
+    ("cmu_01_03", "cmu_01_03_climb_hang.bvh", 5.644, 0.0156),
+    ("cmu_131_03", "cmu_131_03_hop_start_stop.bvh", 5.644, 0.0151),
+];
+
+fn load(file: &str, unit_cm: f32) -> Clip {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/mocap")
+        .join(file);
+    let opts = ImportOptions {
+        unit_cm: Some(unit_cm),
+        ..Default::default()
+    };
+    load_animation(&path, &opts)
+        .expect("shared clip loads")
+        .clips
+        .remove(0)
+}
+
+fn times(duration_s: f32, n: usize) -> Vec<f32> {
+    (0..n)
+        .map(|i| duration_s * ((i as f32 * 0.618_034 + 0.123).fract()))
+        .collect()
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let usage = "usage: decode_count prepare DIR | (compressed|uncompressed) DIR CLIP N";
+    let mode = args.get(1).expect(usage).as_str();
+    let dir = Path::new(args.get(2).expect(usage));
+    if mode == "prepare" {
+        std::fs::create_dir_all(dir).expect("create DIR");
+        for (short, file, unit, acl_err) in CLIPS {
+            let clip = load(file, unit);
+            let r = compress(&clip, &CompressSettings::auto(acl_err * 0.98)).expect("compresses");
+            std::fs::write(dir.join(format!("{short}.tlc")), r.clip.bytes()).expect("write");
+            println!(
+                "{short}: ratio {:.3}, max error {:.4} cm",
+                r.ratio, r.error.max_error_cm
+            );
+        }
+        return;
+    }
+    let name = args.get(3).expect(usage);
+    let n: usize = args.get(4).expect(usage).parse().expect("N");
+    let &(_, file, unit, _) = CLIPS.iter().find(|c| c.0 == name).expect("unknown clip");
+    let clip = load(file, unit);
+    let compressed =
+        CompressedClip::from_bytes(std::fs::read(dir.join(format!("{name}.tlc"))).expect("read"))
+            .expect("valid .tlc");
+    let ts = times(clip.duration_s(), 256);
+    let mut pose = vec![Transform::IDENTITY; clip.joint_count()];
+    let settings = SampleSettings::default();
+    match mode {
+        "compressed" => {
+            for i in 0..n {
+                compressed.sample_pose(ts[i & 255], &mut pose);
+                black_box(&mut pose);
+            }
+        }
+        "uncompressed" => {
+            for i in 0..n {
+                sample_clip(&clip, f64::from(ts[i & 255]), &settings, &mut pose).unwrap();
+                black_box(&mut pose);
+            }
+        }
+        "checksum" => {
+            // Every frame, every half frame and n scattered times: a hash of the output bits,
+            // to check that two builds decode identically.
+            let mut h = 0xcbf2_9ce4_8422_2325u64;
+            let mut eat = |pose: &[Transform]| {
+                for t in pose {
+                    for x in t
+                        .rotation
+                        .to_array()
+                        .iter()
+                        .chain(&t.translation.to_array())
+                        .chain(&t.scale.to_array())
+                    {
+                        h = (h ^ u64::from(x.to_bits())).wrapping_mul(0x100_0000_01b3);
+                    }
+                }
+            };
+            for f in 0..2 * compressed.frame_count() {
+                compressed.sample_pose_at_frame(f as f32 * 0.5, &mut pose);
+                eat(&pose);
+            }
+            for i in 0..n {
+                let t = clip.duration_s() * ((i as f32 * 0.618_034 + 0.123).fract());
+                compressed.sample_pose(t, &mut pose);
+                eat(&pose);
+            }
+            println!("{name}: {h:016x}");
+        }
+        _ => panic!("{usage}"),
+    }
+}
