@@ -118,6 +118,8 @@ pub struct SegTrack {
     pub op: u8,
     /// The track's joint (the output slot it writes).
     pub joint: u16,
+    /// `2^width - 1` for the fast paths (components of at most 16 bits), else 0.
+    pub mask: u32,
     /// Per stored slot (kept components in order).
     pub offset: [f32; 4],
     pub scale: [f32; 4],
@@ -128,8 +130,13 @@ pub struct SegTrack {
 /// [`SegTrack::op`]: any track the fast paths do not cover (raw float32 components, full
 /// quaternions, smallest-three packings); read component by component.
 pub const OP_GENERAL: u8 = 0;
-/// [`SegTrack::op`]: a drop-W rotation with components of at most 16 bits (one 64-bit read per key).
+/// [`SegTrack::op`]: a drop-W rotation with components of at most 16 bits (one 64-bit read per
+/// key), whose consecutive keys in the segment never have stored parts pointing apart (negative
+/// dot), so in-segment interpolation needs no shortest-path test (checked at load).
 pub const OP_ROTATION3: u8 = 1;
+/// [`SegTrack::op`]: as [`OP_ROTATION3`], but some pair of consecutive keys of the segment has
+/// stored parts pointing apart: in-segment interpolation tests the dot of each pair.
+pub const OP_ROTATION3_CHECKED: u8 = 4;
 /// [`SegTrack::op`]: a translation with components of at most 16 bits (one 64-bit read per key).
 pub const OP_TRANSLATION3: u8 = 2;
 /// [`SegTrack::op`]: a scale with components of at most 16 bits (one 64-bit read per key).
@@ -214,6 +221,7 @@ pub fn rotation_from_components(comps: u8, drop: u8, c: [f32; 4]) -> Quat {
         let w2 = 1.0 - (c[0] * c[0] + c[1] * c[1] + c[2] * c[2]);
         let d = w2.max(0.0).sqrt();
         let q = match drop {
+            3 => Quat::from_xyzw(c[0], c[1], c[2], d),
             0 => Quat::from_xyzw(d, c[0], c[1], c[2]),
             1 => Quat::from_xyzw(c[0], d, c[1], c[2]),
             2 => Quat::from_xyzw(c[0], c[1], d, c[2]),
@@ -924,6 +932,9 @@ impl CompressedClip {
                     ri += 1;
                     st[t].width = width;
                     st[t].op = track_op(track, width);
+                    if st[t].op != OP_GENERAL {
+                        st[t].mask = (1u32 << width) - 1;
+                    }
                     st[t].bit_in_key = bit;
                     st[t].drop = NO_DROP;
                     if track.drops_component() {
@@ -1011,6 +1022,7 @@ impl CompressedClip {
             let mut data = Vec::with_capacity(data_len + 8);
             data.extend_from_slice(body);
             data.extend_from_slice(&[0; 8]);
+            mark_sign_changes(&segments, &mut seg_tracks, &data, segment_frames, key_count);
             (segments, seg_tracks, data)
         };
         if tracks.is_empty() && c.remaining() != 0 {
@@ -1163,7 +1175,9 @@ impl CompressedClip {
             let slot = &mut out[usize::from(p.joint)];
             let pos = base + p.bit_in_key as usize;
             match p.op {
-                OP_ROTATION3 => slot.rotation = rotation3(dequantize3(data, pos, p), p.drop),
+                OP_ROTATION3 | OP_ROTATION3_CHECKED => {
+                    slot.rotation = rotation3(dequantize3(data, pos, p), p.drop)
+                }
                 OP_TRANSLATION3 => slot.translation = dequantize3(data, pos, p).truncate(),
                 OP_SCALE3 => slot.scale = dequantize3(data, pos, p).truncate(),
                 _ => {
@@ -1194,6 +1208,11 @@ impl CompressedClip {
             let off = p.bit_in_key as usize;
             match p.op {
                 OP_ROTATION3 => {
+                    let va = dequantize3(data, base_a + off, p);
+                    let vb = dequantize3(data, base_b + off, p);
+                    slot.rotation = rotation3(va + (vb - va) * alpha, p.drop);
+                }
+                OP_ROTATION3_CHECKED => {
                     let va = dequantize3(data, base_a + off, p);
                     let vb = dequantize3(data, base_b + off, p);
                     slot.rotation = lerp_rotation3(va, vb, p.drop, alpha);
@@ -1281,7 +1300,9 @@ impl CompressedClip {
     fn decode_track(&self, t: &AnimatedTrack, p: &SegTrack, pos: usize) -> Vec4 {
         let data = &self.data[..];
         match p.op {
-            OP_ROTATION3 => Vec4::from(rotation3(dequantize3(data, pos, p), p.drop)),
+            OP_ROTATION3 | OP_ROTATION3_CHECKED => {
+                Vec4::from(rotation3(dequantize3(data, pos, p), p.drop))
+            }
             OP_TRANSLATION3 | OP_SCALE3 => dequantize3(data, pos, p),
             _ => {
                 let mut pos = pos;
@@ -1445,14 +1466,41 @@ fn load_word(data: &[u8], pos: usize) -> u64 {
 fn dequantize3(data: &[u8], pos: usize, p: &SegTrack) -> Vec4 {
     let word = load_word(data, pos);
     let w = u32::from(p.width);
-    let mask = (1u64 << w) - 1;
     let q = Vec4::new(
-        (word & mask) as i32 as f32,
-        ((word >> w) & mask) as i32 as f32,
-        ((word >> (2 * w)) & mask) as i32 as f32,
+        (word as u32 & p.mask) as i32 as f32,
+        ((word >> w) as u32 & p.mask) as i32 as f32,
+        ((word >> (2 * w)) as u32 & p.mask) as i32 as f32,
         0.0,
     );
     Vec4::from_array(p.offset) + Vec4::from_array(p.scale) * q
+}
+
+/// Sets [`OP_ROTATION3_CHECKED`] on the fast drop-W rotation tracks of the segments where some
+/// pair of consecutive keys has stored parts with a negative dot (the test of
+/// [`lerp_rotation3`]), so the other segments interpolate without it.
+fn mark_sign_changes(
+    segments: &[SegmentInfo],
+    seg_tracks: &mut [SegTrack],
+    data: &[u8],
+    segment_frames: u32,
+    key_count: u32,
+) {
+    let n = seg_tracks.len() / segments.len().max(1);
+    for (seg, st) in segments.iter().zip(seg_tracks.chunks_exact_mut(n.max(1))) {
+        let keys = (key_count - seg.start_key).min(segment_frames) as usize;
+        for p in st.iter_mut().filter(|p| p.op == OP_ROTATION3) {
+            let at = |k: usize| seg.data_bit + k * seg.key_bits as usize + p.bit_in_key as usize;
+            let mut prev = dequantize3(data, at(0), p);
+            for k in 1..keys {
+                let next = dequantize3(data, at(k), p);
+                if prev.x * next.x + prev.y * next.y + prev.z * next.z < 0.0 {
+                    p.op = OP_ROTATION3_CHECKED;
+                    break;
+                }
+                prev = next;
+            }
+        }
+    }
 }
 
 /// [`rotation_from_components`] of three stored slots.
@@ -1527,4 +1575,244 @@ fn read_quat(c: &mut Cursor, what: &'static str) -> Result<Quat, TlcError> {
         ));
     }
     Ok(q)
+}
+
+#[cfg(test)]
+mod tests {
+    //! The decoder against a slow, obvious model of the documented sampling: keys read with a
+    //! sequential bit cursor, one component at a time, from the segment table, then interpolated
+    //! as `docs/COMPRESSION.md` says. The fast paths (load-time ops, one 64-bit read per key,
+    //! sign-change marks) must give the same bits.
+    use super::*;
+    use crate::core::anim::{Clip, Skeleton};
+    use crate::core::compress::settings::{BitRate, CompressSettings};
+    use crate::core::compress::{compress, synth::synthetic_clip};
+    use proptest::prelude::*;
+
+    /// The stored values of one track in one key: dequantised slots (ranged tracks) or the
+    /// unpacked rotation (smallest three) as x, y, z, w.
+    fn model_key(c: &CompressedClip, k: u32) -> Vec<[f32; 4]> {
+        let s = (k / c.segment_frames) as usize;
+        let seg = &c.segments[s];
+        let n = c.tracks.len();
+        let mut pos = seg.data_bit + (k - seg.start_key) as usize * seg.key_bits as usize;
+        let mut values = Vec::with_capacity(n);
+        for (t, p) in c.tracks.iter().zip(&c.seg_tracks[s * n..(s + 1) * n]) {
+            if t.comps == 0 {
+                let bits = u32::from(t.packed_bits);
+                let mut packed = 0u64;
+                for b in 0..bits {
+                    packed |= u64::from(read_bits(&c.data, pos + b as usize, 1)) << b;
+                }
+                pos += bits as usize;
+                values.push(unpack_smallest_three(packed, bits).to_array());
+                continue;
+            }
+            let mut v = [0.0f32; 4];
+            for i in 0..usize::from(t.comps) {
+                let w = u32::from(p.width);
+                let mut q = 0u32;
+                for b in 0..w {
+                    q |= read_bits(&c.data, pos + b as usize, 1) << b;
+                }
+                pos += w as usize;
+                v[i] = dequantize_component(q, p.offset[i], p.scale[i], p.width);
+            }
+            values.push(v);
+        }
+        values
+    }
+
+    fn model_rotation(t: &AnimatedTrack, drop: u8, v: [f32; 4]) -> Quat {
+        if t.comps == 0 {
+            Quat::from_array(v)
+        } else {
+            rotation_from_components(t.comps, drop, v)
+        }
+    }
+
+    fn model_pose(c: &CompressedClip, frame: f32) -> Vec<Transform> {
+        let (k0, alpha) = c.key_position(frame);
+        let mut out = c.static_pose.clone();
+        if c.tracks.is_empty() {
+            return out;
+        }
+        let n = c.tracks.len();
+        let seg_track = |k: u32, i: usize| c.seg_tracks[(k / c.segment_frames) as usize * n + i];
+        let a = model_key(c, k0);
+        let b = if alpha > 0.0 {
+            model_key(c, k0 + 1)
+        } else {
+            a.clone()
+        };
+        let same_segment = k0 / c.segment_frames == (k0 + 1) / c.segment_frames;
+        for (i, t) in c.tracks.iter().enumerate() {
+            let slot = &mut out[usize::from(t.joint)];
+            let (pa, pb) = (seg_track(k0, i), seg_track(k0 + u32::from(alpha > 0.0), i));
+            let (va, vb) = (a[i], b[i]);
+            if alpha <= 0.0 {
+                match t.kind {
+                    TrackKind::Rotation => slot.rotation = model_rotation(t, pa.drop, va),
+                    TrackKind::Translation => slot.translation = Vec3::new(va[0], va[1], va[2]),
+                    TrackKind::Scale => slot.scale = Vec3::new(va[0], va[1], va[2]),
+                }
+                continue;
+            }
+            let rotate_apart = t.kind == TrackKind::Rotation
+                && t.comps == 3
+                && va[0] * vb[0] + va[1] * vb[1] + va[2] * vb[2] < 0.0;
+            if same_segment && t.comps > 0 && !rotate_apart {
+                let mut m = [0.0f32; 4];
+                for j in 0..4 {
+                    m[j] = va[j] + (vb[j] - va[j]) * alpha;
+                }
+                match t.kind {
+                    TrackKind::Rotation => {
+                        slot.rotation = rotation_from_components(t.comps, pa.drop, m)
+                    }
+                    TrackKind::Translation => slot.translation = Vec3::new(m[0], m[1], m[2]),
+                    TrackKind::Scale => slot.scale = Vec3::new(m[0], m[1], m[2]),
+                }
+                continue;
+            }
+            let (x, y) = (
+                Vec3::new(va[0], va[1], va[2]),
+                Vec3::new(vb[0], vb[1], vb[2]),
+            );
+            match t.kind {
+                TrackKind::Rotation => {
+                    slot.rotation = nlerp(
+                        model_rotation(t, pa.drop, va),
+                        model_rotation(t, pb.drop, vb),
+                        alpha,
+                    )
+                }
+                TrackKind::Translation => slot.translation = x.lerp(y, alpha),
+                TrackKind::Scale => slot.scale = x.lerp(y, alpha),
+            }
+        }
+        out
+    }
+
+    /// A clip with large random steps between frames (so drop-W keys point apart), animated
+    /// translations and non-unit scales on every joint.
+    fn jumpy_clip(joints: usize, frames: usize, seed: u64, step: f32) -> Clip {
+        let mut state = seed;
+        let mut next = move || {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            ((state >> 40) as f32 / (1u64 << 23) as f32) - 1.0
+        };
+        let parents = (0..joints).map(|j| j.checked_sub(1)).collect();
+        let names = (0..joints).map(|j| format!("j{j}")).collect();
+        let rest = vec![Transform::IDENTITY; joints];
+        let mut prev = vec![Quat::IDENTITY; joints];
+        let (mut rotations, mut translations, mut scales) = (Vec::new(), Vec::new(), Vec::new());
+        for _ in 0..frames {
+            for p in prev.iter_mut() {
+                let d = Quat::from_xyzw(next() * step, next() * step, next() * step, 1.0);
+                let q = (*p * d).normalize();
+                let q = if q.dot(*p) < 0.0 { -q } else { q };
+                *p = q;
+                rotations.push(q);
+                translations.push(Vec3::new(next(), next(), next()) * 20.0);
+                scales.push(Vec3::new(1.0 + 0.2 * next(), 1.0, 1.0 + 0.1 * next()));
+            }
+        }
+        Clip {
+            name: "jumpy".into(),
+            skeleton: Skeleton::new(names, parents, rest),
+            fps: 30.0,
+            frame_count: frames,
+            unit_cm: 1.0,
+            rotations,
+            translations,
+            scales,
+        }
+    }
+
+    fn check_against_model(c: &CompressedClip, frames: &[f32]) -> Result<(), TestCaseError> {
+        let mut pose = vec![Transform::IDENTITY; c.joint_count()];
+        for &f in frames {
+            c.sample_pose_at_frame(f, &mut pose);
+            let model = model_pose(c, f);
+            for (j, (got, want)) in pose.iter().zip(&model).enumerate() {
+                prop_assert!(
+                    got == want,
+                    "frame {f} joint {j}: fast {got:?} vs model {want:?}"
+                );
+            }
+        }
+        Ok(())
+    }
+
+    fn all_frames(c: &CompressedClip, extra: &[f32]) -> Vec<f32> {
+        let last = (c.frame_count() - 1) as f32;
+        let mut frames: Vec<f32> = (0..4 * c.frame_count()).map(|i| i as f32 * 0.25).collect();
+        frames.extend(extra.iter().map(|x| x * last));
+        frames.extend([-1.0, last + 3.0, f32::NAN]);
+        frames
+    }
+
+    #[test]
+    fn rotations_pointing_apart_are_marked_and_sampled_like_the_model() {
+        let clip = jumpy_clip(6, 70, 7, 0.9);
+        let settings = CompressSettings {
+            bits: BitRate::Fixed {
+                rotation_bits: 8,
+                translation_bits: 12,
+                scale_bits: 6,
+            },
+            ..CompressSettings::default()
+        };
+        let c = compress(&clip, &settings).unwrap().clip;
+        // The test exercises both fast rotation ops.
+        assert!(c.seg_tracks.iter().any(|p| p.op == OP_ROTATION3_CHECKED));
+        assert!(c.seg_tracks.iter().any(|p| p.op == OP_ROTATION3));
+        check_against_model(&c, &all_frames(&c, &[])).unwrap();
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+        #[test]
+        fn fast_decoder_matches_the_model(
+            jumpy in any::<bool>(),
+            joints in 1usize..9,
+            frames in 1usize..50,
+            seed in any::<u64>(),
+            format in 0u8..4,
+            widths in (0usize..16, 0usize..16, 0usize..16),
+            auto in any::<bool>(),
+            segment_frames in 0u16..20,
+            segment_ranges in any::<bool>(),
+            frame_step in 1u16..4,
+            extra in proptest::collection::vec(0.0f32..=1.0, 0..20),
+        ) {
+            let clip = if jumpy {
+                jumpy_clip(joints, frames, seed, 0.6)
+            } else {
+                synthetic_clip(joints, frames, 30.0, seed)
+            };
+            let bits = if auto {
+                BitRate::Auto { error_cm: 0.05 }
+            } else {
+                BitRate::Fixed {
+                    rotation_bits: WIDTHS[widths.0],
+                    translation_bits: WIDTHS[widths.1],
+                    scale_bits: WIDTHS[widths.2],
+                }
+            };
+            let settings = CompressSettings {
+                rotation_format: RotationFormat::from_code(format).unwrap(),
+                bits,
+                segment_frames,
+                segment_ranges,
+                frame_step,
+                ..CompressSettings::default()
+            };
+            let c = compress(&clip, &settings).unwrap().clip;
+            check_against_model(&c, &all_frames(&c, &extra))?;
+        }
+    }
 }
