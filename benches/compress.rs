@@ -1,12 +1,15 @@
 //! Compression benchmarks on the shared takes (skipped with a message when `../shared/mocap` is
 //! missing): decoding one pose from the compressed form vs sampling the uncompressed clip (both
-//! interpolating between two frames at the same scattered times), per clip; and a table of ratio
-//! and max error at ACL's error vs ACL's figures, printed before the timings.
+//! interpolating between two frames at the same scattered times, nlerp for the uncompressed clip),
+//! per clip; a table of ratio and max error at ACL's error vs ACL's figures, and a paired timing
+//! (rounds alternating between the two, median of the per-round ratios), printed before the
+//! criterion timings.
 //!
 //! `cargo bench --no-default-features --bench compress -- --warm-up-time 1 --measurement-time 3`
 
 use std::hint::black_box;
 use std::path::Path;
+use std::time::Instant;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use taglane::core::anim::{ImportOptions, SampleSettings, Transform, load_animation, sample_clip};
@@ -72,6 +75,14 @@ const CLIPS: [(&str, &str, f32, f32, f64); 9] = [
     ),
 ];
 
+/// Rounds of the paired timing (each 256 poses of each kind).
+const PAIRED_ROUNDS: usize = 2000;
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
 /// Scattered sample times over the clip (golden-ratio sequence), never exactly on a frame.
 fn times(duration_s: f32, n: usize) -> Vec<f32> {
     (0..n)
@@ -119,6 +130,43 @@ fn bench(c: &mut Criterion) {
         "| total | | | {:.3} | 12.23 | | | | |",
         raw as f64 / comp as f64
     );
+
+    // Paired timing, robust to load changing between criterion's separate runs on a shared
+    // machine: rounds of 256 poses alternate between the two, and the median of the per-round
+    // ratios is printed with each side's median time per pose.
+    eprintln!(
+        "| clip | sample uncompressed ns | decode compressed ns | x (median of paired rounds) |"
+    );
+    eprintln!("|---|---:|---:|---:|");
+    for (short, clip, compressed) in &loaded {
+        let ts = times(clip.duration_s(), 256);
+        let mut pose = vec![Transform::IDENTITY; clip.joint_count()];
+        let settings = SampleSettings::default();
+        let (mut nu, mut nc, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
+        for _ in 0..PAIRED_ROUNDS {
+            let start = Instant::now();
+            for &t in &ts {
+                sample_clip(clip, f64::from(t), &settings, &mut pose).unwrap();
+                black_box(&mut pose);
+            }
+            let u = start.elapsed().as_secs_f64();
+            let start = Instant::now();
+            for &t in &ts {
+                compressed.sample_pose(t, &mut pose);
+                black_box(&mut pose);
+            }
+            let d = start.elapsed().as_secs_f64();
+            nu.push(u * 1e9 / 256.0);
+            nc.push(d * 1e9 / 256.0);
+            ratios.push(d / u);
+        }
+        eprintln!(
+            "| {short} | {:.0} | {:.0} | {:.2} |",
+            median(&mut nu),
+            median(&mut nc),
+            median(&mut ratios)
+        );
+    }
 
     let mut group = c.benchmark_group("pose");
     for (short, clip, compressed) in &loaded {
