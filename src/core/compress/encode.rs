@@ -17,6 +17,7 @@ use super::format::{
 use super::metric::{ErrorReport, Shell, clip_has_scale, clip_pose, local_to_model, measure};
 use super::quat_pack::{pack_smallest_three, unpack_smallest_three};
 use super::settings::{BitRate, CompressSettings, WIDTHS};
+use crate::core::anim::fk::compose;
 use crate::core::anim::{Clip, Transform};
 
 /// Why compression did not produce a clip.
@@ -220,13 +221,13 @@ fn subtree_error(
     for &d in sub {
         scratch[d] = if d == root {
             match &parent_model {
-                Some(m) => m.mul_transform(&local[d]),
+                Some(m) => compose(m, &local[d]),
                 None => local[d],
             }
         } else {
             // Descendants come after their parent in `sub` (index order).
             match skel_parents[d] {
-                Some(p) => scratch[p].mul_transform(&local[d]),
+                Some(p) => compose(&scratch[p], &local[d]),
                 None => local[d],
             }
         };
@@ -245,7 +246,7 @@ fn chain_model(parents: &[Option<usize>], local: &[Transform], j: usize) -> Tran
     }
     let mut m = local[chain[chain.len() - 1]];
     for &x in chain.iter().rev().skip(1) {
-        m = m.mul_transform(&local[x]);
+        m = compose(&m, &local[x]);
     }
     m
 }
@@ -837,7 +838,7 @@ impl<'a> Optimizer<'a> {
                 let local = &cur[i * n..(i + 1) * n];
                 let mut m = local[chain[chain.len() - 1]];
                 for &c in chain.iter().rev().skip(1) {
-                    m = m.mul_transform(&local[c]);
+                    m = compose(&m, &local[c]);
                 }
                 worst = worst.max(this.shell.error_cm(&keys.model(k)[j], &m));
             }
@@ -914,7 +915,7 @@ impl<'a> Optimizer<'a> {
 fn local_to_model_parents(parents: &[Option<usize>], local: &[Transform], model: &mut [Transform]) {
     for (i, (l, parent)) in local.iter().zip(parents).enumerate() {
         model[i] = match parent {
-            Some(p) => model[*p].mul_transform(l),
+            Some(p) => compose(&model[*p], l),
             None => *l,
         };
     }
