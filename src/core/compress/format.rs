@@ -7,7 +7,7 @@
 // Parallel per-joint / per-component arrays are indexed together; index loops read clearer.
 #![allow(clippy::needless_range_loop)]
 
-use glam::{Quat, Vec3, Vec4};
+use glam::{Quat, Vec3, Vec4, Vec4Swizzles};
 
 use super::bits::{crc32, max_q, read_bits};
 use super::quat_pack::unpack_smallest_three;
@@ -118,6 +118,8 @@ pub struct SegTrack {
     pub op: u8,
     /// The track's joint (the output slot it writes).
     pub joint: u16,
+    /// The track's number (index into the animated tracks).
+    pub track: u16,
     /// `2^width - 1` for the fast paths (components of at most 16 bits), else 0.
     pub mask: u32,
     /// Per stored slot (kept components in order).
@@ -161,6 +163,10 @@ struct SegmentInfo {
     /// Absolute bit position of the segment's first key in `data`.
     data_bit: usize,
     key_bits: u32,
+    /// The segment's [`SegTrack`]s are grouped by op (see [`group_by_op`]): ends of the
+    /// [`OP_ROTATION3`], [`OP_TRANSLATION3`], [`OP_SCALE3`] and [`OP_ROTATION3_CHECKED`] groups;
+    /// the [`OP_GENERAL`] group runs to the end.
+    group_ends: [u16; 4],
 }
 
 /// Decoding constants of one component: segment range `[min, min + ext]` (exact f32 arithmetic
@@ -533,6 +539,9 @@ pub struct CompressedClip {
     segments: Vec<SegmentInfo>,
     /// Segment-major: `seg_tracks[s * tracks.len() + t]`.
     seg_tracks: Vec<SegTrack>,
+    /// Segment-major: `slot_of[s * tracks.len() + t]` is where track `t` sits in segment `s`'s
+    /// slice of `seg_tracks` (grouped by op, not in track order).
+    slot_of: Vec<u16>,
     /// The data block plus 8 zero bytes so every bit read is in bounds.
     data: Vec<u8>,
 }
@@ -894,8 +903,8 @@ impl CompressedClip {
         let nd = tracks.iter().filter(|t| t.drops_component()).count();
         let drop_bytes = nd.div_ceil(4);
         let seg_header_bytes = nr.div_ceil(2) + drop_bytes + range_bytes;
-        let (segments, seg_tracks, data) = if tracks.is_empty() {
-            (Vec::new(), Vec::new(), vec![0u8; 8])
+        let (segments, seg_tracks, slot_of, data) = if tracks.is_empty() {
+            (Vec::new(), Vec::new(), Vec::new(), vec![0u8; 8])
         } else {
             // Every segment of a clip with animated tracks takes at least one byte (a width byte
             // or key data), so the segment count is bounded by the bytes present.
@@ -925,6 +934,7 @@ impl CompressedClip {
                 let mut rb = drop_at + drop_bytes;
                 for (t, track) in tracks.iter().enumerate() {
                     st[t].joint = track.joint;
+                    st[t].track = t as u16;
                     if track.comps == 0 {
                         st[t].op = OP_GENERAL;
                         st[t].bit_in_key = bit;
@@ -1000,6 +1010,7 @@ impl CompressedClip {
                     start_key,
                     data_bit,
                     key_bits: bit,
+                    group_ends: [0; 4],
                 });
                 let seg_bits = u64::from(bit) * u64::from(keys);
                 data_bit = data_bit
@@ -1027,7 +1038,8 @@ impl CompressedClip {
             data.extend_from_slice(body);
             data.extend_from_slice(&[0; 8]);
             mark_sign_changes(&segments, &mut seg_tracks, &data, segment_frames, key_count);
-            (segments, seg_tracks, data)
+            let slot_of = group_by_op(&mut segments, &mut seg_tracks);
+            (segments, seg_tracks, slot_of, data)
         };
         if tracks.is_empty() && c.remaining() != 0 {
             return Err(invalid(
@@ -1058,6 +1070,7 @@ impl CompressedClip {
             joint_first_track,
             segments,
             seg_tracks,
+            slot_of,
             data,
         })
     }
@@ -1115,12 +1128,11 @@ impl CompressedClip {
     }
     /// Widths of the ranged tracks of segment `s` (bits per component).
     pub fn segment_widths(&self, s: usize) -> impl Iterator<Item = u8> + '_ {
-        let n = self.tracks.len();
-        self.seg_tracks[s * n..(s + 1) * n]
+        self.tracks
             .iter()
-            .zip(&self.tracks)
+            .enumerate()
             .filter(|(_, t)| t.comps > 0)
-            .map(|(st, _)| st.width)
+            .map(move |(i, _)| self.seg_track(s, i).width)
     }
 
     /// Samples the local pose at time `time_s` (clamped to `[0, duration]`), interpolating the two
@@ -1164,6 +1176,13 @@ impl CompressedClip {
         &self.seg_tracks[s * n..(s + 1) * n]
     }
 
+    /// The decoding constants of track `t` in segment `s`.
+    #[inline(always)]
+    fn seg_track(&self, s: usize, t: usize) -> &SegTrack {
+        let n = self.tracks.len();
+        &self.seg_tracks[s * n + usize::from(self.slot_of[s * n + t])]
+    }
+
     /// Absolute bit position of key `in_segment` of segment `s`.
     #[inline(always)]
     fn key_bit(&self, s: usize, in_segment: u32) -> usize {
@@ -1175,26 +1194,32 @@ impl CompressedClip {
     fn decode_key_into(&self, s: usize, in_segment: u32, out: &mut [Transform]) {
         let base = self.key_bit(s, in_segment);
         let data = &self.data[..];
-        for (i, p) in self.segment_tracks(s).iter().enumerate() {
-            let slot = &mut out[usize::from(p.joint)];
+        let st = self.segment_tracks(s);
+        let [r, t, sc, rc] = self.segments[s].group_ends.map(usize::from);
+        for p in &st[..r] {
             let pos = base + p.bit_in_key as usize;
-            match p.op {
-                OP_ROTATION3 | OP_ROTATION3_CHECKED => {
-                    slot.rotation = rotation3(dequantize3(data, pos, p), p.drop)
-                }
-                OP_TRANSLATION3 => slot.translation = dequantize3(data, pos, p).truncate(),
-                OP_SCALE3 => slot.scale = dequantize3(data, pos, p).truncate(),
-                _ => {
-                    let t = &self.tracks[i];
-                    let mut pos = pos;
-                    match t.kind {
-                        TrackKind::Rotation => slot.rotation = self.read_rotation(t, p, &mut pos),
-                        TrackKind::Translation => {
-                            slot.translation = read_vec3_bits(data, p, &mut pos)
-                        }
-                        TrackKind::Scale => slot.scale = read_vec3_bits(data, p, &mut pos),
-                    }
-                }
+            out[usize::from(p.joint)].rotation = rotation3(dequantize3(data, pos, p), p.drop);
+        }
+        for p in &st[r..t] {
+            let pos = base + p.bit_in_key as usize;
+            out[usize::from(p.joint)].translation = dequantize3(data, pos, p).truncate();
+        }
+        for p in &st[t..sc] {
+            let pos = base + p.bit_in_key as usize;
+            out[usize::from(p.joint)].scale = dequantize3(data, pos, p).truncate();
+        }
+        for p in &st[sc..rc] {
+            let pos = base + p.bit_in_key as usize;
+            out[usize::from(p.joint)].rotation = rotation3(dequantize3(data, pos, p), p.drop);
+        }
+        for p in &st[rc..] {
+            let slot = &mut out[usize::from(p.joint)];
+            let t = &self.tracks[usize::from(p.track)];
+            let mut pos = base + p.bit_in_key as usize;
+            match t.kind {
+                TrackKind::Rotation => slot.rotation = self.read_rotation(t, p, &mut pos),
+                TrackKind::Translation => slot.translation = read_vec3_bits(data, p, &mut pos),
+                TrackKind::Scale => slot.scale = read_vec3_bits(data, p, &mut pos),
             }
         }
     }
@@ -1207,35 +1232,38 @@ impl CompressedClip {
         let base_a = self.key_bit(s, in_segment);
         let base_b = base_a + self.segments[s].key_bits as usize;
         let data = &self.data[..];
-        for (i, p) in self.segment_tracks(s).iter().enumerate() {
-            let slot = &mut out[usize::from(p.joint)];
+        let st = self.segment_tracks(s);
+        let [r, t, sc, rc] = self.segments[s].group_ends.map(usize::from);
+        let pair = |p: &SegTrack| {
             let off = p.bit_in_key as usize;
-            match p.op {
-                OP_ROTATION3 => {
-                    let va = dequantize3(data, base_a + off, p);
-                    let vb = dequantize3(data, base_b + off, p);
-                    slot.rotation = rotation3(va + (vb - va) * alpha, p.drop);
-                }
-                OP_ROTATION3_CHECKED => {
-                    let va = dequantize3(data, base_a + off, p);
-                    let vb = dequantize3(data, base_b + off, p);
-                    slot.rotation = lerp_rotation3(va, vb, p.drop, alpha);
-                }
-                OP_TRANSLATION3 => {
-                    let va = dequantize3(data, base_a + off, p);
-                    let vb = dequantize3(data, base_b + off, p);
-                    slot.translation = (va + (vb - va) * alpha).truncate();
-                }
-                OP_SCALE3 => {
-                    let va = dequantize3(data, base_a + off, p);
-                    let vb = dequantize3(data, base_b + off, p);
-                    slot.scale = (va + (vb - va) * alpha).truncate();
-                }
-                _ => self.lerp_general(&self.tracks[i], p, base_a + off, base_b + off, alpha, slot),
-            }
+            (
+                dequantize3(data, base_a + off, p),
+                dequantize3(data, base_b + off, p),
+            )
+        };
+        for p in &st[..r] {
+            let (va, vb) = pair(p);
+            out[usize::from(p.joint)].rotation = rotation3(va + (vb - va) * alpha, p.drop);
+        }
+        for p in &st[r..t] {
+            let (va, vb) = pair(p);
+            out[usize::from(p.joint)].translation = (va + (vb - va) * alpha).truncate();
+        }
+        for p in &st[t..sc] {
+            let (va, vb) = pair(p);
+            out[usize::from(p.joint)].scale = (va + (vb - va) * alpha).truncate();
+        }
+        for p in &st[sc..rc] {
+            let (va, vb) = pair(p);
+            out[usize::from(p.joint)].rotation = lerp_rotation3(va, vb, p.drop, alpha);
+        }
+        for p in &st[rc..] {
+            let off = p.bit_in_key as usize;
+            let t = &self.tracks[usize::from(p.track)];
+            let slot = &mut out[usize::from(p.joint)];
+            self.lerp_general(t, p, base_a + off, base_b + off, alpha, slot);
         }
     }
-
     /// [`Self::decode_lerp_in_segment`] for one track the fast paths do not cover.
     fn lerp_general(
         &self,
@@ -1281,9 +1309,8 @@ impl CompressedClip {
     fn decode_lerp_across(&self, s: usize, alpha: f32, out: &mut [Transform]) {
         let base_a = self.key_bit(s, self.segment_frames - 1);
         let base_b = self.key_bit(s + 1, 0);
-        let st_b = self.segment_tracks(s + 1);
-        for (i, (pa, pb)) in self.segment_tracks(s).iter().zip(st_b).enumerate() {
-            let t = &self.tracks[i];
+        for (i, t) in self.tracks.iter().enumerate() {
+            let (pa, pb) = (self.seg_track(s, i), self.seg_track(s + 1, i));
             let slot = &mut out[usize::from(pa.joint)];
             let (a, b) = (
                 self.decode_track(t, pa, base_a + pa.bit_in_key as usize),
@@ -1344,12 +1371,11 @@ impl CompressedClip {
     }
 
     #[inline]
-    fn key_start(&self, k: u32) -> (usize, &[SegTrack]) {
+    fn key_start(&self, k: u32) -> (usize, usize) {
         let s = (k / self.segment_frames) as usize;
         let seg = &self.segments[s];
         let pos = seg.data_bit + (k - seg.start_key) as usize * seg.key_bits as usize;
-        let n = self.tracks.len();
-        (pos, &self.seg_tracks[s * n..(s + 1) * n])
+        (pos, s)
     }
 
     #[inline(always)]
@@ -1437,10 +1463,10 @@ impl CompressedClip {
         if first == end {
             return out;
         }
-        let (base, st) = self.key_start(k);
+        let (base, s) = self.key_start(k);
         for t in first..end {
             let track = &self.tracks[t];
-            let p = &st[t];
+            let p = self.seg_track(s, t);
             let mut pos = base + p.bit_in_key as usize;
             match track.kind {
                 TrackKind::Rotation => out.rotation = self.read_rotation(track, p, &mut pos),
@@ -1482,6 +1508,36 @@ fn dequantize3(data: &[u8], pos: usize, p: &SegTrack) -> Vec4 {
     Vec4::from_array(p.offset) + Vec4::from_array(p.scale) * q
 }
 
+/// Sorts each segment's [`SegTrack`]s by op (stable, so track order within a group), records the
+/// group ends in the segment, and returns where each track went (`slot_of`). Every track writes its
+/// own output field, so the order of decoding is free: grouped, the decoder runs one tight loop
+/// per op with no per-track dispatch to mispredict.
+fn group_by_op(segments: &mut [SegmentInfo], seg_tracks: &mut [SegTrack]) -> Vec<u16> {
+    let n = seg_tracks.len() / segments.len().max(1);
+    let mut slot_of = vec![0u16; seg_tracks.len()];
+    let rank = |op: u8| match op {
+        OP_ROTATION3 => 0,
+        OP_TRANSLATION3 => 1,
+        OP_SCALE3 => 2,
+        OP_ROTATION3_CHECKED => 3,
+        _ => 4,
+    };
+    for (s, (seg, st)) in segments
+        .iter_mut()
+        .zip(seg_tracks.chunks_exact_mut(n.max(1)))
+        .enumerate()
+    {
+        st.sort_by_key(|p| rank(p.op));
+        for g in 0..4 {
+            seg.group_ends[g] = st.iter().filter(|p| rank(p.op) <= g).count() as u16;
+        }
+        for (slot, p) in st.iter().enumerate() {
+            slot_of[s * n + usize::from(p.track)] = slot as u16;
+        }
+    }
+    slot_of
+}
+
 /// Sets [`OP_ROTATION3_CHECKED`] on the fast drop-W rotation tracks of the segments where some
 /// pair of consecutive keys has stored parts with a negative dot (the test of
 /// [`lerp_rotation3`]), so the other segments interpolate without it.
@@ -1510,10 +1566,22 @@ fn mark_sign_changes(
     }
 }
 
-/// [`rotation_from_components`] of three stored slots.
+/// [`rotation_from_components`] of three stored slots (the same arithmetic, so the same bits),
+/// with the rebuilt component put in place by lane selects instead of a branch on `drop`.
 #[inline(always)]
 fn rotation3(v: Vec4, drop: u8) -> Quat {
-    rotation_from_components(3, drop, v.to_array())
+    let w2 = 1.0 - (v.x * v.x + v.y * v.y + v.z * v.z);
+    let d = w2.max(0.0).sqrt();
+    // Lane i: the rebuilt component if i == drop, stored slot i - 1 if i > drop, else slot i.
+    let lanes = Vec4::new(0.0, 1.0, 2.0, 3.0);
+    let k = Vec4::splat(f32::from(drop));
+    let q = Vec4::select(
+        k.cmplt(lanes),
+        v.xxyz(),
+        Vec4::select(k.cmpeq(lanes), Vec4::splat(d), v),
+    );
+    let q = Quat::from_vec4(q);
+    if w2 >= 0.0 { q } else { q.normalize() }
 }
 
 /// Interpolates two keys of a drop-W rotation from their stored slots: the slots are lerped and
@@ -1604,7 +1672,8 @@ mod tests {
         let n = c.tracks.len();
         let mut pos = seg.data_bit + (k - seg.start_key) as usize * seg.key_bits as usize;
         let mut values = Vec::with_capacity(n);
-        for (t, p) in c.tracks.iter().zip(&c.seg_tracks[s * n..(s + 1) * n]) {
+        for (i, t) in c.tracks.iter().enumerate() {
+            let p = c.seg_track(s, i);
             if t.comps == 0 {
                 let bits = u32::from(t.packed_bits);
                 let mut packed = 0u64;
@@ -1644,8 +1713,7 @@ mod tests {
         if c.tracks.is_empty() {
             return out;
         }
-        let n = c.tracks.len();
-        let seg_track = |k: u32, i: usize| c.seg_tracks[(k / c.segment_frames) as usize * n + i];
+        let seg_track = |k: u32, i: usize| *c.seg_track((k / c.segment_frames) as usize, i);
         let a = model_key(c, k0);
         let b = if alpha > 0.0 {
             model_key(c, k0 + 1)
