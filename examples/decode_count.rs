@@ -109,6 +109,37 @@ fn main() {
                 black_box(&mut pose);
             }
         }
+        "time" => {
+            // Paired timing: n rounds of 256 poses alternating between the two; medians.
+            let (mut nu, mut nc, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
+            for _ in 0..n {
+                let start = std::time::Instant::now();
+                for &t in &ts {
+                    sample_clip(&clip, f64::from(t), &settings, &mut pose).unwrap();
+                    black_box(&mut pose);
+                }
+                let u = start.elapsed().as_secs_f64();
+                let start = std::time::Instant::now();
+                for &t in &ts {
+                    compressed.sample_pose(t, &mut pose);
+                    black_box(&mut pose);
+                }
+                let d = start.elapsed().as_secs_f64();
+                nu.push(u * 1e9 / 256.0);
+                nc.push(d * 1e9 / 256.0);
+                ratios.push(d / u);
+            }
+            let med = |v: &mut Vec<f64>| {
+                v.sort_by(f64::total_cmp);
+                v[v.len() / 2]
+            };
+            println!(
+                "{name}: uncompressed {:.0} ns, compressed {:.0} ns, x {:.2}",
+                med(&mut nu),
+                med(&mut nc),
+                med(&mut ratios)
+            );
+        }
         "checksum" => {
             // Every frame, every half frame and n scattered times: a hash of the output bits,
             // to check that two builds decode identically.

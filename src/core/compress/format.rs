@@ -7,7 +7,7 @@
 // Parallel per-joint / per-component arrays are indexed together; index loops read clearer.
 #![allow(clippy::needless_range_loop)]
 
-use glam::{Quat, Vec3, Vec4, Vec4Swizzles};
+use glam::{Quat, Vec3, Vec4};
 
 use super::bits::{crc32, max_q, read_bits};
 use super::quat_pack::unpack_smallest_three;
@@ -1566,22 +1566,10 @@ fn mark_sign_changes(
     }
 }
 
-/// [`rotation_from_components`] of three stored slots (the same arithmetic, so the same bits),
-/// with the rebuilt component put in place by lane selects instead of a branch on `drop`.
+/// [`rotation_from_components`] of three stored slots.
 #[inline(always)]
 fn rotation3(v: Vec4, drop: u8) -> Quat {
-    let w2 = 1.0 - (v.x * v.x + v.y * v.y + v.z * v.z);
-    let d = w2.max(0.0).sqrt();
-    // Lane i: the rebuilt component if i == drop, stored slot i - 1 if i > drop, else slot i.
-    let lanes = Vec4::new(0.0, 1.0, 2.0, 3.0);
-    let k = Vec4::splat(f32::from(drop));
-    let q = Vec4::select(
-        k.cmplt(lanes),
-        v.xxyz(),
-        Vec4::select(k.cmpeq(lanes), Vec4::splat(d), v),
-    );
-    let q = Quat::from_vec4(q);
-    if w2 >= 0.0 { q } else { q.normalize() }
+    rotation_from_components(3, drop, v.to_array())
 }
 
 /// Interpolates two keys of a drop-W rotation from their stored slots: the slots are lerped and
