@@ -64,15 +64,13 @@ impl MaskSet {
         out
     }
 
-    /// Appends zeroed words for a clip of `frames` frames and returns them for writing.
+    /// Appends zeroed words for a clip of `frames` frames and returns them for writing. (The
+    /// length is always a whole number of words, so `resize` zeroes whole words.)
     fn open_clip(&mut self, frames: u32) -> &mut [u64] {
         let start = self.bits.len() / 64;
         let n = words_for(frames);
         self.bits.resize((start + n) * 64, false);
-        let raw = self.bits.as_raw_mut_slice();
-        let w = &mut raw[start..start + n];
-        w.fill(0);
-        w
+        &mut self.bits.as_raw_mut_slice()[start..start + n]
     }
 
     /// Keeps the clip opened last if any bit is set, drops it otherwise.

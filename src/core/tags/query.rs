@@ -28,10 +28,10 @@ use std::sync::Arc;
 use smallvec::SmallVec;
 
 use super::document::{ClipId, TagDocument};
-use super::filters::{self, Filter};
+use super::filters::Filter;
 use super::mask::{self, words_for};
 use super::mask_set::MaskSet;
-use super::range::{self, Range};
+use super::range::{self, Range, SetOp};
 use super::range_set::RangeSet;
 
 pub const OP_UNION: i32 = -1;
@@ -502,7 +502,6 @@ impl<B: ?Sized, O: std::borrow::Borrow<B>> Operand<'_, B, O> {
 pub struct Evaluator {
     spare_ranges: Vec<RangeSet>,
     spare_masks: Vec<MaskSet>,
-    spare_lists: Vec<Vec<Range>>,
     block_stack: Vec<[u64; BLOCK]>,
     clip_words: Vec<u64>,
     program: Vec<WordOp>,
@@ -511,10 +510,10 @@ pub struct Evaluator {
 
 /// Runs a postfix program generically over an operand type.
 macro_rules! run_postfix {
-    ($q:expr, $leaf:expr, $spare:expr, $bin:expr, $unary:expr) => {{
+    ($items:expr, $leaf:expr, $spare:expr, $bin:expr, $unary:expr) => {{
         let mut stack: SmallVec<[Operand<'_, _, _>; 16]> = SmallVec::new();
-        for item in $q.items() {
-            let item = item?;
+        for item in $items {
+            let item: Item = item?;
             match item {
                 Item::Tag(t) => stack.push(Operand::Borrowed($leaf(t))),
                 Item::Complement | Item::Filter(..) => {
@@ -589,22 +588,36 @@ impl Evaluator {
         idx: &TagIndex,
         out: &mut RangeSet,
     ) -> Result<(), EvalError> {
+        self.eval_ranges_skipping(q, idx, out, &[])
+    }
+
+    /// The ranges engine on every clip except those set in `skip` (bit per clip id).
+    fn eval_ranges_skipping(
+        &mut self,
+        q: &Query,
+        idx: &TagIndex,
+        out: &mut RangeSet,
+        skip: &[u64],
+    ) -> Result<(), EvalError> {
         q.validate(idx.tag_count())?;
         let frames = idx.clip_frames();
         let spare = &mut self.spare_ranges;
         let result = run_postfix!(
-            q,
+            q.items(),
             |t: u32| idx.tag_ranges(t as usize),
             spare,
-            |op, a: &RangeSet, b: &RangeSet, o: &mut RangeSet| match op {
-                Item::Union => a.union(b, o),
-                Item::Intersection => a.intersection(b, o),
-                Item::Difference => a.difference(b, o),
-                _ => a.symmetric_difference(b, o),
+            |op, a: &RangeSet, b: &RangeSet, o: &mut RangeSet| {
+                let op = match op {
+                    Item::Union => SetOp::Union,
+                    Item::Intersection => SetOp::Intersection,
+                    Item::Difference => SetOp::Difference,
+                    _ => SetOp::SymmetricDifference,
+                };
+                a.op_skipping(op, b, o, skip)
             },
             |op, a: &RangeSet, o: &mut RangeSet| match op {
                 Item::Filter(f, arg) => a.filter(f, arg, frames, o),
-                _ => a.complement(frames, o),
+                _ => a.complement_skipping(frames, o, skip),
             }
         );
         match result {
@@ -643,7 +656,7 @@ impl Evaluator {
         let frames = idx.clip_frames();
         let spare = &mut self.spare_masks;
         let result = run_postfix!(
-            q,
+            q.items(),
             |t: u32| idx.tag_masks(t as usize),
             spare,
             |op, a: &MaskSet, b: &MaskSet, o: &mut MaskSet| match op {
@@ -754,7 +767,10 @@ impl Evaluator {
         Ok(())
     }
 
-    /// The `auto` engine: per clip, ranges or masks by [`AUTO_MASKS_RANGES_PER_WORD`].
+    /// The `auto` engine: per clip, ranges or masks by [`AUTO_MASKS_RANGES_PER_WORD`]. The clips
+    /// given to ranges run through the set-level ranges engine (which skips the others); the clips
+    /// given to masks run through the one-pass word evaluator; the two results hold different clips
+    /// and are joined by copying whole clips.
     pub fn eval_auto(
         &mut self,
         q: &Query,
@@ -776,15 +792,15 @@ impl Evaluator {
                 _ => None,
             }));
         }
-        self.block_stack.resize(depth.max(1), [0; BLOCK]);
-        out.clear();
         let mut report = AutoReport {
             choices: Vec::new(),
             has_filters,
         };
         let n = self.leaves.len();
+        let clip_count = idx.clip_frames().len();
+        let mut skip = vec![0u64; clip_count.div_ceil(64)];
+        let mut masks_clips: Vec<ClipId> = Vec::new();
         let mut cursors: SmallVec<[usize; 16]> = SmallVec::from_elem(0, n);
-        let mut lists: SmallVec<[&[Range]; 16]> = SmallVec::from_elem(&[][..], n);
         for (c, &frames) in idx.clip_frames().iter().enumerate() {
             let c = c as ClipId;
             let mut leaf_ranges = 0usize;
@@ -794,12 +810,9 @@ impl Evaluator {
                 while cursors[k] < clips.len() && clips[cursors[k]] < c {
                     cursors[k] += 1;
                 }
-                lists[k] = if clips.get(cursors[k]) == Some(&c) {
-                    set.slot(cursors[k])
-                } else {
-                    &[]
-                };
-                leaf_ranges += lists[k].len();
+                if clips.get(cursors[k]) == Some(&c) {
+                    leaf_ranges += set.slot(cursors[k]).len();
+                }
             }
             if leaf_ranges == 0 && empty_on_empty {
                 continue;
@@ -818,24 +831,40 @@ impl Evaluator {
                 words,
             });
             if use_masks {
-                let mut leaf_words: SmallVec<[Option<&[u64]>; 16]> = SmallVec::with_capacity(n);
-                for &t in &self.leaves {
-                    leaf_words.push(idx.tag_masks(t as usize).clip_words(c));
-                }
-                self.clip_words.resize(words, 0);
-                fused_clip(
-                    &self.program,
-                    &leaf_words,
-                    frames,
-                    &mut self.block_stack,
-                    &mut self.clip_words,
-                );
-                mask::vectorize_words_append(&self.clip_words, frames, out.flat_mut());
-            } else {
-                eval_clip_ranges(q, &lists, frames, c, &mut self.spare_lists, out.flat_mut())?;
+                skip[c as usize / 64] |= 1 << (c % 64);
+                masks_clips.push(c);
             }
-            out.end_clip(c);
         }
+        if masks_clips.is_empty() {
+            self.eval_ranges_skipping(q, idx, out, &[])?;
+            return Ok(report);
+        }
+        let mut by_ranges = self.spare_ranges.pop().unwrap_or_default();
+        self.eval_ranges_skipping(q, idx, &mut by_ranges, &skip)?;
+        let mut by_masks = self.spare_ranges.pop().unwrap_or_default();
+        by_masks.clear();
+        self.block_stack.resize(depth.max(1), [0; BLOCK]);
+        let mut leaf_words: SmallVec<[Option<&[u64]>; 16]> = SmallVec::with_capacity(n);
+        for &c in &masks_clips {
+            let frames = idx.clip_frames()[c as usize];
+            leaf_words.clear();
+            for &t in &self.leaves {
+                leaf_words.push(idx.tag_masks(t as usize).clip_words(c));
+            }
+            self.clip_words.resize(words_for(frames), 0);
+            fused_clip(
+                &self.program,
+                &leaf_words,
+                frames,
+                &mut self.block_stack,
+                &mut self.clip_words,
+            );
+            mask::vectorize_words_append(&self.clip_words, frames, by_masks.flat_mut());
+            by_masks.end_clip(c);
+        }
+        by_ranges.union(&by_masks, out);
+        self.spare_ranges.push(by_ranges);
+        self.spare_ranges.push(by_masks);
         Ok(report)
     }
 }
@@ -900,50 +929,6 @@ fn fused_clip(
     if let Some(last) = out.last_mut() {
         *last &= mask::tail_mask(frames);
     }
-}
-
-/// Evaluates `q` on one clip with range lists: `leaves[k]` is the list of the k-th tag read, in
-/// program order. Appends the result to `out`.
-fn eval_clip_ranges(
-    q: &Query,
-    leaves: &[&[Range]],
-    frames: u32,
-    clip: ClipId,
-    spare: &mut Vec<Vec<Range>>,
-    out: &mut Vec<Range>,
-) -> Result<(), EvalError> {
-    let mut next_leaf = 0usize;
-    let result = run_postfix!(
-        q,
-        |_t: u32| {
-            next_leaf += 1;
-            leaves[next_leaf - 1]
-        },
-        spare,
-        |op, a: &[Range], b: &[Range], o: &mut Vec<Range>| {
-            o.clear();
-            match op {
-                Item::Union => range::union_append(a, b, o),
-                Item::Intersection => range::intersection_append(a, b, o),
-                Item::Difference => range::difference_append(a, b, o),
-                _ => range::symmetric_difference_append(a, b, o),
-            }
-        },
-        |op, a: &[Range], o: &mut Vec<Range>| match op {
-            Item::Filter(f, arg) => filters::apply(f, arg, a, frames, clip, o),
-            _ => range::complement(a, frames, o),
-        }
-    );
-    match result {
-        Some(r) => {
-            out.extend_from_slice(r.get());
-            if let Operand::Owned(v) = r {
-                spare.push(v);
-            }
-        }
-        None => return Err(QueryCodeError::Empty.into()),
-    }
-    Ok(())
 }
 
 // ---------------------------------------------------------------------------------------------
