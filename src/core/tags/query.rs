@@ -754,15 +754,9 @@ impl Evaluator {
             if !any && empty_on_empty {
                 continue;
             }
-            self.clip_words.resize(words_for(frames), 0);
-            fused_clip(
-                &self.program,
-                &words,
-                frames,
-                &mut self.block_stack,
-                &mut self.clip_words,
-            );
-            out.push_clip_words(c, frames, &self.clip_words);
+            let w = out.open_clip(frames);
+            fused_clip(&self.program, &words, frames, &mut self.block_stack, w);
+            out.close_clip(c, frames);
         }
         Ok(())
     }
@@ -881,6 +875,8 @@ fn fused_clip(
     let n = out.len();
     let mut base = 0usize;
     while base < n {
+        // The operators always run on whole blocks (fixed-size loops the compiler unrolls and
+        // vectorizes); a short last block is padded with zeros and only `len` words are kept.
         let len = (n - base).min(BLOCK);
         let mut sp = 0usize;
         for op in program {
@@ -888,13 +884,18 @@ fn fused_clip(
                 WordOp::Load(k) => {
                     let dst = &mut stack[sp];
                     match leaves[k] {
-                        Some(w) => dst[..len].copy_from_slice(&w[base..base + len]),
-                        None => dst[..len].fill(0),
+                        Some(w) if len == BLOCK => dst.copy_from_slice(&w[base..base + BLOCK]),
+                        Some(w) => {
+                            dst[..len].copy_from_slice(&w[base..base + len]);
+                            dst[len..].fill(0);
+                        }
+                        None => dst.fill(0),
                     }
                     sp += 1;
                 }
                 WordOp::Not => {
-                    for x in &mut stack[sp - 1][..len] {
+                    let a = &mut stack[sp - 1];
+                    for x in a.iter_mut() {
                         *x = !*x;
                     }
                 }
@@ -902,22 +903,10 @@ fn fused_clip(
                     let (lo, hi) = stack.split_at_mut(sp - 1);
                     let (a, b) = (&mut lo[sp - 2], &hi[0]);
                     match op {
-                        WordOp::Or => a[..len]
-                            .iter_mut()
-                            .zip(&b[..len])
-                            .for_each(|(x, y)| *x |= y),
-                        WordOp::And => a[..len]
-                            .iter_mut()
-                            .zip(&b[..len])
-                            .for_each(|(x, y)| *x &= y),
-                        WordOp::AndNot => a[..len]
-                            .iter_mut()
-                            .zip(&b[..len])
-                            .for_each(|(x, y)| *x &= !y),
-                        _ => a[..len]
-                            .iter_mut()
-                            .zip(&b[..len])
-                            .for_each(|(x, y)| *x ^= y),
+                        WordOp::Or => (0..BLOCK).for_each(|k| a[k] |= b[k]),
+                        WordOp::And => (0..BLOCK).for_each(|k| a[k] &= b[k]),
+                        WordOp::AndNot => (0..BLOCK).for_each(|k| a[k] &= !b[k]),
+                        _ => (0..BLOCK).for_each(|k| a[k] ^= b[k]),
                     }
                     sp -= 1;
                 }
