@@ -433,8 +433,8 @@ pub struct ClipChoice {
 /// What the `auto` engine did, and why.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct AutoReport {
-    /// One entry per clip that was evaluated (clips where no input tag occurs and the query is
-    /// empty on empty inputs are skipped).
+    /// One entry per clip that was evaluated (clips where the tags present cannot give a
+    /// non-empty result, like a clip without A for `A & B`, are skipped).
     pub choices: Vec<ClipChoice>,
     /// True when the query has filters, which forces ranges.
     pub has_filters: bool,
@@ -733,7 +733,7 @@ impl Evaluator {
         if !q.is_pure_logic() {
             return self.eval_masks_op_by_op(q, idx, out);
         }
-        let empty_on_empty = self.compile_words(q)?;
+        self.compile_words(q)?;
         self.block_stack.resize(depth.max(1), [0; BLOCK]);
         out.clear();
         let mut cursors: SmallVec<[usize; 16]> = SmallVec::from_elem(0, self.leaves.len());
@@ -741,7 +741,6 @@ impl Evaluator {
             SmallVec::from_elem(None, self.leaves.len());
         for (c, &frames) in idx.clip_frames().iter().enumerate() {
             let c = c as ClipId;
-            let mut any = false;
             for (k, &t) in self.leaves.iter().enumerate() {
                 let set = idx.tag_masks(t as usize);
                 let clips = set.clips();
@@ -749,9 +748,10 @@ impl Evaluator {
                     cursors[k] += 1;
                 }
                 words[k] = (clips.get(cursors[k]) == Some(&c)).then(|| set.slot_words(cursors[k]));
-                any |= words[k].is_some();
             }
-            if !any && empty_on_empty {
+            // Skip the clip when the tags present on it cannot make a non-empty result (for
+            // `A & B`, a clip without A); decided on presence alone, without reading a word.
+            if presence(&self.program, |k| words[k].is_some()) == Presence::Empty {
                 continue;
             }
             let w = out.open_clip(frames);
@@ -795,20 +795,29 @@ impl Evaluator {
         let mut skip = vec![0u64; clip_count.div_ceil(64)];
         let mut masks_clips: Vec<ClipId> = Vec::new();
         let mut cursors: SmallVec<[usize; 16]> = SmallVec::from_elem(0, n);
+        let mut present: SmallVec<[bool; 16]> = SmallVec::new();
         for (c, &frames) in idx.clip_frames().iter().enumerate() {
             let c = c as ClipId;
             let mut leaf_ranges = 0usize;
+            present.clear();
             for (k, &t) in self.leaves.iter().enumerate() {
                 let set = idx.tag_ranges(t as usize);
                 let clips = set.clips();
                 while cursors[k] < clips.len() && clips[cursors[k]] < c {
                     cursors[k] += 1;
                 }
-                if clips.get(cursors[k]) == Some(&c) {
+                let here = clips.get(cursors[k]) == Some(&c);
+                present.push(here);
+                if here {
                     leaf_ranges += set.slot(cursors[k]).len();
                 }
             }
-            if leaf_ranges == 0 && empty_on_empty {
+            let empty = if has_filters {
+                leaf_ranges == 0 && empty_on_empty
+            } else {
+                presence(&self.program, |k| present[k]) == Presence::Empty
+            };
+            if empty {
                 continue;
             }
             let words = words_for(frames);
@@ -861,6 +870,70 @@ impl Evaluator {
         self.spare_ranges.push(by_masks);
         Ok(report)
     }
+}
+
+/// What is known of a mask from which tags are present on a clip (absent tags are empty masks).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Presence {
+    Empty,
+    Full,
+    Unknown,
+}
+
+/// Runs the word program on [`Presence`] values: `Empty` means the result is empty on this clip
+/// whatever the words of the present tags hold.
+fn presence(program: &[WordOp], present: impl Fn(usize) -> bool) -> Presence {
+    use Presence::{Empty, Full, Unknown};
+    let mut st: SmallVec<[Presence; 16]> = SmallVec::new();
+    for op in program {
+        let v = match *op {
+            WordOp::Load(k) => {
+                if present(k) {
+                    Unknown
+                } else {
+                    Empty
+                }
+            }
+            WordOp::Not => match st.pop().unwrap_or(Empty) {
+                Empty => Full,
+                Full => Empty,
+                Unknown => Unknown,
+            },
+            op => {
+                let b = st.pop().unwrap_or(Empty);
+                let a = st.pop().unwrap_or(Empty);
+                let not_b = match b {
+                    Empty => Full,
+                    Full => Empty,
+                    Unknown => Unknown,
+                };
+                let and = |x: Presence, y: Presence| match (x, y) {
+                    (Empty, _) | (_, Empty) => Empty,
+                    (Full, y) => y,
+                    (x, Full) => x,
+                    _ => Unknown,
+                };
+                match op {
+                    WordOp::Or => match (a, b) {
+                        (Full, _) | (_, Full) => Full,
+                        (Empty, y) => y,
+                        (x, Empty) => x,
+                        _ => Unknown,
+                    },
+                    WordOp::And => and(a, b),
+                    WordOp::AndNot => and(a, not_b),
+                    _ => match (a, b) {
+                        (Empty, y) => y,
+                        (x, Empty) => x,
+                        (Full, Full) => Empty,
+                        _ => Unknown,
+                    },
+                }
+            }
+        };
+        st.push(v);
+    }
+    st.pop().unwrap_or(Empty)
 }
 
 /// Runs the compiled word program for one clip. `leaves[k]` are the words of the k-th leaf on this
