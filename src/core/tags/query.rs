@@ -734,6 +734,7 @@ impl Evaluator {
             return self.eval_masks_op_by_op(q, idx, out);
         }
         self.compile_words(q)?;
+        let empty_when = EmptyTable::new(&self.program, self.leaves.len());
         self.block_stack.resize(depth.max(1), [0; BLOCK]);
         out.clear();
         let mut cursors: SmallVec<[usize; 16]> = SmallVec::from_elem(0, self.leaves.len());
@@ -751,7 +752,7 @@ impl Evaluator {
             }
             // Skip the clip when the tags present on it cannot make a non-empty result (for
             // `A & B`, a clip without A); decided on presence alone, without reading a word.
-            if presence(&self.program, |k| words[k].is_some()) == Presence::Empty {
+            if empty_when.is_empty(&self.program, |k| words[k].is_some()) {
                 continue;
             }
             let w = out.open_clip(frames);
@@ -786,6 +787,13 @@ impl Evaluator {
                 _ => None,
             }));
         }
+        // (Filter queries do not use the word program; their rule is "no input ranges, no `!`".)
+        let leaves_for_table = if has_filters {
+            usize::MAX
+        } else {
+            self.leaves.len()
+        };
+        let empty_when = EmptyTable::new(&self.program, leaves_for_table);
         let mut report = AutoReport {
             choices: Vec::new(),
             has_filters,
@@ -815,7 +823,7 @@ impl Evaluator {
             let empty = if has_filters {
                 leaf_ranges == 0 && empty_on_empty
             } else {
-                presence(&self.program, |k| present[k]) == Presence::Empty
+                empty_when.is_empty(&self.program, |k| present[k])
             };
             if empty {
                 continue;
@@ -934,6 +942,36 @@ fn presence(program: &[WordOp], present: impl Fn(usize) -> bool) -> Presence {
         st.push(v);
     }
     st.pop().unwrap_or(Empty)
+}
+
+/// For queries with few leaves, [`presence`] for every combination of present leaves, computed once
+/// per query (bit `k` of the index: leaf `k` present); per clip it is then one table look-up.
+struct EmptyTable(Vec<bool>);
+
+impl EmptyTable {
+    const MAX_LEAVES: usize = 12;
+
+    fn new(program: &[WordOp], leaves: usize) -> Self {
+        if leaves > Self::MAX_LEAVES {
+            return Self(Vec::new());
+        }
+        Self(
+            (0..1usize << leaves)
+                .map(|m| presence(program, |k| (m >> k) & 1 == 1) == Presence::Empty)
+                .collect(),
+        )
+    }
+
+    fn is_empty(&self, program: &[WordOp], present: impl Fn(usize) -> bool) -> bool {
+        if self.0.is_empty() {
+            return presence(program, present) == Presence::Empty;
+        }
+        let mut m = 0usize;
+        for k in 0..self.0.len().trailing_zeros() as usize {
+            m |= usize::from(present(k)) << k;
+        }
+        self.0[m]
+    }
 }
 
 /// Runs the compiled word program for one clip. `leaves[k]` are the words of the k-th leaf on this
