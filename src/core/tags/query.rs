@@ -506,6 +506,8 @@ pub struct Evaluator {
     clip_words: Vec<u64>,
     program: Vec<WordOp>,
     leaves: Vec<u32>,
+    leaf_counts: Vec<u32>,
+    leaf_bits: Vec<u64>,
 }
 
 /// Runs a postfix program generically over an operand type.
@@ -802,28 +804,30 @@ impl Evaluator {
         let clip_count = idx.clip_frames().len();
         let mut skip = vec![0u64; clip_count.div_ceil(64)];
         let mut masks_clips: Vec<ClipId> = Vec::new();
-        let mut cursors: SmallVec<[usize; 16]> = SmallVec::from_elem(0, n);
-        let mut present: SmallVec<[bool; 16]> = SmallVec::new();
-        for (c, &frames) in idx.clip_frames().iter().enumerate() {
-            let c = c as ClipId;
-            let mut leaf_ranges = 0usize;
-            present.clear();
-            for (k, &t) in self.leaves.iter().enumerate() {
-                let set = idx.tag_ranges(t as usize);
-                let clips = set.clips();
-                while cursors[k] < clips.len() && clips[cursors[k]] < c {
-                    cursors[k] += 1;
-                }
-                let here = clips.get(cursors[k]) == Some(&c);
-                present.push(here);
-                if here {
-                    leaf_ranges += set.slot(cursors[k]).len();
-                }
+        // One linear pass per input tag fills, per clip, its input range count and which inputs
+        // are present (bit k: leaf k; leaves past 64 are not tracked and never allow a skip).
+        self.leaf_counts.clear();
+        self.leaf_counts.resize(clip_count, 0);
+        self.leaf_bits.clear();
+        self.leaf_bits.resize(clip_count, 0);
+        for (k, &t) in self.leaves.iter().enumerate() {
+            let bit = if k < 64 { 1u64 << k } else { 0 };
+            for (c, len) in idx.tag_ranges(t as usize).clip_counts() {
+                let n = &mut self.leaf_counts[c as usize];
+                *n = n.saturating_add(len as u32);
+                self.leaf_bits[c as usize] |= bit;
             }
+        }
+        for (c, &frames) in idx.clip_frames().iter().enumerate() {
+            let leaf_ranges = self.leaf_counts[c] as usize;
+            let bits = self.leaf_bits[c];
+            let c = c as ClipId;
             let empty = if has_filters {
                 leaf_ranges == 0 && empty_on_empty
+            } else if n <= 64 {
+                empty_when.is_empty(&self.program, |k| (bits >> k) & 1 == 1)
             } else {
-                empty_when.is_empty(&self.program, |k| present[k])
+                false
             };
             if empty {
                 continue;
