@@ -854,17 +854,29 @@ impl Evaluator {
             self.eval_ranges_skipping(q, idx, out, &[])?;
             return Ok(report);
         }
+        // When every clip that can match went to masks, the ranges engine has nothing to do.
+        let all_masks = masks_clips.len() == report.choices.len();
         let mut by_ranges = self.spare_ranges.pop().unwrap_or_default();
-        self.eval_ranges_skipping(q, idx, &mut by_ranges, &skip)?;
+        by_ranges.clear();
+        if !all_masks {
+            self.eval_ranges_skipping(q, idx, &mut by_ranges, &skip)?;
+        }
         let mut by_masks = self.spare_ranges.pop().unwrap_or_default();
         by_masks.clear();
         self.block_stack.resize(depth.max(1), [0; BLOCK]);
-        let mut leaf_words: SmallVec<[Option<&[u64]>; 16]> = SmallVec::with_capacity(n);
+        let mut leaf_words: SmallVec<[Option<&[u64]>; 16]> = SmallVec::from_elem(None, n);
+        let mut cursors: SmallVec<[usize; 16]> = SmallVec::from_elem(0, n);
         for &c in &masks_clips {
             let frames = idx.clip_frames()[c as usize];
-            leaf_words.clear();
-            for &t in &self.leaves {
-                leaf_words.push(idx.tag_masks(t as usize).clip_words(c));
+            // `masks_clips` is sorted, so each leaf's clip list is walked once.
+            for (k, &t) in self.leaves.iter().enumerate() {
+                let set = idx.tag_masks(t as usize);
+                let clips = set.clips();
+                while cursors[k] < clips.len() && clips[cursors[k]] < c {
+                    cursors[k] += 1;
+                }
+                leaf_words[k] =
+                    (clips.get(cursors[k]) == Some(&c)).then(|| set.slot_words(cursors[k]));
             }
             self.clip_words.resize(words_for(frames), 0);
             fused_clip(
@@ -877,7 +889,11 @@ impl Evaluator {
             mask::vectorize_words_append(&self.clip_words, frames, by_masks.flat_mut());
             by_masks.end_clip(c);
         }
-        by_ranges.union(&by_masks, out);
+        if by_ranges.is_empty() {
+            std::mem::swap(out, &mut by_masks);
+        } else {
+            by_ranges.union(&by_masks, out);
+        }
         self.spare_ranges.push(by_ranges);
         self.spare_ranges.push(by_masks);
         Ok(report)
