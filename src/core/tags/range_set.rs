@@ -157,7 +157,6 @@ impl RangeSet {
 
     /// Walks the clips of `self` and `other` in order, calling `both` for shared clips and copying
     /// one-sided clips when `keep_a` / `keep_b` say so.
-    #[allow(clippy::too_many_arguments)]
     fn merge_walk(
         &self,
         other: &Self,
