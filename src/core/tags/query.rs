@@ -440,11 +440,18 @@ impl TagIndex {
         self.ranges.len()
     }
 
+    /// The ranges of a tag. Panics if `tag >= self.tag_count()`.
     pub fn tag_ranges(&self, tag: usize) -> &RangeSet {
         &self.ranges[tag]
     }
 
-    pub fn tag_masks(&self, tag: usize) -> &MaskSet {
+    /// The masks of a tag; `None` when the masks are over budget (see [`Self::has_masks`]).
+    pub fn tag_masks(&self, tag: usize) -> Option<&MaskSet> {
+        self.masks.get(tag)
+    }
+
+    /// The masks of a tag, for engines that checked [`Self::require_masks`].
+    fn masks_of(&self, tag: usize) -> &MaskSet {
         &self.masks[tag]
     }
 
@@ -746,7 +753,7 @@ impl Evaluator {
         let spare = &mut self.spare_masks;
         let result = run_postfix!(
             q.items(),
-            |t: u32| idx.tag_masks(t as usize),
+            |t: u32| idx.masks_of(t as usize),
             spare,
             |op, a: &MaskSet, b: &MaskSet, o: &mut MaskSet| match op {
                 Item::Union => a.union(b, o),
@@ -833,7 +840,7 @@ impl Evaluator {
         for (c, &frames) in idx.clip_frames().iter().enumerate() {
             let c = c as ClipId;
             for (k, &t) in self.leaves.iter().enumerate() {
-                let set = idx.tag_masks(t as usize);
+                let set = idx.masks_of(t as usize);
                 let clips = set.clips();
                 while cursors[k] < clips.len() && clips[cursors[k]] < c {
                     cursors[k] += 1;
@@ -961,7 +968,7 @@ impl Evaluator {
             let frames = idx.clip_frames()[c as usize];
             // `masks_clips` is sorted, so each leaf's clip list is walked once.
             for (k, &t) in self.leaves.iter().enumerate() {
-                let set = idx.tag_masks(t as usize);
+                let set = idx.masks_of(t as usize);
                 let clips = set.clips();
                 while cursors[k] < clips.len() && clips[cursors[k]] < c {
                     cursors[k] += 1;
