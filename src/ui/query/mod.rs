@@ -106,6 +106,9 @@ pub struct QueryPanel {
     engine: QueryEngine,
     evaluated: Option<(String, u64)>,
     completion: Option<(usize, usize, Vec<String>)>,
+    /// Give the editor the focus back on the next frame, cursor at this character (after a
+    /// completion).
+    refocus: Option<usize>,
 }
 
 impl Default for QueryPanel {
@@ -131,6 +134,7 @@ impl Default for QueryPanel {
             engine: QueryEngine::default(),
             evaluated: None,
             completion: None,
+            refocus: None,
         }
     }
 }
@@ -508,15 +512,20 @@ pub fn query_ui(
         saved_and_history_ui(ui, panel, doc, out);
     });
     ui.separator();
-    egui::ScrollArea::both()
-        .auto_shrink([false, false])
-        .show(ui, |ui| match panel.tab {
-            Tab::Results => results_ui(ui, panel, doc, out),
-            Tab::Builder => builder_ui(ui, panel, doc),
-            Tab::Details => details_ui(ui, panel, doc, clip),
-            Tab::Step => step_ui(ui, panel, doc, clip, dark),
-            Tab::Export => export_ui(ui, panel, doc, out),
-        });
+    // A stable id: the rows above (completions, errors) come and go, and must not change the ids
+    // of the widgets below (an open menu would close).
+    ui.push_id("query_tab_content", |ui| {
+        egui::ScrollArea::both()
+            .id_salt("query_tab_scroll")
+            .auto_shrink([false, false])
+            .show(ui, |ui| match panel.tab {
+                Tab::Results => results_ui(ui, panel, doc, out),
+                Tab::Builder => builder_ui(ui, panel, doc),
+                Tab::Details => details_ui(ui, panel, doc, clip),
+                Tab::Step => step_ui(ui, panel, doc, clip, dark),
+                Tab::Export => export_ui(ui, panel, doc, out),
+            });
+    });
 }
 
 fn editor_ui(ui: &mut Ui, panel: &mut QueryPanel, names: &[&str], dark: bool) {
@@ -528,6 +537,14 @@ fn editor_ui(ui: &mut Ui, panel: &mut QueryPanel, names: &[&str], dark: bool) {
     };
     let label = ui.label("Expression");
     let id = ui.make_persistent_id("query_editor");
+    if let Some(at) = panel.refocus.take() {
+        ui.memory_mut(|m| m.request_focus(id));
+        let mut state = egui::TextEdit::load_state(ui.ctx(), id).unwrap_or_default();
+        state
+            .cursor
+            .set_char_range(Some(CCursorRange::one(CCursor::new(at))));
+        state.store(ui.ctx(), id);
+    }
     let output = egui::TextEdit::singleline(&mut panel.text)
         .id(id)
         .desired_width(ui.available_width() - 8.0)
@@ -545,11 +562,6 @@ fn editor_ui(ui: &mut Ui, panel: &mut QueryPanel, names: &[&str], dark: bool) {
         let tab = ui.input_mut(|i| i.consume_key(egui::Modifiers::NONE, egui::Key::Tab));
         if tab && let Some((start, cur, list)) = panel.completion.clone() {
             accept_completion(ui, panel, id, start, cur, &list[0]);
-        }
-    } else if !ui.ctx().memory(|m| m.has_focus(id)) {
-        // Keep the list while a completion button is being clicked.
-        if ui.input(|i| !i.pointer.any_down()) {
-            panel.completion = None;
         }
     }
     if response.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter)) {
@@ -571,13 +583,8 @@ fn accept_completion(
     let (text, at) = apply_completion(&panel.text, start, cursor, with);
     panel.text = text;
     panel.completion = None;
-    if let Some(mut state) = egui::TextEdit::load_state(ui.ctx(), id) {
-        state
-            .cursor
-            .set_char_range(Some(CCursorRange::one(CCursor::new(at))));
-        state.store(ui.ctx(), id);
-    }
     ui.memory_mut(|m| m.request_focus(id));
+    panel.refocus = Some(at);
 }
 
 fn completion_ui(ui: &mut Ui, panel: &mut QueryPanel) {
@@ -585,14 +592,20 @@ fn completion_ui(ui: &mut Ui, panel: &mut QueryPanel) {
         return;
     };
     let id = ui.make_persistent_id("query_editor");
+    let mut clicked = false;
     ui.horizontal_wrapped(|ui| {
         ui.weak("Complete (Tab):");
         for c in &list {
             if ui.small_button(c).clicked() {
                 accept_completion(ui, panel, id, start, cursor, c);
+                clicked = true;
             }
         }
     });
+    // The list goes away when the editor has lost focus, unless a button is being pressed.
+    if !clicked && !ui.memory(|m| m.has_focus(id)) && ui.input(|i| !i.pointer.any_down()) {
+        panel.completion = None;
+    }
 }
 
 fn status_line_ui(ui: &mut Ui, panel: &QueryPanel, dark: bool) {
