@@ -370,4 +370,46 @@ fn query_view_screenshot() {
     h.state_mut().query.text = QUERY.to_owned();
     h.run_steps(4);
     h.snapshot("query");
+    // The evaluation details with the union node shown as a lane, and the step-through of it.
+    h.state_mut().query.tab = Tab::Details;
+    h.run_steps(2);
+    h.get_by_label_contains("| (union)").click();
+    h.run_steps(3);
+    h.snapshot("query_details");
+    h.state_mut().query.tab = Tab::Step;
+    h.run_steps(2);
+    for _ in 0..3 {
+        h.get_by_label("Step").click();
+        h.run_steps(1);
+    }
+    h.run_steps(2);
+    h.snapshot("query_step");
+}
+
+#[test]
+fn engines_that_disagree_raise_a_loud_warning() {
+    let mut h = harness();
+    type_query(&mut h, "Walking | Running");
+    {
+        // Simulate an engine bug: drop the first range of the masks result on the current clip.
+        let app = h.state_mut();
+        let clip = app.current_clip;
+        let ev = app.query.eval.as_mut().unwrap();
+        let mut broken = taglane::core::tags::RangeSet::new();
+        for (c, r) in ev.masks.iter() {
+            let r = if c == clip { &r[1..] } else { r };
+            broken.push_clip(c, r);
+        }
+        ev.masks = broken;
+        ev.mismatched = vec![clip];
+    }
+    h.run_steps(2);
+    let app = h.state();
+    let lanes = app
+        .query
+        .extra_lanes(&app.project.doc, app.current_clip, app.prefs.dark);
+    assert!(lanes[0].alarm && lanes[1].alarm);
+    assert_ne!(lanes[0].ranges, lanes[1].ranges);
+    assert!(lanes[1].tooltip.contains("WARNING"), "{}", lanes[1].tooltip);
+    h.get_by_label_contains("engines DISAGREE on 1 clip");
 }
