@@ -56,6 +56,15 @@ pub enum Tab {
     Export,
 }
 
+/// Documents with more ranges than this are evaluated in a background thread.
+pub const BACKGROUND_RANGES: usize = 20_000;
+
+/// An evaluation running in a background thread; it owns the engine (index, cache) meanwhile.
+struct EvalJob {
+    key: (String, u64),
+    handle: JoinHandle<(QueryEngine, Result<Evaluation, String>)>,
+}
+
 /// A cut export running in a background thread.
 pub struct CutJob {
     pub out_dir: PathBuf,
@@ -104,7 +113,13 @@ pub struct QueryPanel {
     /// The last export or panel message.
     pub message: Option<String>,
     engine: QueryEngine,
+    /// The (text, document fingerprint) last parsed, and last evaluated (or being evaluated).
     evaluated: Option<(String, u64)>,
+    eval_key: Option<(String, u64)>,
+    parsed: Option<crate::core::tags::Query>,
+    pending: Option<EvalJob>,
+    /// True when the last evaluation ran in the background thread.
+    pub last_in_background: bool,
     completion: Option<(usize, usize, Vec<String>)>,
     /// Give the editor the focus back on the next frame, cursor at this character (after a
     /// completion).
@@ -133,6 +148,10 @@ impl Default for QueryPanel {
             message: None,
             engine: QueryEngine::default(),
             evaluated: None,
+            eval_key: None,
+            parsed: None,
+            pending: None,
+            last_in_background: false,
             completion: None,
             refocus: None,
         }
@@ -148,46 +167,109 @@ impl QueryPanel {
         }
     }
 
-    /// Re-evaluates when the text or the document changed since the last frame.
+    /// Re-parses when the text or the document changed since the last frame, and evaluates: on
+    /// this thread for documents up to [`BACKGROUND_RANGES`] ranges, in a background thread above
+    /// (the panel keeps showing the previous result meanwhile).
     pub fn update(&mut self, doc: &TagDocument) {
-        let fp = doc_fingerprint(doc);
+        let key = (self.text.clone(), doc_fingerprint(doc));
+        // A finished background evaluation.
         if self
-            .evaluated
+            .pending
             .as_ref()
-            .is_some_and(|(t, f)| *t == self.text && *f == fp)
+            .is_some_and(|j| j.handle.is_finished())
+            && let Some(job) = self.pending.take()
+        {
+            match job.handle.join() {
+                Ok((engine, result)) => {
+                    self.engine = engine;
+                    if job.key == key {
+                        self.install(result);
+                    } else {
+                        self.eval_key = None;
+                    }
+                }
+                Err(_) => {
+                    self.engine = QueryEngine::default();
+                    self.eval_key = None;
+                    self.message = Some("the evaluation thread stopped unexpectedly".to_owned());
+                }
+            }
+        }
+        // Parse.
+        if self.evaluated.as_ref() != Some(&key) {
+            self.evaluated = Some(key.clone());
+            if self.text.trim().is_empty() {
+                self.error = None;
+                self.eval = None;
+                self.builder = None;
+                self.parsed = None;
+                self.eval_key = None;
+                return;
+            }
+            match doc.parse_query(&self.text) {
+                Err(e) => self.error = Some(e),
+                Ok(q) => {
+                    self.error = None;
+                    self.builder = Expr::from_query(&q, doc).ok();
+                    self.parsed = Some(q);
+                }
+            }
+        }
+        // Evaluate.
+        if self.error.is_some()
+            || self.text.trim().is_empty()
+            || self.pending.is_some()
+            || self.eval_key.as_ref() == Some(&key)
         {
             return;
         }
-        self.evaluated = Some((self.text.clone(), fp));
-        if self.text.trim().is_empty() {
-            self.error = None;
-            self.eval = None;
-            self.builder = None;
+        let Some(q) = self.parsed.clone() else {
             return;
+        };
+        self.eval_key = Some(key.clone());
+        let ranges: usize = doc
+            .tags
+            .iter()
+            .map(|t| t.ranges.values().map(Vec::len).sum::<usize>())
+            .sum();
+        self.last_in_background = ranges > BACKGROUND_RANGES;
+        if self.last_in_background {
+            let mut engine = std::mem::take(&mut self.engine);
+            let doc = doc.clone();
+            let text = self.text.clone();
+            let handle = std::thread::spawn(move || {
+                let result = evaluate_all(&mut engine, &doc, &text, &q);
+                (engine, result)
+            });
+            self.pending = Some(EvalJob { key, handle });
+        } else {
+            let result = evaluate_all(&mut self.engine, doc, &self.text, &q);
+            self.install(result);
         }
-        match doc.parse_query(&self.text) {
-            Err(e) => self.error = Some(e),
-            Ok(q) => {
-                self.error = None;
-                match evaluate_all(&mut self.engine, doc, &self.text, &q) {
-                    Ok(ev) => {
-                        let same_tree = self.eval.as_ref().is_some_and(|o| o.query == ev.query);
-                        if !same_tree {
-                            self.node_lane = None;
-                            self.step_node = first_binary_node(&ev.tree);
-                            self.step = 0;
-                        }
-                        self.builder = Expr::from_query(&q, doc).ok();
-                        self.eval = Some(ev);
-                    }
-                    Err(e) => {
-                        self.error = Some(QueryError {
-                            span: 0..self.text.chars().count(),
-                            message: e,
-                            suggestions: Vec::new(),
-                        })
-                    }
+    }
+
+    /// True while a background evaluation runs.
+    pub fn is_evaluating(&self) -> bool {
+        self.pending.is_some()
+    }
+
+    fn install(&mut self, result: Result<Evaluation, String>) {
+        match result {
+            Ok(ev) => {
+                let same_tree = self.eval.as_ref().is_some_and(|o| o.query == ev.query);
+                if !same_tree {
+                    self.node_lane = None;
+                    self.step_node = first_binary_node(&ev.tree);
+                    self.step = 0;
                 }
+                self.eval = Some(ev);
+            }
+            Err(e) => {
+                self.error = Some(QueryError {
+                    span: 0..self.text.chars().count(),
+                    message: e,
+                    suggestions: Vec::new(),
+                })
             }
         }
     }
@@ -486,7 +568,7 @@ pub fn query_ui(
     if let Some(line) = panel.poll_cut() {
         panel.message = Some(line);
     }
-    if panel.cut.is_some() {
+    if panel.cut.is_some() || panel.is_evaluating() {
         ui.ctx().request_repaint();
     }
     let names: Vec<&str> = doc.tags.iter().map(|t| t.name.as_str()).collect();
@@ -621,10 +703,22 @@ fn status_line_ui(ui: &mut Ui, panel: &QueryPanel, dark: bool) {
         return;
     }
     let Some(ev) = &panel.eval else {
-        ui.weak("Type a query: tag names, | & - ^ !, parentheses, first(x, N) ...");
+        if panel.is_evaluating() {
+            ui.horizontal(|ui| {
+                ui.spinner();
+                ui.label("evaluating on the whole database...");
+            });
+        } else {
+            ui.weak("Type a query: tag names, | & - ^ !, parentheses, first(x, N) ...");
+        }
         return;
     };
     ui.horizontal(|ui| {
+        if panel.is_evaluating() {
+            ui.spinner();
+            ui.label("evaluating on the whole database...");
+            ui.separator();
+        }
         if !ev.agree() {
             ui.label(
                 RichText::new(format!(
