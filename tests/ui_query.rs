@@ -245,6 +245,13 @@ fn completion_inserts_a_namespaced_tag() {
     h.run_steps(3);
     assert_eq!(h.state().query.text, "Male & contact:LeftFootDown");
     assert!(h.state().query.error.is_none());
+    // Tab takes the first candidate.
+    h.get_by_label("Expression").type_text(" - Tir");
+    h.run_steps(2);
+    h.key_press(egui::Key::Tab);
+    h.run_steps(3);
+    assert_eq!(h.state().query.text, "Male & contact:LeftFootDown - Tired");
+    assert!(h.state().query.error.is_none());
 }
 
 #[test]

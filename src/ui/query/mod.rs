@@ -618,7 +618,14 @@ fn editor_ui(ui: &mut Ui, panel: &mut QueryPanel, names: &[&str], dark: bool) {
         ui.fonts_mut(|f| f.layout_job(job))
     };
     let label = ui.label("Expression");
-    let id = ui.make_persistent_id("query_editor");
+    let id = editor_id();
+    // Tab takes the first completion (before the editor sees the key, which would move focus).
+    if ui.memory(|m| m.has_focus(id))
+        && let Some((start, cur, list)) = panel.completion.clone()
+        && ui.input_mut(|i| i.consume_key(egui::Modifiers::NONE, egui::Key::Tab))
+    {
+        accept_completion(ui, panel, id, start, cur, &list[0]);
+    }
     if let Some(at) = panel.refocus.take() {
         ui.memory_mut(|m| m.request_focus(id));
         let mut state = egui::TextEdit::load_state(ui.ctx(), id).unwrap_or_default();
@@ -631,19 +638,19 @@ fn editor_ui(ui: &mut Ui, panel: &mut QueryPanel, names: &[&str], dark: bool) {
         .id(id)
         .desired_width(ui.available_width() - 8.0)
         .hint_text("e.g. (Walking | Running) & Male - Tired")
+        // While completions are offered, Tab is ours (it takes the first) instead of moving focus.
+        .lock_focus(panel.completion.is_some())
         .layouter(&mut layouter)
         .show(ui);
     let response = output.response.response.labelled_by(label.id);
-    let cursor = output.cursor_range.map(|c| c.primary.index.0);
-    if response.has_focus() {
+    let cursor = output
+        .cursor_range
+        .or_else(|| output.state.cursor.char_range())
+        .map(|c| c.primary.index.0);
+    if ui.memory(|m| m.has_focus(id)) {
         if let Some(cursor) = cursor {
             let (start, list) = completions(&panel.text, cursor, names);
             panel.completion = (!list.is_empty()).then_some((start, cursor, list));
-        }
-        // Tab takes the first completion.
-        let tab = ui.input_mut(|i| i.consume_key(egui::Modifiers::NONE, egui::Key::Tab));
-        if tab && let Some((start, cur, list)) = panel.completion.clone() {
-            accept_completion(ui, panel, id, start, cur, &list[0]);
         }
     }
     if response.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter)) {
@@ -673,7 +680,7 @@ fn completion_ui(ui: &mut Ui, panel: &mut QueryPanel) {
     let Some((start, cursor, list)) = panel.completion.clone() else {
         return;
     };
-    let id = ui.make_persistent_id("query_editor");
+    let id = editor_id();
     let mut clicked = false;
     ui.horizontal_wrapped(|ui| {
         ui.weak("Complete (Tab):");
@@ -1390,4 +1397,9 @@ fn export_ui(ui: &mut Ui, panel: &mut QueryPanel, doc: &TagDocument, out: &mut V
     if let Some(s) = &panel.cut_summary {
         ui.label(s);
     }
+}
+
+/// The editor's widget id (one query panel per app; the same id from every nested `Ui`).
+fn editor_id() -> egui::Id {
+    egui::Id::new("taglane_query_editor")
 }
