@@ -647,11 +647,11 @@ fn editor_ui(ui: &mut Ui, panel: &mut QueryPanel, names: &[&str], dark: bool) {
         .cursor_range
         .or_else(|| output.state.cursor.char_range())
         .map(|c| c.primary.index.0);
-    if ui.memory(|m| m.has_focus(id)) {
-        if let Some(cursor) = cursor {
-            let (start, list) = completions(&panel.text, cursor, names);
-            panel.completion = (!list.is_empty()).then_some((start, cursor, list));
-        }
+    if ui.memory(|m| m.has_focus(id))
+        && let Some(cursor) = cursor
+    {
+        let (start, list) = completions(&panel.text, cursor, names);
+        panel.completion = (!list.is_empty()).then_some((start, cursor, list));
     }
     if response.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter)) {
         let t = panel.text.clone();
@@ -1401,5 +1401,5 @@ fn export_ui(ui: &mut Ui, panel: &mut QueryPanel, doc: &TagDocument, out: &mut V
 
 /// The editor's widget id (one query panel per app; the same id from every nested `Ui`).
 fn editor_id() -> egui::Id {
-    egui::Id::new("taglane_query_editor")
+    egui::Id::unique("taglane_query_editor")
 }
