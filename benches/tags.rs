@@ -173,8 +173,9 @@ fn masks_10m(c: &mut Criterion) {
 }
 
 /// 10,000 clips of 200..1,800 frames (10M frames in all) and 50 tags. Each tag occurs on 30-70%
-/// of the clips with 1..8 ranges there.
-fn database() -> TagDocument {
+/// of the clips with 1..8 ranges there. With `dense`, the first three tags are instead
+/// contact-like: on 40% of the clips, one- or two-frame ranges every 2..9 frames.
+fn database(dense: bool) -> TagDocument {
     let mut rng = Rng(0xDEAD_BEEF);
     let mut doc = TagDocument::default();
     for i in 0..10_000 {
@@ -190,6 +191,21 @@ fn database() -> TagDocument {
     for t in 0..50 {
         let tag = doc.add_tag(&format!("T{t}"), None).unwrap();
         let p = 30 + rng.below(41);
+        if dense && t < 3 {
+            for c in 0..doc.clips.len() {
+                if rng.below(100) >= 40 {
+                    continue;
+                }
+                let frames = doc.clips[c].frames;
+                let step = 2 + rng.below(8) as u32;
+                let ranges: Vec<Range> = (0..frames - 2)
+                    .step_by(step as usize)
+                    .map(|s| Range::new(s, s + 1 + rng.below(2) as u32))
+                    .collect();
+                doc.set_ranges(tag, c as u32, ranges).unwrap();
+            }
+            continue;
+        }
         for c in 0..doc.clips.len() {
             if rng.below(100) >= p {
                 continue;
@@ -211,7 +227,12 @@ fn database() -> TagDocument {
 }
 
 fn db(c: &mut Criterion) {
-    let doc = database();
+    db_group(c, "db", false);
+    db_group(c, "db_dense", true);
+}
+
+fn db_group(c: &mut Criterion, group: &str, dense: bool) {
+    let doc = database(dense);
     let names: Vec<String> = (0..5).map(|i| format!("T{i}")).collect();
     let q = doc
         .parse_query(&format!(
@@ -225,7 +246,7 @@ fn db(c: &mut Criterion) {
         .map(|t| idx.tag_ranges(t).range_count())
         .sum();
     eprintln!(
-        "db: {} clips, {total_frames} frames, {} tags, {total_ranges} ranges; memory: ranges {} bytes, masks {} bytes",
+        "{group}: {} clips, {total_frames} frames, {} tags, {total_ranges} ranges; memory: ranges {} bytes, masks {} bytes",
         doc.clips.len(),
         doc.tags.len(),
         idx.ranges_memory_bytes(),
@@ -234,7 +255,7 @@ fn db(c: &mut Criterion) {
     let mut ev = Evaluator::new();
     let mut out = RangeSet::new();
     let mut mout = MaskSet::new();
-    let mut g = c.benchmark_group("db");
+    let mut g = c.benchmark_group(group);
     g.bench_function("cold/ranges", |bn| {
         bn.iter(|| {
             ev.eval(black_box(&q), &idx, Engine::Ranges, &mut out)
@@ -264,7 +285,7 @@ fn db(c: &mut Criterion) {
     });
     ev.eval(&q, &idx, Engine::Auto, &mut out).unwrap();
     let report = ev.eval_auto(&q, &idx, &mut out).unwrap();
-    eprintln!("db: auto: {}", report.reason());
+    eprintln!("{group}: auto: {}", report.reason());
     let mut cache = QueryCache::default();
     cache.insert(&q, &doc, Arc::new(out.clone()));
     g.bench_function("cache_hit", |bn| {

@@ -276,26 +276,42 @@ pub struct TagIndex {
     clip_frames: Vec<u32>,
     versions: Vec<u64>,
     ranges: Vec<RangeSet>,
+    /// Empty when the masks would exceed `mask_budget_bytes`.
     masks: Vec<MaskSet>,
+    mask_budget_bytes: u64,
+    masks_needed_bytes: u64,
 }
 
+/// The default budget for the mask sets of one [`TagIndex`]: 1 GiB.
+pub const DEFAULT_MASK_BUDGET_BYTES: u64 = 1 << 30;
+
 impl TagIndex {
+    /// Builds the index with the default mask budget ([`DEFAULT_MASK_BUDGET_BYTES`]).
     pub fn build(doc: &TagDocument) -> Self {
+        Self::build_with_mask_budget(doc, DEFAULT_MASK_BUDGET_BYTES)
+    }
+
+    /// Builds the index; the mask sets are built only if they (plus room for one full-document
+    /// mask, as a complement needs) fit in `mask_budget_bytes`. Clip lengths come from a file, so
+    /// this bounds what a file can make us allocate; without masks, the masks engine reports
+    /// [`EvalError::MasksOverBudget`] and `auto` uses ranges everywhere.
+    pub fn build_with_mask_budget(doc: &TagDocument, mask_budget_bytes: u64) -> Self {
         let clip_frames: Vec<u32> = doc.clips.iter().map(|c| c.frames).collect();
         let mut idx = Self {
             clip_frames,
+            mask_budget_bytes,
             ..Self::default()
         };
         for t in 0..doc.tags.len() {
-            let (r, m) = idx.build_tag(doc, t);
+            let r = idx.build_tag(doc, t);
             idx.ranges.push(r);
-            idx.masks.push(m);
             idx.versions.push(doc.tags[t].version);
         }
+        idx.rebuild_masks(None);
         idx
     }
 
-    fn build_tag(&self, doc: &TagDocument, t: usize) -> (RangeSet, MaskSet) {
+    fn build_tag(&self, doc: &TagDocument, t: usize) -> RangeSet {
         let mut set = RangeSet::new();
         let mut fixed = Vec::new();
         for (&clip, ranges) in &doc.tags[t].ranges {
@@ -316,8 +332,40 @@ impl TagIndex {
                 set.push_clip(clip, &fixed);
             }
         }
-        let masks = MaskSet::from_range_set(&set, &self.clip_frames);
-        (set, masks)
+        set
+    }
+
+    /// Bytes the mask sets need: every tag's clips, plus one mask over all clips.
+    fn masks_needed(&self) -> u64 {
+        let words =
+            |c: ClipId| words_for(self.clip_frames.get(c as usize).copied().unwrap_or(0)) as u64;
+        let tags: u64 = self
+            .ranges
+            .iter()
+            .map(|r| r.clips().iter().map(|&c| words(c)).sum::<u64>())
+            .sum();
+        let all: u64 = (0..self.clip_frames.len() as ClipId).map(words).sum();
+        (tags + all) * 8
+    }
+
+    /// Rebuilds the masks of `only` (or of every tag), or drops them all when over budget.
+    fn rebuild_masks(&mut self, only: Option<&[usize]>) {
+        self.masks_needed_bytes = self.masks_needed();
+        if self.masks_needed_bytes > self.mask_budget_bytes {
+            self.masks.clear();
+            return;
+        }
+        if self.masks.len() != self.ranges.len() || only.is_none() {
+            self.masks = self
+                .ranges
+                .iter()
+                .map(|r| MaskSet::from_range_set(r, &self.clip_frames))
+                .collect();
+        } else if let Some(tags) = only {
+            for &t in tags {
+                self.masks[t] = MaskSet::from_range_set(&self.ranges[t], &self.clip_frames);
+            }
+        }
     }
 
     /// Brings the index up to date with `doc`: rebuilds the tags whose version changed (everything
@@ -330,20 +378,42 @@ impl TagIndex {
                 .zip(&doc.clips)
                 .all(|(&f, c)| f == c.frames);
         if !same_clips || self.versions.len() != doc.tags.len() {
-            *self = Self::build(doc);
+            *self = Self::build_with_mask_budget(doc, self.mask_budget_bytes);
             return doc.tags.len();
         }
-        let mut rebuilt = 0;
+        let mut changed = Vec::new();
         for t in 0..doc.tags.len() {
             if self.versions[t] != doc.tags[t].version {
-                let (r, m) = self.build_tag(doc, t);
-                self.ranges[t] = r;
-                self.masks[t] = m;
+                self.ranges[t] = self.build_tag(doc, t);
                 self.versions[t] = doc.tags[t].version;
-                rebuilt += 1;
+                changed.push(t);
             }
         }
-        rebuilt
+        if !changed.is_empty() {
+            self.rebuild_masks(Some(&changed));
+        }
+        changed.len()
+    }
+
+    /// True when the mask sets are built (they fit in the budget).
+    pub fn has_masks(&self) -> bool {
+        self.masks.len() == self.ranges.len()
+    }
+
+    /// Bytes the mask sets need (whether or not they were built).
+    pub fn masks_needed_bytes(&self) -> u64 {
+        self.masks_needed_bytes
+    }
+
+    fn require_masks(&self) -> Result<(), EvalError> {
+        if self.has_masks() {
+            Ok(())
+        } else {
+            Err(EvalError::MasksOverBudget {
+                needed_bytes: self.masks_needed_bytes,
+                budget_bytes: self.mask_budget_bytes,
+            })
+        }
     }
 
     /// True when every tag version and clip length matches `doc`.
@@ -370,11 +440,18 @@ impl TagIndex {
         self.ranges.len()
     }
 
+    /// The ranges of a tag. Panics if `tag >= self.tag_count()`.
     pub fn tag_ranges(&self, tag: usize) -> &RangeSet {
         &self.ranges[tag]
     }
 
-    pub fn tag_masks(&self, tag: usize) -> &MaskSet {
+    /// The masks of a tag; `None` when the masks are over budget (see [`Self::has_masks`]).
+    pub fn tag_masks(&self, tag: usize) -> Option<&MaskSet> {
+        self.masks.get(tag)
+    }
+
+    /// The masks of a tag, for engines that checked [`Self::require_masks`].
+    fn masks_of(&self, tag: usize) -> &MaskSet {
         &self.masks[tag]
     }
 
@@ -438,6 +515,8 @@ pub struct AutoReport {
     pub choices: Vec<ClipChoice>,
     /// True when the query has filters, which forces ranges.
     pub has_filters: bool,
+    /// True when the index has no masks (over its memory budget), which forces ranges.
+    pub masks_over_budget: bool,
 }
 
 impl AutoReport {
@@ -451,7 +530,11 @@ impl AutoReport {
             self.clips_with(Engine::Masks),
             self.clips_with(Engine::Ranges),
         );
-        if self.has_filters {
+        if self.masks_over_budget {
+            format!(
+                "ranges on all {r} clips: the masks of this document are over the memory budget"
+            )
+        } else if self.has_filters {
             format!("ranges on all {r} clips: the query has filters, which work on ranges")
         } else {
             format!(
@@ -464,8 +547,18 @@ impl AutoReport {
 
 /// An error evaluating a query.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("invalid query code: {0}")]
-pub struct EvalError(#[from] pub QueryCodeError);
+pub enum EvalError {
+    #[error("invalid query code: {0}")]
+    Code(#[from] QueryCodeError),
+    #[error(
+        "the masks of this document would need {needed_bytes} bytes, over the budget of {budget_bytes} bytes; \
+         use the ranges engine"
+    )]
+    MasksOverBudget {
+        needed_bytes: u64,
+        budget_bytes: u64,
+    },
+}
 
 /// Words per block of the one-pass masks evaluator (1,024 frames).
 const BLOCK: usize = 16;
@@ -506,6 +599,8 @@ pub struct Evaluator {
     clip_words: Vec<u64>,
     program: Vec<WordOp>,
     leaves: Vec<u32>,
+    leaf_counts: Vec<u32>,
+    leaf_bits: Vec<u64>,
 }
 
 /// Runs a postfix program generically over an operand type.
@@ -653,11 +748,12 @@ impl Evaluator {
         out: &mut MaskSet,
     ) -> Result<(), EvalError> {
         q.validate(idx.tag_count())?;
+        idx.require_masks()?;
         let frames = idx.clip_frames();
         let spare = &mut self.spare_masks;
         let result = run_postfix!(
             q.items(),
-            |t: u32| idx.tag_masks(t as usize),
+            |t: u32| idx.masks_of(t as usize),
             spare,
             |op, a: &MaskSet, b: &MaskSet, o: &mut MaskSet| match op {
                 Item::Union => a.union(b, o),
@@ -730,6 +826,7 @@ impl Evaluator {
         out: &mut MaskSet,
     ) -> Result<(), EvalError> {
         let depth = q.validate(idx.tag_count())?;
+        idx.require_masks()?;
         if !q.is_pure_logic() {
             return self.eval_masks_op_by_op(q, idx, out);
         }
@@ -743,7 +840,7 @@ impl Evaluator {
         for (c, &frames) in idx.clip_frames().iter().enumerate() {
             let c = c as ClipId;
             for (k, &t) in self.leaves.iter().enumerate() {
-                let set = idx.tag_masks(t as usize);
+                let set = idx.masks_of(t as usize);
                 let clips = set.clips();
                 while cursors[k] < clips.len() && clips[cursors[k]] < c {
                     cursors[k] += 1;
@@ -794,42 +891,47 @@ impl Evaluator {
             self.leaves.len()
         };
         let empty_when = EmptyTable::new(&self.program, leaves_for_table);
+        let masks_available = idx.has_masks();
         let mut report = AutoReport {
             choices: Vec::new(),
             has_filters,
+            masks_over_budget: !masks_available,
         };
         let n = self.leaves.len();
         let clip_count = idx.clip_frames().len();
         let mut skip = vec![0u64; clip_count.div_ceil(64)];
         let mut masks_clips: Vec<ClipId> = Vec::new();
-        let mut cursors: SmallVec<[usize; 16]> = SmallVec::from_elem(0, n);
-        let mut present: SmallVec<[bool; 16]> = SmallVec::new();
-        for (c, &frames) in idx.clip_frames().iter().enumerate() {
-            let c = c as ClipId;
-            let mut leaf_ranges = 0usize;
-            present.clear();
-            for (k, &t) in self.leaves.iter().enumerate() {
-                let set = idx.tag_ranges(t as usize);
-                let clips = set.clips();
-                while cursors[k] < clips.len() && clips[cursors[k]] < c {
-                    cursors[k] += 1;
-                }
-                let here = clips.get(cursors[k]) == Some(&c);
-                present.push(here);
-                if here {
-                    leaf_ranges += set.slot(cursors[k]).len();
-                }
+        // One linear pass per input tag fills, per clip, its input range count and which inputs
+        // are present (bit k: leaf k; leaves past 64 are not tracked and never allow a skip).
+        self.leaf_counts.clear();
+        self.leaf_counts.resize(clip_count, 0);
+        self.leaf_bits.clear();
+        self.leaf_bits.resize(clip_count, 0);
+        for (k, &t) in self.leaves.iter().enumerate() {
+            let bit = if k < 64 { 1u64 << k } else { 0 };
+            for (c, len) in idx.tag_ranges(t as usize).clip_counts() {
+                let n = &mut self.leaf_counts[c as usize];
+                *n = n.saturating_add(len as u32);
+                self.leaf_bits[c as usize] |= bit;
             }
+        }
+        for (c, &frames) in idx.clip_frames().iter().enumerate() {
+            let leaf_ranges = self.leaf_counts[c] as usize;
+            let bits = self.leaf_bits[c];
+            let c = c as ClipId;
             let empty = if has_filters {
                 leaf_ranges == 0 && empty_on_empty
+            } else if n <= 64 {
+                empty_when.is_empty(&self.program, |k| (bits >> k) & 1 == 1)
             } else {
-                empty_when.is_empty(&self.program, |k| present[k])
+                false
             };
             if empty {
                 continue;
             }
             let words = words_for(frames);
             let use_masks = !has_filters
+                && masks_available
                 && leaf_ranges as f64 > AUTO_MASKS_RANGES_PER_WORD * (words * n.max(1)) as f64;
             report.choices.push(ClipChoice {
                 clip: c,
@@ -850,17 +952,29 @@ impl Evaluator {
             self.eval_ranges_skipping(q, idx, out, &[])?;
             return Ok(report);
         }
+        // When every clip that can match went to masks, the ranges engine has nothing to do.
+        let all_masks = masks_clips.len() == report.choices.len();
         let mut by_ranges = self.spare_ranges.pop().unwrap_or_default();
-        self.eval_ranges_skipping(q, idx, &mut by_ranges, &skip)?;
+        by_ranges.clear();
+        if !all_masks {
+            self.eval_ranges_skipping(q, idx, &mut by_ranges, &skip)?;
+        }
         let mut by_masks = self.spare_ranges.pop().unwrap_or_default();
         by_masks.clear();
         self.block_stack.resize(depth.max(1), [0; BLOCK]);
-        let mut leaf_words: SmallVec<[Option<&[u64]>; 16]> = SmallVec::with_capacity(n);
+        let mut leaf_words: SmallVec<[Option<&[u64]>; 16]> = SmallVec::from_elem(None, n);
+        let mut cursors: SmallVec<[usize; 16]> = SmallVec::from_elem(0, n);
         for &c in &masks_clips {
             let frames = idx.clip_frames()[c as usize];
-            leaf_words.clear();
-            for &t in &self.leaves {
-                leaf_words.push(idx.tag_masks(t as usize).clip_words(c));
+            // `masks_clips` is sorted, so each leaf's clip list is walked once.
+            for (k, &t) in self.leaves.iter().enumerate() {
+                let set = idx.masks_of(t as usize);
+                let clips = set.clips();
+                while cursors[k] < clips.len() && clips[cursors[k]] < c {
+                    cursors[k] += 1;
+                }
+                leaf_words[k] =
+                    (clips.get(cursors[k]) == Some(&c)).then(|| set.slot_words(cursors[k]));
             }
             self.clip_words.resize(words_for(frames), 0);
             fused_clip(
@@ -873,7 +987,11 @@ impl Evaluator {
             mask::vectorize_words_append(&self.clip_words, frames, by_masks.flat_mut());
             by_masks.end_clip(c);
         }
-        by_ranges.union(&by_masks, out);
+        if by_ranges.is_empty() {
+            std::mem::swap(out, &mut by_masks);
+        } else {
+            by_ranges.union(&by_masks, out);
+        }
         self.spare_ranges.push(by_ranges);
         self.spare_ranges.push(by_masks);
         Ok(report)

@@ -128,6 +128,14 @@ impl RangeSet {
             .map(|(i, &c)| (c, self.slot(i)))
     }
 
+    /// `(clip, number of ranges)` for every stored clip, in clip order.
+    pub fn clip_counts(&self) -> impl Iterator<Item = (ClipId, usize)> + '_ {
+        self.clips
+            .iter()
+            .zip(self.offsets.windows(2))
+            .map(|(&c, w)| (c, (w[1] - w[0]) as usize))
+    }
+
     pub fn is_empty(&self) -> bool {
         self.clips.is_empty()
     }
@@ -149,7 +157,6 @@ impl RangeSet {
 
     /// Walks the clips of `self` and `other` in order, calling `both` for shared clips and copying
     /// one-sided clips when `keep_a` / `keep_b` say so.
-    #[allow(clippy::too_many_arguments)]
     fn merge_walk(
         &self,
         other: &Self,
