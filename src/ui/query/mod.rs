@@ -146,7 +146,7 @@ impl Default for QueryPanel {
             cut: None,
             cut_summary: None,
             message: None,
-            engine: QueryEngine::default(),
+            engine: model::new_engine(),
             evaluated: None,
             eval_key: None,
             parsed: None,
@@ -189,7 +189,7 @@ impl QueryPanel {
                     }
                 }
                 Err(_) => {
-                    self.engine = QueryEngine::default();
+                    self.engine = model::new_engine();
                     self.eval_key = None;
                     self.message = Some("the evaluation thread stopped unexpectedly".to_owned());
                 }
@@ -234,7 +234,7 @@ impl QueryPanel {
             .sum();
         self.last_in_background = ranges > BACKGROUND_RANGES;
         if self.last_in_background {
-            let mut engine = std::mem::take(&mut self.engine);
+            let mut engine = std::mem::replace(&mut self.engine, model::new_engine());
             let doc = doc.clone();
             let text = self.text.clone();
             let handle = std::thread::spawn(move || {
@@ -303,8 +303,14 @@ impl QueryPanel {
             },
             ExtraLane {
                 id: LANE_MASKS.to_owned(),
-                label: format!("{} (masks)", short(&ev.text)),
-                tooltip: format!("{}\nmasks engine, {:.0} µs; {warn}", ev.text, ev.masks_us),
+                label: match &ev.masks_unavailable {
+                    None => format!("{} (masks)", short(&ev.text)),
+                    Some(_) => format!("{} (masks: not run)", short(&ev.text)),
+                },
+                tooltip: match &ev.masks_unavailable {
+                    None => format!("{}\nmasks engine, {:.0} µs; {warn}", ev.text, ev.masks_us),
+                    Some(why) => format!("{}\nmasks engine not run: {why}", ev.text),
+                },
                 color: c.lane_masks,
                 ranges: ev.masks.clip_ranges(clip).to_vec(),
                 alarm: differ,
@@ -1053,6 +1059,11 @@ fn details_ui(ui: &mut Ui, panel: &mut QueryPanel, doc: &TagDocument, clip: Clip
                 ev.index_ranges_bytes, ev.index_masks_bytes
             ));
             ui.end_row();
+            if let Some(why) = &ev.masks_unavailable {
+                ui.label("masks engine");
+                ui.label(format!("not run: {why}"));
+                ui.end_row();
+            }
             ui.label("engines agree");
             ui.label(if ev.agree() {
                 "yes".to_owned()

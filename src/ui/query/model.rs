@@ -5,9 +5,14 @@ use std::hash::{Hash, Hasher};
 use std::time::Instant;
 
 use crate::core::tags::explain::{BinOp, Expr, ExprTree, NodeKind, postfix_text};
-use crate::core::tags::query::{AutoReport, QueryEngine};
+use crate::core::tags::query::{AutoReport, EvalError, QueryEngine};
 use crate::core::tags::range::{SweepEvent, sweep_traced};
 use crate::core::tags::{ClipId, Filter, MaskSet, Query, QueryError, Range, RangeSet, TagDocument};
+
+/// A query engine with the default mask budget (`QueryEngine::default()` has a zero budget).
+pub fn new_engine() -> QueryEngine {
+    QueryEngine::new(&TagDocument::default())
+}
 
 /// Most recent queries kept in the history.
 pub const HISTORY_LEN: usize = 20;
@@ -35,6 +40,8 @@ pub struct Evaluation {
     pub auto_us: f64,
     /// True when the query cache answered the `auto` run.
     pub cached: bool,
+    /// Why the masks engine did not run (its masks would exceed the index's memory budget).
+    pub masks_unavailable: Option<String>,
     /// Bytes of the result as packed ranges and as packed masks.
     pub result_ranges_bytes: usize,
     pub result_masks_bytes: usize,
@@ -96,8 +103,12 @@ pub fn evaluate_all(
     let ranges_us = micros(t);
     let mut mask_set = MaskSet::new();
     let t = Instant::now();
-    ev.eval_masks(q, idx, &mut mask_set)
-        .map_err(|e| e.to_string())?;
+    let masks_unavailable = match ev.eval_masks(q, idx, &mut mask_set) {
+        Ok(()) => None,
+        // A document whose masks would not fit in memory: the masks engine cannot run.
+        Err(e @ EvalError::MasksOverBudget { .. }) => Some(e.to_string()),
+        Err(e) => return Err(e.to_string()),
+    };
     let masks_us = micros(t);
     let mut masks = RangeSet::new();
     mask_set.to_range_set(&mut masks);
@@ -107,7 +118,7 @@ pub fn evaluate_all(
     let auto_us = micros(t);
     let mut mismatched: Vec<ClipId> = Vec::new();
     for c in 0..doc.clips.len() as ClipId {
-        if ranges.clip_ranges(c) != masks.clip_ranges(c)
+        if (masks_unavailable.is_none() && ranges.clip_ranges(c) != masks.clip_ranges(c))
             || ranges.clip_ranges(c) != auto.clip_ranges(c)
             || outcome.result.clip_ranges(c) != ranges.clip_ranges(c)
         {
@@ -138,6 +149,7 @@ pub fn evaluate_all(
         masks_us,
         auto_us,
         cached: outcome.cached,
+        masks_unavailable,
         tree,
         node_results,
     })
@@ -509,7 +521,7 @@ mod tests {
     #[test]
     fn evaluation_engines_agree_and_nodes_are_evaluated() {
         let doc = demo();
-        let mut engine = QueryEngine::new(&doc);
+        let mut engine = new_engine();
         let text = "(Walking | Running) & Male - Tired";
         let q = doc.parse_query(text).unwrap();
         let e = evaluate_all(&mut engine, &doc, text, &q).unwrap();
@@ -523,6 +535,22 @@ mod tests {
         // The second run is answered by the cache.
         let e2 = evaluate_all(&mut engine, &doc, text, &q).unwrap();
         assert!(e2.cached);
+    }
+
+    #[test]
+    fn masks_over_budget_still_gives_ranges() {
+        let doc = demo();
+        let mut engine = QueryEngine {
+            index: crate::core::tags::TagIndex::build_with_mask_budget(&doc, 16),
+            ..new_engine()
+        };
+        let text = "Walking | Running";
+        let q = doc.parse_query(text).unwrap();
+        let e = evaluate_all(&mut engine, &doc, text, &q).unwrap();
+        assert!(e.masks_unavailable.is_some());
+        assert!(e.agree());
+        assert!(e.masks.is_empty());
+        assert_eq!(e.auto, e.ranges);
     }
 
     #[test]
@@ -601,7 +629,7 @@ mod tests {
     #[test]
     fn step_trace_forms_the_output() {
         let doc = demo();
-        let mut engine = QueryEngine::new(&doc);
+        let mut engine = new_engine();
         let text = "Walking | Running";
         let q = doc.parse_query(text).unwrap();
         let e = evaluate_all(&mut engine, &doc, text, &q).unwrap();
