@@ -749,10 +749,13 @@ fn status_line_ui(ui: &mut Ui, panel: &QueryPanel, dark: bool) {
             ev.auto.clips().len()
         ));
         ui.separator();
+        let masks = match ev.masks_unavailable {
+            None => format!("masks {:.0} µs", ev.masks_us),
+            Some(_) => "masks not run (over the memory budget)".to_owned(),
+        };
         ui.weak(format!(
-            "ranges {:.0} µs, masks {:.0} µs, auto {:.0} µs{}",
+            "ranges {:.0} µs, {masks}, auto {:.0} µs{}",
             ev.ranges_us,
-            ev.masks_us,
             ev.auto_us,
             if ev.cached { ", cache hit" } else { "" }
         ));
