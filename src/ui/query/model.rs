@@ -7,7 +7,7 @@ use std::time::Instant;
 use crate::core::tags::explain::{BinOp, Expr, ExprTree, NodeKind, postfix_text};
 use crate::core::tags::query::{AutoReport, EvalError, QueryEngine};
 use crate::core::tags::range::{SweepEvent, sweep_traced};
-use crate::core::tags::{ClipId, Filter, MaskSet, Query, QueryError, Range, RangeSet, TagDocument};
+use crate::core::tags::{ClipId, Filter, MaskSet, Query, Range, RangeSet, TagDocument};
 
 /// A query engine with the default mask budget (`QueryEngine::default()` has a zero budget).
 pub fn new_engine() -> QueryEngine {
@@ -502,11 +502,6 @@ fn node_at<'a>(root: &'a mut Expr, path: &[usize]) -> Option<&'a mut Expr> {
         };
     }
     Some(node)
-}
-
-/// Converts a parse error into a single line for the panel: the message with "did you mean".
-pub fn error_line(e: &QueryError) -> String {
-    e.to_string()
 }
 
 #[cfg(test)]
