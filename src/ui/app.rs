@@ -126,6 +126,8 @@ pub struct TaglaneApp {
     pub active_tag: Option<usize>,
     pub timeline: TimelineView,
     pub browser: BrowserState,
+    /// The query panel.
+    pub query: crate::ui::query::QueryPanel,
     pub clipboard: Clipboard,
     pub prefs: Prefs,
     pub status: Option<(Level, String)>,
@@ -151,6 +153,7 @@ impl TaglaneApp {
             active_tag: None,
             timeline: TimelineView::default(),
             browser: BrowserState::default(),
+            query: crate::ui::query::QueryPanel::default(),
             clipboard: Clipboard::default(),
             prefs,
             status: None,
@@ -230,6 +233,23 @@ impl TaglaneApp {
                     &mut self.queue,
                 );
             });
+        self.query.update(&self.project.doc);
+        egui::Panel::bottom("query_panel")
+            .resizable(true)
+            .default_size(300.0)
+            .show(ui, |ui| {
+                crate::ui::query::query_ui(
+                    ui,
+                    &mut self.query,
+                    &self.project.doc,
+                    self.current_clip,
+                    self.prefs.dark,
+                    &mut self.queue,
+                );
+            });
+        let query_lanes =
+            self.query
+                .extra_lanes(&self.project.doc, self.current_clip, self.prefs.dark);
         egui::CentralPanel::default_margins().show(ui, |ui| {
             self.transport_ui(ui);
             ui.separator();
@@ -242,7 +262,7 @@ impl TaglaneApp {
                 active_tag: self.active_tag,
                 mark_in: self.playback.mark_in,
                 dark: self.prefs.dark,
-                extra_lanes: &[],
+                extra_lanes: &query_lanes,
             };
             timeline::timeline_ui(ui, &input, &mut self.timeline, &mut self.queue);
         });
@@ -1172,6 +1192,38 @@ impl TaglaneApp {
                 Err(e) => self.message(Level::Error, format!("cannot recover: {e}")),
             },
             AppCommand::DiscardAutosave => self.recovery.clear(),
+            AppCommand::QueryJump { clip, range } => {
+                self.apply(AppCommand::SelectClip(clip), ctx);
+                self.playback.playing = false;
+                self.playback.playhead = range.start as f64;
+                self.query.selected_result = Some((clip, range));
+            }
+            AppCommand::QueryExport { kind, path } => {
+                let path = path.or_else(|| match kind {
+                    crate::ui::query::QueryExportKind::Json => {
+                        rfd_save("Export query result", "query.json", &[("JSON", &["json"])])
+                    }
+                    crate::ui::query::QueryExportKind::Csv => {
+                        rfd_save("Export query result", "query.csv", &[("CSV", &["csv"])])
+                    }
+                });
+                if let Some(p) = path {
+                    match self.query.export(&self.project.doc, kind, &p) {
+                        Ok(m) => self.message(Level::Info, m),
+                        Err(e) => self.message(Level::Error, e),
+                    }
+                }
+            }
+            AppCommand::QueryCut { dir } => {
+                if let Some(d) = dir.or_else(|| rfd_folder("Folder for the cut BVH files")) {
+                    let base = self.project.base_dir();
+                    let demo = self.project.is_demo;
+                    match self.query.start_cut(&self.project.doc, d, base, demo) {
+                        Ok(()) => self.message(Level::Info, "cutting query result into BVH files"),
+                        Err(e) => self.message(Level::Error, e),
+                    }
+                }
+            }
         }
     }
 

@@ -7,6 +7,7 @@ pub mod app;
 pub mod browser;
 pub mod command;
 pub mod project;
+pub mod query;
 pub mod recovery;
 pub mod theme;
 pub mod timeline;

@@ -81,3 +81,53 @@ pub fn palette(dark: bool) -> Palette {
         }
     }
 }
+
+/// Colours of the query panel: syntax classes and result lanes.
+pub struct QueryColors {
+    pub tag: Color32,
+    pub unknown_tag: Color32,
+    pub function: Color32,
+    pub keyword: Color32,
+    pub operator: Color32,
+    pub number: Color32,
+    pub lane_ranges: Color32,
+    pub lane_masks: Color32,
+    pub lane_node: Color32,
+    pub step_a: Color32,
+    pub step_b: Color32,
+    pub step_out: Color32,
+}
+
+pub fn query_colors(dark: bool) -> QueryColors {
+    if dark {
+        QueryColors {
+            tag: Color32::from_rgb(130, 200, 255),
+            unknown_tag: Color32::from_rgb(255, 130, 120),
+            function: Color32::from_rgb(220, 180, 255),
+            keyword: Color32::from_rgb(255, 170, 90),
+            operator: Color32::from_rgb(240, 220, 120),
+            number: Color32::from_rgb(150, 230, 160),
+            lane_ranges: Color32::from_rgb(80, 170, 230),
+            lane_masks: Color32::from_rgb(60, 200, 170),
+            lane_node: Color32::from_rgb(200, 150, 240),
+            step_a: Color32::from_rgb(90, 160, 230),
+            step_b: Color32::from_rgb(230, 150, 80),
+            step_out: Color32::from_rgb(110, 210, 120),
+        }
+    } else {
+        QueryColors {
+            tag: Color32::from_rgb(20, 90, 170),
+            unknown_tag: Color32::from_rgb(190, 30, 20),
+            function: Color32::from_rgb(120, 60, 170),
+            keyword: Color32::from_rgb(180, 90, 0),
+            operator: Color32::from_rgb(130, 100, 0),
+            number: Color32::from_rgb(20, 130, 50),
+            lane_ranges: Color32::from_rgb(40, 120, 200),
+            lane_masks: Color32::from_rgb(20, 150, 130),
+            lane_node: Color32::from_rgb(140, 80, 200),
+            step_a: Color32::from_rgb(40, 110, 200),
+            step_b: Color32::from_rgb(200, 110, 30),
+            step_out: Color32::from_rgb(30, 150, 60),
+        }
+    }
+}
