@@ -136,6 +136,10 @@ pub struct TaglaneApp {
     pub queue: Vec<AppCommand>,
     /// Set when the app asked to close and may now do so.
     pub allow_close: bool,
+    /// Pose preview and compression view (right panel), and the loaded animations.
+    pub pose: crate::ui::pose::PoseView,
+    pub compression: crate::ui::compression::CompressionView,
+    pub anim_cache: crate::ui::anim_cache::AnimCache,
     last_autosave: Instant,
     last_title: Option<String>,
 }
@@ -159,6 +163,9 @@ impl TaglaneApp {
             recovery,
             queue: Vec::new(),
             allow_close: false,
+            pose: Default::default(),
+            compression: Default::default(),
+            anim_cache: Default::default(),
             last_autosave: Instant::now(),
             last_title: None,
         };
@@ -227,6 +234,26 @@ impl TaglaneApp {
                     &self.project.doc,
                     self.current_clip,
                     &mut self.browser,
+                    &mut self.queue,
+                );
+            });
+        egui::Panel::right("pose_panel")
+            .resizable(true)
+            .default_size(520.0)
+            .min_size(280.0)
+            .show(ui, |ui| {
+                let input = crate::ui::pose::SideInput {
+                    project: &self.project,
+                    clip: self.current_clip,
+                    playhead: self.playback.playhead,
+                    dark: self.prefs.dark,
+                };
+                crate::ui::pose::side_panel_ui(
+                    ui,
+                    &input,
+                    &mut self.anim_cache,
+                    &mut self.pose,
+                    &mut self.compression,
                     &mut self.queue,
                 );
             });
