@@ -239,7 +239,7 @@ impl TaglaneApp {
             });
         egui::Panel::right("pose_panel")
             .resizable(true)
-            .default_size(520.0)
+            .default_size(440.0)
             .min_size(280.0)
             .show(ui, |ui| {
                 let input = crate::ui::pose::SideInput {

@@ -73,16 +73,23 @@ impl Default for BlendSettings {
     }
 }
 
+/// The clip and joint a cached rotation curve belongs to.
+type CurveKey = (ClipId, usize);
+
 /// State of the pose preview.
 pub struct PoseView {
     pub tab: SideTab,
     pub camera: Camera,
+    /// Keep the camera's target over the character's root (panning turns it off).
+    pub follow: bool,
     pub rotation: RotationInterp,
     pub pre: Extrapolation,
     pub post: Extrapolation,
     pub blend: BlendSettings,
     pub hovered: Option<usize>,
     pub selected: Option<usize>,
+    /// Where the viewport was drawn last frame (for tests and pointer mapping).
+    pub viewport_rect: Option<egui::Rect>,
     /// Model-space positions of the pose shown (blended when blending), file units.
     pub joint_positions: Vec<Vec3>,
     /// Model-space positions of the current clip alone at the playhead.
@@ -106,7 +113,7 @@ pub struct PoseView {
     framed_clip: Option<ClipId>,
     trail_key: Option<(ClipId, usize)>,
     tracks: Vec<(usize, Arc<RootMotionTrack>)>,
-    curve: Option<((ClipId, usize), [Vec<f32>; 3])>,
+    curve: Option<(CurveKey, [Vec<f32>; 3])>,
 }
 
 impl Default for PoseView {
@@ -114,12 +121,14 @@ impl Default for PoseView {
         Self {
             tab: SideTab::Pose,
             camera: Camera::default(),
+            follow: true,
             rotation: RotationInterp::Slerp,
             pre: Extrapolation::Clamp,
             post: Extrapolation::Clamp,
             blend: BlendSettings::default(),
             hovered: None,
             selected: None,
+            viewport_rect: None,
             joint_positions: Vec::new(),
             base_positions: Vec::new(),
             b_positions: Vec::new(),
@@ -209,6 +218,12 @@ impl PoseView {
             self.frame_character();
             self.framed_clip = Some(input.clip);
         }
+        if self.follow
+            && let Some(root) = self.base_positions.get(motion_joint(a))
+        {
+            self.camera.target.x = root.x;
+            self.camera.target.z = root.z;
+        }
 
         let Some(b) = b.filter(|_| self.blend.enabled) else {
             self.trajectories = None;
@@ -278,10 +293,18 @@ impl PoseView {
                 None
             }
         };
+        let align = motion_joint(a);
         let mut bb = PoseBuffers::default();
         if sample_model(b, time_b, &settings, &mut bb).is_ok() {
+            // Drawn over A's place on the ground, like the blend.
+            let shift = match (self.base_positions.get(align), bb.model.get(align)) {
+                (Some(pa), Some(pb)) => {
+                    Vec3::new(pa.x - pb.translation.x, 0.0, pa.z - pb.translation.z)
+                }
+                _ => Vec3::ZERO,
+            };
             self.b_positions
-                .extend(bb.model.iter().map(|t| t.translation));
+                .extend(bb.model.iter().map(|t| t.translation + shift));
         }
         match model::blend_model(
             a,
@@ -291,6 +314,7 @@ impl PoseView {
             &settings,
             self.blend.weight,
             mask.as_deref(),
+            Some(align),
             &mut bb,
         ) {
             Ok(()) => {
@@ -302,6 +326,22 @@ impl PoseView {
         }
         self.trajectories =
             blended_trajectories(&ta, &tb, map, self.blend.weight, self.time_s).ok();
+    }
+
+    /// Screen position of joint `joint` of the shown pose in the last drawn viewport.
+    pub fn joint_screen_pos(&self, joint: usize) -> Option<egui::Pos2> {
+        let rect = self.viewport_rect?;
+        let p = *self.joint_positions.get(joint)?;
+        let vp = self
+            .camera
+            .clip_from_model(rect.width() / rect.height().max(1.0));
+        let q = self.camera.project(
+            &vp,
+            p,
+            glam::Vec2::new(rect.min.x, rect.min.y),
+            glam::Vec2::new(rect.width(), rect.height()),
+        )?;
+        Some(egui::pos2(q.x, q.y))
     }
 
     /// Frames the current pose and its trail.
@@ -372,6 +412,7 @@ pub fn side_panel_ui(
                 pose.camera.set_view(v);
             }
         }
+        ui.toggle_value(&mut pose.follow, "Follow");
         ui.weak("drag: orbit, shift/middle drag: pan, wheel: zoom");
     });
 
@@ -417,6 +458,10 @@ pub fn side_panel_ui(
         &scene,
         pose.selected,
     );
+    pose.viewport_rect = Some(out.rect);
+    if out.panned {
+        pose.follow = false;
+    }
     pose.hovered = out.hovered;
     if let Some(c) = out.clicked {
         pose.selected = c;

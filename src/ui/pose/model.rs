@@ -223,6 +223,10 @@ pub fn build_mask(clip: &Clip, kind: MaskKind) -> Result<Option<Vec<f32>>, Strin
 
 /// Blends clip `a` at `time_a_s` with clip `b` at `time_b_s` (`weight` of `b`, optional mask) and
 /// writes model-space transforms to `out.model`. The clips must share the skeleton's joint count.
+///
+/// With `align_joint` (the motion joint, see [`motion_joint`]), B's local translation of that
+/// joint is moved onto A's on the ground plane (x, z) before mixing, so the blend shows the two
+/// poses rather than halfway between two places; the root-motion view shows the trajectories.
 #[allow(clippy::too_many_arguments)]
 pub fn blend_model(
     a: &Clip,
@@ -232,6 +236,7 @@ pub fn blend_model(
     settings: &SampleSettings,
     weight: f32,
     mask: Option<&[f32]>,
+    align_joint: Option<usize>,
     out: &mut PoseBuffers,
 ) -> Result<(), JobError> {
     let n = a.joint_count();
@@ -247,6 +252,12 @@ pub fn blend_model(
     let mut sb = SampleBuffer::new(n);
     sa.sample(a, time_a_s, settings)?;
     sb.sample(b, time_b_s, settings)?;
+    if let Some(m) = align_joint.filter(|m| *m < n) {
+        let ta = sa.transforms[m].translation;
+        let tb = &mut sb.transforms[m].translation;
+        tb.x = ta.x;
+        tb.z = ta.z;
+    }
     let mut mixed = SampleBuffer::new(n);
     mix(
         &sa,
@@ -603,11 +614,11 @@ mod tests {
         let mut ref_b = PoseBuffers::default();
         sample_model(&a, 0.25, &s, &mut ref_a).unwrap();
         sample_model(&b, 0.1, &s, &mut ref_b).unwrap();
-        blend_model(&a, 0.25, &b, 0.1, &s, 0.0, None, &mut out).unwrap();
+        blend_model(&a, 0.25, &b, 0.1, &s, 0.0, None, None, &mut out).unwrap();
         for (x, y) in out.model.iter().zip(&ref_a.model) {
             assert!((x.translation - y.translation).length() < 1e-5);
         }
-        blend_model(&a, 0.25, &b, 0.1, &s, 1.0, None, &mut out).unwrap();
+        blend_model(&a, 0.25, &b, 0.1, &s, 1.0, None, None, &mut out).unwrap();
         for (x, y) in out.model.iter().zip(&ref_b.model) {
             assert!((x.translation - y.translation).length() < 1e-5);
         }
@@ -617,11 +628,15 @@ mod tests {
         let lower = build_mask(&a, MaskKind::LowerBody).unwrap().unwrap();
         assert_eq!(lower, vec![1.0, 0.0, 0.0, 1.0]);
         assert!(build_mask(&a, MaskKind::Subtree(9)).is_err());
-        blend_model(&a, 0.25, &b, 0.1, &s, 1.0, Some(&mask), &mut out).unwrap();
+        blend_model(&a, 0.25, &b, 0.1, &s, 1.0, Some(&mask), None, &mut out).unwrap();
         let mut local = vec![Transform::IDENTITY; 4];
         sample_clip(&a, 0.25, &s, &mut local).unwrap();
         assert!((out.local[0].translation - local[0].translation).length() < 1e-6);
         assert!((out.local[3].rotation.dot(local[3].rotation)).abs() > 0.99999);
+        // Aligned roots: B's root moves onto A's on the ground, keeps its height.
+        blend_model(&a, 0.25, &b, 0.1, &s, 1.0, None, Some(0), &mut out).unwrap();
+        let (ra, rb) = (ref_a.model[0].translation, ref_b.model[0].translation);
+        assert!((out.model[0].translation - Vec3::new(ra.x, rb.y, ra.z)).length() < 1e-5);
     }
 
     #[test]

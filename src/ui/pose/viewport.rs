@@ -28,6 +28,10 @@ pub struct ViewportOutput {
     pub hovered: Option<usize>,
     /// A joint was clicked (`Some(Some(j))`) or empty space was clicked (`Some(None)`).
     pub clicked: Option<Option<usize>>,
+    /// The camera was panned this frame.
+    pub panned: bool,
+    /// Where the viewport is.
+    pub rect: egui::Rect,
 }
 
 fn g(p: Pos2) -> Vec2 {
@@ -51,10 +55,12 @@ pub fn viewport_ui(
 
     // Input.
     let shift = ui.input(|i| i.modifiers.shift);
+    let mut panned = false;
     if response.dragged_by(egui::PointerButton::Middle)
         || (response.dragged_by(egui::PointerButton::Primary) && shift)
     {
         camera.pan(g(response.drag_delta().to_pos2()), rect.height());
+        panned = true;
     } else if response.dragged_by(egui::PointerButton::Primary)
         || response.dragged_by(egui::PointerButton::Secondary)
     {
@@ -79,7 +85,12 @@ pub fn viewport_ui(
     let clicked = response.clicked().then_some(hovered);
 
     if !ui.is_rect_visible(rect) {
-        return ViewportOutput { hovered, clicked };
+        return ViewportOutput {
+            hovered,
+            clicked,
+            panned,
+            rect,
+        };
     }
     let pal = theme::viewport_palette(scene.dark);
     let painter = ui.painter_at(rect);
@@ -174,7 +185,12 @@ pub fn viewport_ui(
             pal.text,
         );
     }
-    ViewportOutput { hovered, clicked }
+    ViewportOutput {
+        hovered,
+        clicked,
+        panned,
+        rect,
+    }
 }
 
 fn draw_skeleton(
