@@ -288,11 +288,12 @@ fn dragging_orbits_and_the_view_buttons_set_the_camera() {
 fn pose_view_snapshot() {
     let mut app = TaglaneApp::demo_for_tests();
     app.pose.blend.enabled = true;
-    app.pose.blend.clip_b = Some(1);
-    app.pose.blend.weight = 0.4;
+    // walk_turn_left_male_04: its turn makes the lerp, nlerp and slerp trajectories differ.
+    app.pose.blend.clip_b = Some(8);
+    app.pose.blend.weight = 0.5;
     app.pose.selected = Some(3);
     let mut h = Harness::builder()
-        .with_size([1400.0, 860.0])
+        .with_size([1400.0, 1150.0])
         .wgpu()
         .build_ui_state(|ui, app: &mut TaglaneApp| app.ui(ui), app);
     h.state_mut().queue.push(AppCommand::SetPlayhead(60.0));

@@ -78,6 +78,10 @@ pub struct CompressionView {
     pub export_dir: Option<PathBuf>,
     /// Result of the last action (export, errors).
     pub status: Option<String>,
+    /// An export writing files in the background.
+    pub export_job: Option<std::thread::JoinHandle<Result<Vec<PathBuf>, String>>>,
+    /// The files written by the last finished export, or why it failed.
+    pub last_export: Option<Result<Vec<PathBuf>, String>>,
 }
 
 impl Default for CompressionView {
@@ -93,6 +97,8 @@ impl Default for CompressionView {
             chosen: 0,
             export_dir: None,
             status: None,
+            export_job: None,
+            last_export: None,
         }
     }
 }
@@ -136,6 +142,7 @@ impl CompressionView {
 
     /// Collects a finished job; keeps repainting while one runs.
     pub fn poll(&mut self, ctx: &egui::Context) {
+        self.poll_export(ctx);
         let Some(job) = &self.job else { return };
         if !job.is_finished() {
             ctx.request_repaint();
@@ -213,9 +220,12 @@ impl CompressionView {
         })
     }
 
-    /// Writes the chosen candidate's compressed clips (`only`: one clip, else all) into
-    /// `export_dir`.
-    pub fn export(&mut self, only: Option<ClipId>) -> Result<Vec<PathBuf>, String> {
+    /// Starts writing the chosen candidate's compressed clips (`only`: one clip, else all) into
+    /// `export_dir` in a background thread; the result lands in `last_export`.
+    pub fn start_export(&mut self, only: Option<ClipId>) -> Result<(), String> {
+        if self.export_job.is_some() {
+            return Err("an export is already running".into());
+        }
         let dir = self
             .export_dir
             .clone()
@@ -224,16 +234,51 @@ impl CompressionView {
             .comparison
             .as_ref()
             .ok_or_else(|| "run a comparison first".to_owned())?;
-        let outcomes: Vec<&ClipOutcome> = cmp
+        let outcomes: Vec<ClipOutcome> = cmp
             .outcomes
             .get(self.chosen)
             .map(|o| {
                 o.iter()
                     .filter(|o| only.is_none_or(|c| o.clip == c))
+                    .cloned()
                     .collect()
             })
             .unwrap_or_default();
-        export_tlc(&outcomes, &dir)
+        let handle = std::thread::Builder::new()
+            .name("taglane-export".into())
+            .spawn(move || {
+                let refs: Vec<&ClipOutcome> = outcomes.iter().collect();
+                export_tlc(&refs, &dir)
+            })
+            .map_err(|e| format!("cannot start the export: {e}"))?;
+        self.export_job = Some(handle);
+        Ok(())
+    }
+
+    /// True while an export runs.
+    pub fn is_exporting(&self) -> bool {
+        self.export_job.is_some()
+    }
+
+    fn poll_export(&mut self, ctx: &egui::Context) {
+        match &self.export_job {
+            Some(h) if h.is_finished() => {}
+            Some(_) => {
+                ctx.request_repaint();
+                return;
+            }
+            None => return,
+        }
+        if let Some(h) = self.export_job.take() {
+            let result = h
+                .join()
+                .unwrap_or_else(|_| Err("the export thread failed".into()));
+            self.status = Some(match &result {
+                Ok(files) => format!("exported {} file(s)", files.len()),
+                Err(e) => format!("export failed: {e}"),
+            });
+            self.last_export = Some(result);
+        }
     }
 
     /// The compression tab.
@@ -391,10 +436,17 @@ impl CompressionView {
         });
         let mut export = None;
         ui.horizontal(|ui| {
-            if ui.button("Export this clip").clicked() {
+            let idle = self.export_job.is_none();
+            if ui
+                .add_enabled(idle, egui::Button::new("Export this clip"))
+                .clicked()
+            {
                 export = Some(Some(input.clip));
             }
-            if ui.button("Export all clips").clicked() {
+            if ui
+                .add_enabled(idle, egui::Button::new("Export all clips"))
+                .clicked()
+            {
                 export = Some(None);
             }
         });
@@ -404,10 +456,10 @@ impl CompressionView {
                     .set_title("Export compressed clips to")
                     .pick_folder();
             }
-            self.status = Some(match self.export(only) {
-                Ok(files) => format!("exported {} file(s)", files.len()),
-                Err(e) => format!("export failed: {e}"),
-            });
+            match self.start_export(only) {
+                Ok(()) => self.status = Some("exporting...".into()),
+                Err(e) => self.status = Some(format!("export failed: {e}")),
+            }
         }
     }
 }
@@ -498,11 +550,10 @@ fn table_ui(ui: &mut Ui, cmp: &Comparison, current: ClipId) {
         .show(ui, |ui| {
             egui::Grid::new("compression_grid")
                 .striped(true)
-                .num_columns(11)
+                .num_columns(9)
                 .show(ui, |ui| {
                     for h in [
-                        "",
-                        "settings",
+                        "candidate",
                         "size (B)",
                         "ratio",
                         "max (cm)",
@@ -511,15 +562,13 @@ fn table_ui(ui: &mut Ui, cmp: &Comparison, current: ClipId) {
                         "worst",
                         "encode (ms)",
                         "decode (us/pose)",
-                        "failed",
                     ] {
                         ui.strong(h);
                     }
                     ui.end_row();
                     for (k, cand) in cmp.candidates.iter().enumerate() {
                         let Some(s) = cmp.summary(k) else { continue };
-                        ui.label(&cand.label);
-                        ui.label(cand.describe());
+                        ui.label(format!("{} {}", cand.label, cand.describe()));
                         ui.label(s.compressed_bytes.to_string());
                         ui.label(format!("{:.2}", s.ratio));
                         ui.label(format!("{:.4}", s.max_error_cm));
@@ -533,7 +582,6 @@ fn table_ui(ui: &mut Ui, cmp: &Comparison, current: ClipId) {
                         ui.label(worst);
                         ui.label(format!("{:.1}", s.encode_ms));
                         ui.label(format!("{:.2}", s.decode_us_per_pose));
-                        ui.label(s.clips_failed.to_string());
                         ui.end_row();
                     }
                 });

@@ -439,7 +439,7 @@ pub fn side_panel_ui(
         ),
     };
     let trail_index = (pose.time_s * f64::from(clip_a.fps)).round().max(0.0) as usize;
-    let height = (ui.available_height() * 0.45).clamp(180.0, 420.0);
+    let height = (ui.available_height() * 0.4).clamp(160.0, 420.0);
     let width = ui.available_width();
     let scene = viewport::Scene {
         parents: &clip_a.skeleton.parents,
@@ -617,12 +617,9 @@ fn pose_tab_ui(ui: &mut Ui, input: &SideInput<'_>, clip: &Arc<Clip>, pose: &mut 
                     );
                     if let Some(p) = pts.get(tr.playhead_index) {
                         plot.points(
-                            Points::new(
-                                format!("{name} now"),
-                                vec![[f64::from(p.x), f64::from(p.z)]],
-                            )
-                            .color(theme::PLOT_SERIES[k])
-                            .radius(3.0),
+                            Points::new(name, vec![[f64::from(p.x), f64::from(p.z)]])
+                                .color(theme::PLOT_SERIES[k])
+                                .radius(3.0),
                         );
                     }
                 }

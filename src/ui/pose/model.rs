@@ -2,7 +2,7 @@
 //! joint positions, blend masks, clip synchronisation (normalised time, tag, best match) and the
 //! root-motion blend trajectories.
 
-use glam::{EulerRot, Quat, Vec2, Vec3};
+use glam::{EulerRot, Vec2, Vec3};
 
 use crate::core::anim::{
     Clip, JobError, MixSettings, RootMotionBlend, RootMotionTrack, SampleBuffer, SampleSettings,
@@ -410,9 +410,9 @@ pub struct Trajectories {
 
 /// Integrates the root motion of A (over its duration, one step per frame) and of B (at the mapped
 /// times, looping), blending the two per-step displacements by lerp, nlerp and slerp with `weight`
-/// into three trajectories. Each step's displacement is taken in the clip's initial facing
-/// (`translation_local`) and turned by the blended heading accumulated so far, like a character
-/// controller.
+/// into three trajectories. Displacements are the model-space ones (`translation`, turns
+/// included), flattened on the ground, so where the clips head in different directions lerp
+/// shortens the step (the character slows down) while nlerp and slerp keep its length.
 pub fn blended_trajectories(
     a: &RootMotionTrack,
     b: &RootMotionTrack,
@@ -430,14 +430,14 @@ pub fn blended_trajectories(
         RootMotionBlend::Nlerp,
         RootMotionBlend::Slerp,
     ];
-    // (position, heading) of: a, b, lerp, nlerp, slerp.
-    let mut state = [(start, 0.0f32); 5];
-    let push = |out: &mut Trajectories, state: &[(Vec3, f32); 5]| {
-        out.a.push(state[0].0);
-        out.b.push(state[1].0);
-        out.lerp.push(state[2].0);
-        out.nlerp.push(state[3].0);
-        out.slerp.push(state[4].0);
+    // Positions of: a, b, lerp, nlerp, slerp.
+    let mut state = [start; 5];
+    let push = |out: &mut Trajectories, state: &[Vec3; 5]| {
+        out.a.push(state[0]);
+        out.b.push(state[1]);
+        out.lerp.push(state[2]);
+        out.nlerp.push(state[3]);
+        out.slerp.push(state[4]);
     };
     push(&mut out, &state);
     for k in 0..steps {
@@ -446,18 +446,16 @@ pub fn blended_trajectories(
         let da = a.delta(t0, t1, true)?;
         let db = b.delta(map.apply(t0), map.apply(t1), true)?;
         let flat = |v: Vec3| Vec3::new(v.x, 0.0, v.z);
-        let (va, vb) = (flat(da.translation_local), flat(db.translation_local));
-        let turn = da.heading_rad + (db.heading_rad - da.heading_rad) * weight;
-        let steps_v = [
-            (va, da.heading_rad),
-            (vb, db.heading_rad),
-            (blend_vec(va, vb, weight, hows[0]), turn),
-            (blend_vec(va, vb, weight, hows[1]), turn),
-            (blend_vec(va, vb, weight, hows[2]), turn),
+        let (va, vb) = (flat(da.translation), flat(db.translation));
+        let step = [
+            va,
+            vb,
+            blend_vec(va, vb, weight, hows[0]),
+            blend_vec(va, vb, weight, hows[1]),
+            blend_vec(va, vb, weight, hows[2]),
         ];
-        for (s, (v, dh)) in state.iter_mut().zip(steps_v) {
-            s.0 += Quat::from_rotation_y(s.1) * v;
-            s.1 += dh;
+        for (s, v) in state.iter_mut().zip(step) {
+            *s += v;
         }
         push(&mut out, &state);
     }
@@ -506,6 +504,7 @@ pub fn pick_joint(screen: &[Option<Vec2>], pointer: Vec2, radius_px: f32) -> Opt
 mod tests {
     use super::*;
     use crate::core::anim::{RotationInterp, Skeleton, sample_clip};
+    use glam::Quat;
 
     fn chain_clip(frames: usize, step: Vec3, turn_rad: f32) -> Clip {
         let names = vec!["Root".into(), "Spine".into(), "Head".into(), "Leg".into()];
