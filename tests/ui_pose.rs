@@ -210,6 +210,47 @@ fn best_match_sync_picks_a_frame_of_clip_b() {
 }
 
 #[test]
+fn tag_sync_aligns_the_first_ranges_of_the_tag() {
+    let mut app = TaglaneApp::demo_for_tests();
+    let tag = app
+        .project
+        .doc
+        .tags
+        .iter()
+        .position(|t| t.name == "contact:LeftFootDown")
+        .unwrap();
+    let first = |app: &TaglaneApp, clip: u32| app.project.doc.tags[tag].ranges[&clip][0].start;
+    let (sa, sb) = (first(&app, 0), first(&app, 1));
+    app.pose.blend.enabled = true;
+    app.pose.blend.clip_b = Some(1);
+    app.pose.blend.sync = taglane::ui::pose::SyncMode::Tag(tag);
+    let mut h = harness_with(app);
+    h.state_mut().queue.push(AppCommand::SetPlayhead(30.0));
+    h.run_steps(2);
+    let tb = h.state().pose.time_b_s.unwrap();
+    let expected = 30.0 / 30.0 - f64::from(sa) / 30.0 + f64::from(sb) / 30.0;
+    assert!((tb - expected).abs() < 1e-9, "{tb} vs {expected}");
+}
+
+#[test]
+fn an_upper_body_mask_keeps_the_legs_of_the_first_clip() {
+    let mut app = TaglaneApp::demo_for_tests();
+    app.pose.blend.enabled = true;
+    app.pose.blend.clip_b = Some(1);
+    app.pose.blend.weight = 1.0;
+    app.pose.blend.mask = taglane::ui::pose::model::MaskKind::UpperBody;
+    let mut h = harness_with(app);
+    h.state_mut().queue.push(AppCommand::SetPlayhead(45.0));
+    h.run_steps(2);
+    let clip = demo_clip(0);
+    let pose = &h.state().pose;
+    let leg = clip.skeleton.find("LeftFoot").unwrap();
+    let hand = clip.skeleton.find("LeftHand").unwrap();
+    assert!((pose.joint_positions[leg] - pose.base_positions[leg]).length() < 1e-4);
+    assert!((pose.joint_positions[hand] - pose.base_positions[hand]).length() > 0.5);
+}
+
+#[test]
 fn a_missing_source_shows_a_message_and_a_relink_button() {
     let mut app = TaglaneApp::demo_for_tests();
     app.project.is_demo = false;

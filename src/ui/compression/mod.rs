@@ -148,9 +148,8 @@ impl CompressionView {
             ctx.request_repaint();
             return;
         }
-        let candidates = self.candidates.clone();
         if let Some(job) = self.job.take() {
-            let state = job.join();
+            let (state, candidates) = job.join_with_candidates();
             self.comparison = Some(Comparison {
                 candidates,
                 outcomes: state.outcomes,
@@ -666,7 +665,10 @@ fn plots_ui(
         .show(ui, |plot| {
             for (k, cand) in cmp.candidates.iter().enumerate() {
                 let color = theme::PLOT_SERIES[k % theme::PLOT_SERIES.len()];
-                let per_clip: PlotPoints<'_> = cmp.outcomes[k]
+                let per_clip: PlotPoints<'_> = cmp
+                    .outcomes
+                    .get(k)
+                    .map_or(&[][..], Vec::as_slice)
                     .iter()
                     .filter_map(|o| o.result.as_ref().ok())
                     .map(|r| [r.compressed_bytes as f64, f64::from(r.error.max_error_cm)])

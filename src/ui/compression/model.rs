@@ -188,6 +188,8 @@ pub struct JobState {
 /// A comparison running in a background thread.
 pub struct Job {
     pub state: Arc<Mutex<JobState>>,
+    /// The candidates as they were when the job started (the view may be edited meanwhile).
+    pub candidates: Vec<Candidate>,
     cancel: Arc<AtomicBool>,
     handle: Option<JoinHandle<()>>,
 }
@@ -202,9 +204,10 @@ impl Job {
         }));
         let cancel = Arc::new(AtomicBool::new(false));
         let (st, cc) = (Arc::clone(&state), Arc::clone(&cancel));
+        let cands = candidates.clone();
         let handle = std::thread::Builder::new()
             .name("taglane-compress".into())
-            .spawn(move || run(&clips, &candidates, &st, &cc))
+            .spawn(move || run(&clips, &cands, &st, &cc))
             .ok();
         if handle.is_none() {
             let mut s = lock(&state);
@@ -213,6 +216,7 @@ impl Job {
         }
         Self {
             state,
+            candidates,
             cancel,
             handle,
         }
@@ -229,11 +233,17 @@ impl Job {
     }
 
     /// Waits for the thread and returns the final state.
-    pub fn join(mut self) -> JobState {
+    pub fn join(self) -> JobState {
+        self.join_with_candidates().0
+    }
+
+    /// Waits for the thread and returns the final state and the candidates it ran.
+    pub fn join_with_candidates(mut self) -> (JobState, Vec<Candidate>) {
         if let Some(h) = self.handle.take() {
             let _ = h.join();
         }
-        std::mem::take(&mut *lock(&self.state))
+        let state = std::mem::take(&mut *lock(&self.state));
+        (state, std::mem::take(&mut self.candidates))
     }
 }
 
