@@ -93,7 +93,7 @@ fn scrubbing_by_dragging_on_the_ruler_changes_the_pose() {
     let ruler = h
         .state()
         .timeline
-        .lane_point(0, 60)
+        .lane_point(0, 120)
         .expect("lane 0 is visible");
     // The ruler is above the first lane.
     let top = h.state().timeline.last_row_layout.as_ref().unwrap().top;
@@ -124,7 +124,7 @@ fn scrubbing_by_dragging_on_the_ruler_changes_the_pose() {
     h.run_steps(2);
     let app = h.state();
     assert!(
-        (app.playback.playhead - 60.0).abs() <= 1.0,
+        (app.playback.playhead - 120.0).abs() <= 1.0,
         "{}",
         app.playback.playhead
     );

@@ -556,7 +556,9 @@ impl TaglaneApp {
     fn transport_ui(&mut self, ui: &mut Ui) {
         let fps = self.fps();
         let frames = self.frames();
-        ui.horizontal(|ui| {
+        // Wrapped: with the pose panel open the row may not fit, and a row wider than the panel
+        // would widen the timeline under the panel.
+        ui.horizontal_wrapped(|ui| {
             if ui
                 .button("Start")
                 .on_hover_text("First frame (Home)")

@@ -499,8 +499,7 @@ fn pose_tab_ui(ui: &mut Ui, input: &SideInput<'_>, clip: &Arc<Clip>, pose: &mut 
         }
     });
     ui.label(format!(
-        "{}: {} joints, {} frames at {} fps, t = {:.3} s",
-        clip.name,
+        "{} joints, {} frames at {} fps, t = {:.3} s",
         clip.joint_count(),
         clip.frame_count,
         clip.fps,
