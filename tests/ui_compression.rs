@@ -9,7 +9,7 @@ use std::process::Command;
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use taglane::core::anim::parse_bvh;
-use taglane::core::compress::{CompressedClip, Preset};
+use taglane::core::compress::{CompressedClip, Preset, compress};
 use taglane::ui::TaglaneApp;
 use taglane::ui::command::AppCommand;
 use taglane::ui::compression::Scope;
@@ -92,6 +92,20 @@ fn a_comparison_runs_in_the_background_and_fills_the_table() {
     }
     // A is auto with the default 0.01 cm budget.
     assert!(a.max_error_cm <= 0.0101, "{}", a.max_error_cm);
+    // The table matches the compression core run directly on the same clip (the encoder is
+    // deterministic; timings aside). The file stores the clip name, so use the same one.
+    let (clip, _) = parse_bvh(DEMO_CLIP_FILES[0].1, "walk_male_01", &Default::default()).unwrap();
+    for (k, preset) in [(0, Preset::Auto), (1, Preset::SmallestThree32)] {
+        let direct = compress(&clip, &preset.settings()).unwrap();
+        let s = cmp.summary(k).unwrap();
+        assert_eq!(s.compressed_bytes, direct.compressed_bytes);
+        assert_eq!(s.raw_bytes, direct.raw_bytes);
+        assert_eq!(s.max_error_cm, direct.error.max_error_cm);
+        assert_eq!(s.mean_error_cm, direct.error.mean_error_cm);
+        assert_eq!(s.p99_error_cm, direct.error.p99_error_cm);
+        assert_eq!(s.worst_frame, direct.error.worst.frame);
+        assert_eq!(s.worst_joint, direct.error.worst.joint_name);
+    }
     // The table is drawn: the ratio cell of A is on screen.
     h.get_by_label(&format!("{:.2}", a.ratio));
     // The ghost: original and decoded pose with per-joint errors at the playhead.

@@ -76,6 +76,9 @@ impl Default for BlendSettings {
 /// The clip and joint a cached rotation curve belongs to.
 type CurveKey = (ClipId, usize);
 
+/// The inputs a cached set of root-motion trajectories was computed from.
+type TrajectoryKey = (usize, usize, u64, u64, u32);
+
 /// State of the pose preview.
 pub struct PoseView {
     pub tab: SideTab,
@@ -114,6 +117,7 @@ pub struct PoseView {
     trail_key: Option<(ClipId, usize)>,
     tracks: Vec<(usize, Arc<RootMotionTrack>)>,
     curve: Option<(CurveKey, [Vec<f32>; 3])>,
+    trajectories_key: Option<TrajectoryKey>,
 }
 
 impl Default for PoseView {
@@ -144,6 +148,7 @@ impl Default for PoseView {
             trail_key: None,
             tracks: Vec::new(),
             curve: None,
+            trajectories_key: None,
         }
     }
 }
@@ -324,8 +329,23 @@ impl PoseView {
             }
             Err(e) => self.message = Some(format!("cannot blend: {e}")),
         }
-        self.trajectories =
-            blended_trajectories(&ta, &tb, map, self.blend.weight, self.time_s).ok();
+        // Recomputed only when an input changes (best-match sync changes the map as it goes).
+        let key = (
+            Arc::as_ptr(&ta) as usize,
+            Arc::as_ptr(&tb) as usize,
+            map.scale.to_bits(),
+            map.offset_s.to_bits(),
+            self.blend.weight.to_bits(),
+        );
+        if self.trajectories_key != Some(key) || self.trajectories.is_none() {
+            self.trajectories =
+                blended_trajectories(&ta, &tb, map, self.blend.weight, self.time_s).ok();
+            self.trajectories_key = Some(key);
+        }
+        if let Some(tr) = &mut self.trajectories {
+            let i = (self.time_s * f64::from(ta.fps)).round().max(0.0) as usize;
+            tr.playhead_index = i.min(tr.a.len().saturating_sub(1));
+        }
     }
 
     /// Screen position of joint `joint` of the shown pose in the last drawn viewport.
