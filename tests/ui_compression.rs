@@ -127,6 +127,20 @@ fn a_comparison_runs_in_the_background_and_fills_the_table() {
         "{max} vs {}",
         a.max_error_cm
     );
+    // The exaggerated ghost moves each joint 10 times as far from the original.
+    let t = a.worst_frame as f64 / 30.0;
+    let base = app.pose.base_positions.clone();
+    h.state_mut().compression.ghost_scale = 10.0;
+    let ten = h
+        .state()
+        .compression
+        .ghost(&clip, 0, t, &Default::default())
+        .unwrap();
+    for j in 0..base.len() {
+        let (d1, d10) = (ghost.positions[j] - base[j], ten.positions[j] - base[j]);
+        assert!((d10 - d1 * 10.0).length() < 1e-3, "joint {j}");
+    }
+    assert_eq!(ghost.errors_cm, ten.errors_cm);
 }
 
 #[test]
@@ -212,8 +226,9 @@ fn compression_view_snapshot() {
     h.run_steps(3);
     h.get_by_label("Compress").click();
     run_until_done(&mut h, 2000);
-    // Show candidate B (smallest-three 32 bits), whose errors are visible.
+    // Show candidate B (smallest-three 32 bits), its ghost exaggerated 20 times.
     h.state_mut().compression.chosen = 1;
+    h.state_mut().compression.ghost_scale = 20.0;
     // Timings vary from run to run: fix them so the image is stable.
     for outcomes in &mut h
         .state_mut()

@@ -56,7 +56,7 @@ impl Comparison {
 
 /// The decompressed candidate at the playhead, for the viewport.
 pub struct Ghost {
-    /// Model-space joint positions of the decoded pose.
+    /// Model-space joint positions of the decoded pose, errors scaled by `ghost_scale`.
     pub positions: Vec<Vec3>,
     /// Error of each joint at the playhead (ACL's metric), cm.
     pub errors_cm: Vec<f32>,
@@ -74,6 +74,8 @@ pub struct CompressionView {
     pub comparison: Option<Comparison>,
     /// The candidate shown in the plots, the ghost and exported.
     pub chosen: usize,
+    /// The ghost is drawn at `original + ghost_scale * (decoded - original)` so small errors show.
+    pub ghost_scale: f32,
     /// Folder for exports; asked with a dialog when `None`.
     pub export_dir: Option<PathBuf>,
     /// Result of the last action (export, errors).
@@ -95,6 +97,7 @@ impl Default for CompressionView {
             job: None,
             comparison: None,
             chosen: 0,
+            ghost_scale: 1.0,
             export_dir: None,
             status: None,
             export_job: None,
@@ -209,8 +212,17 @@ impl CompressionView {
             .map(|(o, d)| shell.error_cm(o, d))
             .collect();
         let scale = r.error.max_error_cm.max(1e-6);
+        let k = if self.ghost_scale.is_finite() {
+            self.ghost_scale.max(0.0)
+        } else {
+            1.0
+        };
         Some(Ghost {
-            positions: dec.iter().map(|t| t.translation).collect(),
+            positions: orig
+                .iter()
+                .zip(&dec)
+                .map(|(o, d)| o.translation + (d.translation - o.translation) * k)
+                .collect(),
             colors: errors_cm
                 .iter()
                 .map(|e| theme::error_color(e / scale))
@@ -393,6 +405,16 @@ impl CompressionView {
                         );
                     }
                 });
+        });
+        ui.horizontal(|ui| {
+            let l = ui.label("Ghost error scale");
+            ui.add(
+                egui::DragValue::new(&mut self.ghost_scale)
+                    .range(1.0..=1000.0)
+                    .speed(1.0)
+                    .prefix("x"),
+            )
+            .labelled_by(l.id);
         });
         let current = cmp.outcome(self.chosen, input.clip);
         let worst_frame = current

@@ -486,6 +486,18 @@ pub fn side_panel_ui(
     if let Some(c) = out.clicked {
         pose.selected = c;
     }
+    if let Some(g) = &ghost {
+        let max = g.errors_cm.iter().copied().fold(0.0f32, f32::max);
+        let mut text = format!(
+            "Ghost: candidate decoded (x{} error); joints coloured by error now (max {max:.4} cm)",
+            comp.ghost_scale
+        );
+        if let (Some(j), Some(e)) = (pose.hovered, pose.hovered.and_then(|j| g.errors_cm.get(j))) {
+            let name = clip_a.skeleton.names.get(j).map_or("?", String::as_str);
+            text += &format!("; {name}: {e:.4} cm");
+        }
+        ui.weak(text);
+    }
     if let Some(m) = &pose.message {
         ui.colored_label(theme::palette(input.dark).warning, m);
     }
