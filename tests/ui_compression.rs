@@ -136,8 +136,8 @@ fn a_comparison_runs_in_the_background_and_fills_the_table() {
         .compression
         .ghost(&clip, 0, t, &Default::default())
         .unwrap();
-    for j in 0..base.len() {
-        let (d1, d10) = (ghost.positions[j] - base[j], ten.positions[j] - base[j]);
+    for (j, b) in base.iter().enumerate() {
+        let (d1, d10) = (ghost.positions[j] - *b, ten.positions[j] - *b);
         assert!((d10 - d1 * 10.0).length() < 1e-3, "joint {j}");
     }
     assert_eq!(ghost.errors_cm, ten.errors_cm);
