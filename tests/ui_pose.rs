@@ -52,6 +52,12 @@ fn reference_positions(clip: &Clip, time_s: f64) -> Vec<Vec3> {
     model.iter().map(|t| t.translation).collect()
 }
 
+/// Positions relative to the root's ground point (clip B is drawn over A's place on the ground).
+fn ground_relative(p: &[Vec3]) -> Vec<Vec3> {
+    let r = p[0];
+    p.iter().map(|q| *q - Vec3::new(r.x, 0.0, r.z)).collect()
+}
+
 fn max_distance(a: &[Vec3], b: &[Vec3]) -> f32 {
     assert_eq!(a.len(), b.len());
     a.iter()
@@ -230,6 +236,52 @@ fn tag_sync_aligns_the_first_ranges_of_the_tag() {
     let tb = h.state().pose.time_b_s.unwrap();
     let expected = 30.0 / 30.0 - f64::from(sa) / 30.0 + f64::from(sb) / 30.0;
     assert!((tb - expected).abs() < 1e-9, "{tb} vs {expected}");
+}
+
+#[test]
+fn clip_b_past_its_end_follows_the_post_infinity_mode() {
+    let mut app = TaglaneApp::demo_for_tests();
+    let tag = app
+        .project
+        .doc
+        .tags
+        .iter()
+        .position(|t| t.name == "contact:LeftFootDown")
+        .unwrap();
+    app.pose.blend.enabled = true;
+    app.pose.blend.clip_b = Some(1);
+    app.pose.blend.sync = taglane::ui::pose::SyncMode::Tag(tag);
+    let mut h = harness_with(app);
+    h.state_mut().queue.push(AppCommand::SetPlayhead(240.0));
+    h.run_steps(2);
+    let b = demo_clip(1);
+    let tb = h.state().pose.time_b_s.unwrap();
+    assert!(tb > f64::from(b.duration_s()) + 0.1, "precondition: {tb}");
+    // Clamp (default): B holds its last frame.
+    let last = reference_positions(&b, f64::from(b.duration_s()));
+    assert!(
+        max_distance(
+            &ground_relative(&h.state().pose.b_positions),
+            &ground_relative(&last)
+        ) < 1e-3
+    );
+    // Loop: B wraps around.
+    h.state_mut().pose.post = taglane::core::anim::Extrapolation::Loop;
+    h.run_steps(2);
+    let mut looped = vec![Transform::IDENTITY; b.joint_count()];
+    sample_clip(
+        &b,
+        tb,
+        &SampleSettings::looped(RotationInterp::Slerp),
+        &mut looped,
+    )
+    .unwrap();
+    let mut model = looped.clone();
+    local_to_model(&b.skeleton, &looped, &mut model).unwrap();
+    let expected: Vec<Vec3> = model.iter().map(|t| t.translation).collect();
+    let got = h.state().pose.b_positions.clone();
+    assert!(max_distance(&ground_relative(&got), &ground_relative(&expected)) < 1e-3);
+    assert!(max_distance(&ground_relative(&got), &ground_relative(&last)) > 1.0);
 }
 
 #[test]

@@ -408,11 +408,18 @@ pub fn side_panel_ui(
             return;
         }
     };
-    let clip_b = pose
-        .blend
-        .clip_b
-        .and_then(|b| cache.get(input.project, b).ok());
-    pose.update(input, &clip_a, clip_b.as_ref());
+    let clip_b = match pose.blend.clip_b.filter(|_| pose.blend.enabled) {
+        Some(b) => Some(cache.get(input.project, b)),
+        None => None,
+    };
+    pose.update(
+        input,
+        &clip_a,
+        clip_b.as_ref().and_then(|r| r.as_ref().ok()),
+    );
+    if let Some(Err(e)) = &clip_b {
+        pose.message = Some(format!("clip B: {e}"));
+    }
 
     // Camera buttons.
     ui.horizontal(|ui| {
