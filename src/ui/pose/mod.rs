@@ -408,10 +408,11 @@ pub fn side_panel_ui(
             return;
         }
     };
-    let clip_b = match pose.blend.clip_b.filter(|_| pose.blend.enabled) {
-        Some(b) => Some(cache.get(input.project, b)),
-        None => None,
-    };
+    let clip_b = pose
+        .blend
+        .clip_b
+        .filter(|_| pose.blend.enabled)
+        .map(|b| cache.get(input.project, b));
     pose.update(
         input,
         &clip_a,
