@@ -214,6 +214,17 @@ fn exported_clips_load_back_with_the_cli() {
     }
     std::fs::remove_dir_all(&dir).ok();
     std::fs::remove_dir_all(&all).ok();
+
+    // The per-clip table opens a clip at its worst frame.
+    h.get_by_label_contains("Per clip").click_accesskit();
+    h.run_steps(3);
+    h.get_all_by_label("Show").nth(2).unwrap().click_accesskit();
+    h.run_steps(3);
+    let app = h.state();
+    let o = &app.compression.comparison.as_ref().unwrap().outcomes[0][2];
+    assert_eq!(app.current_clip, o.clip);
+    let worst = o.result.as_ref().unwrap().error.worst.frame;
+    assert_eq!(app.playback.playhead, worst as f64);
 }
 
 /// Screenshot of the compression view (wgpu renderer) after a comparison on the current clip.

@@ -438,6 +438,7 @@ impl CompressionView {
                 ));
             }
         });
+        per_clip_ui(ui, cmp, self.chosen, queue);
         plots_ui(ui, cmp, self.chosen, input, clip);
 
         ui.separator();
@@ -617,6 +618,58 @@ fn table_ui(ui: &mut Ui, cmp: &Comparison, current: ClipId) {
             }
         }
     }
+}
+
+/// The chosen candidate's figures per clip; "Show" opens the clip at its worst frame.
+fn per_clip_ui(ui: &mut Ui, cmp: &Comparison, chosen: usize, queue: &mut Vec<AppCommand>) {
+    let Some(outcomes) = cmp.outcomes.get(chosen).filter(|o| o.len() > 1) else {
+        return;
+    };
+    egui::CollapsingHeader::new(format!("Per clip ({} clips)", outcomes.len()))
+        .id_salt("per_clip")
+        .show(ui, |ui| {
+            egui::ScrollArea::horizontal()
+                .id_salt("per_clip_scroll")
+                .show(ui, |ui| {
+                    egui::Grid::new("per_clip_grid")
+                        .striped(true)
+                        .show(ui, |ui| {
+                            for h in ["clip", "", "size (B)", "ratio", "max (cm)", "worst"] {
+                                ui.strong(h);
+                            }
+                            ui.end_row();
+                            for (k, o) in outcomes.iter().enumerate() {
+                                ui.label(&o.clip_name);
+                                match &o.result {
+                                    Ok(r) => {
+                                        let show = ui
+                                            .push_id(k, |ui| ui.button("Show"))
+                                            .inner
+                                            .on_hover_text("Open this clip at its worst frame");
+                                        if show.clicked() {
+                                            queue.push(AppCommand::SelectClip(o.clip));
+                                            queue.push(AppCommand::SetPlayhead(
+                                                r.error.worst.frame as f64,
+                                            ));
+                                        }
+                                        ui.label(r.compressed_bytes.to_string());
+                                        ui.label(format!("{:.2}", r.ratio));
+                                        ui.label(format!("{:.4}", r.error.max_error_cm));
+                                        ui.label(format!(
+                                            "{} @{}",
+                                            r.error.worst.joint_name, r.error.worst.frame
+                                        ));
+                                    }
+                                    Err(e) => {
+                                        ui.label("");
+                                        ui.label(e);
+                                    }
+                                }
+                                ui.end_row();
+                            }
+                        });
+                });
+        });
 }
 
 fn plots_ui(
