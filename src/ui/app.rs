@@ -138,6 +138,10 @@ pub struct TaglaneApp {
     pub queue: Vec<AppCommand>,
     /// Set when the app asked to close and may now do so.
     pub allow_close: bool,
+    /// Pose preview and compression view (right panel), and the loaded animations.
+    pub pose: crate::ui::pose::PoseView,
+    pub compression: crate::ui::compression::CompressionView,
+    pub anim_cache: crate::ui::anim_cache::AnimCache,
     last_autosave: Instant,
     last_title: Option<String>,
 }
@@ -162,6 +166,9 @@ impl TaglaneApp {
             recovery,
             queue: Vec::new(),
             allow_close: false,
+            pose: Default::default(),
+            compression: Default::default(),
+            anim_cache: Default::default(),
             last_autosave: Instant::now(),
             last_title: None,
         };
@@ -230,6 +237,26 @@ impl TaglaneApp {
                     &self.project.doc,
                     self.current_clip,
                     &mut self.browser,
+                    &mut self.queue,
+                );
+            });
+        egui::Panel::right("pose_panel")
+            .resizable(true)
+            .default_size(440.0)
+            .min_size(280.0)
+            .show(ui, |ui| {
+                let input = crate::ui::pose::SideInput {
+                    project: &self.project,
+                    clip: self.current_clip,
+                    playhead: self.playback.playhead,
+                    dark: self.prefs.dark,
+                };
+                crate::ui::pose::side_panel_ui(
+                    ui,
+                    &input,
+                    &mut self.anim_cache,
+                    &mut self.pose,
+                    &mut self.compression,
                     &mut self.queue,
                 );
             });
@@ -549,7 +576,9 @@ impl TaglaneApp {
     fn transport_ui(&mut self, ui: &mut Ui) {
         let fps = self.fps();
         let frames = self.frames();
-        ui.horizontal(|ui| {
+        // Wrapped: with the pose panel open the row may not fit, and a row wider than the panel
+        // would widen the timeline under the panel.
+        ui.horizontal_wrapped(|ui| {
             if ui
                 .button("Start")
                 .on_hover_text("First frame (Home)")

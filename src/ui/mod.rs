@@ -3,9 +3,12 @@
 //! Panels read the project and view state and queue [`command::AppCommand`]s; the app applies them
 //! in one place ([`app::TaglaneApp::apply`]), which gives undo/redo and shortcuts one home.
 
+pub mod anim_cache;
 pub mod app;
 pub mod browser;
 pub mod command;
+pub mod compression;
+pub mod pose;
 pub mod project;
 pub mod query;
 pub mod recovery;
