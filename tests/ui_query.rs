@@ -16,7 +16,7 @@ use taglane::ui::timeline::model::Row;
 
 fn harness() -> Harness<'static, TaglaneApp> {
     let mut h = Harness::builder()
-        .with_size([1400.0, 900.0])
+        .with_size([1700.0, 1000.0])
         .build_ui_state(
             |ui, app: &mut TaglaneApp| app.ui(ui),
             TaglaneApp::demo_for_tests(),
@@ -372,7 +372,7 @@ fn timing_tolerant() -> egui_kittest::SnapshotOptions {
 #[test]
 fn query_view_screenshot() {
     let mut h = Harness::builder()
-        .with_size([1400.0, 900.0])
+        .with_size([1700.0, 1000.0])
         .wgpu()
         .build_ui_state(
             |ui, app: &mut TaglaneApp| app.ui(ui),
@@ -478,7 +478,7 @@ fn big_database_evaluates_in_the_background() {
         taglane::ui::recovery::Recovery::disabled(),
     );
     let mut h = Harness::builder()
-        .with_size([1400.0, 900.0])
+        .with_size([1700.0, 1000.0])
         .build_ui_state(|ui, app: &mut TaglaneApp| app.ui(ui), app);
     h.run_steps(2);
     h.state_mut().query.text = "A & B | C - A".into();

@@ -11,7 +11,7 @@ use taglane::ui::command::AppCommand;
 /// by a few dozen pixels.
 fn snapshot_harness(app: TaglaneApp) -> Harness<'static, TaglaneApp> {
     Harness::builder()
-        .with_size([1400.0, 860.0])
+        .with_size([1600.0, 960.0])
         .with_options(SnapshotOptions::default().max_failed_pixels(400))
         .wgpu()
         .build_ui_state(|ui, app: &mut TaglaneApp| app.ui(ui), app)
@@ -25,10 +25,21 @@ fn timeline_on_the_demo_project() {
     app.queue.push(AppCommand::SetPlayhead(96.0));
     let mut h = snapshot_harness(app);
     h.run_steps(3);
-    let running = h.state().project.doc.tags.iter().position(|t| t.name == "Running").unwrap();
+    let running = h
+        .state()
+        .project
+        .doc
+        .tags
+        .iter()
+        .position(|t| t.name == "Running")
+        .unwrap();
     let first = h.state().project.doc.tags[running].ranges[&3][0];
-    h.state_mut().queue.push(AppCommand::Select(vec![(running, first)]));
-    h.state_mut().queue.push(AppCommand::SetActiveTag(Some(running)));
+    h.state_mut()
+        .queue
+        .push(AppCommand::Select(vec![(running, first)]));
+    h.state_mut()
+        .queue
+        .push(AppCommand::SetActiveTag(Some(running)));
     h.run_steps(3);
     h.snapshot("timeline");
 }

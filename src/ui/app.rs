@@ -230,7 +230,7 @@ impl TaglaneApp {
         egui::Panel::top("menu_bar").show(ui, |ui| self.menu_ui(ui));
         egui::Panel::bottom("status_bar").show(ui, |ui| self.status_ui(ui));
         egui::Panel::left("clip_browser")
-            .default_size(280.0)
+            .default_size(230.0)
             .show(ui, |ui| {
                 browser::browser_ui(
                     ui,
@@ -1441,6 +1441,21 @@ impl TaglaneApp {
                 .map(|(incoming, _)| exchange::merge_document(&self.project.doc, &incoming))
         };
         match result {
+            Ok((edit, report)) if edit.is_empty() => {
+                let level = if report.conflicts.is_empty() {
+                    Level::Info
+                } else {
+                    Level::Warning
+                };
+                self.message(
+                    level,
+                    format!(
+                        "{}: nothing new to merge; {}",
+                        path.display(),
+                        report.summary()
+                    ),
+                );
+            }
             Ok((edit, report)) => match self.project.history.apply(
                 &mut self.project.doc,
                 edit,

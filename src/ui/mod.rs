@@ -33,7 +33,7 @@ pub fn run_app(project: Option<PathBuf>) -> Result<(), String> {
         viewport: egui::ViewportBuilder::default()
             .with_title("taglane")
             .with_app_id(APP_ID)
-            .with_inner_size([1400.0, 860.0])
+            .with_inner_size([1600.0, 960.0])
             .with_min_inner_size([720.0, 420.0])
             .with_drag_and_drop(true),
         persist_window: true,

@@ -9,7 +9,7 @@ pub const GROUP_HEIGHT: f32 = 20.0;
 /// Height of the frame ruler.
 pub const RULER_HEIGHT: f32 = 26.0;
 /// Width of the lane header column (tag names and toggles).
-pub const HEADER_WIDTH: f32 = 230.0;
+pub const HEADER_WIDTH: f32 = 200.0;
 /// Distance in points within which a pointer grabs a range edge.
 pub const EDGE_GRAB: f32 = 5.0;
 
