@@ -478,14 +478,9 @@ fn contacts(clip: &Clip) -> [Vec<Range>; 2] {
     let mut out = [Vec::new(), Vec::new()];
     let mut prev: Option<Vec<Transform>> = None;
     let mut open: [Option<u32>; 2] = [None, None];
+    let mut local = vec![Transform::IDENTITY; n];
     for f in 0..clip.frame_count {
-        let local: Vec<Transform> = (0..n)
-            .map(|j| Transform {
-                translation: clip.translations[f * n + j],
-                rotation: clip.rotations[f * n + j],
-                scale: Vec3::ONE,
-            })
-            .collect();
+        clip.copy_pose(f, &mut local);
         let m = model_pose(&clip.skeleton, &local);
         for (side, (foot, toe)) in [(L_FOOT, L_TOE), (R_FOOT, R_TOE)].into_iter().enumerate() {
             let low = m[foot].translation.y.min(m[toe].translation.y);
@@ -704,15 +699,9 @@ mod tests {
             clip.validate().unwrap();
             assert!(clip.frame_count > 100);
             // Feet touch the ground (within 1 cm) on every frame and never go below it.
+            let mut local = vec![Transform::IDENTITY; clip.joint_count()];
             for f in 0..clip.frame_count {
-                let n = clip.joint_count();
-                let local: Vec<Transform> = (0..n)
-                    .map(|j| Transform {
-                        translation: clip.translations[f * n + j],
-                        rotation: clip.rotations[f * n + j],
-                        scale: Vec3::ONE,
-                    })
-                    .collect();
+                clip.copy_pose(f, &mut local);
                 let m = model_pose(&clip.skeleton, &local);
                 let low = [L_FOOT, L_TOE, R_FOOT, R_TOE]
                     .iter()
