@@ -152,3 +152,29 @@ fn queries_deeper_than_the_inline_capacity_work() {
         .0;
     assert!(r == expected, "deep query differs from A | B");
 }
+
+#[test]
+fn masks_over_budget_are_not_built_and_auto_uses_ranges() {
+    use taglane::core::tags::RangeSet;
+    use taglane::core::tags::query::{EvalError, Evaluator, TagIndex};
+    let d = doc();
+    let q = d.parse_query("A & B | !C").unwrap();
+    let small = TagIndex::build_with_mask_budget(&d, 100);
+    assert!(!small.has_masks());
+    assert!(small.masks_needed_bytes() > 100);
+    let mut ev = Evaluator::new();
+    let mut out = RangeSet::new();
+    assert!(matches!(
+        ev.eval(&q, &small, Engine::Masks, &mut out),
+        Err(EvalError::MasksOverBudget { .. })
+    ));
+    let report = ev
+        .eval(&q, &small, Engine::Auto, &mut out)
+        .unwrap()
+        .unwrap();
+    assert!(report.masks_over_budget);
+    assert_eq!(report.clips_with(Engine::Masks), 0);
+    assert_eq!(out, evaluate(&d, &q, Engine::Ranges).unwrap().0);
+    let full = TagIndex::build(&d);
+    assert!(full.has_masks());
+}

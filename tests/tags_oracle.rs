@@ -10,7 +10,7 @@ use std::collections::BTreeSet;
 use proptest::prelude::*;
 use taglane::core::tags::filters::{Filter, random_pick};
 use taglane::core::tags::mask::{self, Mask};
-use taglane::core::tags::parse::{parse_query, quote_name};
+use taglane::core::tags::parse::{parse_query, query_to_text, quote_name};
 use taglane::core::tags::query::{Engine, Evaluator, Query, TagIndex};
 use taglane::core::tags::range::{self, Range, RangeList};
 use taglane::core::tags::{ClipInfo, MaskSet, RangeSet, TagDocument};
@@ -307,6 +307,11 @@ fn check_all_engines(doc: &TagDocument, ast: &Ast) -> Result<(), TestCaseError> 
     let parsed =
         parse_query(&text, &name_refs).map_err(|e| TestCaseError::fail(format!("{text}: {e}")))?;
     prop_assert_eq!(&parsed, &q, "parsed `{}`", text);
+    // And back: the printed form of the query parses to the same code.
+    let printed = query_to_text(&q, &name_refs);
+    let reparsed = parse_query(&printed, &name_refs)
+        .map_err(|e| TestCaseError::fail(format!("{printed}: {e}")))?;
+    prop_assert_eq!(&reparsed, &q, "printed `{}`", printed);
     Ok(())
 }
 

@@ -299,3 +299,349 @@ fn unsaved_changes_prompt_before_new() {
         "new project after discarding"
     );
 }
+
+fn temp_dir(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("taglane-ui-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[test]
+fn copy_paste_between_clips_and_into_another_tag() {
+    let mut h = harness();
+    let idle = tag_index(h.state(), "Idle");
+    let injured = tag_index(h.state(), "Injured");
+    drag_lane(&mut h, idle, 100, 109);
+    assert_eq!(h.state().selection, vec![]);
+    // Select the new range by clicking it, copy, switch clip, paste at the playhead.
+    let p = h.state().timeline.lane_point(idle, 105).unwrap();
+    h.event(Event::PointerMoved(p));
+    h.event(Event::PointerButton {
+        pos: p,
+        button: PointerButton::Primary,
+        pressed: true,
+        modifiers: Modifiers::NONE,
+    });
+    h.event(Event::PointerButton {
+        pos: p,
+        button: PointerButton::Primary,
+        pressed: false,
+        modifiers: Modifiers::NONE,
+    });
+    h.run_steps(2);
+    assert_eq!(h.state().selection, vec![(idle, Range::new(100, 110))]);
+    h.key_press_modifiers(Modifiers::COMMAND, Key::C);
+    h.get_by_label_contains("run_male_01").click();
+    h.run_steps(2);
+    assert_eq!(h.state().current_clip, 1);
+    h.state_mut().queue.push(AppCommand::SetPlayhead(20.0));
+    h.run_steps(1);
+    h.key_press_modifiers(Modifiers::COMMAND, Key::V);
+    h.run_steps(2);
+    assert!(
+        ranges(h.state(), idle).contains(&Range::new(20, 30)),
+        "{:?}",
+        ranges(h.state(), idle)
+    );
+    // Paste into the active lane instead.
+    h.state_mut()
+        .queue
+        .push(AppCommand::SetActiveTag(Some(injured)));
+    h.state_mut().queue.push(AppCommand::SetPlayhead(50.0));
+    h.run_steps(1);
+    h.key_press_modifiers(Modifiers::COMMAND | Modifiers::SHIFT, Key::V);
+    h.run_steps(2);
+    assert_eq!(ranges(h.state(), injured), vec![Range::new(50, 60)]);
+    // History survives switching clips: undo both pastes from clip 0.
+    h.get_by_label_contains("walk_male_01").click();
+    h.run_steps(2);
+    h.key_press_modifiers(Modifiers::COMMAND, Key::Z);
+    h.key_press_modifiers(Modifiers::COMMAND, Key::Z);
+    h.run_steps(2);
+    let doc = &h.state().project.doc;
+    assert!(!doc.tags[injured].ranges.contains_key(&1));
+    assert!(
+        doc.tags[idle]
+            .ranges
+            .get(&1)
+            .is_none_or(|l| !l.contains(&Range::new(20, 30)))
+    );
+}
+
+#[test]
+fn box_select_split_and_jump_to_edges() {
+    let mut h = harness();
+    let left = tag_index(h.state(), "contact:LeftFootDown");
+    let right = tag_index(h.state(), "contact:RightFootDown");
+    let view = &h.state().timeline;
+    let (a, b) = (
+        view.lane_point(left, 40).unwrap(),
+        view.lane_point(right, 140).unwrap(),
+    );
+    // Shift+drag on an empty spot starts a box selection.
+    h.event(Event::PointerMoved(a));
+    h.step();
+    h.event(Event::ModifiersChanged(Modifiers::SHIFT));
+    h.event(Event::PointerButton {
+        pos: a,
+        button: PointerButton::Primary,
+        pressed: true,
+        modifiers: Modifiers::SHIFT,
+    });
+    h.step();
+    for k in 1..=4 {
+        h.event(Event::PointerMoved(a + (b - a) * (k as f32 / 4.0)));
+        h.step();
+    }
+    h.event(Event::PointerButton {
+        pos: b,
+        button: PointerButton::Primary,
+        pressed: false,
+        modifiers: Modifiers::SHIFT,
+    });
+    h.step();
+    h.event(Event::ModifiersChanged(Modifiers::NONE));
+    h.run_steps(2);
+    let sel = h.state().selection.clone();
+    let doc = &h.state().project.doc;
+    let expected: usize = [left, right]
+        .iter()
+        .map(|&t| {
+            doc.tags[t].ranges[&0]
+                .iter()
+                .filter(|r| r.stop > 40 && r.start < 141)
+                .count()
+        })
+        .sum();
+    assert!(expected >= 4);
+    assert_eq!(sel.len(), expected, "{sel:?}");
+    // Split the first selected range at its middle.
+    let (tag, r) = sel[0];
+    let mid = (r.start + r.stop) / 2;
+    h.state_mut().queue.push(AppCommand::Select(vec![(tag, r)]));
+    h.state_mut()
+        .queue
+        .push(AppCommand::SetPlayhead(mid as f64));
+    h.run_steps(1);
+    h.key_press(Key::S);
+    h.run_steps(2);
+    let now = ranges(h.state(), tag);
+    assert!(
+        now.contains(&Range::new(r.start, mid)) && now.contains(&Range::new(mid + 1, r.stop)),
+        "{now:?}"
+    );
+    // Jump to the next range edge of the visible lanes.
+    h.state_mut().queue.push(AppCommand::SetPlayhead(0.0));
+    h.run_steps(1);
+    h.key_press_modifiers(Modifiers::COMMAND, Key::ArrowRight);
+    h.run_steps(1);
+    let p = h.state().playback.playhead as u32;
+    let doc = &h.state().project.doc;
+    let first_edge = doc
+        .tags
+        .iter()
+        .filter_map(|t| t.ranges.get(&0))
+        .flatten()
+        .flat_map(|r| [r.start, r.stop])
+        .filter(|&e| e > 0)
+        .min()
+        .unwrap();
+    assert_eq!(p, first_edge);
+}
+
+#[test]
+fn tags_create_reorder_hide_solo_delete() {
+    let mut h = harness();
+    let n = h.state().project.doc.tags.len();
+    h.get_by_label("New tag").click();
+    h.run_steps(3);
+    h.key_press_modifiers(Modifiers::COMMAND, Key::A);
+    h.get_by_label("New tag name").type_text("gesture:Wave");
+    h.run_steps(1);
+    h.get_by_label("Rename").click();
+    h.run_steps(3);
+    let doc = &h.state().project.doc;
+    assert_eq!(doc.tags.len(), n + 1);
+    let wave = tag_index(h.state(), "gesture:Wave");
+    // A namespace header appears for it.
+    h.get_by_label_contains("gesture  (1)");
+    h.state_mut().queue.push(AppCommand::MoveTag {
+        index: wave,
+        up: true,
+    });
+    h.run_steps(2);
+    assert_eq!(tag_index(h.state(), "gesture:Wave"), wave - 1);
+    h.state_mut()
+        .queue
+        .push(AppCommand::ToggleHidden("Male".into()));
+    h.state_mut()
+        .queue
+        .push(AppCommand::ToggleSolo("Walking".into()));
+    h.run_steps(2);
+    assert!(h.state().timeline.is_dimmed("Male") && h.state().timeline.is_dimmed("Running"));
+    assert!(!h.state().timeline.is_dimmed("Walking"));
+    // Delete asks first.
+    let male = tag_index(h.state(), "Male");
+    h.state_mut().queue.push(AppCommand::AskDeleteTag(male));
+    h.run_steps(3);
+    assert_eq!(
+        h.state().dialog,
+        Some(taglane::ui::app::Dialog::ConfirmDeleteTag(male))
+    );
+    h.get_by_label("Cancel").click();
+    h.run_steps(2);
+    assert_eq!(h.state().project.doc.tags.len(), n + 1);
+    h.state_mut().queue.push(AppCommand::AskDeleteTag(male));
+    h.run_steps(3);
+    h.get_by_label("Delete").click();
+    h.run_steps(2);
+    assert!(h.state().project.doc.tags.iter().all(|t| t.name != "Male"));
+    h.key_press_modifiers(Modifiers::COMMAND, Key::Z);
+    h.run_steps(2);
+    assert_eq!(
+        tag_index(h.state(), "Male"),
+        male,
+        "undo restores the tag in place"
+    );
+}
+
+#[test]
+fn export_and_import_csv_json_and_per_clip() {
+    use taglane::ui::command::ExportKind;
+    let dir = temp_dir("export");
+    let mut h = harness();
+    let csv = dir.join("tags.csv");
+    let json = dir.join("tags.json");
+    let per_clip = dir.join("per_clip");
+    h.state_mut()
+        .queue
+        .push(AppCommand::Export(ExportKind::Csv, Some(csv.clone())));
+    h.state_mut()
+        .queue
+        .push(AppCommand::Export(ExportKind::Json, Some(json.clone())));
+    h.state_mut().queue.push(AppCommand::Export(
+        ExportKind::PerClipJson,
+        Some(per_clip.clone()),
+    ));
+    h.run_steps(2);
+    let text = std::fs::read_to_string(&csv).unwrap();
+    assert!(text.starts_with("tag,clip,start,stop,start_s,stop_s\n"));
+    assert!(
+        text.contains("Male,walk_male_01,0,241,0.000000,8.033333"),
+        "{}",
+        &text[..200]
+    );
+    assert_eq!(
+        std::fs::read_dir(&per_clip).unwrap().count(),
+        h.state().project.doc.clips.len()
+    );
+    // Importing our own export changes nothing.
+    h.state_mut()
+        .queue
+        .push(AppCommand::ImportTags(Some(csv.clone())));
+    h.run_steps(2);
+    assert!(
+        !h.state().project.history.is_dirty(),
+        "{:?}",
+        h.state().status
+    );
+    // A CSV with a new tag and a row on an unknown clip: merged, conflict reported, one undo step.
+    std::fs::write(
+        &csv,
+        "tag,clip,start,stop\nWave,walk_male_01,10,20\nWave,nowhere,1,2\n",
+    )
+    .unwrap();
+    h.state_mut()
+        .queue
+        .push(AppCommand::ImportTags(Some(csv.clone())));
+    h.run_steps(2);
+    let wave = tag_index(h.state(), "Wave");
+    assert_eq!(
+        h.state().project.doc.tags[wave].ranges[&0],
+        vec![Range::new(10, 20)]
+    );
+    let status = h.state().status.clone().unwrap().1;
+    assert!(
+        status.contains("nowhere") && status.contains("skipped"),
+        "{status}"
+    );
+    h.key_press_modifiers(Modifiers::COMMAND, Key::Z);
+    h.run_steps(2);
+    assert!(h.state().project.doc.tags.iter().all(|t| t.name != "Wave"));
+    // A bad CSV changes nothing and says where.
+    std::fs::write(&csv, "tag,clip,start,stop\nWave,walk_male_01,x,20\n").unwrap();
+    h.state_mut()
+        .queue
+        .push(AppCommand::ImportTags(Some(csv.clone())));
+    h.run_steps(2);
+    let status = h.state().status.clone().unwrap().1;
+    assert!(
+        status.contains("line 2") && status.contains("start"),
+        "{status}"
+    );
+    assert!(!h.state().project.history.is_dirty());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn import_animation_files_and_relink() {
+    let dir = temp_dir("import");
+    let (name, text) = taglane::ui::project::DEMO_CLIP_FILES[0];
+    let bvh = dir.join(name);
+    std::fs::write(&bvh, text).unwrap();
+    std::fs::write(
+        dir.join("broken.bvh"),
+        "HIERARCHY\nROOT Hips\n{\n  OFFSET 0 0\n",
+    )
+    .unwrap();
+    let mut h = harness();
+    let n = h.state().project.doc.clips.len();
+    h.state_mut()
+        .queue
+        .push(AppCommand::ImportAnimation(Some(vec![
+            bvh.clone(),
+            dir.join("broken.bvh"),
+        ])));
+    h.run_steps(2);
+    let doc = &h.state().project.doc;
+    assert_eq!(doc.clips.len(), n + 1, "one imported, one refused");
+    assert_eq!(doc.clips[n].name, "walk_male_01_2", "name made unique");
+    assert_eq!(doc.clips[n].frames, 241);
+    let status = h.state().status.clone().unwrap().1;
+    assert!(
+        status.contains("broken.bvh") && status.contains("line"),
+        "{status}"
+    );
+    // Dropping a file on the window imports it too.
+    h.input_mut()
+        .dropped_files
+        .push(std::sync::Arc::new(DroppedPath(bvh.clone())));
+    h.run_steps(2);
+    assert_eq!(h.state().project.doc.clips.len(), n + 2);
+    // Re-link a clip to a moved file.
+    let moved = dir.join("moved.bvh");
+    std::fs::rename(&bvh, &moved).unwrap();
+    h.state_mut().queue.push(AppCommand::Relink {
+        clip: n as u32,
+        path: Some(moved.clone()),
+    });
+    h.run_steps(2);
+    let source = h.state().project.doc.clips[n].source.clone().unwrap();
+    assert!(source.ends_with("moved.bvh"), "{source}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A file dropped on the window, as the windowing layer hands it to egui.
+#[derive(Debug)]
+struct DroppedPath(std::path::PathBuf);
+
+impl egui::DroppedFile for DroppedPath {
+    fn path(&self) -> &std::path::Path {
+        &self.0
+    }
+
+    fn bytes(&self) -> Result<Vec<u8>, String> {
+        std::fs::read(&self.0).map_err(|e| e.to_string())
+    }
+}

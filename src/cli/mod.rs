@@ -10,6 +10,7 @@ use clap::{Parser, Subcommand};
 
 mod anim;
 mod compress;
+mod cut;
 mod tags;
 
 /// Tag motion-capture takes with frame ranges, query them, preview and compress animation.
@@ -42,6 +43,8 @@ pub enum Command {
     Compare(compress::CompareArgs),
     /// Write a clip in ACL's SJSON clip format.
     ExportAcl(compress::ExportAclArgs),
+    /// Write every range a query matches as its own BVH clip into a folder.
+    Cut(cut::CutArgs),
 }
 
 /// Runs a parsed command line and returns the process exit code.
@@ -57,6 +60,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Some(Command::Decompress(args)) => compress::decompress(args),
         Some(Command::Compare(args)) => compress::compare(args),
         Some(Command::ExportAcl(args)) => compress::export_acl(args),
+        Some(Command::Cut(args)) => cut::cut(args),
     }
 }
 

@@ -213,7 +213,8 @@ pub fn demo_skeleton(s: f32) -> Skeleton {
 struct GaitParams {
     speed_cm_per_s: f32,
     cycles_per_s: f32,
-    hip_deg: f32,
+    /// Fraction of a cycle each foot is on the ground.
+    stance: f32,
     knee_deg: f32,
     arm_deg: f32,
     elbow_deg: f32,
@@ -226,7 +227,7 @@ fn params(g: Gait) -> GaitParams {
         Gait::Idle => GaitParams {
             speed_cm_per_s: 0.0,
             cycles_per_s: 0.25,
-            hip_deg: 0.0,
+            stance: 1.0,
             knee_deg: 0.0,
             arm_deg: 0.0,
             elbow_deg: 8.0,
@@ -235,8 +236,8 @@ fn params(g: Gait) -> GaitParams {
         },
         Gait::Walk => GaitParams {
             speed_cm_per_s: 140.0,
-            cycles_per_s: 0.95,
-            hip_deg: 24.0,
+            cycles_per_s: 1.0,
+            stance: 0.6,
             knee_deg: 55.0,
             arm_deg: 18.0,
             elbow_deg: 15.0,
@@ -246,7 +247,7 @@ fn params(g: Gait) -> GaitParams {
         Gait::Run => GaitParams {
             speed_cm_per_s: 360.0,
             cycles_per_s: 1.4,
-            hip_deg: 38.0,
+            stance: 0.38,
             knee_deg: 95.0,
             arm_deg: 32.0,
             elbow_deg: 85.0,
@@ -261,7 +262,7 @@ fn lerp_params(a: GaitParams, b: GaitParams, w: f32) -> GaitParams {
     GaitParams {
         speed_cm_per_s: l(a.speed_cm_per_s, b.speed_cm_per_s),
         cycles_per_s: l(a.cycles_per_s, b.cycles_per_s),
-        hip_deg: l(a.hip_deg, b.hip_deg),
+        stance: l(a.stance, b.stance),
         knee_deg: l(a.knee_deg, b.knee_deg),
         arm_deg: l(a.arm_deg, b.arm_deg),
         elbow_deg: l(a.elbow_deg, b.elbow_deg),
@@ -337,40 +338,57 @@ pub fn generate_take(script: &TakeScript) -> (Clip, Vec<(usize, bool)>) {
         let moving = (p.speed_cm_per_s / 140.0).min(1.0);
         let mut pose = skeleton.rest.clone();
         // Legs: phase 0 = left leg passing under the body moving forward.
+        // Legs. Each leg's cycle starts at heel strike with the leg forward; during stance the hip
+        // sweeps back linearly at the speed that keeps the planted foot still under the moving
+        // body (amplitude from speed, stance time and leg length), during swing it comes forward
+        // with the knee bent. The ankle keeps the foot flat while planted.
+        let leg_len = 83.0 * st.body_scale;
+        let cycle_s = 1.0 / p.cycles_per_s.max(1e-3);
         let leg = |pose: &mut Vec<Transform>,
-                   up: usize,
-                   knee: usize,
-                   foot: usize,
-                   toe: usize,
-                   ph: f32,
-                   hip_scale: f32,
+                   joints: [usize; 4],
+                   u: f32,
+                   stance: f32,
                    knee_scale: f32| {
-            let hip = p.hip_deg * hip_scale * ph.sin();
-            let knee_flex = 4.0 * moving + p.knee_deg * knee_scale * ph.cos().max(0.0).powf(1.5);
-            let ankle = 12.0 * moving * (ph + 1.0).sin();
-            pose[up].rotation = Quat::from_rotation_x(-deg(hip));
-            pose[knee].rotation = Quat::from_rotation_x(deg(knee_flex));
-            pose[foot].rotation = Quat::from_rotation_x(-deg(ankle));
+            let [up, knee, foot, toe] = joints;
+            let stance = stance.clamp(0.05, 1.0);
+            // Half the distance the body travels during stance, as a fraction of the leg length:
+            // the planted foot's offset from the hip goes linearly from +reach to -reach.
+            let reach = (p.speed_cm_per_s * stance * cycle_s / (2.0 * leg_len)).min(0.8);
+            let amp = reach.asin();
+            let (hip, knee_flex) = if u < stance {
+                let s = u / stance;
+                ((reach * (1.0 - 2.0 * s)).asin(), deg(4.0))
+            } else {
+                let s = (u - stance) / (1.0 - stance).max(1e-3);
+                (
+                    -amp + 2.0 * amp * smooth(s),
+                    deg(4.0) + deg(p.knee_deg * knee_scale) * (PI * s).sin(),
+                )
+            };
+            let knee_flex = knee_flex * moving.max(0.15);
+            let flat = knee_flex - hip;
+            let ankle = if u < stance { flat } else { 0.5 * flat };
+            pose[up].rotation = Quat::from_rotation_x(-hip);
+            pose[knee].rotation = Quat::from_rotation_x(knee_flex);
+            pose[foot].rotation = Quat::from_rotation_x(-ankle);
             pose[toe].rotation =
-                Quat::from_rotation_x(deg(8.0 * moving * (ph - 0.5).sin().max(0.0)));
+                Quat::from_rotation_x(if u < stance { 0.0 } else { deg(10.0 * moving) });
+            hip
         };
-        let limp_hip = 1.0 - 0.4 * st.limp;
-        let limp_knee = 1.0 - 0.7 * st.limp;
-        leg(&mut pose, L_UPLEG, L_LEG, L_FOOT, L_TOE, phase, 1.0, 1.0);
-        leg(
+        let u = phase / TAU;
+        let right_stance = p.stance * (1.0 - 0.35 * st.limp);
+        let hip_l = leg(&mut pose, [L_UPLEG, L_LEG, L_FOOT, L_TOE], u, p.stance, 1.0);
+        let hip_r = leg(
             &mut pose,
-            R_UPLEG,
-            R_LEG,
-            R_FOOT,
-            R_TOE,
-            phase + PI,
-            limp_hip,
-            limp_knee,
+            [R_UPLEG, R_LEG, R_FOOT, R_TOE],
+            (u + 0.5) % 1.0,
+            right_stance,
+            1.0 - 0.7 * st.limp,
         );
         // Torso: lean, counter-rotation, breathing, head droop when tired.
         let breathe = (TAU * 0.3 * t).sin();
         pose[LOWER_BACK].rotation = Quat::from_rotation_x(deg(p.lean_deg * 0.5 + 0.8 * breathe))
-            * Quat::from_rotation_y(deg(-0.25 * p.hip_deg * phase.sin()))
+            * Quat::from_rotation_y(-0.25 * (hip_l - hip_r) * 0.5)
             * Quat::from_rotation_z(deg(4.0 * st.limp * phase.cos()));
         pose[SPINE].rotation = Quat::from_rotation_x(deg(p.lean_deg * 0.3));
         pose[SPINE1].rotation = Quat::from_rotation_x(deg(p.lean_deg * 0.2 + 0.5 * breathe));
@@ -378,28 +396,35 @@ pub fn generate_take(script: &TakeScript) -> (Clip, Vec<(usize, bool)>) {
         pose[HEAD].rotation =
             Quat::from_rotation_y(deg(6.0 * (TAU * 0.11 * t).sin() * (1.0 - moving)));
         // Arms: swing against the same-side leg, elbows bent more when running.
-        let arm = |pose: &mut Vec<Transform>, a: usize, fa: usize, ph: f32, side: f32| {
-            pose[a].rotation = Quat::from_rotation_x(-deg(p.arm_deg * ph.sin()))
+        // Arms swing with the opposite leg: forward while it is forward.
+        let arm = |pose: &mut Vec<Transform>, a: usize, fa: usize, opposite_hip: f32, side: f32| {
+            let swing = (opposite_hip / 0.5).clamp(-1.2, 1.2);
+            pose[a].rotation = Quat::from_rotation_x(-deg(p.arm_deg * swing))
                 * Quat::from_rotation_z(deg(side * 6.0));
             pose[fa].rotation =
-                Quat::from_rotation_x(-deg(p.elbow_deg + 0.3 * p.arm_deg * ph.sin()));
+                Quat::from_rotation_x(-deg(p.elbow_deg + 0.3 * p.arm_deg * swing.max(0.0)));
         };
-        arm(&mut pose, L_ARM, L_FOREARM, phase + PI, 1.0);
-        arm(&mut pose, R_ARM, R_FOREARM, phase, -1.0);
+        arm(&mut pose, L_ARM, L_FOREARM, hip_r, 1.0);
+        arm(&mut pose, R_ARM, R_FOREARM, hip_l, -1.0);
         // Root: heading, position on the ground plane, hip bob; height is set from the feet below.
         pose[HIPS].rotation =
             Quat::from_rotation_y(heading) * Quat::from_rotation_z(deg(3.0 * moving * phase.sin()));
         pose[HIPS].translation = pos;
         let lowest = lowest_foot_y(&skeleton, &pose);
-        let flight = p.flight_cm * (2.0 * phase).sin().max(0.0);
+        // Airborne between one foot's toe-off and the other's heel strike (running only).
+        let half = (phase / TAU) % 0.5;
+        let flight = if p.stance < 0.5 && half >= p.stance {
+            p.flight_cm * (PI * (half - p.stance) / (0.5 - p.stance)).sin()
+        } else {
+            0.0
+        };
         pose[HIPS].translation.y = -lowest + flight + 0.5;
         for tr in &pose {
             rotations.push(tr.rotation);
             translations.push(tr.translation);
         }
         // Integrate.
-        let limp_rate = 1.0 + 0.35 * st.limp * phase.sin();
-        phase = (phase + TAU * p.cycles_per_s * limp_rate * dt) % TAU;
+        phase = (phase + TAU * p.cycles_per_s * dt) % TAU;
         heading += deg(st.turn_deg_per_s) * moving * dt;
         pos += Quat::from_rotation_y(heading) * Vec3::Z * p.speed_cm_per_s * dt;
     }
@@ -453,14 +478,9 @@ fn contacts(clip: &Clip) -> [Vec<Range>; 2] {
     let mut out = [Vec::new(), Vec::new()];
     let mut prev: Option<Vec<Transform>> = None;
     let mut open: [Option<u32>; 2] = [None, None];
+    let mut local = vec![Transform::IDENTITY; n];
     for f in 0..clip.frame_count {
-        let local: Vec<Transform> = (0..n)
-            .map(|j| Transform {
-                translation: clip.translations[f * n + j],
-                rotation: clip.rotations[f * n + j],
-                scale: Vec3::ONE,
-            })
-            .collect();
+        clip.copy_pose(f, &mut local);
         let m = model_pose(&clip.skeleton, &local);
         for (side, (foot, toe)) in [(L_FOOT, L_TOE), (R_FOOT, R_TOE)].into_iter().enumerate() {
             let low = m[foot].translation.y.min(m[toe].translation.y);
@@ -679,15 +699,9 @@ mod tests {
             clip.validate().unwrap();
             assert!(clip.frame_count > 100);
             // Feet touch the ground (within 1 cm) on every frame and never go below it.
+            let mut local = vec![Transform::IDENTITY; clip.joint_count()];
             for f in 0..clip.frame_count {
-                let n = clip.joint_count();
-                let local: Vec<Transform> = (0..n)
-                    .map(|j| Transform {
-                        translation: clip.translations[f * n + j],
-                        rotation: clip.rotations[f * n + j],
-                        scale: Vec3::ONE,
-                    })
-                    .collect();
+                clip.copy_pose(f, &mut local);
                 let m = model_pose(&clip.skeleton, &local);
                 let low = [L_FOOT, L_TOE, R_FOOT, R_TOE]
                     .iter()
@@ -727,5 +741,76 @@ mod tests {
         let last = clip.translations[(clip.frame_count - 1) * n + HIPS];
         let speed = (last - first).length() / ((clip.frame_count - 31) as f32 / clip.fps);
         assert!((100.0..160.0).contains(&speed), "walk speed {speed} cm/s");
+    }
+}
+
+/// A large synthetic tag document for benchmarks and stress tests: `clips` clips of 600 to 1,400
+/// frames at 30 fps, `tags` tags named `tag000`, `ns1:tag001`, ... (every fifth in a namespace), and
+/// on each clip about `ranges_per_tag` ranges per tag (0 to twice that, random), reproducible from
+/// `seed`.
+pub fn synthetic_document(
+    clips: usize,
+    tags: usize,
+    ranges_per_tag: usize,
+    seed: u64,
+) -> TagDocument {
+    let mut state = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407)
+        | 1;
+    let mut next = move |n: u64| -> u64 {
+        // xorshift64*: fast and good enough for test data.
+        state ^= state >> 12;
+        state ^= state << 25;
+        state ^= state >> 27;
+        state.wrapping_mul(2685821657736338717) % n.max(1)
+    };
+    let infos: Vec<ClipInfo> = (0..clips)
+        .map(|c| ClipInfo {
+            name: format!("take_{c:05}"),
+            frames: 600 + next(801) as u32,
+            fps: 30.0,
+            source: Some(format!("takes/take_{c:05}.bvh")),
+        })
+        .collect();
+    let mut out: Vec<Tag> = (0..tags)
+        .map(|t| Tag {
+            name: if t % 5 == 1 {
+                format!("ns{}:tag{t:03}", t % 3)
+            } else {
+                format!("tag{t:03}")
+            },
+            color: None,
+            ranges: BTreeMap::new(),
+            version: 0,
+        })
+        .collect();
+    for (c, info) in infos.iter().enumerate() {
+        for tag in out.iter_mut() {
+            let n = next(2 * ranges_per_tag as u64 + 1) as u32;
+            if n == 0 {
+                continue;
+            }
+            let slot = info.frames / n;
+            let mut list: Vec<Range> = (0..n)
+                .filter_map(|i| {
+                    let start = i * slot + next(slot.max(1) as u64 / 2 + 1) as u32;
+                    let len = 1 + next(slot.max(2) as u64 / 2) as u32;
+                    (start < info.frames).then(|| Range::new(start, (start + len).min(info.frames)))
+                })
+                .collect();
+            crate::core::doc::canonicalize(&mut list, info.frames);
+            if !list.is_empty() {
+                tag.ranges.insert(c as u32, list);
+            }
+        }
+    }
+    TagDocument {
+        clips: infos,
+        tags: out,
+        queries: vec![SavedQuery {
+            name: "example".into(),
+            expr: "tag000 & tag002 - tag003".into(),
+        }],
     }
 }

@@ -2,6 +2,7 @@
 
 pub mod anim;
 pub mod compress;
+pub mod cut;
 pub mod demo;
 pub mod doc;
 pub mod io;

@@ -126,6 +126,8 @@ pub struct TaglaneApp {
     pub active_tag: Option<usize>,
     pub timeline: TimelineView,
     pub browser: BrowserState,
+    /// The query panel.
+    pub query: crate::ui::query::QueryPanel,
     pub clipboard: Clipboard,
     pub prefs: Prefs,
     pub status: Option<(Level, String)>,
@@ -136,6 +138,10 @@ pub struct TaglaneApp {
     pub queue: Vec<AppCommand>,
     /// Set when the app asked to close and may now do so.
     pub allow_close: bool,
+    /// Pose preview and compression view (right panel), and the loaded animations.
+    pub pose: crate::ui::pose::PoseView,
+    pub compression: crate::ui::compression::CompressionView,
+    pub anim_cache: crate::ui::anim_cache::AnimCache,
     last_autosave: Instant,
     last_title: Option<String>,
 }
@@ -151,6 +157,7 @@ impl TaglaneApp {
             active_tag: None,
             timeline: TimelineView::default(),
             browser: BrowserState::default(),
+            query: crate::ui::query::QueryPanel::default(),
             clipboard: Clipboard::default(),
             prefs,
             status: None,
@@ -159,6 +166,9 @@ impl TaglaneApp {
             recovery,
             queue: Vec::new(),
             allow_close: false,
+            pose: Default::default(),
+            compression: Default::default(),
+            anim_cache: Default::default(),
             last_autosave: Instant::now(),
             last_title: None,
         };
@@ -220,7 +230,7 @@ impl TaglaneApp {
         egui::Panel::top("menu_bar").show(ui, |ui| self.menu_ui(ui));
         egui::Panel::bottom("status_bar").show(ui, |ui| self.status_ui(ui));
         egui::Panel::left("clip_browser")
-            .default_size(280.0)
+            .default_size(230.0)
             .show(ui, |ui| {
                 browser::browser_ui(
                     ui,
@@ -230,6 +240,43 @@ impl TaglaneApp {
                     &mut self.queue,
                 );
             });
+        egui::Panel::right("pose_panel")
+            .resizable(true)
+            .default_size(440.0)
+            .min_size(280.0)
+            .show(ui, |ui| {
+                let input = crate::ui::pose::SideInput {
+                    project: &self.project,
+                    clip: self.current_clip,
+                    playhead: self.playback.playhead,
+                    dark: self.prefs.dark,
+                };
+                crate::ui::pose::side_panel_ui(
+                    ui,
+                    &input,
+                    &mut self.anim_cache,
+                    &mut self.pose,
+                    &mut self.compression,
+                    &mut self.queue,
+                );
+            });
+        self.query.update(&self.project.doc);
+        egui::Panel::bottom("query_panel")
+            .resizable(true)
+            .default_size(300.0)
+            .show(ui, |ui| {
+                crate::ui::query::query_ui(
+                    ui,
+                    &mut self.query,
+                    &self.project.doc,
+                    self.current_clip,
+                    self.prefs.dark,
+                    &mut self.queue,
+                );
+            });
+        let query_lanes =
+            self.query
+                .extra_lanes(&self.project.doc, self.current_clip, self.prefs.dark);
         egui::CentralPanel::default_margins().show(ui, |ui| {
             self.transport_ui(ui);
             ui.separator();
@@ -242,7 +289,7 @@ impl TaglaneApp {
                 active_tag: self.active_tag,
                 mark_in: self.playback.mark_in,
                 dark: self.prefs.dark,
-                extra_lanes: &[],
+                extra_lanes: &query_lanes,
             };
             timeline::timeline_ui(ui, &input, &mut self.timeline, &mut self.queue);
         });
@@ -529,7 +576,9 @@ impl TaglaneApp {
     fn transport_ui(&mut self, ui: &mut Ui) {
         let fps = self.fps();
         let frames = self.frames();
-        ui.horizontal(|ui| {
+        // Wrapped: with the pose panel open the row may not fit, and a row wider than the panel
+        // would widen the timeline under the panel.
+        ui.horizontal_wrapped(|ui| {
             if ui
                 .button("Start")
                 .on_hover_text("First frame (Home)")
@@ -1172,6 +1221,38 @@ impl TaglaneApp {
                 Err(e) => self.message(Level::Error, format!("cannot recover: {e}")),
             },
             AppCommand::DiscardAutosave => self.recovery.clear(),
+            AppCommand::QueryJump { clip, range } => {
+                self.apply(AppCommand::SelectClip(clip), ctx);
+                self.playback.playing = false;
+                self.playback.playhead = range.start as f64;
+                self.query.selected_result = Some((clip, range));
+            }
+            AppCommand::QueryExport { kind, path } => {
+                let path = path.or_else(|| match kind {
+                    crate::ui::query::QueryExportKind::Json => {
+                        rfd_save("Export query result", "query.json", &[("JSON", &["json"])])
+                    }
+                    crate::ui::query::QueryExportKind::Csv => {
+                        rfd_save("Export query result", "query.csv", &[("CSV", &["csv"])])
+                    }
+                });
+                if let Some(p) = path {
+                    match self.query.export(&self.project.doc, kind, &p) {
+                        Ok(m) => self.message(Level::Info, m),
+                        Err(e) => self.message(Level::Error, e),
+                    }
+                }
+            }
+            AppCommand::QueryCut { dir } => {
+                if let Some(d) = dir.or_else(|| rfd_folder("Folder for the cut BVH files")) {
+                    let base = self.project.base_dir();
+                    let demo = self.project.is_demo;
+                    match self.query.start_cut(&self.project.doc, d, base, demo) {
+                        Ok(()) => self.message(Level::Info, "cutting query result into BVH files"),
+                        Err(e) => self.message(Level::Error, e),
+                    }
+                }
+            }
         }
     }
 
@@ -1360,6 +1441,21 @@ impl TaglaneApp {
                 .map(|(incoming, _)| exchange::merge_document(&self.project.doc, &incoming))
         };
         match result {
+            Ok((edit, report)) if edit.is_empty() => {
+                let level = if report.conflicts.is_empty() {
+                    Level::Info
+                } else {
+                    Level::Warning
+                };
+                self.message(
+                    level,
+                    format!(
+                        "{}: nothing new to merge; {}",
+                        path.display(),
+                        report.summary()
+                    ),
+                );
+            }
             Ok((edit, report)) => match self.project.history.apply(
                 &mut self.project.doc,
                 edit,

@@ -116,4 +116,20 @@ pub enum AppCommand {
     },
     RecoverAutosave,
     DiscardAutosave,
+
+    // Query panel.
+    /// Show a result range: switch to its clip, playhead to its start.
+    QueryJump {
+        clip: ClipId,
+        range: crate::core::tags::Range,
+    },
+    /// Export the query result; `None` asks for a file.
+    QueryExport {
+        kind: crate::ui::query::QueryExportKind,
+        path: Option<PathBuf>,
+    },
+    /// Cut the query result into BVH files in a background thread; `None` asks for a folder.
+    QueryCut {
+        dir: Option<PathBuf>,
+    },
 }

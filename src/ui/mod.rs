@@ -3,10 +3,14 @@
 //! Panels read the project and view state and queue [`command::AppCommand`]s; the app applies them
 //! in one place ([`app::TaglaneApp::apply`]), which gives undo/redo and shortcuts one home.
 
+pub mod anim_cache;
 pub mod app;
 pub mod browser;
 pub mod command;
+pub mod compression;
+pub mod pose;
 pub mod project;
+pub mod query;
 pub mod recovery;
 pub mod theme;
 pub mod timeline;
@@ -29,7 +33,7 @@ pub fn run_app(project: Option<PathBuf>) -> Result<(), String> {
         viewport: egui::ViewportBuilder::default()
             .with_title("taglane")
             .with_app_id(APP_ID)
-            .with_inner_size([1400.0, 860.0])
+            .with_inner_size([1600.0, 960.0])
             .with_min_inner_size([720.0, 420.0])
             .with_drag_and_drop(true),
         persist_window: true,

@@ -107,6 +107,7 @@ mod tests {
         let mut project = Project::demo();
         project.path = Some(PathBuf::from("/somewhere/p.taglane.json"));
         project.doc.tags.truncate(3);
+        project.doc.queries.clear();
         r.save(&project).unwrap();
         assert!(r.pending().is_some());
         let (back, warnings) = r.load().unwrap();

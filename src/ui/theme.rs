@@ -9,7 +9,7 @@ pub const GROUP_HEIGHT: f32 = 20.0;
 /// Height of the frame ruler.
 pub const RULER_HEIGHT: f32 = 26.0;
 /// Width of the lane header column (tag names and toggles).
-pub const HEADER_WIDTH: f32 = 230.0;
+pub const HEADER_WIDTH: f32 = 200.0;
 /// Distance in points within which a pointer grabs a range edge.
 pub const EDGE_GRAB: f32 = 5.0;
 
@@ -80,4 +80,124 @@ pub fn palette(dark: bool) -> Palette {
             error: Color32::from_rgb(190, 30, 20),
         }
     }
+}
+
+/// Colours of the query panel: syntax classes and result lanes.
+pub struct QueryColors {
+    pub tag: Color32,
+    pub unknown_tag: Color32,
+    pub function: Color32,
+    pub keyword: Color32,
+    pub operator: Color32,
+    pub number: Color32,
+    pub lane_ranges: Color32,
+    pub lane_masks: Color32,
+    pub lane_node: Color32,
+    pub step_a: Color32,
+    pub step_b: Color32,
+    pub step_out: Color32,
+}
+
+pub fn query_colors(dark: bool) -> QueryColors {
+    if dark {
+        QueryColors {
+            tag: Color32::from_rgb(130, 200, 255),
+            unknown_tag: Color32::from_rgb(255, 130, 120),
+            function: Color32::from_rgb(220, 180, 255),
+            keyword: Color32::from_rgb(255, 170, 90),
+            operator: Color32::from_rgb(240, 220, 120),
+            number: Color32::from_rgb(150, 230, 160),
+            lane_ranges: Color32::from_rgb(80, 170, 230),
+            lane_masks: Color32::from_rgb(60, 200, 170),
+            lane_node: Color32::from_rgb(200, 150, 240),
+            step_a: Color32::from_rgb(90, 160, 230),
+            step_b: Color32::from_rgb(230, 150, 80),
+            step_out: Color32::from_rgb(110, 210, 120),
+        }
+    } else {
+        QueryColors {
+            tag: Color32::from_rgb(20, 90, 170),
+            unknown_tag: Color32::from_rgb(190, 30, 20),
+            function: Color32::from_rgb(120, 60, 170),
+            keyword: Color32::from_rgb(180, 90, 0),
+            operator: Color32::from_rgb(130, 100, 0),
+            number: Color32::from_rgb(20, 130, 50),
+            lane_ranges: Color32::from_rgb(40, 120, 200),
+            lane_masks: Color32::from_rgb(20, 150, 130),
+            lane_node: Color32::from_rgb(140, 80, 200),
+            step_a: Color32::from_rgb(40, 110, 200),
+            step_b: Color32::from_rgb(200, 110, 30),
+            step_out: Color32::from_rgb(30, 150, 60),
+        }
+    }
+}
+
+/// Colours of the 3D pose viewport.
+pub struct ViewportPalette {
+    pub background: Color32,
+    pub grid: Color32,
+    pub grid_axis: Color32,
+    pub bone: Color32,
+    pub joint: Color32,
+    pub hovered: Color32,
+    pub selected: Color32,
+    /// The second clip of a blend, drawn thin behind the result.
+    pub blend_input: Color32,
+    /// The decompressed candidate drawn over the original.
+    pub ghost: Color32,
+    pub trail: Color32,
+    pub text: Color32,
+}
+
+pub fn viewport_palette(dark: bool) -> ViewportPalette {
+    if dark {
+        ViewportPalette {
+            background: Color32::from_gray(22),
+            grid: Color32::from_gray(48),
+            grid_axis: Color32::from_gray(80),
+            bone: Color32::from_rgb(200, 205, 215),
+            joint: Color32::from_rgb(120, 180, 255),
+            hovered: Color32::from_rgb(255, 230, 120),
+            selected: Color32::from_rgb(255, 150, 40),
+            blend_input: Color32::from_rgba_unmultiplied(120, 220, 160, 110),
+            ghost: Color32::from_rgba_unmultiplied(255, 120, 220, 150),
+            trail: Color32::from_rgb(90, 160, 230),
+            text: Color32::from_gray(220),
+        }
+    } else {
+        ViewportPalette {
+            background: Color32::from_gray(238),
+            grid: Color32::from_gray(205),
+            grid_axis: Color32::from_gray(160),
+            bone: Color32::from_rgb(60, 64, 72),
+            joint: Color32::from_rgb(30, 100, 210),
+            hovered: Color32::from_rgb(200, 150, 0),
+            selected: Color32::from_rgb(230, 110, 0),
+            blend_input: Color32::from_rgba_unmultiplied(20, 150, 80, 120),
+            ghost: Color32::from_rgba_unmultiplied(200, 40, 160, 150),
+            trail: Color32::from_rgb(40, 110, 200),
+            text: Color32::from_gray(30),
+        }
+    }
+}
+
+/// Colours of the root-motion and compression plots, in series order.
+pub const PLOT_SERIES: [Color32; 6] = [
+    Color32::from_rgb(90, 160, 230),
+    Color32::from_rgb(120, 200, 120),
+    Color32::from_rgb(230, 90, 80),
+    Color32::from_rgb(240, 180, 60),
+    Color32::from_rgb(190, 120, 230),
+    Color32::from_rgb(120, 120, 120),
+];
+
+/// An error colour from green (0) through yellow to red (`t >= 1`).
+pub fn error_color(t: f32) -> Color32 {
+    let t = if t.is_finite() {
+        t.clamp(0.0, 1.0)
+    } else {
+        1.0
+    };
+    let hue = (1.0 - t) * (120.0 / 360.0);
+    egui::ecolor::Hsva::new(hue, 0.85, 0.95, 1.0).into()
 }

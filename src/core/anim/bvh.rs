@@ -964,6 +964,12 @@ mod tests {
         fn parse_f64_matches_std(v in proptest::num::f64::NORMAL | proptest::num::f64::SUBNORMAL | proptest::num::f64::ZERO, prec in 0usize..12) {
             for s in [format!("{v}"), format!("{v:e}"), format!("{v:.prec$}"), format!("{v:.prec$e}")] {
                 let expected: f64 = s.parse().unwrap();
+                if !expected.is_finite() {
+                    // Rounding to fewer digits can overflow (1.6e308 -> "2e308"); such values are
+                    // refused, never read as infinity.
+                    prop_assert_eq!(parse_f64(s.as_bytes()), None, "{}", s);
+                    continue;
+                }
                 prop_assert_eq!(parse_f64(s.as_bytes()).map(f64::to_bits), Some(expected.to_bits()), "{}", s);
             }
         }

@@ -259,6 +259,11 @@ impl Edit {
         }
     }
 
+    /// True for an edit that does nothing at all (an empty batch, or batches of them).
+    pub fn is_empty(&self) -> bool {
+        matches!(self, Edit::Batch(b) if b.iter().all(Edit::is_empty))
+    }
+
     /// True when the edit changes nothing but ranges (used to keep drags cheap).
     pub fn is_range_edit(&self) -> bool {
         match self {

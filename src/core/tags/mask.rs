@@ -185,9 +185,17 @@ impl Mask {
         }
     }
 
+    /// Sizes the mask to `frames` frames without clearing it (for outputs that write every word).
+    fn prepare(&mut self, frames: u32) {
+        if self.bits.len() != frames as usize {
+            self.bits.clear();
+            self.bits.resize(frames as usize, false);
+        }
+    }
+
     fn binary(&self, other: &Self, out: &mut Mask, f: fn(&[u64], &[u64], &mut [u64])) {
         let frames = self.frames().min(other.frames());
-        out.reset(frames);
+        out.prepare(frames);
         let n = words_for(frames);
         f(
             &self.words()[..n],
@@ -218,7 +226,7 @@ impl Mask {
 
     /// `out = !self` within the mask's frames.
     pub fn complement(&self, out: &mut Mask) {
-        out.reset(self.frames());
+        out.prepare(self.frames());
         not_words(self.words(), self.frames(), out.bits.as_raw_mut_slice());
     }
 }

@@ -64,19 +64,17 @@ impl MaskSet {
         out
     }
 
-    /// Appends zeroed words for a clip of `frames` frames and returns them for writing.
-    fn open_clip(&mut self, frames: u32) -> &mut [u64] {
+    /// Appends zeroed words for a clip of `frames` frames and returns them for writing. (The
+    /// length is always a whole number of words, so `resize` zeroes whole words.)
+    pub(crate) fn open_clip(&mut self, frames: u32) -> &mut [u64] {
         let start = self.bits.len() / 64;
         let n = words_for(frames);
         self.bits.resize((start + n) * 64, false);
-        let raw = self.bits.as_raw_mut_slice();
-        let w = &mut raw[start..start + n];
-        w.fill(0);
-        w
+        &mut self.bits.as_raw_mut_slice()[start..start + n]
     }
 
     /// Keeps the clip opened last if any bit is set, drops it otherwise.
-    fn close_clip(&mut self, clip: ClipId, frames: u32) {
+    pub(crate) fn close_clip(&mut self, clip: ClipId, frames: u32) {
         let start = *self.word_offsets.last().unwrap_or(&0) as usize;
         let end = self.bits.len() / 64;
         if self.bits.as_raw_slice()[start..end].iter().any(|&w| w != 0) {

@@ -3,6 +3,7 @@
 //! See docs/QUERY.md (the query language and engines) and docs/TAGS_FORMAT.md (the file format).
 
 pub mod document;
+pub mod explain;
 pub mod filters;
 pub mod format;
 pub mod mask;
@@ -17,7 +18,7 @@ pub use filters::Filter;
 pub use format::{LoadWarning, TagsFileError, load_tags_file, load_tags_str, save_tags_file};
 pub use mask::Mask;
 pub use mask_set::MaskSet;
-pub use parse::{QueryError, parse_query};
+pub use parse::{QueryError, parse_query, query_to_text};
 pub use query::{AutoReport, Engine, Evaluator, Query, QueryCache, QueryEngine, TagIndex};
 pub use range::{Range, RangeList};
 pub use range_set::RangeSet;

@@ -543,6 +543,57 @@ pub fn rename_tag_in_expr(expr: &str, old: &str, new: &str) -> Option<String> {
     changed.then_some(out)
 }
 
+/// Writes `q` as text in the query language, with only the parentheses the precedence rules need;
+/// parsing the text against the same names gives `q` back. Tag indices without a name print as
+/// `"#N"`; malformed code prints as far as it can be read.
+pub fn query_to_text(q: &Query, tag_names: &[&str]) -> String {
+    // Each stack entry: the text and the precedence of its top operator (5: atom, unary, call).
+    let mut st: Vec<(String, u8)> = Vec::new();
+    for item in q.items() {
+        let Ok(item) = item else { break };
+        let binary = |st: &mut Vec<(String, u8)>, op: &str, p: u8| {
+            let (b, pb) = st.pop().unwrap_or_default();
+            let (a, pa) = st.pop().unwrap_or_default();
+            let a = if pa < p { format!("({a})") } else { a };
+            // Left-associative: a right operand of the same precedence needs parentheses.
+            let b = if pb <= p { format!("({b})") } else { b };
+            st.push((format!("{a} {op} {b}"), p));
+        };
+        match item {
+            Item::Tag(t) => {
+                let name = tag_names
+                    .get(t as usize)
+                    .map_or_else(|| format!("\"#{t}\""), |n| quote_name(n));
+                st.push((name, 5));
+            }
+            Item::Union => binary(&mut st, "|", 1),
+            Item::SymmetricDifference => binary(&mut st, "^", 2),
+            Item::Intersection => binary(&mut st, "&", 3),
+            Item::Difference => binary(&mut st, "-", 4),
+            Item::Complement => {
+                let (a, pa) = st.pop().unwrap_or_default();
+                st.push((
+                    if pa < 5 {
+                        format!("!({a})")
+                    } else {
+                        format!("!{a}")
+                    },
+                    5,
+                ));
+            }
+            Item::Filter(f, n) => {
+                let (a, _) = st.pop().unwrap_or_default();
+                let text = match f.argument() {
+                    None => format!("{}({a})", f.name()),
+                    Some(_) => format!("{}({a}, {n})", f.name()),
+                };
+                st.push((text, 5));
+            }
+        }
+    }
+    st.pop().map(|(s, _)| s).unwrap_or_default()
+}
+
 impl TagDocument {
     /// Parses a query against this document's tag names.
     pub fn parse_query(&self, text: &str) -> Result<Query, QueryError> {
@@ -673,6 +724,21 @@ mod tests {
         let q = p(&text).unwrap();
         assert!(!q.is_inline());
         assert_eq!(q.validate(NAMES.len()).unwrap(), 2);
+    }
+
+    #[test]
+    fn to_text_round_trips_with_minimal_parentheses() {
+        for text in [
+            "Running & Male - Tired",
+            "(Running | Male) & Tired",
+            "Running - (Male - Tired)",
+            "!(Running | Male) ^ locomotion:Walk",
+            "grow(first(\"two words\", 3) | set/left.foot, 2) - last_range(Male)",
+            "!!Running",
+        ] {
+            let q = p(text).unwrap();
+            assert_eq!(query_to_text(&q, &NAMES), text);
+        }
     }
 
     #[test]

@@ -28,10 +28,10 @@ use std::sync::Arc;
 use smallvec::SmallVec;
 
 use super::document::{ClipId, TagDocument};
-use super::filters::{self, Filter};
+use super::filters::Filter;
 use super::mask::{self, words_for};
 use super::mask_set::MaskSet;
-use super::range::{self, Range};
+use super::range::{self, Range, SetOp};
 use super::range_set::RangeSet;
 
 pub const OP_UNION: i32 = -1;
@@ -276,26 +276,42 @@ pub struct TagIndex {
     clip_frames: Vec<u32>,
     versions: Vec<u64>,
     ranges: Vec<RangeSet>,
+    /// Empty when the masks would exceed `mask_budget_bytes`.
     masks: Vec<MaskSet>,
+    mask_budget_bytes: u64,
+    masks_needed_bytes: u64,
 }
 
+/// The default budget for the mask sets of one [`TagIndex`]: 1 GiB.
+pub const DEFAULT_MASK_BUDGET_BYTES: u64 = 1 << 30;
+
 impl TagIndex {
+    /// Builds the index with the default mask budget ([`DEFAULT_MASK_BUDGET_BYTES`]).
     pub fn build(doc: &TagDocument) -> Self {
+        Self::build_with_mask_budget(doc, DEFAULT_MASK_BUDGET_BYTES)
+    }
+
+    /// Builds the index; the mask sets are built only if they (plus room for one full-document
+    /// mask, as a complement needs) fit in `mask_budget_bytes`. Clip lengths come from a file, so
+    /// this bounds what a file can make us allocate; without masks, the masks engine reports
+    /// [`EvalError::MasksOverBudget`] and `auto` uses ranges everywhere.
+    pub fn build_with_mask_budget(doc: &TagDocument, mask_budget_bytes: u64) -> Self {
         let clip_frames: Vec<u32> = doc.clips.iter().map(|c| c.frames).collect();
         let mut idx = Self {
             clip_frames,
+            mask_budget_bytes,
             ..Self::default()
         };
         for t in 0..doc.tags.len() {
-            let (r, m) = idx.build_tag(doc, t);
+            let r = idx.build_tag(doc, t);
             idx.ranges.push(r);
-            idx.masks.push(m);
             idx.versions.push(doc.tags[t].version);
         }
+        idx.rebuild_masks(None);
         idx
     }
 
-    fn build_tag(&self, doc: &TagDocument, t: usize) -> (RangeSet, MaskSet) {
+    fn build_tag(&self, doc: &TagDocument, t: usize) -> RangeSet {
         let mut set = RangeSet::new();
         let mut fixed = Vec::new();
         for (&clip, ranges) in &doc.tags[t].ranges {
@@ -316,8 +332,40 @@ impl TagIndex {
                 set.push_clip(clip, &fixed);
             }
         }
-        let masks = MaskSet::from_range_set(&set, &self.clip_frames);
-        (set, masks)
+        set
+    }
+
+    /// Bytes the mask sets need: every tag's clips, plus one mask over all clips.
+    fn masks_needed(&self) -> u64 {
+        let words =
+            |c: ClipId| words_for(self.clip_frames.get(c as usize).copied().unwrap_or(0)) as u64;
+        let tags: u64 = self
+            .ranges
+            .iter()
+            .map(|r| r.clips().iter().map(|&c| words(c)).sum::<u64>())
+            .sum();
+        let all: u64 = (0..self.clip_frames.len() as ClipId).map(words).sum();
+        (tags + all) * 8
+    }
+
+    /// Rebuilds the masks of `only` (or of every tag), or drops them all when over budget.
+    fn rebuild_masks(&mut self, only: Option<&[usize]>) {
+        self.masks_needed_bytes = self.masks_needed();
+        if self.masks_needed_bytes > self.mask_budget_bytes {
+            self.masks.clear();
+            return;
+        }
+        if self.masks.len() != self.ranges.len() || only.is_none() {
+            self.masks = self
+                .ranges
+                .iter()
+                .map(|r| MaskSet::from_range_set(r, &self.clip_frames))
+                .collect();
+        } else if let Some(tags) = only {
+            for &t in tags {
+                self.masks[t] = MaskSet::from_range_set(&self.ranges[t], &self.clip_frames);
+            }
+        }
     }
 
     /// Brings the index up to date with `doc`: rebuilds the tags whose version changed (everything
@@ -330,20 +378,42 @@ impl TagIndex {
                 .zip(&doc.clips)
                 .all(|(&f, c)| f == c.frames);
         if !same_clips || self.versions.len() != doc.tags.len() {
-            *self = Self::build(doc);
+            *self = Self::build_with_mask_budget(doc, self.mask_budget_bytes);
             return doc.tags.len();
         }
-        let mut rebuilt = 0;
+        let mut changed = Vec::new();
         for t in 0..doc.tags.len() {
             if self.versions[t] != doc.tags[t].version {
-                let (r, m) = self.build_tag(doc, t);
-                self.ranges[t] = r;
-                self.masks[t] = m;
+                self.ranges[t] = self.build_tag(doc, t);
                 self.versions[t] = doc.tags[t].version;
-                rebuilt += 1;
+                changed.push(t);
             }
         }
-        rebuilt
+        if !changed.is_empty() {
+            self.rebuild_masks(Some(&changed));
+        }
+        changed.len()
+    }
+
+    /// True when the mask sets are built (they fit in the budget).
+    pub fn has_masks(&self) -> bool {
+        self.masks.len() == self.ranges.len()
+    }
+
+    /// Bytes the mask sets need (whether or not they were built).
+    pub fn masks_needed_bytes(&self) -> u64 {
+        self.masks_needed_bytes
+    }
+
+    fn require_masks(&self) -> Result<(), EvalError> {
+        if self.has_masks() {
+            Ok(())
+        } else {
+            Err(EvalError::MasksOverBudget {
+                needed_bytes: self.masks_needed_bytes,
+                budget_bytes: self.mask_budget_bytes,
+            })
+        }
     }
 
     /// True when every tag version and clip length matches `doc`.
@@ -370,11 +440,18 @@ impl TagIndex {
         self.ranges.len()
     }
 
+    /// The ranges of a tag. Panics if `tag >= self.tag_count()`.
     pub fn tag_ranges(&self, tag: usize) -> &RangeSet {
         &self.ranges[tag]
     }
 
-    pub fn tag_masks(&self, tag: usize) -> &MaskSet {
+    /// The masks of a tag; `None` when the masks are over budget (see [`Self::has_masks`]).
+    pub fn tag_masks(&self, tag: usize) -> Option<&MaskSet> {
+        self.masks.get(tag)
+    }
+
+    /// The masks of a tag, for engines that checked [`Self::require_masks`].
+    fn masks_of(&self, tag: usize) -> &MaskSet {
         &self.masks[tag]
     }
 
@@ -433,11 +510,13 @@ pub struct ClipChoice {
 /// What the `auto` engine did, and why.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct AutoReport {
-    /// One entry per clip that was evaluated (clips where no input tag occurs and the query is
-    /// empty on empty inputs are skipped).
+    /// One entry per clip that was evaluated (clips where the tags present cannot give a
+    /// non-empty result, like a clip without A for `A & B`, are skipped).
     pub choices: Vec<ClipChoice>,
     /// True when the query has filters, which forces ranges.
     pub has_filters: bool,
+    /// True when the index has no masks (over its memory budget), which forces ranges.
+    pub masks_over_budget: bool,
 }
 
 impl AutoReport {
@@ -451,7 +530,11 @@ impl AutoReport {
             self.clips_with(Engine::Masks),
             self.clips_with(Engine::Ranges),
         );
-        if self.has_filters {
+        if self.masks_over_budget {
+            format!(
+                "ranges on all {r} clips: the masks of this document are over the memory budget"
+            )
+        } else if self.has_filters {
             format!("ranges on all {r} clips: the query has filters, which work on ranges")
         } else {
             format!(
@@ -464,8 +547,18 @@ impl AutoReport {
 
 /// An error evaluating a query.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("invalid query code: {0}")]
-pub struct EvalError(#[from] pub QueryCodeError);
+pub enum EvalError {
+    #[error("invalid query code: {0}")]
+    Code(#[from] QueryCodeError),
+    #[error(
+        "the masks of this document would need {needed_bytes} bytes, over the budget of {budget_bytes} bytes; \
+         use the ranges engine"
+    )]
+    MasksOverBudget {
+        needed_bytes: u64,
+        budget_bytes: u64,
+    },
+}
 
 /// Words per block of the one-pass masks evaluator (1,024 frames).
 const BLOCK: usize = 16;
@@ -502,19 +595,20 @@ impl<B: ?Sized, O: std::borrow::Borrow<B>> Operand<'_, B, O> {
 pub struct Evaluator {
     spare_ranges: Vec<RangeSet>,
     spare_masks: Vec<MaskSet>,
-    spare_lists: Vec<Vec<Range>>,
     block_stack: Vec<[u64; BLOCK]>,
     clip_words: Vec<u64>,
     program: Vec<WordOp>,
     leaves: Vec<u32>,
+    leaf_counts: Vec<u32>,
+    leaf_bits: Vec<u64>,
 }
 
 /// Runs a postfix program generically over an operand type.
 macro_rules! run_postfix {
-    ($q:expr, $leaf:expr, $spare:expr, $bin:expr, $unary:expr) => {{
+    ($items:expr, $leaf:expr, $spare:expr, $bin:expr, $unary:expr) => {{
         let mut stack: SmallVec<[Operand<'_, _, _>; 16]> = SmallVec::new();
-        for item in $q.items() {
-            let item = item?;
+        for item in $items {
+            let item: Item = item?;
             match item {
                 Item::Tag(t) => stack.push(Operand::Borrowed($leaf(t))),
                 Item::Complement | Item::Filter(..) => {
@@ -589,22 +683,36 @@ impl Evaluator {
         idx: &TagIndex,
         out: &mut RangeSet,
     ) -> Result<(), EvalError> {
+        self.eval_ranges_skipping(q, idx, out, &[])
+    }
+
+    /// The ranges engine on every clip except those set in `skip` (bit per clip id).
+    fn eval_ranges_skipping(
+        &mut self,
+        q: &Query,
+        idx: &TagIndex,
+        out: &mut RangeSet,
+        skip: &[u64],
+    ) -> Result<(), EvalError> {
         q.validate(idx.tag_count())?;
         let frames = idx.clip_frames();
         let spare = &mut self.spare_ranges;
         let result = run_postfix!(
-            q,
+            q.items(),
             |t: u32| idx.tag_ranges(t as usize),
             spare,
-            |op, a: &RangeSet, b: &RangeSet, o: &mut RangeSet| match op {
-                Item::Union => a.union(b, o),
-                Item::Intersection => a.intersection(b, o),
-                Item::Difference => a.difference(b, o),
-                _ => a.symmetric_difference(b, o),
+            |op, a: &RangeSet, b: &RangeSet, o: &mut RangeSet| {
+                let op = match op {
+                    Item::Union => SetOp::Union,
+                    Item::Intersection => SetOp::Intersection,
+                    Item::Difference => SetOp::Difference,
+                    _ => SetOp::SymmetricDifference,
+                };
+                a.op_skipping(op, b, o, skip)
             },
             |op, a: &RangeSet, o: &mut RangeSet| match op {
                 Item::Filter(f, arg) => a.filter(f, arg, frames, o),
-                _ => a.complement(frames, o),
+                _ => a.complement_skipping(frames, o, skip),
             }
         );
         match result {
@@ -640,11 +748,12 @@ impl Evaluator {
         out: &mut MaskSet,
     ) -> Result<(), EvalError> {
         q.validate(idx.tag_count())?;
+        idx.require_masks()?;
         let frames = idx.clip_frames();
         let spare = &mut self.spare_masks;
         let result = run_postfix!(
-            q,
-            |t: u32| idx.tag_masks(t as usize),
+            q.items(),
+            |t: u32| idx.masks_of(t as usize),
             spare,
             |op, a: &MaskSet, b: &MaskSet, o: &mut MaskSet| match op {
                 Item::Union => a.union(b, o),
@@ -717,10 +826,12 @@ impl Evaluator {
         out: &mut MaskSet,
     ) -> Result<(), EvalError> {
         let depth = q.validate(idx.tag_count())?;
+        idx.require_masks()?;
         if !q.is_pure_logic() {
             return self.eval_masks_op_by_op(q, idx, out);
         }
-        let empty_on_empty = self.compile_words(q)?;
+        self.compile_words(q)?;
+        let empty_when = EmptyTable::new(&self.program, self.leaves.len());
         self.block_stack.resize(depth.max(1), [0; BLOCK]);
         out.clear();
         let mut cursors: SmallVec<[usize; 16]> = SmallVec::from_elem(0, self.leaves.len());
@@ -728,33 +839,30 @@ impl Evaluator {
             SmallVec::from_elem(None, self.leaves.len());
         for (c, &frames) in idx.clip_frames().iter().enumerate() {
             let c = c as ClipId;
-            let mut any = false;
             for (k, &t) in self.leaves.iter().enumerate() {
-                let set = idx.tag_masks(t as usize);
+                let set = idx.masks_of(t as usize);
                 let clips = set.clips();
                 while cursors[k] < clips.len() && clips[cursors[k]] < c {
                     cursors[k] += 1;
                 }
                 words[k] = (clips.get(cursors[k]) == Some(&c)).then(|| set.slot_words(cursors[k]));
-                any |= words[k].is_some();
             }
-            if !any && empty_on_empty {
+            // Skip the clip when the tags present on it cannot make a non-empty result (for
+            // `A & B`, a clip without A); decided on presence alone, without reading a word.
+            if empty_when.is_empty(&self.program, |k| words[k].is_some()) {
                 continue;
             }
-            self.clip_words.resize(words_for(frames), 0);
-            fused_clip(
-                &self.program,
-                &words,
-                frames,
-                &mut self.block_stack,
-                &mut self.clip_words,
-            );
-            out.push_clip_words(c, frames, &self.clip_words);
+            let w = out.open_clip(frames);
+            fused_clip(&self.program, &words, frames, &mut self.block_stack, w);
+            out.close_clip(c, frames);
         }
         Ok(())
     }
 
-    /// The `auto` engine: per clip, ranges or masks by [`AUTO_MASKS_RANGES_PER_WORD`].
+    /// The `auto` engine: per clip, ranges or masks by [`AUTO_MASKS_RANGES_PER_WORD`]. The clips
+    /// given to ranges run through the set-level ranges engine (which skips the others); the clips
+    /// given to masks run through the one-pass word evaluator; the two results hold different clips
+    /// and are joined by copying whole clips.
     pub fn eval_auto(
         &mut self,
         q: &Query,
@@ -776,36 +884,54 @@ impl Evaluator {
                 _ => None,
             }));
         }
-        self.block_stack.resize(depth.max(1), [0; BLOCK]);
-        out.clear();
+        // (Filter queries do not use the word program; their rule is "no input ranges, no `!`".)
+        let leaves_for_table = if has_filters {
+            usize::MAX
+        } else {
+            self.leaves.len()
+        };
+        let empty_when = EmptyTable::new(&self.program, leaves_for_table);
+        let masks_available = idx.has_masks();
         let mut report = AutoReport {
             choices: Vec::new(),
             has_filters,
+            masks_over_budget: !masks_available,
         };
         let n = self.leaves.len();
-        let mut cursors: SmallVec<[usize; 16]> = SmallVec::from_elem(0, n);
-        let mut lists: SmallVec<[&[Range]; 16]> = SmallVec::from_elem(&[][..], n);
-        for (c, &frames) in idx.clip_frames().iter().enumerate() {
-            let c = c as ClipId;
-            let mut leaf_ranges = 0usize;
-            for (k, &t) in self.leaves.iter().enumerate() {
-                let set = idx.tag_ranges(t as usize);
-                let clips = set.clips();
-                while cursors[k] < clips.len() && clips[cursors[k]] < c {
-                    cursors[k] += 1;
-                }
-                lists[k] = if clips.get(cursors[k]) == Some(&c) {
-                    set.slot(cursors[k])
-                } else {
-                    &[]
-                };
-                leaf_ranges += lists[k].len();
+        let clip_count = idx.clip_frames().len();
+        let mut skip = vec![0u64; clip_count.div_ceil(64)];
+        let mut masks_clips: Vec<ClipId> = Vec::new();
+        // One linear pass per input tag fills, per clip, its input range count and which inputs
+        // are present (bit k: leaf k; leaves past 64 are not tracked and never allow a skip).
+        self.leaf_counts.clear();
+        self.leaf_counts.resize(clip_count, 0);
+        self.leaf_bits.clear();
+        self.leaf_bits.resize(clip_count, 0);
+        for (k, &t) in self.leaves.iter().enumerate() {
+            let bit = if k < 64 { 1u64 << k } else { 0 };
+            for (c, len) in idx.tag_ranges(t as usize).clip_counts() {
+                let n = &mut self.leaf_counts[c as usize];
+                *n = n.saturating_add(len as u32);
+                self.leaf_bits[c as usize] |= bit;
             }
-            if leaf_ranges == 0 && empty_on_empty {
+        }
+        for (c, &frames) in idx.clip_frames().iter().enumerate() {
+            let leaf_ranges = self.leaf_counts[c] as usize;
+            let bits = self.leaf_bits[c];
+            let c = c as ClipId;
+            let empty = if has_filters {
+                leaf_ranges == 0 && empty_on_empty
+            } else if n <= 64 {
+                empty_when.is_empty(&self.program, |k| (bits >> k) & 1 == 1)
+            } else {
+                false
+            };
+            if empty {
                 continue;
             }
             let words = words_for(frames);
             let use_masks = !has_filters
+                && masks_available
                 && leaf_ranges as f64 > AUTO_MASKS_RANGES_PER_WORD * (words * n.max(1)) as f64;
             report.choices.push(ClipChoice {
                 clip: c,
@@ -818,25 +944,151 @@ impl Evaluator {
                 words,
             });
             if use_masks {
-                let mut leaf_words: SmallVec<[Option<&[u64]>; 16]> = SmallVec::with_capacity(n);
-                for &t in &self.leaves {
-                    leaf_words.push(idx.tag_masks(t as usize).clip_words(c));
-                }
-                self.clip_words.resize(words, 0);
-                fused_clip(
-                    &self.program,
-                    &leaf_words,
-                    frames,
-                    &mut self.block_stack,
-                    &mut self.clip_words,
-                );
-                mask::vectorize_words_append(&self.clip_words, frames, out.flat_mut());
-            } else {
-                eval_clip_ranges(q, &lists, frames, c, &mut self.spare_lists, out.flat_mut())?;
+                skip[c as usize / 64] |= 1 << (c % 64);
+                masks_clips.push(c);
             }
-            out.end_clip(c);
         }
+        if masks_clips.is_empty() {
+            self.eval_ranges_skipping(q, idx, out, &[])?;
+            return Ok(report);
+        }
+        // When every clip that can match went to masks, the ranges engine has nothing to do.
+        let all_masks = masks_clips.len() == report.choices.len();
+        let mut by_ranges = self.spare_ranges.pop().unwrap_or_default();
+        by_ranges.clear();
+        if !all_masks {
+            self.eval_ranges_skipping(q, idx, &mut by_ranges, &skip)?;
+        }
+        let mut by_masks = self.spare_ranges.pop().unwrap_or_default();
+        by_masks.clear();
+        self.block_stack.resize(depth.max(1), [0; BLOCK]);
+        let mut leaf_words: SmallVec<[Option<&[u64]>; 16]> = SmallVec::from_elem(None, n);
+        let mut cursors: SmallVec<[usize; 16]> = SmallVec::from_elem(0, n);
+        for &c in &masks_clips {
+            let frames = idx.clip_frames()[c as usize];
+            // `masks_clips` is sorted, so each leaf's clip list is walked once.
+            for (k, &t) in self.leaves.iter().enumerate() {
+                let set = idx.masks_of(t as usize);
+                let clips = set.clips();
+                while cursors[k] < clips.len() && clips[cursors[k]] < c {
+                    cursors[k] += 1;
+                }
+                leaf_words[k] =
+                    (clips.get(cursors[k]) == Some(&c)).then(|| set.slot_words(cursors[k]));
+            }
+            self.clip_words.resize(words_for(frames), 0);
+            fused_clip(
+                &self.program,
+                &leaf_words,
+                frames,
+                &mut self.block_stack,
+                &mut self.clip_words,
+            );
+            mask::vectorize_words_append(&self.clip_words, frames, by_masks.flat_mut());
+            by_masks.end_clip(c);
+        }
+        if by_ranges.is_empty() {
+            std::mem::swap(out, &mut by_masks);
+        } else {
+            by_ranges.union(&by_masks, out);
+        }
+        self.spare_ranges.push(by_ranges);
+        self.spare_ranges.push(by_masks);
         Ok(report)
+    }
+}
+
+/// What is known of a mask from which tags are present on a clip (absent tags are empty masks).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Presence {
+    Empty,
+    Full,
+    Unknown,
+}
+
+/// Runs the word program on [`Presence`] values: `Empty` means the result is empty on this clip
+/// whatever the words of the present tags hold.
+fn presence(program: &[WordOp], present: impl Fn(usize) -> bool) -> Presence {
+    use Presence::{Empty, Full, Unknown};
+    let mut st: SmallVec<[Presence; 16]> = SmallVec::new();
+    for op in program {
+        let v = match *op {
+            WordOp::Load(k) => {
+                if present(k) {
+                    Unknown
+                } else {
+                    Empty
+                }
+            }
+            WordOp::Not => match st.pop().unwrap_or(Empty) {
+                Empty => Full,
+                Full => Empty,
+                Unknown => Unknown,
+            },
+            op => {
+                let b = st.pop().unwrap_or(Empty);
+                let a = st.pop().unwrap_or(Empty);
+                let not_b = match b {
+                    Empty => Full,
+                    Full => Empty,
+                    Unknown => Unknown,
+                };
+                let and = |x: Presence, y: Presence| match (x, y) {
+                    (Empty, _) | (_, Empty) => Empty,
+                    (Full, y) => y,
+                    (x, Full) => x,
+                    _ => Unknown,
+                };
+                match op {
+                    WordOp::Or => match (a, b) {
+                        (Full, _) | (_, Full) => Full,
+                        (Empty, y) => y,
+                        (x, Empty) => x,
+                        _ => Unknown,
+                    },
+                    WordOp::And => and(a, b),
+                    WordOp::AndNot => and(a, not_b),
+                    _ => match (a, b) {
+                        (Empty, y) => y,
+                        (x, Empty) => x,
+                        (Full, Full) => Empty,
+                        _ => Unknown,
+                    },
+                }
+            }
+        };
+        st.push(v);
+    }
+    st.pop().unwrap_or(Empty)
+}
+
+/// For queries with few leaves, [`presence`] for every combination of present leaves, computed once
+/// per query (bit `k` of the index: leaf `k` present); per clip it is then one table look-up.
+struct EmptyTable(Vec<bool>);
+
+impl EmptyTable {
+    const MAX_LEAVES: usize = 12;
+
+    fn new(program: &[WordOp], leaves: usize) -> Self {
+        if leaves > Self::MAX_LEAVES {
+            return Self(Vec::new());
+        }
+        Self(
+            (0..1usize << leaves)
+                .map(|m| presence(program, |k| (m >> k) & 1 == 1) == Presence::Empty)
+                .collect(),
+        )
+    }
+
+    fn is_empty(&self, program: &[WordOp], present: impl Fn(usize) -> bool) -> bool {
+        if self.0.is_empty() {
+            return presence(program, present) == Presence::Empty;
+        }
+        let mut m = 0usize;
+        for k in 0..self.0.len().trailing_zeros() as usize {
+            m |= usize::from(present(k)) << k;
+        }
+        self.0[m]
     }
 }
 
@@ -852,6 +1104,8 @@ fn fused_clip(
     let n = out.len();
     let mut base = 0usize;
     while base < n {
+        // The operators always run on whole blocks (fixed-size loops the compiler unrolls and
+        // vectorizes); a short last block is padded with zeros and only `len` words are kept.
         let len = (n - base).min(BLOCK);
         let mut sp = 0usize;
         for op in program {
@@ -859,13 +1113,18 @@ fn fused_clip(
                 WordOp::Load(k) => {
                     let dst = &mut stack[sp];
                     match leaves[k] {
-                        Some(w) => dst[..len].copy_from_slice(&w[base..base + len]),
-                        None => dst[..len].fill(0),
+                        Some(w) if len == BLOCK => dst.copy_from_slice(&w[base..base + BLOCK]),
+                        Some(w) => {
+                            dst[..len].copy_from_slice(&w[base..base + len]);
+                            dst[len..].fill(0);
+                        }
+                        None => dst.fill(0),
                     }
                     sp += 1;
                 }
                 WordOp::Not => {
-                    for x in &mut stack[sp - 1][..len] {
+                    let a = &mut stack[sp - 1];
+                    for x in a.iter_mut() {
                         *x = !*x;
                     }
                 }
@@ -873,22 +1132,10 @@ fn fused_clip(
                     let (lo, hi) = stack.split_at_mut(sp - 1);
                     let (a, b) = (&mut lo[sp - 2], &hi[0]);
                     match op {
-                        WordOp::Or => a[..len]
-                            .iter_mut()
-                            .zip(&b[..len])
-                            .for_each(|(x, y)| *x |= y),
-                        WordOp::And => a[..len]
-                            .iter_mut()
-                            .zip(&b[..len])
-                            .for_each(|(x, y)| *x &= y),
-                        WordOp::AndNot => a[..len]
-                            .iter_mut()
-                            .zip(&b[..len])
-                            .for_each(|(x, y)| *x &= !y),
-                        _ => a[..len]
-                            .iter_mut()
-                            .zip(&b[..len])
-                            .for_each(|(x, y)| *x ^= y),
+                        WordOp::Or => (0..BLOCK).for_each(|k| a[k] |= b[k]),
+                        WordOp::And => (0..BLOCK).for_each(|k| a[k] &= b[k]),
+                        WordOp::AndNot => (0..BLOCK).for_each(|k| a[k] &= !b[k]),
+                        _ => (0..BLOCK).for_each(|k| a[k] ^= b[k]),
                     }
                     sp -= 1;
                 }
@@ -900,50 +1147,6 @@ fn fused_clip(
     if let Some(last) = out.last_mut() {
         *last &= mask::tail_mask(frames);
     }
-}
-
-/// Evaluates `q` on one clip with range lists: `leaves[k]` is the list of the k-th tag read, in
-/// program order. Appends the result to `out`.
-fn eval_clip_ranges(
-    q: &Query,
-    leaves: &[&[Range]],
-    frames: u32,
-    clip: ClipId,
-    spare: &mut Vec<Vec<Range>>,
-    out: &mut Vec<Range>,
-) -> Result<(), EvalError> {
-    let mut next_leaf = 0usize;
-    let result = run_postfix!(
-        q,
-        |_t: u32| {
-            next_leaf += 1;
-            leaves[next_leaf - 1]
-        },
-        spare,
-        |op, a: &[Range], b: &[Range], o: &mut Vec<Range>| {
-            o.clear();
-            match op {
-                Item::Union => range::union_append(a, b, o),
-                Item::Intersection => range::intersection_append(a, b, o),
-                Item::Difference => range::difference_append(a, b, o),
-                _ => range::symmetric_difference_append(a, b, o),
-            }
-        },
-        |op, a: &[Range], o: &mut Vec<Range>| match op {
-            Item::Filter(f, arg) => filters::apply(f, arg, a, frames, clip, o),
-            _ => range::complement(a, frames, o),
-        }
-    );
-    match result {
-        Some(r) => {
-            out.extend_from_slice(r.get());
-            if let Operand::Owned(v) = r {
-                spare.push(v);
-            }
-        }
-        None => return Err(QueryCodeError::Empty.into()),
-    }
-    Ok(())
 }
 
 // ---------------------------------------------------------------------------------------------

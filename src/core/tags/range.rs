@@ -190,86 +190,110 @@ pub fn complement(a: &[Range], frames: u32, out: &mut Vec<Range>) {
     complement_append(a, frames, out);
 }
 
-/// Appends `a | b`: a merge by start that extends the last output range while the next input range
-/// overlaps or touches it.
+/// Appends `a | b`: a merge by start that extends the current output range while the next input
+/// range overlaps or touches it.
+///
+/// The three sweeps below are written without data-dependent branches (the choices compile to
+/// conditional moves): the output is sized once to its worst case, each step writes its candidate
+/// range at the write position and advances that position only when the range is kept, and the
+/// output is truncated at the end. On random data this is several times faster than branching,
+/// which mispredicts about half of the time.
 pub fn union_append(a: &[Range], b: &[Range], out: &mut Vec<Range>) {
-    out.reserve(a.len() + b.len());
     let base = out.len();
-    let (mut i, mut j) = (0usize, 0usize);
-    while i < a.len() || j < b.len() {
-        let r = if j >= b.len() || (i < a.len() && a[i].start <= b[j].start) {
-            i += 1;
-            a[i - 1]
-        } else {
-            j += 1;
-            b[j - 1]
-        };
-        let n = out.len();
-        if n > base && out[n - 1].stop >= r.start {
-            if r.stop > out[n - 1].stop {
-                out[n - 1].stop = r.stop;
-            }
-        } else {
-            out.push(r);
-        }
+    let (na, nb) = (a.len(), b.len());
+    if na + nb == 0 {
+        return;
     }
+    out.resize(base + na + nb, Range::default());
+    let buf = &mut out[base..];
+    let (mut i, mut j, mut k) = (0usize, 0usize, 0usize);
+    // The first range (smaller start) opens the current run.
+    let mut cur = if nb == 0 || (na > 0 && a[0].start <= b[0].start) {
+        i = 1;
+        a[0]
+    } else {
+        j = 1;
+        b[0]
+    };
+    while i < na && j < nb {
+        let (x, y) = (a[i], b[j]);
+        let take_a = x.start <= y.start;
+        let r = if take_a { x } else { y };
+        i += usize::from(take_a);
+        j += usize::from(!take_a);
+        let new_run = r.start > cur.stop;
+        buf[k] = cur;
+        k += usize::from(new_run);
+        cur.start = if new_run { r.start } else { cur.start };
+        cur.stop = if new_run {
+            r.stop
+        } else {
+            cur.stop.max(r.stop)
+        };
+    }
+    // One side is exhausted: the other only needs merging into the current run.
+    let rest = if i < na { &a[i..] } else { &b[j..] };
+    for &r in rest {
+        let new_run = r.start > cur.stop;
+        buf[k] = cur;
+        k += usize::from(new_run);
+        cur.start = if new_run { r.start } else { cur.start };
+        cur.stop = if new_run {
+            r.stop
+        } else {
+            cur.stop.max(r.stop)
+        };
+    }
+    buf[k] = cur;
+    out.truncate(base + k + 1);
+}
+
+/// The branch-free two-cursor intersection over two canonical sequences given by index functions
+/// (so the same loop serves `a & b` and `a & gaps(b)`, which is `a - b`).
+#[inline(always)]
+fn intersect_by(
+    na: usize,
+    fa: impl Fn(usize) -> Range,
+    nb: usize,
+    fb: impl Fn(usize) -> Range,
+    out: &mut Vec<Range>,
+) {
+    let base = out.len();
+    if na == 0 || nb == 0 {
+        return;
+    }
+    // Each step emits at most one range and consumes one input range.
+    out.resize(base + na + nb, Range::default());
+    let buf = &mut out[base..];
+    let (mut i, mut j, mut k) = (0usize, 0usize, 0usize);
+    while i < na && j < nb {
+        let (x, y) = (fa(i), fb(j));
+        let start = x.start.max(y.start);
+        let stop = x.stop.min(y.stop);
+        buf[k] = Range { start, stop };
+        k += usize::from(start < stop);
+        let adv_a = x.stop < y.stop;
+        i += usize::from(adv_a);
+        j += usize::from(!adv_a);
+    }
+    out.truncate(base + k);
 }
 
 /// Appends `a & b`: two cursors; each step emits the overlap of the current pair and advances the
 /// range that ends first.
 pub fn intersection_append(a: &[Range], b: &[Range], out: &mut Vec<Range>) {
-    out.reserve(a.len() + b.len());
-    let (mut i, mut j) = (0usize, 0usize);
-    while i < a.len() && j < b.len() {
-        let (ra, rb) = (a[i], b[j]);
-        let start = ra.start.max(rb.start);
-        let stop = ra.stop.min(rb.stop);
-        if start < stop {
-            out.push(Range { start, stop });
-        }
-        if ra.stop < rb.stop {
-            i += 1;
-        } else {
-            j += 1;
-        }
-    }
+    intersect_by(a.len(), |i| a[i], b.len(), |j| b[j], out);
 }
 
-/// Appends `a - b`: for each range of `a`, cut out the ranges of `b` that overlap it.
+/// Appends `a - b`, computed as `a & gaps(b)` where the gaps of `b` (including the ones before its
+/// first and after its last range) are formed on the fly.
 pub fn difference_append(a: &[Range], b: &[Range], out: &mut Vec<Range>) {
-    out.reserve(a.len() + b.len());
-    let mut j = 0usize;
-    for &ra in a {
-        let mut start = ra.start;
-        // Skip the ranges of b that end before this range starts.
-        while j < b.len() && b[j].stop <= start {
-            j += 1;
-        }
-        let mut k = j;
-        while k < b.len() && b[k].start < ra.stop {
-            let rb = b[k];
-            if rb.start > start {
-                out.push(Range {
-                    start,
-                    stop: rb.start,
-                });
-            }
-            if rb.stop >= ra.stop {
-                start = ra.stop;
-                break;
-            }
-            start = rb.stop;
-            k += 1;
-        }
-        // Every b range before k ended inside this range of a, so none reaches the next one.
-        j = k;
-        if start < ra.stop {
-            out.push(Range {
-                start,
-                stop: ra.stop,
-            });
-        }
-    }
+    let nb = b.len();
+    let gap = |j: usize| Range {
+        start: if j == 0 { 0 } else { b[j - 1].stop },
+        stop: if j < nb { b[j].start } else { u32::MAX },
+    };
+    intersect_by(a.len(), |i| a[i], nb + 1, gap, out);
 }
 
 /// Appends `a ^ b` with the general event sweep.

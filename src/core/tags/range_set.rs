@@ -8,7 +8,14 @@
 
 use super::document::ClipId;
 use super::filters::{self, Filter};
-use super::range::{self, Range};
+use super::range::{self, Range, SetOp};
+
+/// True when bit `clip` is set in `skip` (an empty slice skips nothing).
+#[inline]
+fn skipped(skip: &[u64], clip: ClipId) -> bool {
+    skip.get(clip as usize / 64)
+        .is_some_and(|w| (w >> (clip % 64)) & 1 == 1)
+}
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RangeSet {
@@ -121,6 +128,14 @@ impl RangeSet {
             .map(|(i, &c)| (c, self.slot(i)))
     }
 
+    /// `(clip, number of ranges)` for every stored clip, in clip order.
+    pub fn clip_counts(&self) -> impl Iterator<Item = (ClipId, usize)> + '_ {
+        self.clips
+            .iter()
+            .zip(self.offsets.windows(2))
+            .map(|(&c, w)| (c, (w[1] - w[0]) as usize))
+    }
+
     pub fn is_empty(&self) -> bool {
         self.clips.is_empty()
     }
@@ -149,6 +164,7 @@ impl RangeSet {
         keep_a: bool,
         keep_b: bool,
         both: fn(&[Range], &[Range], &mut Vec<Range>),
+        skip: &[u64],
     ) {
         out.clear();
         let (mut i, mut j) = (0usize, 0usize);
@@ -157,18 +173,20 @@ impl RangeSet {
             let ca = self.clips.get(i).copied().unwrap_or(ClipId::MAX);
             let cb = other.clips.get(j).copied().unwrap_or(ClipId::MAX);
             if i < na && (j >= nb || ca < cb) {
-                if keep_a {
+                if keep_a && !skipped(skip, ca) {
                     out.push_clip(ca, self.slot(i));
                 }
                 i += 1;
             } else if j < nb && (i >= na || cb < ca) {
-                if keep_b {
+                if keep_b && !skipped(skip, cb) {
                     out.push_clip(cb, other.slot(j));
                 }
                 j += 1;
             } else {
-                both(self.slot(i), other.slot(j), &mut out.ranges);
-                out.end_clip(ca);
+                if !skipped(skip, ca) {
+                    both(self.slot(i), other.slot(j), &mut out.ranges);
+                    out.end_clip(ca);
+                }
                 i += 1;
                 j += 1;
             }
@@ -177,32 +195,74 @@ impl RangeSet {
 
     /// `out = self | other`.
     pub fn union(&self, other: &Self, out: &mut RangeSet) {
-        self.merge_walk(other, out, true, true, range::union_append);
+        self.merge_walk(other, out, true, true, range::union_append, &[]);
     }
 
     /// `out = self & other`.
     pub fn intersection(&self, other: &Self, out: &mut RangeSet) {
-        self.merge_walk(other, out, false, false, range::intersection_append);
+        self.merge_walk(other, out, false, false, range::intersection_append, &[]);
     }
 
     /// `out = self - other`.
     pub fn difference(&self, other: &Self, out: &mut RangeSet) {
-        self.merge_walk(other, out, true, false, range::difference_append);
+        self.merge_walk(other, out, true, false, range::difference_append, &[]);
     }
 
     /// `out = self ^ other`.
     pub fn symmetric_difference(&self, other: &Self, out: &mut RangeSet) {
-        self.merge_walk(other, out, true, true, range::symmetric_difference_append);
+        self.merge_walk(
+            other,
+            out,
+            true,
+            true,
+            range::symmetric_difference_append,
+            &[],
+        );
+    }
+
+    /// `op(self, other)` on every clip except those whose bit is set in `skip` (bit `c % 64` of
+    /// word `c / 64`); used by the `auto` engine, which evaluates those clips with masks.
+    pub(crate) fn op_skipping(&self, op: SetOp, other: &Self, out: &mut RangeSet, skip: &[u64]) {
+        match op {
+            SetOp::Union => self.merge_walk(other, out, true, true, range::union_append, skip),
+            SetOp::Intersection => {
+                self.merge_walk(other, out, false, false, range::intersection_append, skip)
+            }
+            SetOp::Difference => {
+                self.merge_walk(other, out, true, false, range::difference_append, skip)
+            }
+            SetOp::SymmetricDifference => self.merge_walk(
+                other,
+                out,
+                true,
+                true,
+                range::symmetric_difference_append,
+                skip,
+            ),
+        }
     }
 
     /// `out = !self` within every clip: `clip_frames[c]` is the length of clip `c`.
     pub fn complement(&self, clip_frames: &[u32], out: &mut RangeSet) {
+        self.complement_skipping(clip_frames, out, &[]);
+    }
+
+    /// [`Self::complement`] except on the clips set in `skip`.
+    pub(crate) fn complement_skipping(
+        &self,
+        clip_frames: &[u32],
+        out: &mut RangeSet,
+        skip: &[u64],
+    ) {
         out.clear();
         let mut i = 0usize;
         for (c, &frames) in clip_frames.iter().enumerate() {
             let c = c as ClipId;
             while i < self.clips.len() && self.clips[i] < c {
                 i += 1;
+            }
+            if skipped(skip, c) {
+                continue;
             }
             let own: &[Range] = if self.clips.get(i) == Some(&c) {
                 self.slot(i)

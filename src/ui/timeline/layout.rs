@@ -221,7 +221,8 @@ mod tests {
             px_per_frame: 0.1,
             ..a
         };
-        assert_eq!(zoomed_out.tick_step(30.0, 60.0), 600);
+        // 600 frames needed: the next round step is 30 s at 30 fps.
+        assert_eq!(zoomed_out.tick_step(30.0, 60.0), 900);
     }
 
     #[test]

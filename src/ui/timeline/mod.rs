@@ -585,6 +585,7 @@ fn header_ui(
                         .unwrap_or([128; 3])
                 });
                 let before = rgb;
+                child.spacing_mut().interact_size.x = 22.0;
                 let swatch = egui::color_picker::color_edit_button_srgb(&mut child, &mut rgb);
                 swatch.widget_info(|| {
                     egui::WidgetInfo::labeled(

@@ -592,7 +592,7 @@ mod tests {
         let (e, _) = cb.paste(&d, 0, 0, Some(2));
         let mut d3 = d.clone();
         e.unwrap().apply(&mut d3).unwrap();
-        assert_eq!(d3.tags[2].ranges[&0], vec![r(0, 10), r(40, 50)]);
+        assert_eq!(d3.tags[2].ranges[&0], vec![r(0, 5), r(40, 50)]);
         assert_eq!(
             edges(&d, 0, [0usize, 1].into_iter()),
             vec![0, 5, 10, 20, 40, 50]

@@ -1,0 +1,81 @@
+//! `taglane cut FILE EXPR --out DIR [--pattern P]`: every range matched by a query written as its
+//! own BVH clip (see `core::cut`).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Args;
+
+use crate::core::cut::{DEFAULT_PATTERN, cut_clips, load_source_clip, plan_cut};
+use crate::core::tags::load_tags_file;
+use crate::core::tags::query::{Engine, evaluate};
+
+#[derive(Debug, Args)]
+pub struct CutArgs {
+    /// Tag data file (taglane.tags JSON); clip `source` paths are relative to its folder.
+    pub file: PathBuf,
+    /// Query expression, e.g. "Running & Male - Tired".
+    pub expr: String,
+    /// Output folder (created if needed).
+    #[arg(long)]
+    pub out: PathBuf,
+    /// File name pattern; placeholders {clip} {query} {n} (1-based per clip) {start} {stop}.
+    #[arg(long, default_value = DEFAULT_PATTERN)]
+    pub pattern: String,
+}
+
+pub fn cut(args: CutArgs) -> ExitCode {
+    let doc = match load_tags_file(&args.file) {
+        Ok((doc, warnings)) => {
+            for w in warnings {
+                eprintln!("taglane: warning: {}: {w}", args.file.display());
+            }
+            doc
+        }
+        Err(e) => return super::fail_input(e),
+    };
+    let q = match doc.parse_query(&args.expr) {
+        Ok(q) => q,
+        Err(e) => {
+            eprintln!("taglane: query error at {e}");
+            eprintln!("  {}", args.expr);
+            eprintln!("  {}", e.caret_line());
+            return ExitCode::from(2);
+        }
+    };
+    let result = match evaluate(&doc, &q, Engine::Auto) {
+        Ok((r, _)) => r,
+        Err(e) => return super::fail_usage(e),
+    };
+    let plan = match plan_cut(&doc, &result, &args.expr, &args.pattern) {
+        Ok(p) => p,
+        Err(e) => return super::fail_usage(e),
+    };
+    let base = args
+        .file
+        .parent()
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("."));
+    let summary = match cut_clips(
+        &doc,
+        &plan,
+        &args.out,
+        &mut |_, info| load_source_clip(&base, info),
+        &mut |_, _| true,
+    ) {
+        Ok(s) => s,
+        Err(e) => return super::fail_input(e),
+    };
+    for p in &summary.written {
+        println!("{}", p.display());
+    }
+    for f in &summary.failed {
+        eprintln!("taglane: {f}");
+    }
+    println!("{}", summary.line(&args.out));
+    if summary.failed.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}

@@ -1,0 +1,381 @@
+//! "Cut" export: every range of a query result written as its own BVH clip, for pipelines that
+//! still want one file per motion. See docs/QUERY_VIEW.md.
+//!
+//! File names come from a pattern with the placeholders `{clip}` (clip name), `{query}` (the query
+//! text made file-name safe, at most 40 characters), `{n}` (1-based index of the range within its
+//! clip), `{start}` and `{stop}` (the range, in frames, half-open). `.bvh` is appended when the
+//! pattern does not end with it. The default is [`DEFAULT_PATTERN`].
+//!
+//! The core does not know where animation comes from: the caller passes a loader that returns the
+//! [`Clip`] of a document clip ([`load_source_clip`] reads a clip's `source` file relative to the
+//! project's folder; the app also knows the embedded demo clips).
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use crate::core::anim::{Clip, ImportOptions, load_animation, save_bvh};
+use crate::core::tags::{ClipId, ClipInfo, Range, RangeSet, TagDocument};
+
+/// The default file name pattern.
+pub const DEFAULT_PATTERN: &str = "{clip}_{query}_{n}.bvh";
+
+/// Longest `{query}` part of a file name, in characters.
+pub const MAX_QUERY_NAME_CHARS: usize = 40;
+
+/// Why a cut could not start or a file could not be written.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CutError {
+    #[error(
+        "bad file name pattern `{pattern}`: {why}; placeholders are {{clip}} {{query}} {{n}} {{start}} {{stop}}"
+    )]
+    BadPattern { pattern: String, why: String },
+    #[error(
+        "two ranges would be written to the same file `{0}`; add {{n}} or {{start}} to the pattern"
+    )]
+    DuplicateName(String),
+    #[error("{path}: cannot create the output folder: {message}")]
+    OutputDir { path: String, message: String },
+}
+
+/// One file the cut writes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CutItem {
+    pub clip: ClipId,
+    pub range: Range,
+    /// File name (no folder).
+    pub file_name: String,
+}
+
+/// What a cut did.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct CutSummary {
+    /// Files written, in order.
+    pub written: Vec<PathBuf>,
+    /// Frames written over all files.
+    pub frames: u64,
+    /// Ranges not written, with why (clip animation missing or shorter than the range, write
+    /// error). Nothing is skipped silently.
+    pub failed: Vec<String>,
+    /// True when the progress callback asked to stop.
+    pub cancelled: bool,
+}
+
+impl CutSummary {
+    /// One line for a status bar.
+    pub fn line(&self, out_dir: &Path) -> String {
+        let mut s = format!(
+            "wrote {} BVH file(s), {} frames, to {}",
+            self.written.len(),
+            self.frames,
+            out_dir.display()
+        );
+        if self.cancelled {
+            s.push_str(" (cancelled)");
+        }
+        if !self.failed.is_empty() {
+            s.push_str(&format!(
+                "; {} range(s) failed, first: {}",
+                self.failed.len(),
+                self.failed[0]
+            ));
+        }
+        s
+    }
+}
+
+/// `text` made safe as part of a file name: letters, digits, `-`, `_` and `.` are kept, runs of
+/// anything else become one `_`; trimmed of `_` at both ends; at most `max_chars` characters.
+pub fn file_safe(text: &str, max_chars: usize) -> String {
+    let mut s = String::new();
+    for c in text.chars() {
+        if c.is_alphanumeric() || matches!(c, '-' | '_' | '.') {
+            s.push(c);
+        } else if !s.ends_with('_') {
+            s.push('_');
+        }
+    }
+    let s: String = s.trim_matches('_').chars().take(max_chars).collect();
+    let s = s.trim_matches(['_', '.']).to_owned();
+    if s.is_empty() { "query".to_owned() } else { s }
+}
+
+/// Checks a pattern: known placeholders only, and a non-empty name.
+pub fn check_pattern(pattern: &str) -> Result<(), CutError> {
+    let bad = |why: &str| CutError::BadPattern {
+        pattern: pattern.to_owned(),
+        why: why.to_owned(),
+    };
+    if pattern.trim().is_empty() {
+        return Err(bad("it is empty"));
+    }
+    if pattern.contains(['/', '\\']) {
+        return Err(bad("it must be a file name, without folders"));
+    }
+    let mut rest = pattern;
+    loop {
+        let open = rest.find('{');
+        let close = rest.find('}');
+        match (open, close) {
+            (None, None) => break,
+            (None, Some(_)) => return Err(bad("a `}` has no matching `{`")),
+            (Some(o), Some(c)) if c < o => return Err(bad("a `}` has no matching `{`")),
+            (Some(_), None) => return Err(bad("a `{` is not closed by `}`")),
+            (Some(o), Some(c)) => {
+                let name = &rest[o + 1..c];
+                if !matches!(name, "clip" | "query" | "n" | "start" | "stop") {
+                    return Err(bad(&format!("unknown placeholder {{{name}}}")));
+                }
+                rest = &rest[c + 1..];
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The file name for one range.
+pub fn expand_pattern(pattern: &str, clip: &str, query: &str, n: usize, range: Range) -> String {
+    let mut s = pattern
+        .replace("{clip}", &file_safe(clip, 200))
+        .replace("{query}", &file_safe(query, MAX_QUERY_NAME_CHARS))
+        .replace("{n}", &n.to_string())
+        .replace("{start}", &range.start.to_string())
+        .replace("{stop}", &range.stop.to_string());
+    if !s.to_ascii_lowercase().ends_with(".bvh") {
+        s.push_str(".bvh");
+    }
+    s
+}
+
+/// The files a cut of `result` would write, in clip order then range order. Fails on a bad pattern
+/// or when two ranges would get the same file name.
+pub fn plan_cut(
+    doc: &TagDocument,
+    result: &RangeSet,
+    query: &str,
+    pattern: &str,
+) -> Result<Vec<CutItem>, CutError> {
+    check_pattern(pattern)?;
+    let mut items = Vec::with_capacity(result.range_count());
+    let mut names = BTreeSet::new();
+    for (clip, ranges) in result.iter() {
+        let Some(info) = doc.clips.get(clip as usize) else {
+            continue;
+        };
+        for (k, &range) in ranges.iter().enumerate() {
+            let file_name = expand_pattern(pattern, &info.name, query, k + 1, range);
+            if !names.insert(file_name.to_lowercase()) {
+                return Err(CutError::DuplicateName(file_name));
+            }
+            items.push(CutItem {
+                clip,
+                range,
+                file_name,
+            });
+        }
+    }
+    Ok(items)
+}
+
+/// Loads the animation of a document clip from its `source` file, relative to `base_dir` (the
+/// project's folder). For files holding several clips (glTF), the one named like the document clip
+/// is used, or the only one.
+pub fn load_source_clip(base_dir: &Path, info: &ClipInfo) -> Result<Clip, String> {
+    let source = info
+        .source
+        .as_deref()
+        .ok_or_else(|| format!("clip `{}` has no source animation file", info.name))?;
+    let path = base_dir.join(source);
+    let imported = load_animation(&path, &ImportOptions::default()).map_err(|e| e.to_string())?;
+    let n = imported.clips.len();
+    let mut clips = imported.clips;
+    if let Some(i) = clips.iter().position(|c| c.name == info.name) {
+        return Ok(clips.swap_remove(i));
+    }
+    if n == 1 {
+        return Ok(clips.swap_remove(0));
+    }
+    Err(format!(
+        "{}: holds {n} clips and none is named `{}`",
+        path.display(),
+        info.name
+    ))
+}
+
+/// Writes every item of `plan` into `out_dir` (created if needed) as a BVH file, with
+/// [`save_bvh`] (atomic). `load` is called once per clip, in clip order; `progress(done, total)` is
+/// called before each file and after the last, and returning `false` stops the cut (the summary
+/// says so). A clip that does not load, or is shorter than a range, fails those ranges and the cut
+/// goes on with the next.
+pub fn cut_clips(
+    doc: &TagDocument,
+    plan: &[CutItem],
+    out_dir: &Path,
+    load: &mut dyn FnMut(ClipId, &ClipInfo) -> Result<Clip, String>,
+    progress: &mut dyn FnMut(usize, usize) -> bool,
+) -> Result<CutSummary, CutError> {
+    std::fs::create_dir_all(out_dir).map_err(|e| CutError::OutputDir {
+        path: out_dir.display().to_string(),
+        message: e.to_string(),
+    })?;
+    let mut summary = CutSummary::default();
+    let mut loaded: Option<(ClipId, Result<Clip, String>)> = None;
+    for (done, item) in plan.iter().enumerate() {
+        if !progress(done, plan.len()) {
+            summary.cancelled = true;
+            return Ok(summary);
+        }
+        let Some(info) = doc.clips.get(item.clip as usize) else {
+            summary
+                .failed
+                .push(format!("{}: no clip {}", item.file_name, item.clip));
+            continue;
+        };
+        if loaded.as_ref().is_none_or(|(c, _)| *c != item.clip) {
+            loaded = Some((item.clip, load(item.clip, info)));
+        }
+        let anim = match &loaded {
+            Some((_, Ok(anim))) => anim,
+            Some((_, Err(e))) => {
+                summary.failed.push(format!("{}: {e}", item.file_name));
+                continue;
+            }
+            None => continue,
+        };
+        let stem = item
+            .file_name
+            .strip_suffix(".bvh")
+            .unwrap_or(&item.file_name);
+        let Some(part) = anim.sub_clip(item.range.start as usize, item.range.stop as usize, stem)
+        else {
+            summary.failed.push(format!(
+                "{}: frames [{}, {}) are not inside the animation of `{}` ({} frames)",
+                item.file_name, item.range.start, item.range.stop, info.name, anim.frame_count
+            ));
+            continue;
+        };
+        let path = out_dir.join(&item.file_name);
+        match save_bvh(&path, &part, false) {
+            Ok(()) => {
+                summary.frames += u64::from(item.range.len());
+                summary.written.push(path);
+            }
+            Err(e) => summary
+                .failed
+                .push(format!("{}: cannot write: {e}", path.display())),
+        }
+    }
+    progress(plan.len(), plan.len());
+    Ok(summary)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::anim::parse_bvh;
+
+    #[test]
+    fn patterns_expand_and_check() {
+        assert!(check_pattern(DEFAULT_PATTERN).is_ok());
+        assert!(check_pattern("{clip}_{start}-{stop}").is_ok());
+        assert!(check_pattern("").is_err());
+        assert!(check_pattern("a/{n}").is_err());
+        assert!(check_pattern("{nope}_{n}").is_err());
+        assert!(check_pattern("{n").is_err());
+        assert!(check_pattern("n}").is_err());
+        assert_eq!(
+            expand_pattern(
+                DEFAULT_PATTERN,
+                "walk 01",
+                "Walk & !Tired",
+                3,
+                Range::new(5, 9)
+            ),
+            "walk_01_Walk_Tired_3.bvh"
+        );
+        assert_eq!(
+            expand_pattern("{clip}-{start}-{stop}", "a", "q", 1, Range::new(5, 9)),
+            "a-5-9.bvh"
+        );
+        assert_eq!(file_safe("((", 10), "query");
+        assert_eq!(file_safe(&"x".repeat(100), MAX_QUERY_NAME_CHARS).len(), 40);
+    }
+
+    fn demo() -> (Vec<Clip>, TagDocument) {
+        crate::core::demo::demo_project()
+    }
+
+    #[test]
+    fn plan_refuses_duplicate_names() {
+        let (_, doc) = demo();
+        let q = doc.parse_query("contact:LeftFootDown").unwrap();
+        let (r, _) = crate::core::tags::query::evaluate(&doc, &q, Default::default()).unwrap();
+        assert!(r.range_count() > doc.clips.len(), "several ranges per clip");
+        let plan = plan_cut(&doc, &r, "left", DEFAULT_PATTERN).unwrap();
+        assert_eq!(plan.len(), r.range_count());
+        assert!(matches!(
+            plan_cut(&doc, &r, "left", "{clip}_{query}"),
+            Err(CutError::DuplicateName(_))
+        ));
+    }
+
+    #[test]
+    fn cut_writes_each_range_with_its_frames_and_reports_failures() {
+        let (clips, doc) = demo();
+        let q = doc.parse_query("Running & Male").unwrap();
+        let (r, _) = crate::core::tags::query::evaluate(&doc, &q, Default::default()).unwrap();
+        let plan = plan_cut(&doc, &r, "Running & Male", DEFAULT_PATTERN).unwrap();
+        assert!(!plan.is_empty());
+        let dir = std::env::temp_dir().join(format!("taglane-cut-unit-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let first_clip = plan[0].clip;
+        let mut calls = Vec::new();
+        let mut steps = 0;
+        let summary = cut_clips(
+            &doc,
+            &plan,
+            &dir,
+            &mut |c, _| {
+                calls.push(c);
+                if c == first_clip {
+                    Err("missing".to_owned())
+                } else {
+                    Ok(clips[c as usize].clone())
+                }
+            },
+            &mut |_, _| {
+                steps += 1;
+                true
+            },
+        )
+        .unwrap();
+        let failed_items = plan.iter().filter(|i| i.clip == first_clip).count();
+        assert_eq!(summary.failed.len(), failed_items);
+        assert_eq!(summary.written.len(), plan.len() - failed_items);
+        assert_eq!(steps, plan.len() + 1);
+        let mut dedup = calls.clone();
+        dedup.dedup();
+        assert_eq!(calls, dedup, "one load per clip");
+        for (path, item) in summary
+            .written
+            .iter()
+            .zip(plan.iter().filter(|i| i.clip != first_clip))
+        {
+            let text = std::fs::read_to_string(path).unwrap();
+            let (clip, _) = parse_bvh(&text, "x", &ImportOptions::default()).unwrap();
+            assert_eq!(clip.frame_count, item.range.len() as usize);
+        }
+        // Cancel after two files.
+        let dir2 = dir.join("cancel");
+        let s = cut_clips(
+            &doc,
+            &plan,
+            &dir2,
+            &mut |c, _| Ok(clips[c as usize].clone()),
+            &mut |done, _| done < 2,
+        )
+        .unwrap();
+        assert!(s.cancelled);
+        assert_eq!(s.written.len(), 2);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

@@ -1,0 +1,710 @@
+//! The right panel: a 3D viewport over the tabs "Pose" (sampling, blending, root motion, joint
+//! curves) and "Compression" (see [`crate::ui::compression`]).
+//!
+//! The sampled model-space joint positions are kept in [`PoseView`] (`joint_positions` for what is
+//! shown, `base_positions` for the current clip alone) so tests can check them.
+
+pub mod model;
+pub mod viewport;
+
+use std::sync::Arc;
+
+use egui::Ui;
+use egui_plot::{Legend, Line, Plot, PlotPoints, Points, VLine};
+use glam::Vec3;
+
+use self::model::{
+    Camera, MaskKind, PoseBuffers, TimeMap, Trajectories, ViewDir, best_match_frame,
+    blended_trajectories, bounds, build_mask, motion_joint, rotation_curve_deg, sample_model,
+    track_at,
+};
+use crate::core::anim::{Clip, Extrapolation, RootMotionTrack, RotationInterp, SampleSettings};
+use crate::core::tags::ClipId;
+use crate::ui::anim_cache::AnimCache;
+use crate::ui::command::AppCommand;
+use crate::ui::compression::CompressionView;
+use crate::ui::project::Project;
+use crate::ui::theme;
+
+/// Tabs under the viewport.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SideTab {
+    #[default]
+    Pose,
+    Compression,
+}
+
+/// How clip B's time follows clip A's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SyncMode {
+    /// The same fraction of each clip's duration.
+    #[default]
+    NormalizedTime,
+    /// The starts of the first ranges of this tag (index into the document's tags) are aligned.
+    Tag(usize),
+    /// The frame of B whose root is closest to A's at the playhead (position and facing).
+    BestMatch,
+}
+
+/// Blend settings.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BlendSettings {
+    pub enabled: bool,
+    /// The second clip.
+    pub clip_b: Option<ClipId>,
+    /// Weight of clip B, 0 to 1.
+    pub weight: f32,
+    pub mask: MaskKind,
+    pub sync: SyncMode,
+    /// Best match: 1 = position only, 0 = facing only.
+    pub position_bias: f32,
+}
+
+impl Default for BlendSettings {
+    fn default() -> Self {
+        Self {
+            enabled: false,
+            clip_b: None,
+            weight: 0.5,
+            mask: MaskKind::None,
+            sync: SyncMode::NormalizedTime,
+            position_bias: 0.5,
+        }
+    }
+}
+
+/// The clip and joint a cached rotation curve belongs to.
+type CurveKey = (ClipId, usize);
+
+/// The inputs a cached set of root-motion trajectories was computed from.
+type TrajectoryKey = (usize, usize, u64, u64, u32);
+
+/// State of the pose preview.
+pub struct PoseView {
+    pub tab: SideTab,
+    pub camera: Camera,
+    /// Keep the camera's target over the character's root (panning turns it off).
+    pub follow: bool,
+    pub rotation: RotationInterp,
+    pub pre: Extrapolation,
+    pub post: Extrapolation,
+    pub blend: BlendSettings,
+    pub hovered: Option<usize>,
+    pub selected: Option<usize>,
+    /// Where the viewport was drawn last frame (for tests and pointer mapping).
+    pub viewport_rect: Option<egui::Rect>,
+    /// Model-space positions of the pose shown (blended when blending), file units.
+    pub joint_positions: Vec<Vec3>,
+    /// Model-space positions of the current clip alone at the playhead.
+    pub base_positions: Vec<Vec3>,
+    /// Model-space positions of clip B alone at its synced time (empty without a blend).
+    pub b_positions: Vec<Vec3>,
+    /// Time of the current clip at the playhead, seconds.
+    pub time_s: f64,
+    /// Time of clip B, seconds, when blending.
+    pub time_b_s: Option<f64>,
+    /// Best-match frame of B and its score, when syncing by best match.
+    pub best_match: Option<(usize, f32)>,
+    /// Why something could not be shown (load error, skeleton mismatch, ...).
+    pub message: Option<String>,
+    /// The current clip could not be loaded: the error.
+    pub load_error: Option<String>,
+    pub trajectories: Option<Trajectories>,
+    /// Ground trail of the current clip's motion joint.
+    pub trail: Vec<Vec3>,
+    buffers: PoseBuffers,
+    framed_clip: Option<ClipId>,
+    trail_key: Option<(ClipId, usize)>,
+    tracks: Vec<(usize, Arc<RootMotionTrack>)>,
+    curve: Option<(CurveKey, [Vec<f32>; 3])>,
+    trajectories_key: Option<TrajectoryKey>,
+}
+
+impl Default for PoseView {
+    fn default() -> Self {
+        Self {
+            tab: SideTab::Pose,
+            camera: Camera::default(),
+            follow: true,
+            rotation: RotationInterp::Slerp,
+            pre: Extrapolation::Clamp,
+            post: Extrapolation::Clamp,
+            blend: BlendSettings::default(),
+            hovered: None,
+            selected: None,
+            viewport_rect: None,
+            joint_positions: Vec::new(),
+            base_positions: Vec::new(),
+            b_positions: Vec::new(),
+            time_s: 0.0,
+            time_b_s: None,
+            best_match: None,
+            message: None,
+            load_error: None,
+            trajectories: None,
+            trail: Vec::new(),
+            buffers: PoseBuffers::default(),
+            framed_clip: None,
+            trail_key: None,
+            tracks: Vec::new(),
+            curve: None,
+            trajectories_key: None,
+        }
+    }
+}
+
+/// What the side panel reads from the app.
+pub struct SideInput<'a> {
+    pub project: &'a Project,
+    pub clip: ClipId,
+    /// Playhead in frames of the current clip.
+    pub playhead: f64,
+    pub dark: bool,
+}
+
+impl PoseView {
+    /// Sample settings from the view's choices.
+    pub fn sample_settings(&self) -> SampleSettings {
+        SampleSettings {
+            pre: self.pre,
+            post: self.post,
+            rotation: self.rotation,
+        }
+    }
+
+    fn track(&mut self, clip: &Arc<Clip>) -> Option<Arc<RootMotionTrack>> {
+        let key = Arc::as_ptr(clip) as usize;
+        if let Some((_, t)) = self.tracks.iter().find(|(k, _)| *k == key) {
+            return Some(Arc::clone(t));
+        }
+        let t = Arc::new(RootMotionTrack::new(clip, motion_joint(clip)).ok()?);
+        self.tracks.push((key, Arc::clone(&t)));
+        if self.tracks.len() > 8 {
+            self.tracks.remove(0);
+        }
+        Some(t)
+    }
+
+    /// Samples the current clip (and blends clip B) at `input.playhead`, filling the exposed
+    /// positions.
+    pub fn update(&mut self, input: &SideInput<'_>, a: &Arc<Clip>, b: Option<&Arc<Clip>>) {
+        self.message = None;
+        self.load_error = None;
+        let settings = self.sample_settings();
+        let fps = f64::from(a.fps.max(1e-3));
+        self.time_s = input.playhead / fps;
+        if let Err(e) = sample_model(a, self.time_s, &settings, &mut self.buffers) {
+            self.message = Some(format!("cannot sample {}: {e}", a.name));
+            self.joint_positions.clear();
+            self.base_positions.clear();
+            return;
+        }
+        self.base_positions.clear();
+        self.base_positions
+            .extend(self.buffers.model.iter().map(|t| t.translation));
+        self.joint_positions.clone_from(&self.base_positions);
+        self.b_positions.clear();
+        self.time_b_s = None;
+        self.best_match = None;
+        if self.selected.is_some_and(|j| j >= a.joint_count()) {
+            self.selected = None;
+        }
+
+        // Trail of the motion joint.
+        let key = (input.clip, Arc::as_ptr(a) as usize);
+        if self.trail_key != Some(key) {
+            self.trail = self
+                .track(a)
+                .map(|t| t.positions.clone())
+                .unwrap_or_default();
+            self.trail_key = Some(key);
+        }
+        if self.framed_clip != Some(input.clip) {
+            self.frame_character();
+            self.framed_clip = Some(input.clip);
+        }
+        if self.follow
+            && let Some(root) = self.base_positions.get(motion_joint(a))
+        {
+            self.camera.target.x = root.x;
+            self.camera.target.z = root.z;
+        }
+
+        let Some(b) = b.filter(|_| self.blend.enabled) else {
+            self.trajectories = None;
+            return;
+        };
+        if b.joint_count() != a.joint_count() {
+            self.message = Some(format!(
+                "cannot blend: {} has {} joints, {} has {}",
+                a.name,
+                a.joint_count(),
+                b.name,
+                b.joint_count()
+            ));
+            self.trajectories = None;
+            return;
+        }
+        let (Some(ta), Some(tb)) = (self.track(a), self.track(b)) else {
+            self.message = Some("cannot compute root motion".into());
+            return;
+        };
+        let map = match self.blend.sync {
+            SyncMode::NormalizedTime => {
+                TimeMap::normalized(f64::from(a.duration_s()), f64::from(b.duration_s()))
+            }
+            SyncMode::Tag(tag) => {
+                let first = |clip: ClipId| {
+                    input
+                        .project
+                        .doc
+                        .tags
+                        .get(tag)
+                        .and_then(|t| t.ranges.get(&clip))
+                        .and_then(|r| r.first())
+                        .map(|r| r.start)
+                };
+                let b_id = self.blend.clip_b.unwrap_or(input.clip);
+                match (first(input.clip), first(b_id)) {
+                    (Some(sa), Some(sb)) => TimeMap::aligned(
+                        f64::from(sa) / fps,
+                        f64::from(sb) / f64::from(b.fps.max(1e-3)),
+                    ),
+                    _ => {
+                        self.message = Some(
+                            "the sync tag has no range in one of the clips: using normalised time"
+                                .into(),
+                        );
+                        TimeMap::normalized(f64::from(a.duration_s()), f64::from(b.duration_s()))
+                    }
+                }
+            }
+            SyncMode::BestMatch => match track_at(&ta, self.time_s) {
+                Some((pos, heading)) => {
+                    let m = best_match_frame(pos, heading, &tb, self.blend.position_bias);
+                    self.best_match = m;
+                    let tb_s = m.map_or(0.0, |(f, _)| f as f64 / f64::from(b.fps.max(1e-3)));
+                    TimeMap::aligned(self.time_s, tb_s)
+                }
+                None => TimeMap::IDENTITY,
+            },
+        };
+        let time_b = map.apply(self.time_s);
+        self.time_b_s = Some(time_b);
+        let mask = match build_mask(a, self.blend.mask) {
+            Ok(m) => m,
+            Err(e) => {
+                self.message = Some(format!("mask: {e}"));
+                None
+            }
+        };
+        let align = motion_joint(a);
+        let mut bb = PoseBuffers::default();
+        if sample_model(b, time_b, &settings, &mut bb).is_ok() {
+            // Drawn over A's place on the ground, like the blend.
+            let shift = match (self.base_positions.get(align), bb.model.get(align)) {
+                (Some(pa), Some(pb)) => {
+                    Vec3::new(pa.x - pb.translation.x, 0.0, pa.z - pb.translation.z)
+                }
+                _ => Vec3::ZERO,
+            };
+            self.b_positions
+                .extend(bb.model.iter().map(|t| t.translation + shift));
+        }
+        match model::blend_model(
+            a,
+            self.time_s,
+            b,
+            time_b,
+            &settings,
+            self.blend.weight,
+            mask.as_deref(),
+            Some(align),
+            &mut bb,
+        ) {
+            Ok(()) => {
+                self.joint_positions.clear();
+                self.joint_positions
+                    .extend(bb.model.iter().map(|t| t.translation));
+            }
+            Err(e) => self.message = Some(format!("cannot blend: {e}")),
+        }
+        // Recomputed only when an input changes (best-match sync changes the map as it goes).
+        let key = (
+            Arc::as_ptr(&ta) as usize,
+            Arc::as_ptr(&tb) as usize,
+            map.scale.to_bits(),
+            map.offset_s.to_bits(),
+            self.blend.weight.to_bits(),
+        );
+        if self.trajectories_key != Some(key) || self.trajectories.is_none() {
+            self.trajectories =
+                blended_trajectories(&ta, &tb, map, self.blend.weight, self.time_s).ok();
+            self.trajectories_key = Some(key);
+        }
+        if let Some(tr) = &mut self.trajectories {
+            let i = (self.time_s * f64::from(ta.fps)).round().max(0.0) as usize;
+            tr.playhead_index = i.min(tr.a.len().saturating_sub(1));
+        }
+    }
+
+    /// Screen position of joint `joint` of the shown pose in the last drawn viewport.
+    pub fn joint_screen_pos(&self, joint: usize) -> Option<egui::Pos2> {
+        let rect = self.viewport_rect?;
+        let p = *self.joint_positions.get(joint)?;
+        let vp = self
+            .camera
+            .clip_from_model(rect.width() / rect.height().max(1.0));
+        let q = self.camera.project(
+            &vp,
+            p,
+            glam::Vec2::new(rect.min.x, rect.min.y),
+            glam::Vec2::new(rect.width(), rect.height()),
+        )?;
+        Some(egui::pos2(q.x, q.y))
+    }
+
+    /// Frames the current pose and its trail.
+    pub fn frame_character(&mut self) {
+        let mut pts = self.joint_positions.clone();
+        pts.push(Vec3::new(
+            self.joint_positions.first().map_or(0.0, |p| p.x),
+            0.0,
+            self.joint_positions.first().map_or(0.0, |p| p.z),
+        ));
+        if let Some((lo, hi)) = bounds(&pts) {
+            self.camera.frame(lo, hi);
+        }
+    }
+}
+
+/// The right panel: viewport and tabs.
+pub fn side_panel_ui(
+    ui: &mut Ui,
+    input: &SideInput<'_>,
+    cache: &mut AnimCache,
+    pose: &mut PoseView,
+    comp: &mut CompressionView,
+    queue: &mut Vec<AppCommand>,
+) {
+    comp.poll(ui.ctx());
+    let clip_a = cache.get(input.project, input.clip);
+    let clip_a = match clip_a {
+        Ok(c) => c,
+        Err(e) => {
+            pose.load_error = Some(e.clone());
+            pose.joint_positions.clear();
+            pose.base_positions.clear();
+            ui.heading("Pose");
+            ui.colored_label(theme::palette(input.dark).error, e);
+            if ui.button("Re-link").clicked() {
+                queue.push(AppCommand::Relink {
+                    clip: input.clip,
+                    path: None,
+                });
+            }
+            ui.separator();
+            comp.compression_ui(ui, input, None, queue);
+            return;
+        }
+    };
+    let clip_b = pose
+        .blend
+        .clip_b
+        .filter(|_| pose.blend.enabled)
+        .map(|b| cache.get(input.project, b));
+    pose.update(
+        input,
+        &clip_a,
+        clip_b.as_ref().and_then(|r| r.as_ref().ok()),
+    );
+    if let Some(Err(e)) = &clip_b {
+        pose.message = Some(format!("clip B: {e}"));
+    }
+
+    // Camera buttons.
+    ui.horizontal(|ui| {
+        if ui
+            .button("Frame")
+            .on_hover_text("Frame the character")
+            .clicked()
+        {
+            pose.frame_character();
+        }
+        for (label, v) in [
+            ("Front", ViewDir::Front),
+            ("Side", ViewDir::Side),
+            ("Top", ViewDir::Top),
+        ] {
+            if ui.button(label).clicked() {
+                pose.camera.set_view(v);
+            }
+        }
+        ui.toggle_value(&mut pose.follow, "Follow");
+        ui.weak("drag: orbit, shift/middle drag: pan, wheel: zoom");
+    });
+
+    // Compression ghost and error colours, when that tab is open.
+    let ghost = (pose.tab == SideTab::Compression)
+        .then(|| comp.ghost(&clip_a, input.clip, pose.time_s, &pose.sample_settings()))
+        .flatten();
+    let (joints, overlay) = match &ghost {
+        Some(g) => (
+            &pose.base_positions,
+            Some((
+                g.positions.as_slice(),
+                theme::viewport_palette(input.dark).ghost,
+            )),
+        ),
+        None => (
+            &pose.joint_positions,
+            (pose.blend.enabled && !pose.b_positions.is_empty()).then(|| {
+                (
+                    pose.b_positions.as_slice(),
+                    theme::viewport_palette(input.dark).blend_input,
+                )
+            }),
+        ),
+    };
+    let trail_index = (pose.time_s * f64::from(clip_a.fps)).round().max(0.0) as usize;
+    let height = (ui.available_height() * 0.4).clamp(160.0, 420.0);
+    let width = ui.available_width();
+    let scene = viewport::Scene {
+        parents: &clip_a.skeleton.parents,
+        names: &clip_a.skeleton.names,
+        joints,
+        joint_colors: ghost.as_ref().map(|g| g.colors.as_slice()),
+        overlay,
+        trail: &pose.trail,
+        trail_index,
+        dark: input.dark,
+    };
+    let out = viewport::viewport_ui(
+        ui,
+        egui::vec2(width, height),
+        &mut pose.camera,
+        &scene,
+        pose.selected,
+    );
+    pose.viewport_rect = Some(out.rect);
+    if out.panned {
+        pose.follow = false;
+    }
+    pose.hovered = out.hovered;
+    if let Some(c) = out.clicked {
+        pose.selected = c;
+    }
+    if let Some(g) = &ghost {
+        let max = g.errors_cm.iter().copied().fold(0.0f32, f32::max);
+        let mut text = format!(
+            "Ghost: candidate decoded (x{} error); joints coloured by error now (max {max:.4} cm)",
+            comp.ghost_scale
+        );
+        if let (Some(j), Some(e)) = (pose.hovered, pose.hovered.and_then(|j| g.errors_cm.get(j))) {
+            let name = clip_a.skeleton.names.get(j).map_or("?", String::as_str);
+            text += &format!("; {name}: {e:.4} cm");
+        }
+        ui.weak(text);
+    }
+    if let Some(m) = &pose.message {
+        ui.colored_label(theme::palette(input.dark).warning, m);
+    }
+    ui.horizontal(|ui| {
+        ui.selectable_value(&mut pose.tab, SideTab::Pose, "Pose");
+        ui.selectable_value(&mut pose.tab, SideTab::Compression, "Compression");
+    });
+    ui.separator();
+    egui::ScrollArea::vertical()
+        .auto_shrink([false, false])
+        .show(ui, |ui| match pose.tab {
+            SideTab::Pose => pose_tab_ui(ui, input, &clip_a, pose),
+            SideTab::Compression => comp.compression_ui(ui, input, Some(&clip_a), queue),
+        });
+}
+
+fn pose_tab_ui(ui: &mut Ui, input: &SideInput<'_>, clip: &Arc<Clip>, pose: &mut PoseView) {
+    ui.horizontal(|ui| {
+        ui.label("Rotation");
+        ui.selectable_value(&mut pose.rotation, RotationInterp::Slerp, "slerp");
+        ui.selectable_value(&mut pose.rotation, RotationInterp::Nlerp, "nlerp");
+    });
+    ui.horizontal(|ui| {
+        for (label, mode) in [
+            ("Before start", &mut pose.pre),
+            ("After end", &mut pose.post),
+        ] {
+            ui.label(label);
+            ui.selectable_value(mode, Extrapolation::Clamp, "clamp");
+            ui.selectable_value(mode, Extrapolation::Loop, "loop");
+        }
+    });
+    ui.label(format!(
+        "{} joints, {} frames at {} fps, t = {:.3} s",
+        clip.joint_count(),
+        clip.frame_count,
+        clip.fps,
+        pose.time_s
+    ));
+    ui.separator();
+
+    ui.checkbox(&mut pose.blend.enabled, "Blend with a second clip");
+    ui.add_enabled_ui(pose.blend.enabled, |ui| {
+        let doc = &input.project.doc;
+        let current = pose
+            .blend
+            .clip_b
+            .and_then(|b| doc.clips.get(b as usize))
+            .map_or("(choose)", |c| c.name.as_str())
+            .to_owned();
+        egui::ComboBox::from_label("Clip B")
+            .selected_text(current)
+            .show_ui(ui, |ui| {
+                for (i, c) in doc.clips.iter().enumerate() {
+                    ui.selectable_value(&mut pose.blend.clip_b, Some(i as ClipId), &c.name);
+                }
+            });
+        ui.horizontal(|ui| {
+            let label = ui.label("Blend weight");
+            ui.add(egui::Slider::new(&mut pose.blend.weight, 0.0..=1.0))
+                .labelled_by(label.id);
+        });
+        let mask_text = match pose.blend.mask {
+            MaskKind::None => "whole body".to_owned(),
+            MaskKind::UpperBody => "upper body".to_owned(),
+            MaskKind::LowerBody => "lower body".to_owned(),
+            MaskKind::Subtree(j) => format!(
+                "subtree of {}",
+                clip.skeleton.names.get(j).map_or("?", String::as_str)
+            ),
+        };
+        egui::ComboBox::from_label("Bone mask")
+            .selected_text(mask_text)
+            .show_ui(ui, |ui| {
+                ui.selectable_value(&mut pose.blend.mask, MaskKind::None, "whole body");
+                ui.selectable_value(&mut pose.blend.mask, MaskKind::UpperBody, "upper body");
+                ui.selectable_value(&mut pose.blend.mask, MaskKind::LowerBody, "lower body");
+                for (j, n) in clip.skeleton.names.iter().enumerate() {
+                    ui.selectable_value(
+                        &mut pose.blend.mask,
+                        MaskKind::Subtree(j),
+                        format!("subtree of {n}"),
+                    );
+                }
+            });
+        let sync_text = match pose.blend.sync {
+            SyncMode::NormalizedTime => "normalised time".to_owned(),
+            SyncMode::Tag(t) => format!("tag {}", doc.tags.get(t).map_or("?", |t| t.name.as_str())),
+            SyncMode::BestMatch => "best match".to_owned(),
+        };
+        egui::ComboBox::from_label("Sync")
+            .selected_text(sync_text)
+            .show_ui(ui, |ui| {
+                ui.selectable_value(
+                    &mut pose.blend.sync,
+                    SyncMode::NormalizedTime,
+                    "normalised time",
+                );
+                ui.selectable_value(&mut pose.blend.sync, SyncMode::BestMatch, "best match");
+                for (i, t) in doc.tags.iter().enumerate() {
+                    ui.selectable_value(
+                        &mut pose.blend.sync,
+                        SyncMode::Tag(i),
+                        format!("tag {}", t.name),
+                    );
+                }
+            });
+        if pose.blend.sync == SyncMode::BestMatch {
+            ui.horizontal(|ui| {
+                let label = ui.label("Position / facing bias");
+                ui.add(egui::Slider::new(&mut pose.blend.position_bias, 0.0..=1.0))
+                    .labelled_by(label.id);
+            });
+        }
+        if let Some(tb) = pose.time_b_s {
+            let mut s = format!("clip B at t = {tb:.3} s");
+            if let Some((f, score)) = pose.best_match {
+                s += &format!(" (best match frame {f}, score {score:.3})");
+            }
+            ui.label(s);
+        }
+    });
+
+    if let Some(tr) = &pose.trajectories {
+        ui.separator();
+        ui.label("Root motion (top view): A, B and their lerp / nlerp / slerp blends");
+        let xz = |v: &[Vec3]| -> PlotPoints<'static> {
+            v.iter().map(|p| [f64::from(p.x), f64::from(p.z)]).collect()
+        };
+        Plot::new("root_motion_plot")
+            .height(200.0)
+            .data_aspect(1.0)
+            .legend(Legend::default())
+            .show(ui, |plot| {
+                let series = [
+                    ("A", &tr.a),
+                    ("B", &tr.b),
+                    ("lerp", &tr.lerp),
+                    ("nlerp", &tr.nlerp),
+                    ("slerp", &tr.slerp),
+                ];
+                for (k, (name, pts)) in series.into_iter().enumerate() {
+                    let w = if k < 2 { 1.0 } else { 2.0 };
+                    plot.line(
+                        Line::new(name, xz(pts))
+                            .color(theme::PLOT_SERIES[k])
+                            .width(w),
+                    );
+                    if let Some(p) = pts.get(tr.playhead_index) {
+                        plot.points(
+                            Points::new(name, vec![[f64::from(p.x), f64::from(p.z)]])
+                                .color(theme::PLOT_SERIES[k])
+                                .radius(3.0),
+                        );
+                    }
+                }
+            });
+        let len = |v: &[Vec3]| v.windows(2).map(|w| (w[1] - w[0]).length()).sum::<f32>();
+        ui.label(format!(
+            "path length: A {:.1}, B {:.1}, lerp {:.1}, nlerp {:.1}, slerp {:.1}",
+            len(&tr.a),
+            len(&tr.b),
+            len(&tr.lerp),
+            len(&tr.nlerp),
+            len(&tr.slerp)
+        ));
+    }
+
+    ui.separator();
+    match pose.selected {
+        None => {
+            ui.weak("Hover a joint for its name; click one to see its rotation curve.");
+        }
+        Some(j) => {
+            let name = clip.skeleton.names.get(j).cloned().unwrap_or_default();
+            ui.label(format!(
+                "Joint {j}: {name}, local rotation (Euler Z-Y-X, degrees)"
+            ));
+            let key = (input.clip, j);
+            if pose.curve.as_ref().map(|c| c.0) != Some(key) {
+                pose.curve = Some((key, rotation_curve_deg(clip, j)));
+            }
+            if let Some((_, curves)) = &pose.curve {
+                let frame = pose.time_s * f64::from(clip.fps);
+                Plot::new("joint_curve_plot")
+                    .height(160.0)
+                    .legend(Legend::default())
+                    .show(ui, |plot| {
+                        for (k, (c, name)) in curves.iter().zip(["X", "Y", "Z"]).enumerate() {
+                            let pts: PlotPoints<'_> = c
+                                .iter()
+                                .enumerate()
+                                .map(|(f, v)| [f as f64, f64::from(*v)])
+                                .collect();
+                            plot.line(Line::new(name, pts).color(theme::PLOT_SERIES[k + 2]));
+                        }
+                        plot.vline(VLine::new("playhead", frame).color(theme::PLOT_SERIES[5]));
+                    });
+            }
+        }
+    }
+}

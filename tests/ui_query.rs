@@ -1,0 +1,506 @@
+//! The query panel, driven through AccessKit and synthetic input (egui_kittest): typing a query,
+//! both result lanes, jumping to a result, saving (undoable), exports compared with the CLI, a bad
+//! query, freezing into a tag, the cut export, and a screenshot.
+#![cfg(feature = "ui")]
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use egui_kittest::Harness;
+use egui_kittest::kittest::Queryable;
+use taglane::core::anim::{ImportOptions, load_animation};
+use taglane::ui::TaglaneApp;
+use taglane::ui::command::AppCommand;
+use taglane::ui::query::{LANE_MASKS, LANE_RANGES, QueryExportKind, Tab};
+use taglane::ui::timeline::model::Row;
+
+fn harness() -> Harness<'static, TaglaneApp> {
+    let mut h = Harness::builder()
+        .with_size([1700.0, 1000.0])
+        .build_ui_state(
+            |ui, app: &mut TaglaneApp| app.ui(ui),
+            TaglaneApp::demo_for_tests(),
+        );
+    h.run_steps(3);
+    h
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("taglane-uiq-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Clicks the editor and types `text` (replacing what is there).
+fn type_query(h: &mut Harness<'static, TaglaneApp>, text: &str) {
+    h.state_mut().query.text.clear();
+    h.run_steps(1);
+    h.get_by_label("Expression").click();
+    h.run_steps(1);
+    h.get_by_label("Expression").type_text(text);
+    h.run_steps(3);
+}
+
+const QUERY: &str = "(Walking | Running) & Male - Tired";
+
+#[test]
+fn typed_query_shows_both_engine_lanes() {
+    let mut h = harness();
+    type_query(&mut h, QUERY);
+    let app = h.state();
+    assert_eq!(app.query.text, QUERY);
+    assert!(app.query.error.is_none(), "{:?}", app.query.error);
+    let ev = app.query.eval.as_ref().expect("evaluated");
+    assert!(ev.agree());
+    assert!(ev.auto.range_count() > 0);
+    // The lanes the app passes to the timeline: one per engine, same ranges, no alarm.
+    let lanes = app
+        .query
+        .extra_lanes(&app.project.doc, app.current_clip, app.prefs.dark);
+    assert_eq!(lanes.len(), 2);
+    assert_eq!(lanes[0].id, LANE_RANGES);
+    assert_eq!(lanes[1].id, LANE_MASKS);
+    assert_eq!(lanes[0].ranges, lanes[1].ranges);
+    assert!(!lanes[0].alarm && !lanes[1].alarm);
+    let q = app.project.doc.parse_query(QUERY).unwrap();
+    let (want, _) = taglane::core::tags::query::evaluate(
+        &app.project.doc,
+        &q,
+        taglane::core::tags::Engine::Ranges,
+    )
+    .unwrap();
+    assert_eq!(lanes[0].ranges, want.clip_ranges(app.current_clip));
+    // The timeline drew them as rows under the tag lanes.
+    let extra: Vec<&Row> = app
+        .timeline
+        .last_rows
+        .iter()
+        .filter(|r| matches!(r, Row::Extra(_)))
+        .collect();
+    assert_eq!(extra.len(), 2, "{:?}", app.timeline.last_rows);
+    h.get_by_label_contains("(ranges)");
+    h.get_by_label_contains("(masks)");
+}
+
+#[test]
+fn clicking_a_result_moves_the_playhead_to_its_clip() {
+    let mut h = harness();
+    type_query(&mut h, "Running");
+    let app = h.state();
+    let ev = app.query.eval.as_ref().unwrap();
+    let (clip, r) = ev
+        .auto
+        .iter()
+        .filter(|(c, _)| *c != app.current_clip)
+        .flat_map(|(c, rs)| rs.iter().map(move |r| (c, *r)))
+        .find(|(_, r)| r.start > 0)
+        .expect("a match on another clip, not at frame 0");
+    let label = format!("[{}, {})", r.start, r.stop);
+    h.get_by_label(&label).click();
+    h.run_steps(3);
+    let app = h.state();
+    assert_eq!(app.current_clip, clip);
+    assert_eq!(app.playback.playhead, r.start as f64);
+    assert_eq!(app.query.selected_result, Some((clip, r)));
+}
+
+#[test]
+fn saving_a_query_is_undoable() {
+    let mut h = harness();
+    type_query(&mut h, QUERY);
+    h.state_mut().query.tab = Tab::Export;
+    h.run_steps(2);
+    let before = h.state().project.doc.queries.clone();
+    h.get_by_label("Save as").click();
+    h.run_steps(1);
+    h.get_by_label("Save as").type_text("fresh males");
+    h.run_steps(2);
+    h.get_by_label("Save query").click();
+    h.run_steps(3);
+    let queries = &h.state().project.doc.queries;
+    assert_eq!(queries.len(), before.len() + 1);
+    let saved = queries.last().unwrap();
+    assert_eq!(
+        (saved.name.as_str(), saved.expr.as_str()),
+        ("fresh males", QUERY)
+    );
+    assert_eq!(
+        h.state().project.history.undo_label(),
+        Some("save query fresh males")
+    );
+    h.state_mut().queue.push(AppCommand::Undo);
+    h.run_steps(2);
+    assert_eq!(h.state().project.doc.queries, before);
+    // The saved query loads back from the menu after a redo.
+    h.state_mut().queue.push(AppCommand::Redo);
+    h.run_steps(2);
+    h.state_mut().query.text = "Idle".into();
+    h.run_steps(1);
+    h.get_by_label("Saved queries").click();
+    h.run_steps(3);
+    h.get_by_label("fresh males").click();
+    h.run_steps(3);
+    assert_eq!(h.state().query.text, QUERY);
+}
+
+#[test]
+fn json_export_matches_the_cli_and_csv_lists_ranges() {
+    let dir = temp_dir("export");
+    let project = dir.join("demo.taglane.json");
+    let mut h = harness();
+    h.state_mut()
+        .queue
+        .push(AppCommand::SaveAs(Some(project.clone())));
+    h.run_steps(2);
+    assert!(project.exists(), "{:?}", h.state().status);
+    type_query(&mut h, QUERY);
+    let json_path = dir.join("result.json");
+    let csv_path = dir.join("result.csv");
+    h.state_mut().queue.push(AppCommand::QueryExport {
+        kind: QueryExportKind::Json,
+        path: Some(json_path.clone()),
+    });
+    h.state_mut().queue.push(AppCommand::QueryExport {
+        kind: QueryExportKind::Csv,
+        path: Some(csv_path.clone()),
+    });
+    h.run_steps(2);
+    let ours = std::fs::read_to_string(&json_path).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_taglane"))
+        .args(["query", project.to_str().unwrap(), QUERY, "--json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let cli = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(ours.trim_end(), cli.trim_end());
+    let a: serde_json::Value = serde_json::from_str(&ours).unwrap();
+    let b: serde_json::Value = serde_json::from_str(&cli).unwrap();
+    assert_eq!(a, b);
+    let csv = std::fs::read_to_string(&csv_path).unwrap();
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(lines[0], "clip,start,stop,seconds");
+    assert_eq!(lines.len() - 1, a["ranges"].as_u64().unwrap() as usize);
+    let ev = h.state().query.eval.clone().unwrap();
+    let (c, rs) = ev.auto.iter().next().unwrap();
+    let name = &h.state().project.doc.clips[c as usize].name;
+    assert_eq!(
+        lines[1],
+        format!(
+            "{name},{},{},{:.3}",
+            rs[0].start,
+            rs[0].stop,
+            rs[0].len() as f64 / 30.0
+        )
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_bad_query_shows_its_error_and_changes_nothing() {
+    let mut h = harness();
+    type_query(&mut h, "Walking & Male");
+    let good = h.state().query.eval.as_ref().unwrap().auto.clone();
+    let doc_before = h.state().project.doc.clone();
+    let history_before = h.state().project.history.len();
+    let playhead = h.state().playback.playhead;
+    // Keep typing: a misspelt tag.
+    h.get_by_label("Expression").type_text(" - Tird");
+    h.run_steps(3);
+    let app = h.state();
+    assert_eq!(app.query.text, "Walking & Male - Tird");
+    let err = app.query.error.as_ref().expect("an error");
+    assert_eq!(err.column(), 18);
+    assert!(err.suggestions.contains(&"Tired".to_owned()), "{err:?}");
+    h.get_by_label_contains("Error at column 18");
+    h.get_by_label_contains("did you mean `Tired`");
+    let app = h.state();
+    assert_eq!(app.project.doc, doc_before);
+    assert_eq!(app.project.history.len(), history_before);
+    assert_eq!(app.playback.playhead, playhead);
+    // The lanes keep the last valid result.
+    assert_eq!(app.query.eval.as_ref().unwrap().auto, good);
+    // An unclosed parenthesis points at the end.
+    type_query(&mut h, "(Walking | Running");
+    let err = h.state().query.error.clone().unwrap();
+    assert_eq!(err.column(), 19, "{err:?}");
+}
+
+#[test]
+fn completion_inserts_a_namespaced_tag() {
+    let mut h = harness();
+    type_query(&mut h, "Male & conta");
+    let comp = h.get_by_label("contact:");
+    comp.click();
+    h.run_steps(2);
+    assert_eq!(h.state().query.text, "Male & contact:");
+    h.get_by_label("Expression").type_text("Le");
+    h.run_steps(2);
+    assert_eq!(h.state().query.text, "Male & contact:Le");
+    h.get_by_label("contact:LeftFootDown").click();
+    h.run_steps(3);
+    assert_eq!(h.state().query.text, "Male & contact:LeftFootDown");
+    assert!(h.state().query.error.is_none());
+    // Tab takes the first candidate.
+    h.get_by_label("Expression").type_text(" - Tir");
+    h.run_steps(2);
+    h.key_press(egui::Key::Tab);
+    h.run_steps(3);
+    assert_eq!(h.state().query.text, "Male & contact:LeftFootDown - Tired");
+    assert!(h.state().query.error.is_none());
+}
+
+#[test]
+fn builder_and_text_stay_in_sync() {
+    let mut h = harness();
+    type_query(&mut h, "Walking & Male");
+    h.get_by_label("Builder").click();
+    h.run_steps(3);
+    // Typing updates the tree.
+    let tree = h.state().query.builder.clone().unwrap();
+    assert_eq!(tree.to_text(), "Walking & Male");
+    // The builder updates the text: combine the root with a tag by difference.
+    // (The first "+" is the root's.)
+    h.get_all_by_label("+").next().unwrap().click();
+    h.run_steps(3);
+    h.get_by_label("- difference with tag").click();
+    h.run_steps(3);
+    // The menu item (the timeline has a lane header called Tired too, further left).
+    h.get_all_by_label("Tired")
+        .max_by(|a, b| a.rect().min.x.total_cmp(&b.rect().min.x))
+        .unwrap()
+        .click();
+    h.run_steps(4);
+    // `-` binds tighter than `&`, so the builder adds the parentheses.
+    assert_eq!(h.state().query.text, "(Walking & Male) - Tired");
+    assert!(h.state().query.error.is_none());
+    // And typing again updates the tree.
+    h.state_mut().query.text = "not Idle".into();
+    h.run_steps(2);
+    assert_eq!(h.state().query.builder.as_ref().unwrap().to_text(), "!Idle");
+}
+
+#[test]
+fn freeze_result_into_a_tag_is_one_undoable_edit() {
+    let mut h = harness();
+    type_query(&mut h, QUERY);
+    h.state_mut().query.tab = Tab::Export;
+    h.run_steps(3);
+    let tags_before = h.state().project.doc.tags.len();
+    h.get_by_label("Create tag").click();
+    h.run_steps(3);
+    let app = h.state();
+    assert_eq!(app.project.doc.tags.len(), tags_before + 1);
+    let tag = app.project.doc.tags.last().unwrap();
+    assert!(tag.name.starts_with("query:"), "{}", tag.name);
+    let ev = app.query.eval.as_ref().unwrap();
+    for (c, r) in ev.auto.iter() {
+        assert_eq!(tag.ranges.get(&c).map(Vec::as_slice), Some(r));
+    }
+    h.state_mut().queue.push(AppCommand::Undo);
+    h.run_steps(2);
+    assert_eq!(h.state().project.doc.tags.len(), tags_before);
+}
+
+#[test]
+fn cut_export_runs_in_the_background_with_a_summary() {
+    let dir = temp_dir("cut");
+    let mut h = harness();
+    type_query(&mut h, "Running & Male");
+    h.state_mut().queue.push(AppCommand::QueryCut {
+        dir: Some(dir.clone()),
+    });
+    h.run_steps(1);
+    let line = h.state_mut().query.wait_cut().expect("a summary");
+    let ev = h.state().query.eval.clone().unwrap();
+    assert!(
+        line.contains(&format!("wrote {} BVH file(s)", ev.auto.range_count())),
+        "{line}"
+    );
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    assert_eq!(files.len(), ev.auto.range_count());
+    let total: usize = files
+        .iter()
+        .map(|f| load_animation(f, &ImportOptions::default()).unwrap().clips[0].frame_count)
+        .sum();
+    assert_eq!(total as u64, ev.auto.total_frames());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn details_list_nodes_and_a_node_becomes_a_lane() {
+    let mut h = harness();
+    type_query(&mut h, QUERY);
+    h.state_mut().query.tab = Tab::Details;
+    h.run_steps(3);
+    h.get_by_label_contains("[-1] |");
+    h.get_by_label_contains("| (union)").click();
+    h.run_steps(3);
+    let app = h.state();
+    let lanes = app
+        .query
+        .extra_lanes(&app.project.doc, app.current_clip, app.prefs.dark);
+    assert_eq!(lanes.len(), 3);
+    assert!(
+        lanes[2].label.contains("Walking | Running"),
+        "{}",
+        lanes[2].label
+    );
+    // Step through that union on this clip to the end: the output equals the node's result.
+    h.state_mut().query.tab = Tab::Step;
+    h.run_steps(2);
+    h.get_by_label("Last").click();
+    h.run_steps(2);
+    h.get_by_label_contains("output so far");
+}
+
+/// The panel shows measured times in microseconds, which differ from run to run: a few hundred
+/// pixels of those digits may differ from the stored image.
+fn timing_tolerant() -> egui_kittest::SnapshotOptions {
+    egui_kittest::SnapshotOptions::new().max_failed_pixels(800)
+}
+
+/// The query view on the demo project, rendered with wgpu (`screenshots/query.png`).
+#[test]
+fn query_view_screenshot() {
+    let mut h = Harness::builder()
+        .with_size([1700.0, 1000.0])
+        .wgpu()
+        .build_ui_state(
+            |ui, app: &mut TaglaneApp| app.ui(ui),
+            TaglaneApp::demo_for_tests(),
+        );
+    h.run_steps(3);
+    h.state_mut().queue.push(AppCommand::SelectClip(0));
+    h.state_mut().query.text = QUERY.to_owned();
+    h.run_steps(4);
+    h.snapshot_options("query", &timing_tolerant());
+    // The evaluation details with the union node shown as a lane, and the step-through of it.
+    h.state_mut().query.tab = Tab::Details;
+    h.run_steps(2);
+    h.get_by_label_contains("| (union)").click();
+    h.run_steps(3);
+    h.snapshot_options("query_details", &timing_tolerant());
+    h.state_mut().query.tab = Tab::Step;
+    h.run_steps(2);
+    for _ in 0..3 {
+        h.get_by_label("Step").click();
+        h.run_steps(1);
+    }
+    h.run_steps(2);
+    h.snapshot_options("query_step", &timing_tolerant());
+}
+
+#[test]
+fn engines_that_disagree_raise_a_loud_warning() {
+    let mut h = harness();
+    type_query(&mut h, "Walking | Running");
+    {
+        // Simulate an engine bug: drop the first range of the masks result on the current clip.
+        let app = h.state_mut();
+        let clip = app.current_clip;
+        let ev = app.query.eval.as_mut().unwrap();
+        let mut broken = taglane::core::tags::RangeSet::new();
+        for (c, r) in ev.masks.iter() {
+            let r = if c == clip { &r[1..] } else { r };
+            broken.push_clip(c, r);
+        }
+        ev.masks = broken;
+        ev.mismatched = vec![clip];
+    }
+    h.run_steps(2);
+    let app = h.state();
+    let lanes = app
+        .query
+        .extra_lanes(&app.project.doc, app.current_clip, app.prefs.dark);
+    assert!(lanes[0].alarm && lanes[1].alarm);
+    assert_ne!(lanes[0].ranges, lanes[1].ranges);
+    assert!(lanes[1].tooltip.contains("WARNING"), "{}", lanes[1].tooltip);
+    h.get_by_label_contains("engines DISAGREE on 1 clip");
+}
+
+/// A database above the background threshold: evaluation runs off the UI thread and lands.
+#[test]
+fn big_database_evaluates_in_the_background() {
+    use std::collections::BTreeMap;
+    use taglane::core::tags::query::next_version;
+    use taglane::core::tags::{ClipInfo, Range, Tag, TagDocument};
+    let clips: Vec<ClipInfo> = (0..800)
+        .map(|c| ClipInfo {
+            name: format!("take_{c:04}"),
+            frames: 1000,
+            fps: 30.0,
+            source: None,
+        })
+        .collect();
+    let tags: Vec<Tag> = ["A", "B", "C"]
+        .iter()
+        .enumerate()
+        .map(|(t, name)| {
+            let mut ranges = BTreeMap::new();
+            for c in 0..800u32 {
+                let list: Vec<Range> = (0..12)
+                    .map(|k| {
+                        let s = (k * 80 + (c as usize * 7 + t * 13) % 40) as u32;
+                        Range::new(s, s + 30)
+                    })
+                    .collect();
+                ranges.insert(c, list);
+            }
+            Tag {
+                name: (*name).to_owned(),
+                color: None,
+                ranges,
+                version: next_version(),
+            }
+        })
+        .collect();
+    let doc = TagDocument {
+        clips,
+        tags,
+        queries: vec![],
+    };
+    let project = taglane::ui::project::Project {
+        doc: doc.clone(),
+        ..Default::default()
+    };
+    let app = TaglaneApp::new(
+        project,
+        taglane::ui::app::Prefs::default(),
+        taglane::ui::recovery::Recovery::disabled(),
+    );
+    let mut h = Harness::builder()
+        .with_size([1700.0, 1000.0])
+        .build_ui_state(|ui, app: &mut TaglaneApp| app.ui(ui), app);
+    h.run_steps(2);
+    h.state_mut().query.text = "A & B | C - A".into();
+    h.step();
+    assert!(h.state().query.last_in_background);
+    for _ in 0..500 {
+        if !h.state().query.is_evaluating() && h.state().query.eval.is_some() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+        h.step();
+    }
+    let ev = h
+        .state()
+        .query
+        .eval
+        .clone()
+        .expect("the background result arrived");
+    let q = doc.parse_query("A & B | C - A").unwrap();
+    let (want, _) =
+        taglane::core::tags::query::evaluate(&doc, &q, taglane::core::tags::Engine::Ranges)
+            .unwrap();
+    assert_eq!(ev.ranges, want);
+    assert!(ev.agree());
+}
