@@ -650,6 +650,77 @@ pub fn demo_files() -> Vec<(String, String)> {
     files
 }
 
+/// A large synthetic tag document for benchmarks and stress tests: `clips` clips of 600 to 1,400
+/// frames at 30 fps, `tags` tags named `tag000`, `ns1:tag001`, ... (every fifth in a namespace), and
+/// on each clip about `ranges_per_tag` ranges per tag (0 to twice that, random), reproducible from
+/// `seed`.
+pub fn synthetic_document(
+    clips: usize,
+    tags: usize,
+    ranges_per_tag: usize,
+    seed: u64,
+) -> TagDocument {
+    let mut state = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407)
+        | 1;
+    let mut next = move |n: u64| -> u64 {
+        // xorshift64*: fast and good enough for test data.
+        state ^= state >> 12;
+        state ^= state << 25;
+        state ^= state >> 27;
+        state.wrapping_mul(2685821657736338717) % n.max(1)
+    };
+    let infos: Vec<ClipInfo> = (0..clips)
+        .map(|c| ClipInfo {
+            name: format!("take_{c:05}"),
+            frames: 600 + next(801) as u32,
+            fps: 30.0,
+            source: Some(format!("takes/take_{c:05}.bvh")),
+        })
+        .collect();
+    let mut out: Vec<Tag> = (0..tags)
+        .map(|t| Tag {
+            name: if t % 5 == 1 {
+                format!("ns{}:tag{t:03}", t % 3)
+            } else {
+                format!("tag{t:03}")
+            },
+            color: None,
+            ranges: BTreeMap::new(),
+            version: 0,
+        })
+        .collect();
+    for (c, info) in infos.iter().enumerate() {
+        for tag in out.iter_mut() {
+            let n = next(2 * ranges_per_tag as u64 + 1) as u32;
+            if n == 0 {
+                continue;
+            }
+            let slot = info.frames / n;
+            let mut list: Vec<Range> = (0..n)
+                .filter_map(|i| {
+                    let start = i * slot + next(slot.max(1) as u64 / 2 + 1) as u32;
+                    let len = 1 + next(slot.max(2) as u64 / 2) as u32;
+                    (start < info.frames).then(|| Range::new(start, (start + len).min(info.frames)))
+                })
+                .collect();
+            crate::core::doc::canonicalize(&mut list, info.frames);
+            if !list.is_empty() {
+                tag.ranges.insert(c as u32, list);
+            }
+        }
+    }
+    TagDocument {
+        clips: infos,
+        tags: out,
+        queries: vec![SavedQuery {
+            name: "example".into(),
+            expr: "tag000 & tag002 - tag003".into(),
+        }],
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -741,76 +812,5 @@ mod tests {
         let last = clip.translations[(clip.frame_count - 1) * n + HIPS];
         let speed = (last - first).length() / ((clip.frame_count - 31) as f32 / clip.fps);
         assert!((100.0..160.0).contains(&speed), "walk speed {speed} cm/s");
-    }
-}
-
-/// A large synthetic tag document for benchmarks and stress tests: `clips` clips of 600 to 1,400
-/// frames at 30 fps, `tags` tags named `tag000`, `ns1:tag001`, ... (every fifth in a namespace), and
-/// on each clip about `ranges_per_tag` ranges per tag (0 to twice that, random), reproducible from
-/// `seed`.
-pub fn synthetic_document(
-    clips: usize,
-    tags: usize,
-    ranges_per_tag: usize,
-    seed: u64,
-) -> TagDocument {
-    let mut state = seed
-        .wrapping_mul(6364136223846793005)
-        .wrapping_add(1442695040888963407)
-        | 1;
-    let mut next = move |n: u64| -> u64 {
-        // xorshift64*: fast and good enough for test data.
-        state ^= state >> 12;
-        state ^= state << 25;
-        state ^= state >> 27;
-        state.wrapping_mul(2685821657736338717) % n.max(1)
-    };
-    let infos: Vec<ClipInfo> = (0..clips)
-        .map(|c| ClipInfo {
-            name: format!("take_{c:05}"),
-            frames: 600 + next(801) as u32,
-            fps: 30.0,
-            source: Some(format!("takes/take_{c:05}.bvh")),
-        })
-        .collect();
-    let mut out: Vec<Tag> = (0..tags)
-        .map(|t| Tag {
-            name: if t % 5 == 1 {
-                format!("ns{}:tag{t:03}", t % 3)
-            } else {
-                format!("tag{t:03}")
-            },
-            color: None,
-            ranges: BTreeMap::new(),
-            version: 0,
-        })
-        .collect();
-    for (c, info) in infos.iter().enumerate() {
-        for tag in out.iter_mut() {
-            let n = next(2 * ranges_per_tag as u64 + 1) as u32;
-            if n == 0 {
-                continue;
-            }
-            let slot = info.frames / n;
-            let mut list: Vec<Range> = (0..n)
-                .filter_map(|i| {
-                    let start = i * slot + next(slot.max(1) as u64 / 2 + 1) as u32;
-                    let len = 1 + next(slot.max(2) as u64 / 2) as u32;
-                    (start < info.frames).then(|| Range::new(start, (start + len).min(info.frames)))
-                })
-                .collect();
-            crate::core::doc::canonicalize(&mut list, info.frames);
-            if !list.is_empty() {
-                tag.ranges.insert(c as u32, list);
-            }
-        }
-    }
-    TagDocument {
-        clips: infos,
-        tags: out,
-        queries: vec![SavedQuery {
-            name: "example".into(),
-            expr: "tag000 & tag002 - tag003".into(),
-        }],
     }
 }
