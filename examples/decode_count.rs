@@ -10,7 +10,10 @@
 //! valgrind --tool=callgrind $B uncompressed /tmp/tlc cmu_01_01 10000
 //! ```
 //! (difference of the two totals) / 10000 = instructions per pose. The times are the bench's: 256
-//! golden-ratio times over the clip, never on a frame, cycled.
+//! golden-ratio times over the clip, never on a frame, cycled. Two more modes:
+//! `$B time /tmp/tlc CLIP ROUNDS` (paired wall-clock timing, medians) and
+//! `$B checksum /tmp/tlc CLIP N` (a hash of the decoded poses, to check that two builds decode
+//! the same bits).
 
 use std::hint::black_box;
 use std::path::Path;
@@ -70,7 +73,8 @@ fn times(duration_s: f32, n: usize) -> Vec<f32> {
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let usage = "usage: decode_count prepare DIR | (compressed|uncompressed) DIR CLIP N";
+    let usage =
+        "usage: decode_count prepare DIR | (compressed|uncompressed|time|checksum) DIR CLIP N";
     let mode = args.get(1).expect(usage).as_str();
     let dir = Path::new(args.get(2).expect(usage));
     if mode == "prepare" {
