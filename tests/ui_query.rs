@@ -368,6 +368,17 @@ fn timing_tolerant() -> egui_kittest::SnapshotOptions {
     egui_kittest::SnapshotOptions::new().max_failed_pixels(800)
 }
 
+/// Replaces the measured engine times with fixed ones, so the images do not change between runs.
+fn freeze_timings(h: &mut Harness<'static, TaglaneApp>) {
+    if let Some(ev) = h.state_mut().query.eval.as_mut() {
+        ev.ranges_us = 42.0;
+        ev.masks_us = 37.0;
+        ev.auto_us = 45.0;
+        ev.cached = false;
+    }
+    h.run_steps(2);
+}
+
 /// The query view on the demo project, rendered with wgpu (`screenshots/query.png`).
 #[test]
 fn query_view_screenshot() {
@@ -382,12 +393,14 @@ fn query_view_screenshot() {
     h.state_mut().queue.push(AppCommand::SelectClip(0));
     h.state_mut().query.text = QUERY.to_owned();
     h.run_steps(4);
+    freeze_timings(&mut h);
     h.snapshot_options("query", &timing_tolerant());
     // The evaluation details with the union node shown as a lane, and the step-through of it.
     h.state_mut().query.tab = Tab::Details;
     h.run_steps(2);
     h.get_by_label_contains("| (union)").click();
     h.run_steps(3);
+    freeze_timings(&mut h);
     h.snapshot_options("query_details", &timing_tolerant());
     h.state_mut().query.tab = Tab::Step;
     h.run_steps(2);
