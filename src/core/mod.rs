@@ -5,4 +5,6 @@ pub mod compress;
 pub mod demo;
 pub mod doc;
 pub mod io;
+pub mod limits;
+pub mod stress;
 pub mod tags;

@@ -515,6 +515,13 @@ pub fn load_tags_str(
     text: &str,
     file_label: &str,
 ) -> Result<(TagDocument, Vec<LoadWarning>), TagsFileError> {
+    let max = crate::core::limits::MAX_TAGS_FILE_BYTES;
+    if text.len() as u64 > max {
+        return Err(TagsFileError::Io {
+            file: file_label.to_string(),
+            message: crate::core::limits::size_message(text.len() as u64, max),
+        });
+    }
     let root: J = serde_json::from_str(text).map_err(|e| TagsFileError::Syntax {
         file: file_label.to_string(),
         line: e.line(),
@@ -533,14 +540,15 @@ pub fn load_tags_str(
 /// Loads a tag file.
 pub fn load_tags_file(path: &Path) -> Result<(TagDocument, Vec<LoadWarning>), TagsFileError> {
     let label = path.display().to_string();
-    let bytes = std::fs::read(path).map_err(|e| TagsFileError::Io {
+    let bytes = crate::core::limits::read_limited(path, crate::core::limits::MAX_TAGS_FILE_BYTES)
+        .map_err(|e| TagsFileError::Io {
         file: label.clone(),
         message: format!("cannot read: {e}"),
     })?;
     let text = String::from_utf8(bytes).map_err(|e| TagsFileError::Invalid {
         file: label.clone(),
         path: format!("byte {}", e.utf8_error().valid_up_to()),
-        message: "the file is not UTF-8 text".to_string(),
+        message: "expected UTF-8 text, found an invalid byte sequence".to_string(),
     })?;
     load_tags_str(&text, &label)
 }
