@@ -165,18 +165,37 @@ fn gltf_joint_count_limit() {
 
 #[test]
 fn gltf_frame_count_limit() {
-    let options = ImportOptions {
-        gltf_fps: 1e6,
-        ..ImportOptions::default()
+    // Key times 0, 0.5 and 100 s (a second buffer): at 10,000 fps that is 1,000,001 frames.
+    let mut doc: serde_json::Value = serde_json::from_str(NO_SKIN_GLTF).unwrap();
+    doc["buffers"]
+        .as_array_mut()
+        .unwrap()
+        .push(serde_json::json!({
+            "byteLength": 12,
+            "uri": "data:application/octet-stream;base64,AAAAAAAAAD8AAMhC"
+        }));
+    doc["bufferViews"]
+        .as_array_mut()
+        .unwrap()
+        .push(serde_json::json!({"buffer": 1, "byteOffset": 0, "byteLength": 12}));
+    let views = doc["bufferViews"].as_array().unwrap().len();
+    doc["accessors"][0]["bufferView"] = serde_json::json!(views - 1);
+    doc["accessors"][0]["max"] = serde_json::json!([100.0]);
+    let import = |fps: f32| {
+        let options = ImportOptions {
+            gltf_fps: fps,
+            ..ImportOptions::default()
+        };
+        load_animation_from_bytes(
+            doc.to_string().as_bytes(),
+            AnimFormat::Gltf,
+            "t",
+            None,
+            &options,
+        )
     };
-    let e = load_animation_from_bytes(
-        NO_SKIN_GLTF.as_bytes(),
-        AnimFormat::Gltf,
-        "t",
-        None,
-        &options,
-    )
-    .unwrap_err();
+    assert_eq!(import(30.0).unwrap().clips[0].frame_count, 3001);
+    let e = import(10_000.0).unwrap_err();
     assert_eq!(e.place, Place::Json("animations[0]".into()), "{e}");
     assert!(e.message.contains(&format!("{MAX_FRAMES} frames")), "{e}");
 }
