@@ -199,3 +199,21 @@ fn tlc_regressions() {
         Ok(())
     });
 }
+
+/// The `tlc` finding on a file the encoder writes: a clip without motion has no animated tracks,
+/// and sampling it between two frames used to index its empty segment table.
+#[test]
+fn static_compressed_clip_samples_between_frames() {
+    use taglane::core::anim::parse_bvh;
+    use taglane::core::compress::{CompressSettings, compress};
+    let text = "HIERARCHY\nROOT Hips\n{\n OFFSET 0 0 0\n CHANNELS 3 Xposition Yposition Zposition\n JOINT Leg\n {\n  OFFSET 0 -10 0\n  End Site\n  {\n   OFFSET 0 -10 0\n  }\n }\n}\nMOTION\nFrames: 3\nFrame Time: 0.033333\n0 90 0\n0 90 0\n0 90 0\n";
+    let (clip, _) = parse_bvh(text, "static", &ImportOptions::default()).unwrap();
+    let result = compress(&clip, &CompressSettings::default()).unwrap();
+    let tlc = CompressedClip::from_bytes(result.clip.bytes().to_vec()).unwrap();
+    assert!(tlc.animated_tracks().is_empty());
+    let mut pose = vec![Transform::IDENTITY; tlc.joint_count()];
+    tlc.sample_pose_at_frame(0.5, &mut pose);
+    assert_eq!(pose[0].translation, glam::Vec3::new(0.0, 90.0, 0.0));
+    tlc.sample_pose(tlc.duration_s() * 0.7, &mut pose);
+    assert_eq!(pose[1].translation, glam::Vec3::new(0.0, -10.0, 0.0));
+}

@@ -1231,6 +1231,11 @@ impl CompressedClip {
 
     /// Blends key `k` into `out` with weight `alpha`.
     fn blend_key(&self, k: u32, alpha: f32, out: &mut [Transform]) {
+        // A clip without animated tracks has no segments (found by fuzzing: sampling a static
+        // clip between two frames indexed an empty segment table).
+        if self.tracks.is_empty() {
+            return;
+        }
         let (mut pos, st) = self.key_start(k);
         for (t, p) in self.tracks.iter().zip(st) {
             let slot = &mut out[usize::from(t.joint)];
