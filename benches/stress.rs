@@ -9,7 +9,7 @@
 use std::hint::black_box;
 use std::path::PathBuf;
 
-use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
+use criterion::{Criterion, criterion_group, criterion_main};
 use taglane::core::stress::{StressSpec, stress_document, stress_queries};
 use taglane::core::tags::{Engine, Evaluator, RangeSet, TagDocument, TagIndex, parse_query};
 
@@ -78,6 +78,7 @@ fn stress(c: &mut Criterion) {
 /// layout of the browser, 200 tag lanes and the timeline of the first clip) and a following one.
 #[cfg(feature = "ui")]
 fn ui_frame(c: &mut Criterion, doc: &TagDocument) {
+    use criterion::BatchSize;
     use egui_kittest::Harness;
     use taglane::ui::TaglaneApp;
     use taglane::ui::app::Prefs;
