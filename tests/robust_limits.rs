@@ -83,6 +83,7 @@ fn bvh_frame_count_limit() {
 fn bvh_joint_sample_limit_stops_a_small_file_from_allocating_gigabytes() {
     // 4,000 joints but one channel: each 2-byte row is 4,000 joint samples (160 kB of tracks).
     let joints = 4_000;
+    assert!(joints <= MAX_JOINTS);
     let rows = MAX_JOINT_SAMPLES / joints + 1;
     let text = bvh(joints, "CHANNELS 1 Xrotation", rows, "0");
     assert!(text.len() < 200_000);

@@ -15,9 +15,10 @@ pub const MAX_TAGS_FILE_BYTES: u64 = 256 << 20;
 pub const MAX_TLC_FILE_BYTES: u64 = 256 << 20;
 /// Largest CSV range list read, in bytes: 256 MiB.
 pub const MAX_CSV_FILE_BYTES: u64 = 256 << 20;
-/// Most joints in one imported skeleton (BVH, glTF): 4096. Motion-capture skeletons have 20 to 150,
-/// game rigs a few hundred.
-pub const MAX_JOINTS: usize = 4096;
+/// Most joints in one imported skeleton (BVH, glTF, `.tlc`): 32,768. Motion-capture skeletons have
+/// 20 to 150 joints, game rigs a few hundred; the limit leaves room (the BVH tests parse a chain of
+/// 20,001 joints) while bounding per-frame work; memory is bounded by [`MAX_JOINT_SAMPLES`].
+pub const MAX_JOINTS: usize = 32_768;
 /// Most frames in one imported clip: 432,000 (an hour at 120 fps, four hours at 30 fps).
 pub const MAX_FRAMES: usize = 432_000;
 /// Most joint samples (frames x joints) in one imported clip: 20,000,000, about 800 MB of tracks

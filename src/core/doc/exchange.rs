@@ -502,7 +502,10 @@ mod tests {
         let e = parse_csv("tag,clip,start,stop\nWalk,a,x,3\n", "f.csv").unwrap_err();
         assert!(e.contains("f.csv line 2") && e.contains("start"), "{e}");
         let e = parse_csv("tag,clip,start,stop\nWalk,a,5,3\n", "f.csv").unwrap_err();
-        assert!(e.contains("line 2") && e.contains("less than"), "{e}");
+        assert!(
+            e.contains("line 2") && e.contains("expected start < stop"),
+            "{e}"
+        );
         let e = parse_csv("name,clip\n", "f.csv").unwrap_err();
         assert!(e.contains("line 1") && e.contains("header"), "{e}");
         let e = parse_csv("tag,clip,start,stop\n\"Walk,a,1,3\n", "f.csv").unwrap_err();
