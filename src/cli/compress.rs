@@ -276,7 +276,8 @@ pub fn compress(args: CompressArgs) -> ExitCode {
 }
 
 pub fn decompress(args: DecompressArgs) -> ExitCode {
-    let bytes = match std::fs::read(&args.input) {
+    let max = crate::core::limits::MAX_TLC_FILE_BYTES;
+    let bytes = match crate::core::limits::read_limited(&args.input, max) {
         Ok(b) => b,
         Err(e) => return super::fail_input(format!("{}: cannot read: {e}", args.input.display())),
     };

@@ -6,4 +6,6 @@ pub mod cut;
 pub mod demo;
 pub mod doc;
 pub mod io;
+pub mod limits;
+pub mod stress;
 pub mod tags;

@@ -19,6 +19,7 @@ use glam::{DQuat, DVec3, EulerRot, Quat, Vec3};
 use super::clip::Clip;
 use super::import::{ImportError, ImportOptions, ImportWarning, Place};
 use super::skeleton::{EndSite, Skeleton, Transform};
+use crate::core::limits::{MAX_FRAMES, MAX_JOINT_SAMPLES, MAX_JOINTS};
 
 /// A BVH channel.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -130,7 +131,12 @@ pub fn parse_bvh_bytes(
     } else {
         remaining / (2 * width) + 1
     };
+    // The header count is only a hint: the reservation is also bounded by the rows the remaining
+    // bytes can hold and by the sample limit.
     let reserve = (header_frames.min(max_rows as u64)) as usize;
+    let reserve = reserve
+        .min(MAX_FRAMES)
+        .min(MAX_JOINT_SAMPLES / joints.max(1));
     let mut rotations: Vec<Quat> = Vec::with_capacity(reserve * joints);
     let mut translations: Vec<Vec3> = Vec::with_capacity(reserve * joints);
     let mut row = vec![0.0f64; width];
@@ -183,6 +189,14 @@ pub fn parse_bvh_bytes(
             if options.skip_first_frame && !skipped_first {
                 skipped_first = true;
             } else {
+                if frames >= MAX_FRAMES || (frames + 1) * joints > MAX_JOINT_SAMPLES {
+                    return Err(ImportError::new(
+                        Place::Line(line),
+                        format!(
+                            "expected at most {MAX_FRAMES} frames and {MAX_JOINT_SAMPLES} joint samples (frames x {joints} joints); this frame row goes past the limit"
+                        ),
+                    ));
+                }
                 h.append_frame(&row, &mut rotations, &mut translations);
                 frames += 1;
             }
@@ -196,7 +210,7 @@ pub fn parse_bvh_bytes(
     if width == 0 {
         // Without channels there is no motion data: every frame is the rest pose. The count comes
         // from the header, bounded so that at most 1,000,000 joint samples are allocated.
-        let cap = (1_000_000 / joints.max(1)) as u64;
+        let cap = (1_000_000 / joints.max(1)).min(MAX_FRAMES) as u64;
         let mut n = header_frames.min(cap);
         if header_frames > cap {
             warnings.push(ImportWarning {
@@ -457,6 +471,12 @@ impl<'a> Parser<'a> {
             }
         }
         let index = h.names.len();
+        if index >= MAX_JOINTS {
+            return Err(ImportError::new(
+                Place::Line(keyword_line),
+                format!("expected at most {MAX_JOINTS} joints; this joint goes past the limit"),
+            ));
+        }
         h.names.push(name.to_owned());
         h.parents.push(parent);
         h.offsets.push(Vec3::ZERO);

@@ -26,9 +26,9 @@ const GLB_MAGIC: &[u8; 4] = b"glTF";
 const CHUNK_JSON: u32 = 0x4E4F_534A;
 const CHUNK_BIN: u32 = 0x004E_4942;
 /// Upper bound on resampled frames per clip (an hour at 120 fps), against absurd key times.
-const MAX_FRAMES: usize = 432_000;
+const MAX_FRAMES: usize = crate::core::limits::MAX_FRAMES;
 /// Upper bound on frames x joints per clip (about 800 MB of tracks).
-const MAX_SAMPLES: usize = 20_000_000;
+const MAX_SAMPLES: usize = crate::core::limits::MAX_JOINT_SAMPLES;
 
 fn json_err(path: impl Into<String>, message: impl Into<String>) -> ImportError {
     ImportError::new(Place::Json(path.into()), message)
@@ -161,10 +161,13 @@ fn import_json(
                 .unwrap_or_default();
             json_err(
                 path,
-                format!("invalid glTF ({} problem(s)); first: {err}", list.len()),
+                format!(
+                    "expected a valid glTF document ({} problem(s)); first: {err}",
+                    list.len()
+                ),
             )
         }
-        other => json_err("", format!("invalid glTF: {other}")),
+        other => json_err("", format!("expected a glTF document: {other}")),
     })?;
     let root = doc.as_json();
     if !(options.gltf_fps.is_finite() && options.gltf_fps > 0.0 && options.gltf_fps <= 10_000.0) {
@@ -243,7 +246,8 @@ fn load_buffers(
                     ));
                 }
                 let file = dir.join(&rel);
-                std::fs::read(&file).map_err(|e| {
+                crate::core::limits::read_limited(&file, crate::core::limits::MAX_ANIM_FILE_BYTES)
+                    .map_err(|e| {
                     json_err(
                         format!("{path}.uri"),
                         format!("cannot read external buffer {}: {e}", file.display()),
@@ -464,20 +468,15 @@ fn node_local(node: &json::scene::Node) -> Transform {
         if s.is_finite() && r.is_finite() && t.is_finite() {
             return Transform {
                 translation: t,
-                rotation: r.normalize(),
+                rotation: unit_quat(r),
                 scale: s,
             };
         }
         return Transform::IDENTITY;
     }
-    let r = node.rotation.map_or(Quat::IDENTITY, |q| {
-        let q = Quat::from_array(q.0);
-        if q.length_squared() > 0.0 && q.is_finite() {
-            q.normalize()
-        } else {
-            Quat::IDENTITY
-        }
-    });
+    let r = node
+        .rotation
+        .map_or(Quat::IDENTITY, |q| unit_quat(Quat::from_array(q.0)));
     Transform {
         translation: node.translation.map_or(Vec3::ZERO, Vec3::from_array),
         rotation: r,
@@ -610,6 +609,20 @@ fn build_skeleton(
         });
         pre.push(acc);
     }
+    if names.len() > crate::core::limits::MAX_JOINTS {
+        return Err(json_err(
+            if root.skins.is_empty() {
+                "nodes"
+            } else {
+                "skins"
+            },
+            format!(
+                "expected at most {} joints, found {}",
+                crate::core::limits::MAX_JOINTS,
+                names.len()
+            ),
+        ));
+    }
     Ok(Rig {
         skeleton: Skeleton::new(names, parents, rest),
         joint_of_node,
@@ -673,11 +686,14 @@ impl Track {
                 Interp::Linear => {
                     let (a, b) = (self.value(i, 1), self.value(i + 1, 1));
                     if self.width == 4 {
-                        let q = slerp(quat(a), quat(b), s);
+                        let q = slerp(unit_quat(quat(a)), unit_quat(quat(b)), s);
                         out.copy_from_slice(&q.to_array());
                     } else {
+                        // In f64: `b - a` overflows f32 for keys of opposite signs near f32::MAX;
+                        // the result lies between `a` and `b`, so it fits f32.
                         for c in 0..self.width {
-                            out[c] = a[c] + (b[c] - a[c]) * s;
+                            let (a, b) = (f64::from(a[c]), f64::from(b[c]));
+                            out[c] = (a + (b - a) * f64::from(s)) as f32;
                         }
                     }
                 }
@@ -689,26 +705,46 @@ impl Track {
                     let h10 = s3 - 2.0 * s2 + s;
                     let h01 = -2.0 * s3 + 3.0 * s2;
                     let h11 = s3 - s2;
+                    // In f64, clamped to the f32 range: tangents can overshoot (values near
+                    // f32::MAX gave infinities when computed in f32).
+                    let (h00, h10, h01, h11, dt) = (
+                        f64::from(h00),
+                        f64::from(h10),
+                        f64::from(h01),
+                        f64::from(h11),
+                        f64::from(dt),
+                    );
                     for c in 0..self.width {
-                        out[c] = h00 * v0[c] + h10 * dt * b0[c] + h01 * v1[c] + h11 * dt * a1[c];
+                        let v = h00 * f64::from(v0[c])
+                            + h10 * dt * f64::from(b0[c])
+                            + h01 * f64::from(v1[c])
+                            + h11 * dt * f64::from(a1[c]);
+                        out[c] = v.clamp(-f64::from(f32::MAX), f64::from(f32::MAX)) as f32;
                     }
                 }
             }
         }
         if self.width == 4 {
-            let q = quat(out);
-            let q = if q.length_squared() > 1e-12 && q.is_finite() {
-                q.normalize()
-            } else {
-                Quat::IDENTITY
-            };
-            out.copy_from_slice(&q.to_array());
+            out.copy_from_slice(&unit_quat(quat(out)).to_array());
         }
     }
 }
 
 fn quat(v: &[f32]) -> Quat {
     Quat::from_xyzw(v[0], v[1], v[2], v[3])
+}
+
+/// `q` scaled to unit length, or the identity when `q` is (nearly) zero or not finite. Computed in
+/// f64: an f32 length overflows for components beyond about 1.8e19 (found by fuzzing: such a key
+/// normalised to NaN).
+fn unit_quat(q: Quat) -> Quat {
+    let d = q.as_dquat();
+    let len = d.length();
+    if q.is_finite() && len > 1e-6 && len.is_finite() {
+        (d / len).as_quat()
+    } else {
+        Quat::IDENTITY
+    }
 }
 
 fn resample_animation(
@@ -872,7 +908,7 @@ fn resample_animation(
             message: String::from("skipped the first frame as requested (skip first frame option)"),
         });
     }
-    Ok(Clip {
+    let clip = Clip {
         name: anim
             .name
             .clone()
@@ -884,5 +920,14 @@ fn resample_animation(
         rotations,
         translations,
         scales,
-    })
+    };
+    // Composing huge (finite) node transforms can still overflow f32: refuse rather than return
+    // infinities.
+    clip.validate().map_err(|e| {
+        json_err(
+            format!("animations[{ai}]"),
+            format!("expected transforms within the f32 range: {e}"),
+        )
+    })?;
+    Ok(clip)
 }

@@ -135,7 +135,8 @@ pub fn load_animation(path: &Path, options: &ImportOptions) -> Result<Imported, 
         )
         .with_file(&display)
     })?;
-    let bytes = std::fs::read(path).map_err(|e| {
+    let bytes = crate::core::limits::read_limited(path, crate::core::limits::MAX_ANIM_FILE_BYTES)
+        .map_err(|e| {
         ImportError::new(Place::File, format!("cannot read the file: {e}")).with_file(&display)
     })?;
     let stem = path
@@ -157,6 +158,13 @@ pub fn load_animation_from_bytes(
     base_dir: Option<&Path>,
     options: &ImportOptions,
 ) -> Result<Imported, ImportError> {
+    let max = crate::core::limits::MAX_ANIM_FILE_BYTES;
+    if bytes.len() as u64 > max {
+        return Err(ImportError::new(
+            Place::File,
+            crate::core::limits::size_message(bytes.len() as u64, max),
+        ));
+    }
     match format {
         AnimFormat::Bvh => {
             let (clip, warnings) = super::bvh::parse_bvh_bytes(bytes, name, options)?;

@@ -442,10 +442,12 @@ pub enum TlcError {
         needed: usize,
         len: usize,
     },
-    #[error("file size field says {expected} bytes but the file has {found} (truncated or padded)")]
+    #[error(
+        "file size field (byte 48) says {expected} bytes but the file has {found}: expected the sizes to match (the file is truncated or padded)"
+    )]
     SizeMismatch { expected: usize, found: usize },
     #[error(
-        "checksum mismatch: stored CRC-32 {stored:08x}, computed {computed:08x} (the file is corrupted)"
+        "checksum mismatch: the CRC-32 in the last 4 bytes is {stored:08x}, expected {computed:08x} computed over the rest (the file is corrupted)"
     )]
     Checksum { stored: u32, computed: u32 },
     #[error("invalid {what} at byte {offset}: {detail}")]
@@ -551,6 +553,14 @@ impl CompressedClip {
     /// present before anything is allocated from it.
     pub fn from_bytes(bytes: Vec<u8>) -> Result<Self, TlcError> {
         let len = bytes.len();
+        let max = crate::core::limits::MAX_TLC_FILE_BYTES;
+        if len as u64 > max {
+            return Err(invalid(
+                "file size",
+                0,
+                crate::core::limits::size_message(len as u64, max),
+            ));
+        }
         let mut c = Cursor {
             bytes: &bytes,
             pos: 0,
@@ -637,6 +647,26 @@ impl CompressedClip {
                 "frame count",
                 16,
                 "expected at least one frame".into(),
+            ));
+        }
+        // Decompressing allocates frames x joints samples: bound them like an imported clip.
+        use crate::core::limits::{MAX_FRAMES, MAX_JOINT_SAMPLES, MAX_JOINTS};
+        if joint_count > MAX_JOINTS {
+            return Err(invalid(
+                "joint count",
+                12,
+                format!("expected at most {MAX_JOINTS} joints, found {joint_count}"),
+            ));
+        }
+        if frame_count as usize > MAX_FRAMES
+            || frame_count as usize * joint_count > MAX_JOINT_SAMPLES
+        {
+            return Err(invalid(
+                "frame count",
+                16,
+                format!(
+                    "expected at most {MAX_FRAMES} frames and {MAX_JOINT_SAMPLES} joint samples, found {frame_count} frames x {joint_count} joints"
+                ),
             ));
         }
         if fps <= 0.0 {

@@ -58,6 +58,21 @@ pub struct CsvRow {
     pub range: Range,
 }
 
+/// Reads and parses a CSV file (at most [`crate::core::limits::MAX_CSV_FILE_BYTES`]); errors name
+/// the file.
+pub fn load_csv_file(path: &std::path::Path) -> Result<Vec<CsvRow>, String> {
+    let file = path.display().to_string();
+    let bytes = crate::core::limits::read_limited(path, crate::core::limits::MAX_CSV_FILE_BYTES)
+        .map_err(|e| format!("{file}: cannot read: {e}"))?;
+    let text = String::from_utf8(bytes).map_err(|e| {
+        format!(
+            "{file}: byte {}: expected UTF-8 text",
+            e.utf8_error().valid_up_to()
+        )
+    })?;
+    parse_csv(&text, &file)
+}
+
 /// Parses CSV written by [`to_csv`] (or by hand: the seconds columns are optional and ignored; the
 /// header row is required). Errors name the file, the line and what was expected.
 pub fn parse_csv(text: &str, file: &str) -> Result<Vec<CsvRow>, String> {
@@ -98,7 +113,7 @@ pub fn parse_csv(text: &str, file: &str) -> Result<Vec<CsvRow>, String> {
         let (start, stop) = (num(2, "start")?, num(3, "stop")?);
         if start >= stop {
             return Err(format!(
-                "{file} line {n}: start ({start}) must be less than stop ({stop})"
+                "{file} line {n}: expected start < stop, found start {start} and stop {stop}"
             ));
         }
         if fields[0].trim().is_empty() {
@@ -487,7 +502,10 @@ mod tests {
         let e = parse_csv("tag,clip,start,stop\nWalk,a,x,3\n", "f.csv").unwrap_err();
         assert!(e.contains("f.csv line 2") && e.contains("start"), "{e}");
         let e = parse_csv("tag,clip,start,stop\nWalk,a,5,3\n", "f.csv").unwrap_err();
-        assert!(e.contains("line 2") && e.contains("less than"), "{e}");
+        assert!(
+            e.contains("line 2") && e.contains("expected start < stop"),
+            "{e}"
+        );
         let e = parse_csv("name,clip\n", "f.csv").unwrap_err();
         assert!(e.contains("line 1") && e.contains("header"), "{e}");
         let e = parse_csv("tag,clip,start,stop\n\"Walk,a,1,3\n", "f.csv").unwrap_err();

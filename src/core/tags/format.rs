@@ -4,7 +4,7 @@
 //! warnings, unknown fields are reported as warnings (they are not kept on save), and every error
 //! names the file and the JSON path (`tags[2].ranges.walk_01[1]`) or the line and column.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::fmt::Write as _;
 use std::path::Path;
@@ -275,13 +275,16 @@ impl Loader<'_> {
             ));
         }
         let mut doc = TagDocument::default();
+        // Clip ids by name: a linear `clip_index` per range entry made loading quadratic (22 s
+        // for the 10,000-clip stress project, see docs/ROBUSTNESS.md).
+        let mut clip_ids: HashMap<String, u32> = HashMap::new();
 
         let clips = self.array(self.required(&top, "", "clips")?, "clips")?;
         for (i, c) in clips.iter().enumerate() {
             let p = format!("clips[{i}]");
             let m = self.object(c, &p, &["name", "frames", "fps", "source"])?;
             let name = self.name(self.required(&m, &p, "name")?, &format!("{p}.name"))?;
-            if let Some(j) = doc.clip_index(name) {
+            if let Some(j) = clip_ids.get(name) {
                 return Err(self.fail(
                     &format!("{p}.name"),
                     format!("duplicate clip name `{name}` (also clips[{j}])"),
@@ -316,6 +319,7 @@ impl Loader<'_> {
                 Some(v) => Some(self.string(v, &format!("{p}.source"))?.to_string()),
                 None => None,
             };
+            clip_ids.insert(name.to_string(), doc.clips.len() as u32);
             doc.clips.push(ClipInfo {
                 name: name.to_string(),
                 frames: frames as u32,
@@ -358,7 +362,7 @@ impl Loader<'_> {
                 };
                 for (clip_name, list) in entries {
                     let cp = key_path(&rp, clip_name);
-                    let Some(clip) = doc.clip_index(clip_name) else {
+                    let Some(&clip) = clip_ids.get(clip_name.as_str()) else {
                         let mut msg = format!(
                             "unknown clip `{clip_name}`; ranges must name a clip of the `clips` list"
                         );
@@ -515,6 +519,13 @@ pub fn load_tags_str(
     text: &str,
     file_label: &str,
 ) -> Result<(TagDocument, Vec<LoadWarning>), TagsFileError> {
+    let max = crate::core::limits::MAX_TAGS_FILE_BYTES;
+    if text.len() as u64 > max {
+        return Err(TagsFileError::Io {
+            file: file_label.to_string(),
+            message: crate::core::limits::size_message(text.len() as u64, max),
+        });
+    }
     let root: J = serde_json::from_str(text).map_err(|e| TagsFileError::Syntax {
         file: file_label.to_string(),
         line: e.line(),
@@ -533,14 +544,15 @@ pub fn load_tags_str(
 /// Loads a tag file.
 pub fn load_tags_file(path: &Path) -> Result<(TagDocument, Vec<LoadWarning>), TagsFileError> {
     let label = path.display().to_string();
-    let bytes = std::fs::read(path).map_err(|e| TagsFileError::Io {
+    let bytes = crate::core::limits::read_limited(path, crate::core::limits::MAX_TAGS_FILE_BYTES)
+        .map_err(|e| TagsFileError::Io {
         file: label.clone(),
         message: format!("cannot read: {e}"),
     })?;
     let text = String::from_utf8(bytes).map_err(|e| TagsFileError::Invalid {
         file: label.clone(),
         path: format!("byte {}", e.utf8_error().valid_up_to()),
-        message: "the file is not UTF-8 text".to_string(),
+        message: "expected UTF-8 text, found an invalid byte sequence".to_string(),
     })?;
     load_tags_str(&text, &label)
 }

@@ -1,0 +1,113 @@
+//! Stress: the generated project (10,000 clips, 200 tags, 1,000,000 ranges; see
+//! `taglane::core::stress`): load, save, build the query index, and evaluate each stress query with
+//! each engine; with the `ui` feature, one UI frame of the app on that project (egui_kittest
+//! harness, no rendering). Peak memory is measured by `examples/stress_rss.rs` (criterion runs many
+//! iterations, so the process high-water mark means nothing here). Figures in docs/PERFORMANCE.md.
+//!
+//! `cargo bench --no-default-features --bench stress -- --warm-up-time 1 --measurement-time 3`
+
+use std::hint::black_box;
+use std::path::PathBuf;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use taglane::core::stress::{StressSpec, stress_document, stress_queries};
+use taglane::core::tags::{Engine, Evaluator, RangeSet, TagDocument, TagIndex, parse_query};
+
+fn temp_path() -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("taglane-stress-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join("stress.taglane.json")
+}
+
+fn stress(c: &mut Criterion) {
+    let doc = stress_document(&StressSpec::LARGE);
+    let path = temp_path();
+    doc.save(&path, false).unwrap();
+    let bytes = std::fs::metadata(&path).unwrap().len();
+    eprintln!(
+        "stress project: {} clips, {} tags, {} ranges, {bytes} bytes of JSON",
+        doc.clips.len(),
+        doc.tags.len(),
+        doc.tags
+            .iter()
+            .map(|t| t.ranges.values().map(Vec::len).sum::<usize>())
+            .sum::<usize>()
+    );
+
+    let mut g = c.benchmark_group("stress");
+    g.sample_size(10);
+    g.bench_function("load", |b| {
+        b.iter(|| black_box(TagDocument::load(&path).unwrap()));
+    });
+    g.bench_function("save", |b| {
+        b.iter(|| doc.save(&path, false).unwrap());
+    });
+    g.bench_function("save_with_backup", |b| {
+        b.iter(|| doc.save(&path, true).unwrap());
+    });
+    // Baseline: serialising only (no file, no fsync).
+    g.bench_function("baseline_to_json_string", |b| {
+        b.iter(|| black_box(doc.to_json_string().unwrap()));
+    });
+    g.bench_function("index_build", |b| {
+        b.iter(|| black_box(TagIndex::build(&doc)));
+    });
+    let idx = TagIndex::build(&doc);
+    let names: Vec<&str> = doc.tags.iter().map(|t| t.name.as_str()).collect();
+    let mut eval = Evaluator::new();
+    let mut out = RangeSet::new();
+    for (i, text) in stress_queries().iter().enumerate() {
+        let q = parse_query(text, &names).unwrap();
+        for engine in [Engine::Ranges, Engine::Masks, Engine::Auto] {
+            g.bench_function(format!("query{i}/{}", engine.name()), |b| {
+                b.iter(|| {
+                    eval.eval(&q, &idx, engine, &mut out).unwrap();
+                    black_box(out.range_count())
+                });
+            });
+        }
+    }
+    g.finish();
+
+    #[cfg(feature = "ui")]
+    ui_frame(c, &doc);
+    let _ = std::fs::remove_dir_all(path.parent().unwrap());
+}
+
+/// One frame of the app on the stress project: the first (the harness's context and the first
+/// layout of the browser, 200 tag lanes and the timeline of the first clip) and a following one.
+#[cfg(feature = "ui")]
+fn ui_frame(c: &mut Criterion, doc: &TagDocument) {
+    use criterion::BatchSize;
+    use egui_kittest::Harness;
+    use taglane::ui::TaglaneApp;
+    use taglane::ui::app::Prefs;
+    use taglane::ui::project::Project;
+    use taglane::ui::recovery::Recovery;
+
+    let app = |doc: &TagDocument| {
+        let project = Project {
+            doc: doc.clone(),
+            ..Project::default()
+        };
+        TaglaneApp::new(project, Prefs::default(), Recovery::disabled())
+    };
+    let harness = |app: TaglaneApp| {
+        Harness::builder()
+            .with_size([1400.0, 860.0])
+            .build_ui_state(|ui, app: &mut TaglaneApp| app.ui(ui), app)
+    };
+    let mut g = c.benchmark_group("stress_ui");
+    g.sample_size(10);
+    g.bench_function("first_frame", |b| {
+        // Building the harness runs the first frame (egui_kittest initialises AccessKit with it).
+        b.iter_batched(|| app(doc), harness, BatchSize::PerIteration);
+    });
+    let mut h = harness(app(doc));
+    h.run_steps(3);
+    g.bench_function("next_frame", |b| b.iter(|| h.step()));
+    g.finish();
+}
+
+criterion_group!(benches, stress);
+criterion_main!(benches);

@@ -1,0 +1,77 @@
+//! Limits on what an input file may ask for. Every reader refuses a file beyond them with an error
+//! naming the file, the place and the limit, instead of allocating what the file claims.
+//!
+//! The values are generous for real data (see docs/ROBUSTNESS.md) and bound the memory one file
+//! can make taglane use.
+
+use std::io::{self, Read};
+use std::path::Path;
+
+/// Largest animation file (BVH, glTF, GLB, and each external glTF buffer) read, in bytes: 512 MiB.
+pub const MAX_ANIM_FILE_BYTES: u64 = 512 << 20;
+/// Largest tag document read, in bytes: 256 MiB (a document with 1,000,000 ranges is about 20 MB).
+pub const MAX_TAGS_FILE_BYTES: u64 = 256 << 20;
+/// Largest compressed clip (`.tlc`) read, in bytes: 256 MiB.
+pub const MAX_TLC_FILE_BYTES: u64 = 256 << 20;
+/// Largest CSV range list read, in bytes: 256 MiB.
+pub const MAX_CSV_FILE_BYTES: u64 = 256 << 20;
+/// Most joints in one imported skeleton (BVH, glTF, `.tlc`): 32,768. Motion-capture skeletons have
+/// 20 to 150 joints, game rigs a few hundred; the limit leaves room (the BVH tests parse a chain of
+/// 20,001 joints) while bounding per-frame work; memory is bounded by [`MAX_JOINT_SAMPLES`].
+pub const MAX_JOINTS: usize = 32_768;
+/// Most frames in one imported clip: 432,000 (an hour at 120 fps, four hours at 30 fps).
+pub const MAX_FRAMES: usize = 432_000;
+/// Most joint samples (frames x joints) in one imported clip: 20,000,000, about 800 MB of tracks
+/// (16-byte rotation, 12-byte translation and 12-byte scale per sample).
+pub const MAX_JOINT_SAMPLES: usize = 20_000_000;
+/// Deepest query nesting (parentheses, `!`, functions): see [`crate::core::tags::parse::MAX_NESTING`].
+pub const MAX_QUERY_DEPTH: usize = crate::core::tags::parse::MAX_NESTING;
+
+/// Reads a whole file of at most `max_bytes` bytes. A larger file (by its metadata, or by what is
+/// actually read, for files that grow or report no size) is an `InvalidData` error saying the size
+/// and the limit; nothing larger than the limit is ever allocated.
+pub fn read_limited(path: &Path, max_bytes: u64) -> io::Result<Vec<u8>> {
+    let file = std::fs::File::open(path)?;
+    let declared = file.metadata().map(|m| m.len()).unwrap_or(0);
+    if declared > max_bytes {
+        return Err(too_large(declared, max_bytes));
+    }
+    let mut bytes = Vec::with_capacity(declared as usize);
+    file.take(max_bytes + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > max_bytes {
+        return Err(too_large(bytes.len() as u64, max_bytes));
+    }
+    Ok(bytes)
+}
+
+fn too_large(size: u64, max_bytes: u64) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidData, size_message(size, max_bytes))
+}
+
+/// The message for a file over a size limit: `expected at most M bytes (N MiB), the file has S bytes`.
+pub fn size_message(size: u64, max_bytes: u64) -> String {
+    format!(
+        "expected a file of at most {max_bytes} bytes ({} MiB), found {size} bytes",
+        max_bytes >> 20
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn read_limited_refuses_files_over_the_limit() {
+        let dir = std::env::temp_dir().join(format!("taglane-limits-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("f.bin");
+        std::fs::write(&path, [7u8; 100]).unwrap();
+        assert_eq!(read_limited(&path, 100).unwrap(), vec![7u8; 100]);
+        let e = read_limited(&path, 99).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::InvalidData);
+        assert!(e.to_string().contains("at most 99 bytes"), "{e}");
+        assert!(e.to_string().contains("found 100 bytes"), "{e}");
+        assert!(read_limited(&dir.join("missing"), 10).is_err());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
