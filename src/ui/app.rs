@@ -90,7 +90,10 @@ pub const SHORTCUTS: &[(&str, &str)] = &[
         "I / O",
         "Mark in / mark out on the active lane (a range from in to out)",
     ),
-    ("S", "Split at the playhead (the frame under it is cut out: touching ranges merge)"),
+    (
+        "S",
+        "Split at the playhead (the frame under it is cut out: touching ranges merge)",
+    ),
     ("Delete / Backspace", "Delete the selected ranges"),
     (
         "Ctrl+C / Ctrl+V",
