@@ -1434,10 +1434,7 @@ impl TaglaneApp {
             .unwrap_or("")
             .to_ascii_lowercase();
         let result = if ext == "csv" {
-            std::fs::read_to_string(path)
-                .map_err(|e| format!("{}: cannot read: {e}", path.display()))
-                .and_then(|text| exchange::parse_csv(&text, &path.display().to_string()))
-                .map(|rows| exchange::merge_csv(&self.project.doc, &rows))
+            exchange::load_csv_file(path).map(|rows| exchange::merge_csv(&self.project.doc, &rows))
         } else {
             crate::core::tags::TagDocument::load(path)
                 .map_err(|e| e.to_string())
