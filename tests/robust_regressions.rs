@@ -12,33 +12,51 @@ use taglane::core::compress::format::{CompressedClip, HEADER_BYTES};
 use taglane::core::tags::query::evaluate;
 use taglane::core::tags::{ClipInfo, Engine, Range, Tag, TagDocument, load_tags_str, parse_query};
 
-/// The inputs of one target, sorted by name.
+/// The inputs of one target: the fuzz target's seed corpus (`fuzz/seeds/<target>`, minimised
+/// inputs that reach every part of the parser) and every crash input found so far
+/// (`tests/fuzz_regressions/<target>`, when there is one), sorted by name. A folder that exists but
+/// holds nothing fails the test: a replay over nothing checks nothing.
 fn inputs(target: &str) -> Vec<(PathBuf, Vec<u8>)> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fuzz_regressions")
-        .join(target);
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.is_file() && p.file_name().is_none_or(|n| n != ".gitkeep"))
-        .collect();
-    files.sort();
-    files
-        .into_iter()
-        .map(|p| {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let seeds = root.join("fuzz/seeds").join(target);
+    let crashes = root.join("tests/fuzz_regressions").join(target);
+    assert!(seeds.is_dir(), "{}: no seed corpus", seeds.display());
+    let mut all = Vec::new();
+    for dir in [seeds, crashes] {
+        if !dir.exists() {
+            continue;
+        }
+        let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+            .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.is_file() && p.file_name().is_none_or(|n| n != ".gitkeep"))
+            .collect();
+        assert!(
+            !files.is_empty(),
+            "{}: empty, so its replay would check nothing",
+            dir.display()
+        );
+        files.sort();
+        all.extend(files.into_iter().map(|p| {
             let bytes = std::fs::read(&p).unwrap();
             (p, bytes)
-        })
-        .collect()
+        }));
+    }
+    all
 }
 
 /// Runs `check` on each input of `target`, each within a time budget (a hang is a failure too).
-fn replay(target: &str, check: impl Fn(&[u8]) -> Result<(), String>) -> usize {
+/// `check` returns whether the input got past parsing; the seeds are valid inputs, so at least one
+/// must, or the replay would only exercise the first error path.
+fn replay(target: &str, check: impl Fn(&[u8]) -> Result<bool, String>) -> usize {
     let all = inputs(target);
+    let mut accepted = 0;
     for (path, bytes) in &all {
         let t = Instant::now();
-        if let Err(e) = check(bytes) {
-            panic!("{}: {e}", path.display());
+        match check(bytes) {
+            Ok(true) => accepted += 1,
+            Ok(false) => {}
+            Err(e) => panic!("{}: {e}", path.display()),
         }
         assert!(
             t.elapsed() < Duration::from_secs(20),
@@ -47,6 +65,7 @@ fn replay(target: &str, check: impl Fn(&[u8]) -> Result<(), String>) -> usize {
             t.elapsed()
         );
     }
+    assert!(accepted > 0, "{target}: no input got past parsing");
     all.len()
 }
 
@@ -60,6 +79,7 @@ fn check_clips(imported: &taglane::core::anim::Imported) -> Result<(), String> {
 #[test]
 fn bvh_regressions() {
     replay("bvh", |data| {
+        let mut accepted = false;
         for skip_first_frame in [false, true] {
             let options = ImportOptions {
                 skip_first_frame,
@@ -68,23 +88,26 @@ fn bvh_regressions() {
             if let Ok(i) = load_animation_from_bytes(data, AnimFormat::Bvh, "fuzz", None, &options)
             {
                 check_clips(&i)?;
+                accepted = true;
             }
         }
-        Ok(())
+        Ok(accepted)
     });
 }
 
 #[test]
 fn gltf_regressions() {
     let n = replay("gltf", |data| {
+        let mut accepted = false;
         for format in [AnimFormat::Glb, AnimFormat::Gltf] {
             let r =
                 load_animation_from_bytes(data, format, "fuzz", None, &ImportOptions::default());
             if let Ok(i) = r {
                 check_clips(&i)?;
+                accepted = true;
             }
         }
-        Ok(())
+        Ok(accepted)
     });
     assert!(n >= 1);
 }
@@ -93,10 +116,10 @@ fn gltf_regressions() {
 fn tags_json_regressions() {
     replay("tags_json", |data| {
         let Ok(text) = std::str::from_utf8(data) else {
-            return Ok(());
+            return Ok(false);
         };
         let Ok((doc, _)) = load_tags_str(text, "fuzz.taglane.json") else {
-            return Ok(());
+            return Ok(false);
         };
         let saved = doc.to_json_string().map_err(|e| e.to_string())?;
         let (again, _) = load_tags_str(&saved, "saved").map_err(|e| e.to_string())?;
@@ -108,7 +131,7 @@ fn tags_json_regressions() {
                 return Err(format!("tag {} changed in a save/load round trip", a.name));
             }
         }
-        Ok(())
+        Ok(true)
     });
 }
 
@@ -145,6 +168,7 @@ fn query_doc() -> TagDocument {
             tag("empty", &[]),
         ],
         queries: vec![],
+        ..Default::default()
     }
 }
 
@@ -154,10 +178,10 @@ fn query_regressions() {
     let names: Vec<&str> = doc.tags.iter().map(|t| t.name.as_str()).collect();
     replay("query", |data| {
         let Ok(text) = std::str::from_utf8(data) else {
-            return Ok(());
+            return Ok(false);
         };
         let Ok(q) = parse_query(text, &names) else {
-            return Ok(());
+            return Ok(false);
         };
         let (ranges, _) = evaluate(&doc, &q, Engine::Ranges).map_err(|e| e.to_string())?;
         for engine in [Engine::Masks, Engine::Auto] {
@@ -166,13 +190,14 @@ fn query_regressions() {
                 return Err(format!("engine {} disagrees on {text:?}", engine.name()));
             }
         }
-        Ok(())
+        Ok(true)
     });
 }
 
-fn exercise_tlc(bytes: Vec<u8>) {
+/// Decodes a `.tlc` every way a runtime would; false when it does not load.
+fn exercise_tlc(bytes: Vec<u8>) -> bool {
     let Ok(clip) = CompressedClip::from_bytes(bytes) else {
-        return;
+        return false;
     };
     let mut pose = vec![Transform::IDENTITY; clip.joint_count()];
     let last = clip.frame_count().saturating_sub(1) as f32;
@@ -182,21 +207,22 @@ fn exercise_tlc(bytes: Vec<u8>) {
     clip.sample_pose(clip.duration_s() * 0.5, &mut pose);
     let _ = clip.sample_joint(0.0, clip.joint_count() - 1);
     assert_eq!(clip.to_clip().frame_count, clip.frame_count());
+    true
 }
 
 #[test]
 fn tlc_regressions() {
     replay("tlc", |data| {
-        exercise_tlc(data.to_vec());
+        let mut accepted = exercise_tlc(data.to_vec());
         if data.len() >= HEADER_BYTES + 4 {
             let mut fixed = data.to_vec();
             let len = fixed.len();
             fixed[48..52].copy_from_slice(&(len as u32).to_le_bytes());
             let crc = crc32(&fixed[..len - 4]);
             fixed[len - 4..].copy_from_slice(&crc.to_le_bytes());
-            exercise_tlc(fixed);
+            accepted |= exercise_tlc(fixed);
         }
-        Ok(())
+        Ok(accepted)
     });
 }
 

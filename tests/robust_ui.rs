@@ -17,7 +17,7 @@ use taglane::ui::TaglaneApp;
 use taglane::ui::app::{Dialog, Prefs};
 use taglane::ui::command::AppCommand;
 use taglane::ui::project::Project;
-use taglane::ui::recovery::Recovery;
+use taglane::ui::recovery::{Origin, Recovery};
 
 const CHILD_ENV: &str = "TAGLANE_RECOVERY_CHILD";
 
@@ -80,17 +80,35 @@ fn recovery_file_is_offered_after_a_crash() {
     child.kill().unwrap(); // SIGKILL: the session does not end cleanly
     child.wait().unwrap();
 
-    // The next start-up offers the recovery file.
-    let mut app = TaglaneApp::new(Project::demo(), Prefs::default(), Recovery::in_dir(&dir));
+    // The next start-up on another project (the demo) does not offer it, and keeps it.
+    let expected = edited_project();
+    let origin = Origin::File(expected.path.clone().unwrap());
+    let app = TaglaneApp::new(Project::demo(), Prefs::default(), Recovery::in_dir(&dir));
     assert!(
-        matches!(app.dialog, Some(Dialog::Recover { .. })),
-        "the recovery file is not offered: {:?}",
-        app.dialog.is_some()
+        app.dialog.is_none(),
+        "another project's autosave is not offered"
     );
+    assert_eq!(Recovery::in_dir(&dir).all().len(), 1, "it is kept");
+    // Started on its own project, it is offered, naming that project.
+    let own = Project {
+        path: expected.path.clone(),
+        ..Project::demo()
+    };
+    let own = Project {
+        is_demo: false,
+        ..own
+    };
+    let mut app = TaglaneApp::new(own, Prefs::default(), Recovery::in_dir(&dir));
+    match &app.dialog {
+        Some(Dialog::Recover { info }) => {
+            assert_eq!(info.origin, origin);
+            assert!(info.summary().contains("session.taglane.json"));
+        }
+        other => panic!("the recovery file is not offered: {other:?}"),
+    }
     // Restoring it gives the edited project back, unsaved, with its original path.
     let ctx = egui::Context::default();
-    app.apply(AppCommand::RecoverAutosave, &ctx);
-    let expected = edited_project();
+    app.apply(AppCommand::RecoverAutosave(origin), &ctx);
     let tag = app
         .project
         .doc

@@ -178,3 +178,105 @@ fn masks_over_budget_are_not_built_and_auto_uses_ranges() {
     let full = TagIndex::build(&d);
     assert!(full.has_masks());
 }
+
+/// Issue 16: a cached query must be fresh after every kind of clip edit, including ones that touch
+/// no tag version (a clip inserted without ranges), their undo, removals that only renumber other
+/// clips, and a changed frame count. Each step compares the engine's answer (cache first) with a
+/// fresh evaluation, for queries that cover every clip.
+#[test]
+fn cached_results_follow_clip_edits_and_their_undo() {
+    use taglane::core::doc::{Edit, History};
+    let mut d = doc();
+    let mut history = History::new();
+    let mut eng = QueryEngine::new(&d);
+    let queries: Vec<_> = ["!A", "!(A | B)", "first(!C, 1)", "A", "C", "longer(!A, 3)"]
+        .iter()
+        .map(|q| d.parse_query(q).unwrap())
+        .collect();
+    let check = |eng: &mut QueryEngine, d: &TagDocument, step: &str| {
+        for q in &queries {
+            for engine in [Engine::Ranges, Engine::Masks, Engine::Auto] {
+                let got = eng.run(d, q, engine).unwrap().result;
+                let fresh = evaluate(d, q, Engine::Ranges).unwrap().0;
+                assert_eq!(*got, fresh, "{step}: {q:?} with {}", engine.name());
+            }
+        }
+    };
+    check(&mut eng, &d, "start");
+    let clip = |name: &str, frames| ClipInfo {
+        name: name.into(),
+        frames,
+        fps: 30.0,
+        source: None,
+    };
+    // Import: a clip with no ranges bumps no tag version.
+    history
+        .apply(
+            &mut d,
+            Edit::InsertClip {
+                index: 2,
+                clip: clip("imported", 50),
+                ranges: vec![],
+            },
+            "import",
+        )
+        .unwrap();
+    check(&mut eng, &d, "after import");
+    history.undo(&mut d).unwrap();
+    check(&mut eng, &d, "after undoing the import");
+    history.redo(&mut d).unwrap();
+    check(&mut eng, &d, "after redoing the import");
+    // Insert at the front: every other clip's id moves.
+    history
+        .apply(
+            &mut d,
+            Edit::InsertClip {
+                index: 0,
+                clip: clip("front", 20),
+                ranges: vec![],
+            },
+            "insert at front",
+        )
+        .unwrap();
+    check(&mut eng, &d, "after inserting at the front");
+    // Remove a clip that C has no ranges on: C's ranges are renumbered.
+    history
+        .apply(&mut d, Edit::RemoveClip { index: 0 }, "remove")
+        .unwrap();
+    check(&mut eng, &d, "after removing a clip");
+    // Remove, then insert another clip of the same length at the same place: the clip count is
+    // back to what the cache saw, but the clips are not the same.
+    history
+        .apply(&mut d, Edit::RemoveClip { index: 1 }, "remove dense")
+        .unwrap();
+    check(&mut eng, &d, "after removing dense");
+    history
+        .apply(
+            &mut d,
+            Edit::InsertClip {
+                index: 1,
+                clip: clip("other", 640),
+                ranges: vec![],
+            },
+            "insert other",
+        )
+        .unwrap();
+    check(&mut eng, &d, "after replacing dense with another clip");
+    // A clip's frame count changes (its file was re-imported shorter, then longer).
+    history
+        .apply(
+            &mut d,
+            Edit::SetClipFrames {
+                clip: 0,
+                frames: 6000,
+            },
+            "shorter",
+        )
+        .unwrap();
+    check(&mut eng, &d, "after shortening a clip");
+    history.undo(&mut d).unwrap();
+    check(&mut eng, &d, "after undoing the shortening");
+    while history.undo(&mut d).is_some() {
+        check(&mut eng, &d, "while undoing everything");
+    }
+}

@@ -249,6 +249,8 @@ fn save_and_reload() {
     let mut h = harness();
     let idle = tag_index(h.state(), "Idle");
     drag_lane(&mut h, idle, 100, 110);
+    let edited = ranges(h.state(), idle);
+    assert!(edited.iter().any(|r| r.contains(105)), "{edited:?}");
     h.state_mut()
         .queue
         .push(AppCommand::SaveAs(Some(path.clone())));
@@ -275,7 +277,7 @@ fn save_and_reload() {
         )));
     h.run_steps(2);
     assert_eq!(h.state().project.path.as_deref(), Some(path.as_path()));
-    assert!(ranges(h.state(), idle).contains(&Range::new(100, 111)));
+    assert_eq!(ranges(h.state(), idle), edited);
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

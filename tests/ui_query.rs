@@ -480,6 +480,7 @@ fn big_database_evaluates_in_the_background() {
         clips,
         tags,
         queries: vec![],
+        ..Default::default()
     };
     let project = taglane::ui::project::Project {
         doc: doc.clone(),

@@ -37,6 +37,7 @@ fn doc() -> &'static TagDocument {
                 tag("empty", &[]),
             ],
             queries: vec![],
+            ..Default::default()
         }
     })
 }

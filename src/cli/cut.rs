@@ -60,7 +60,7 @@ pub fn cut(args: CutArgs) -> ExitCode {
         &doc,
         &plan,
         &args.out,
-        &mut |_, info| load_source_clip(&base, info),
+        &mut |c, info| load_source_clip(&base, c, info),
         &mut |_, _| true,
     ) {
         Ok(s) => s,

@@ -13,7 +13,7 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use crate::core::anim::{Clip, ImportOptions, load_animation, save_bvh};
+use crate::core::anim::{Clip, save_bvh};
 use crate::core::tags::{ClipId, ClipInfo, Range, RangeSet, TagDocument};
 
 /// The default file name pattern.
@@ -177,28 +177,14 @@ pub fn plan_cut(
 }
 
 /// Loads the animation of a document clip from its `source` file, relative to `base_dir` (the
-/// project's folder). For files holding several clips (glTF), the one named like the document clip
-/// is used, or the only one.
-pub fn load_source_clip(base_dir: &Path, info: &ClipInfo) -> Result<Clip, String> {
-    let source = info
-        .source
-        .as_deref()
-        .ok_or_else(|| format!("clip `{}` has no source animation file", info.name))?;
-    let path = base_dir.join(source);
-    let imported = load_animation(&path, &ImportOptions::default()).map_err(|e| e.to_string())?;
-    let n = imported.clips.len();
-    let mut clips = imported.clips;
-    if let Some(i) = clips.iter().position(|c| c.name == info.name) {
-        return Ok(clips.swap_remove(i));
-    }
-    if n == 1 {
-        return Ok(clips.swap_remove(0));
-    }
-    Err(format!(
-        "{}: holds {n} clips and none is named `{}`",
-        path.display(),
-        info.name
-    ))
+/// project's folder), by the project's one rule ([`crate::core::project::load`]).
+pub fn load_source_clip(base_dir: &Path, clip: ClipId, info: &ClipInfo) -> Result<Clip, String> {
+    crate::core::project::load(&crate::core::project::ClipRequest::new(
+        clip,
+        info,
+        Some(base_dir),
+        false,
+    )?)
 }
 
 /// Writes every item of `plan` into `out_dir` (created if needed) as a BVH file, with
@@ -271,7 +257,7 @@ pub fn cut_clips(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::anim::parse_bvh;
+    use crate::core::anim::{ImportOptions, parse_bvh};
 
     #[test]
     fn patterns_expand_and_check() {

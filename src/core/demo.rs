@@ -633,6 +633,7 @@ pub fn demo_project() -> (Vec<Clip>, TagDocument) {
                 expr: (*e).to_owned(),
             })
             .collect(),
+        ..Default::default()
     };
     (clips, doc)
 }
@@ -718,6 +719,7 @@ pub fn synthetic_document(
             name: "example".into(),
             expr: "tag000 & tag002 - tag003".into(),
         }],
+        ..Default::default()
     }
 }
 

@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 /// Writes `bytes` to `path` atomically: the data goes to a temporary file in the same folder, is
 /// flushed to disk, then renamed over `path`. A reader (or a crash) sees either the old file or the
 /// new one, never a mix. When `keep_backup` is set and `path` exists, the old file is first copied to
-/// `path` + `.bak` (replacing an older backup).
+/// `path` + `.bak` (replacing an older backup). Temporary files of earlier saves of the same file
+/// that were killed mid-write (`.NAME.PID.tmp` of a process that is gone) are deleted afterwards.
 pub fn write_atomic(path: &Path, bytes: &[u8], keep_backup: bool) -> io::Result<()> {
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
@@ -22,7 +23,46 @@ pub fn write_atomic(path: &Path, bytes: &[u8], keep_backup: bool) -> io::Result<
         let backup = backup_path(path);
         write_via_temp(&dir, &file_name, &backup, &fs::read(path)?)?;
     }
-    write_via_temp(&dir, &file_name, path, bytes)
+    write_via_temp(&dir, &file_name, path, bytes)?;
+    remove_stale_temps(&dir, &file_name);
+    Ok(())
+}
+
+/// Deletes `.{file_name}.PID.tmp` files in `dir` left by saves that did not finish: those of
+/// processes that no longer run (on Linux, no `/proc/PID`), or, where that cannot be told, older
+/// than an hour. A save in progress in another live process is never touched.
+fn remove_stale_temps(dir: &Path, file_name: &str) {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    let prefix = format!(".{file_name}.");
+    let me = std::process::id();
+    for e in entries.filter_map(Result::ok) {
+        let name = e.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix(&prefix))
+            .and_then(|rest| rest.strip_suffix(".tmp"))
+            .and_then(|pid| pid.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if pid != me && !process_may_be_running(pid, &e.path()) {
+            let _ = fs::remove_file(e.path());
+        }
+    }
+}
+
+fn process_may_be_running(pid: u32, temp: &Path) -> bool {
+    let proc_root = Path::new("/proc");
+    if proc_root.join("self").exists() {
+        return proc_root.join(pid.to_string()).exists();
+    }
+    let age = fs::metadata(temp)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.elapsed().ok());
+    age.is_none_or(|a| a.as_secs() < 3600)
 }
 
 /// The backup path used by [`write_atomic`]: `name.ext.bak`.
@@ -77,6 +117,28 @@ mod tests {
             .filter(|e| e.file_name().to_string_lossy().ends_with(".tmp"))
             .collect();
         assert!(leftovers.is_empty());
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn leftover_temps_of_dead_saves_are_removed_by_the_next_save() {
+        let dir = std::env::temp_dir().join(format!("taglane-io-stale-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("p.taglane.json");
+        // A process that cannot exist (pid_max is at most 2^22 on Linux), and pid 1 (init), which
+        // always runs.
+        let dead = dir.join(".p.taglane.json.4194305.tmp");
+        let live = dir.join(".p.taglane.json.1.tmp");
+        let other = dir.join(".q.taglane.json.4194305.tmp");
+        for f in [&dead, &live, &other] {
+            fs::write(f, b"half").unwrap();
+        }
+        write_atomic(&path, b"whole", true).unwrap();
+        assert!(!dead.exists(), "the dead save's temp is removed");
+        if Path::new("/proc/1").exists() {
+            assert!(live.exists(), "a live process's temp is kept");
+        }
+        assert!(other.exists(), "another file's temp is not ours to remove");
         fs::remove_dir_all(&dir).unwrap();
     }
 

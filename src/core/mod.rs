@@ -7,5 +7,6 @@ pub mod demo;
 pub mod doc;
 pub mod io;
 pub mod limits;
+pub mod project;
 pub mod stress;
 pub mod tags;

@@ -115,6 +115,7 @@ pub fn stress_document(spec: &StressSpec) -> TagDocument {
         clips,
         tags,
         queries,
+        ..Default::default()
     }
 }
 

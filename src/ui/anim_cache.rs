@@ -2,134 +2,17 @@
 //! compression view.
 //!
 //! A clip's `source` is a path relative to the project file's folder (or absolute); the embedded
-//! demo's sources name entries of [`DEMO_CLIP_FILES`]. A file holding several animations (glTF)
+//! demo's sources name entries of `core::project::DEMO_CLIP_FILES`. A file holding several animations (glTF)
 //! yields the one named like the project clip. Loading never panics: a missing or broken source
 //! becomes an error message naming the file, shown with a "Re-link" button.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
 use std::sync::Arc;
 
-use crate::core::anim::{
-    AnimFormat, Clip, ImportOptions, load_animation, load_animation_from_bytes,
-};
+use crate::core::anim::Clip;
+use crate::core::project::Project;
+pub use crate::core::project::{ClipRequest, ClipSource, load, resolve};
 use crate::core::tags::ClipId;
-use crate::ui::project::{DEMO_CLIP_FILES, Project};
-
-/// Where a clip's animation comes from.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ClipSource {
-    /// An embedded demo BVH: `(file name, text)`.
-    Embedded {
-        file: &'static str,
-        text: &'static str,
-    },
-    /// A file on disk.
-    File(PathBuf),
-}
-
-impl ClipSource {
-    /// A stable key (cache invalidation when the source changes).
-    pub fn key(&self) -> String {
-        match self {
-            ClipSource::Embedded { file, .. } => format!("demo:{file}"),
-            ClipSource::File(p) => format!("file:{}", p.display()),
-        }
-    }
-}
-
-/// Everything needed to load one project clip, independent of the project (for background threads).
-#[derive(Debug, Clone, PartialEq)]
-pub struct ClipRequest {
-    pub clip: ClipId,
-    /// The project's name for the clip (picks the animation in multi-animation files).
-    pub name: String,
-    /// Frames the project expects (a mismatch is reported).
-    pub frames: u32,
-    pub source: ClipSource,
-}
-
-/// Resolves where clip `clip` of `project` comes from.
-pub fn resolve(project: &Project, clip: ClipId) -> Result<ClipRequest, String> {
-    let info = project
-        .doc
-        .clips
-        .get(clip as usize)
-        .ok_or_else(|| format!("no clip {clip} in the project"))?;
-    let source = info
-        .source
-        .as_deref()
-        .filter(|s| !s.trim().is_empty())
-        .ok_or_else(|| format!("clip {} has no animation source file", info.name))?;
-    let embedded = project
-        .is_demo
-        .then(|| DEMO_CLIP_FILES.iter().find(|(f, _)| *f == source))
-        .flatten();
-    let source = match embedded {
-        Some((file, text)) => ClipSource::Embedded { file, text },
-        None => {
-            let p = PathBuf::from(source);
-            let p = match project.base_dir() {
-                Some(base) if p.is_relative() => base.join(p),
-                _ => p,
-            };
-            ClipSource::File(p)
-        }
-    };
-    Ok(ClipRequest {
-        clip,
-        name: info.name.clone(),
-        frames: info.frames,
-        source,
-    })
-}
-
-/// Loads the animation of a request. Errors name the file and what went wrong.
-pub fn load(request: &ClipRequest) -> Result<Clip, String> {
-    let options = ImportOptions::default();
-    let imported = match &request.source {
-        ClipSource::Embedded { file, text } => {
-            let stem = file.trim_end_matches(".bvh");
-            load_animation_from_bytes(text.as_bytes(), AnimFormat::Bvh, stem, None, &options)
-                .map_err(|e| format!("{file}: {e}"))?
-        }
-        ClipSource::File(path) => {
-            if !path.exists() {
-                return Err(format!("{}: the file does not exist", path.display()));
-            }
-            load_animation(path, &options).map_err(|e| e.to_string())?
-        }
-    };
-    let file = match &request.source {
-        ClipSource::Embedded { file, .. } => (*file).to_owned(),
-        ClipSource::File(p) => p.display().to_string(),
-    };
-    let mut clips = imported.clips;
-    let index = if clips.len() == 1 {
-        Some(0)
-    } else {
-        clips
-            .iter()
-            .position(|c| c.name == request.name)
-            .or_else(|| {
-                // Imports rename duplicates `NAME_2`, `NAME_3`, ...: strip such a suffix.
-                let base = request.name.rsplit_once('_').map(|(b, _)| b)?;
-                clips.iter().position(|c| c.name == base)
-            })
-    };
-    match index {
-        Some(i) if i < clips.len() => Ok(clips.swap_remove(i)),
-        _ => Err(format!(
-            "{file}: no animation named {:?} (the file has {})",
-            request.name,
-            clips
-                .iter()
-                .map(|c| c.name.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        )),
-    }
-}
 
 struct Entry {
     key: String,
@@ -176,6 +59,8 @@ impl AnimCache {
 
 #[cfg(test)]
 mod tests {
+    use std::path::PathBuf;
+
     use super::*;
 
     #[test]

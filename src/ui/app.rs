@@ -11,8 +11,9 @@ use crate::core::doc::{Edit, exchange};
 use crate::core::tags::{ClipId, ClipInfo, Tag};
 use crate::ui::browser::{self, BrowserState};
 use crate::ui::command::{AppCommand, ExportKind, Guarded};
+use crate::ui::file_dialog::{DialogBackend, FileBrowser, NativeAnswer, PathKind, PathRequest};
 use crate::ui::project::Project;
-use crate::ui::recovery::Recovery;
+use crate::ui::recovery::{Origin, Recovery};
 use crate::ui::timeline::model::{self, Clipboard, Selected};
 use crate::ui::timeline::{self, TimelineInput, TimelineView};
 
@@ -29,6 +30,9 @@ pub enum Level {
 pub struct Prefs {
     pub dark: bool,
     pub recent: Vec<PathBuf>,
+    /// The system's file dialogs (with the in-app browser as fallback), or always the in-app one.
+    #[serde(default)]
+    pub dialogs: DialogBackend,
 }
 
 impl Default for Prefs {
@@ -36,6 +40,7 @@ impl Default for Prefs {
         Self {
             dark: true,
             recent: Vec::new(),
+            dialogs: DialogBackend::System,
         }
     }
 }
@@ -64,21 +69,7 @@ impl Default for Playback {
     }
 }
 
-/// A modal dialog.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Dialog {
-    /// "Save changes?" before doing `then`.
-    Unsaved(Guarded),
-    Rename {
-        index: usize,
-        name: String,
-    },
-    ConfirmDeleteTag(usize),
-    /// An autosave from a session that did not end cleanly was found.
-    Recover {
-        saved_at: String,
-    },
-}
+pub use crate::ui::dialogs::Dialog;
 
 /// The keyboard shortcuts, in the order the help window lists them.
 pub const SHORTCUTS: &[(&str, &str)] = &[
@@ -145,6 +136,12 @@ pub struct TaglaneApp {
     pub pose: crate::ui::pose::PoseView,
     pub compression: crate::ui::compression::CompressionView,
     pub anim_cache: crate::ui::anim_cache::AnimCache,
+    /// The in-app file browser, while it is open.
+    pub file_browser: Option<FileBrowser>,
+    /// The system file dialog (tests replace it to simulate one that cannot open).
+    pub native_dialog: fn(&PathRequest, Option<&Path>) -> NativeAnswer,
+    /// Set once the system dialog failed to open: the in-app browser is used from then on.
+    pub native_unavailable: bool,
     last_autosave: Instant,
     last_title: Option<String>,
 }
@@ -172,22 +169,49 @@ impl TaglaneApp {
             pose: Default::default(),
             compression: Default::default(),
             anim_cache: Default::default(),
+            file_browser: None,
+            native_dialog: crate::ui::file_dialog::native_dialog,
+            native_unavailable: false,
             last_autosave: Instant::now(),
             last_title: None,
         };
-        if let Some(saved_at) = app.recovery.pending() {
-            app.dialog = Some(Dialog::Recover { saved_at });
-        }
         app.active_tag = (!app.project.doc.tags.is_empty()).then_some(0);
+        app.offer_recovery();
+        let others = app
+            .recovery
+            .all()
+            .into_iter()
+            .filter(|i| i.origin != Origin::of(&app.project))
+            .count();
+        if others > 0 && app.status.is_none() {
+            app.message(
+                Level::Info,
+                format!(
+                    "unsaved work of {others} other project(s) is kept: File > Recover autosave"
+                ),
+            );
+        }
         app
     }
 
-    /// The app on the embedded demo, with default preferences and no recovery store (tests).
+    /// The app on the embedded demo, with default preferences, no recovery store and the in-app
+    /// file browser (tests).
     pub fn demo_for_tests() -> Self {
-        Self::new(Project::demo(), Prefs::default(), Recovery::disabled())
+        let prefs = Prefs {
+            dialogs: DialogBackend::InApp,
+            ..Prefs::default()
+        };
+        Self::new(Project::demo(), prefs, Recovery::disabled())
     }
 
-    fn message(&mut self, level: Level, text: impl Into<String>) {
+    /// Offers the autosave of the open project, if there is one (never another project's).
+    pub fn offer_recovery(&mut self) {
+        if let Some(info) = self.recovery.pending_for(&Origin::of(&self.project)) {
+            self.dialog = Some(Dialog::Recover { info });
+        }
+    }
+
+    pub(crate) fn message(&mut self, level: Level, text: impl Into<String>) {
         self.status = Some((level, text.into()));
     }
 
@@ -297,6 +321,7 @@ impl TaglaneApp {
             timeline::timeline_ui(ui, &input, &mut self.timeline, &mut self.queue);
         });
         self.dialogs_ui(&ctx);
+        self.file_browser_ui(&ctx);
         self.help_ui(&ctx);
 
         let queue = std::mem::take(&mut self.queue);
@@ -481,6 +506,32 @@ impl TaglaneApp {
                 if ui.button("Open demo project").clicked() {
                     self.queue.push(AppCommand::Guarded(Guarded::OpenDemo));
                 }
+                ui.menu_button("Recover autosave", |ui| {
+                    let all = self.recovery.all();
+                    if all.is_empty() {
+                        ui.label("No autosaved work");
+                    }
+                    for info in all {
+                        ui.horizontal(|ui| {
+                            if ui
+                                .button(info.summary())
+                                .on_hover_text("Open that project and recover the work into it")
+                                .clicked()
+                            {
+                                self.queue
+                                    .push(AppCommand::RecoverAutosave(info.origin.clone()));
+                            }
+                            if ui
+                                .small_button("Delete")
+                                .on_hover_text("Delete this autosave")
+                                .clicked()
+                            {
+                                self.queue
+                                    .push(AppCommand::DiscardAutosave(info.origin.clone()));
+                            }
+                        });
+                    }
+                });
                 ui.separator();
                 if ui.button("Save").clicked() {
                     self.queue.push(AppCommand::Save);
@@ -507,6 +558,20 @@ impl TaglaneApp {
                             .push(AppCommand::Export(ExportKind::PerClipJson, None));
                     }
                 });
+                ui.separator();
+                let mut in_app = self.prefs.dialogs == DialogBackend::InApp;
+                if ui
+                    .checkbox(&mut in_app, "Use taglane's file browser")
+                    .on_hover_text("Instead of the system's file dialog")
+                    .changed()
+                {
+                    self.prefs.dialogs = if in_app {
+                        DialogBackend::InApp
+                    } else {
+                        DialogBackend::System
+                    };
+                    self.native_unavailable = false;
+                }
                 ui.separator();
                 if ui.button("Quit").clicked() {
                     self.queue.push(AppCommand::Guarded(Guarded::Quit));
@@ -708,90 +773,6 @@ impl TaglaneApp {
                     .on_hover_text(text);
             }
         });
-    }
-
-    fn dialogs_ui(&mut self, ctx: &egui::Context) {
-        let Some(dialog) = self.dialog.clone() else {
-            return;
-        };
-        let mut close = false;
-        egui::Modal::new(egui::Id::unique("taglane_dialog")).show(ctx, |ui| {
-            ui.set_max_width(420.0);
-            match dialog {
-                Dialog::Unsaved(then) => {
-                    ui.heading("Unsaved changes");
-                    ui.label(format!("Save the changes to {} first?", self.project.title()));
-                    ui.horizontal(|ui| {
-                        if ui.button("Save").clicked() {
-                            self.queue.push(AppCommand::Save);
-                            // Go on only if the save worked (the dirty check runs again).
-                            self.queue.push(AppCommand::Guarded(then.clone()));
-                            close = true;
-                        }
-                        if ui.button("Don't save").clicked() {
-                            self.project.history.mark_saved();
-                            self.queue.push(AppCommand::Guarded(then.clone()));
-                            close = true;
-                        }
-                        if ui.button("Cancel").clicked() {
-                            close = true;
-                        }
-                    });
-                }
-                Dialog::Rename { index, mut name } => {
-                    ui.heading("Rename tag");
-                    let label = ui.label("New tag name");
-                    let edit = ui.text_edit_singleline(&mut name).labelled_by(label.id);
-                    edit.request_focus();
-                    let enter = edit.lost_focus() && ui.input(|i| i.key_pressed(Key::Enter));
-                    ui.label("Saved queries that use the old name are updated.");
-                    ui.horizontal(|ui| {
-                        if ui.button("Rename").clicked() || enter {
-                            self.queue.push(AppCommand::RenameTag { index, name: name.clone() });
-                            close = true;
-                        }
-                        if ui.button("Cancel").clicked() {
-                            close = true;
-                        }
-                    });
-                    if !close {
-                        self.dialog = Some(Dialog::Rename { index, name });
-                    }
-                }
-                Dialog::ConfirmDeleteTag(index) => {
-                    let name = self.project.doc.tags.get(index).map_or(String::new(), |t| t.name.clone());
-                    let n: usize = self.project.doc.tags.get(index).map_or(0, |t| t.ranges.values().map(Vec::len).sum());
-                    ui.heading("Delete tag");
-                    ui.label(format!("Delete '{name}' and its {n} range(s) on every clip? You can undo this."));
-                    ui.horizontal(|ui| {
-                        if ui.button("Delete").clicked() {
-                            self.queue.push(AppCommand::DeleteTag(index));
-                            close = true;
-                        }
-                        if ui.button("Cancel").clicked() {
-                            close = true;
-                        }
-                    });
-                }
-                Dialog::Recover { saved_at } => {
-                    ui.heading("Recover unsaved work?");
-                    ui.label(format!("taglane did not close normally last time. An autosave from {saved_at} was found."));
-                    ui.horizontal(|ui| {
-                        if ui.button("Recover").clicked() {
-                            self.queue.push(AppCommand::RecoverAutosave);
-                            close = true;
-                        }
-                        if ui.button("Discard").clicked() {
-                            self.queue.push(AppCommand::DiscardAutosave);
-                            close = true;
-                        }
-                    });
-                }
-            }
-        });
-        if close {
-            self.dialog = None;
-        }
     }
 
     fn help_ui(&mut self, ctx: &egui::Context) {
@@ -1072,28 +1053,13 @@ impl TaglaneApp {
                 if name == old {
                     return;
                 }
-                let queries: Vec<crate::core::tags::SavedQuery> = self
-                    .project
-                    .doc
-                    .queries
-                    .iter()
-                    .map(|q| crate::core::tags::SavedQuery {
-                        name: q.name.clone(),
-                        expr: crate::core::tags::parse::rename_tag_in_expr(&q.expr, &old, &name)
-                            .unwrap_or_else(|| q.expr.clone()),
-                    })
-                    .collect();
-                let changed = queries != self.project.doc.queries;
-                let mut edits = vec![Edit::RenameTag {
-                    index,
-                    name: name.clone(),
-                }];
-                if changed {
-                    edits.push(Edit::SetQueries(queries));
-                }
+                let queries_before = self.project.doc.queries.clone();
                 match self.project.history.apply(
                     &mut self.project.doc,
-                    Edit::Batch(edits),
+                    Edit::RenameTag {
+                        index,
+                        name: name.clone(),
+                    },
                     format!("rename {old} to {name}"),
                 ) {
                     Ok(()) => {
@@ -1102,7 +1068,7 @@ impl TaglaneApp {
                                 set.insert(name.clone());
                             }
                         }
-                        let q = if changed {
+                        let q = if self.project.doc.queries != queries_before {
                             " (saved queries updated)"
                         } else {
                             ""
@@ -1155,105 +1121,170 @@ impl TaglaneApp {
             }
             AppCommand::SetDarkMode(d) => self.prefs.dark = d,
             AppCommand::ShowHelp(s) => self.show_help = s,
-            AppCommand::Guarded(action) => self.guarded(action, ctx),
+            AppCommand::Guarded(action) => self.guarded(action, false, ctx),
+            AppCommand::GuardedDiscard(action) => self.guarded(action, true, ctx),
+            AppCommand::SaveThen(action) => {
+                match self.project.path.clone().filter(|_| !self.project.is_demo) {
+                    Some(p) => {
+                        self.save_to(&p);
+                        if !self.project.history.is_dirty() {
+                            self.apply(AppCommand::Guarded(action), ctx);
+                        }
+                    }
+                    None => {
+                        let req = self.save_as_request().after(AppCommand::Guarded(action));
+                        self.ask_path(req);
+                    }
+                }
+            }
+            AppCommand::AskPath(req) => self.ask_path(*req),
             AppCommand::Save => match self.project.path.clone().filter(|_| !self.project.is_demo) {
                 Some(p) => self.save_to(&p),
                 None => self.apply(AppCommand::SaveAs(None), ctx),
             },
-            AppCommand::SaveAs(path) => {
-                let path = path.or_else(|| {
-                    rfd_save(
-                        "Save project",
-                        &format!(
-                            "{}.taglane.json",
-                            self.project.title().trim_end_matches(".taglane.json")
-                        ),
-                        &[("taglane project", &["json"])],
-                    )
-                });
-                if let Some(p) = path {
-                    self.save_to(&p);
-                }
+            AppCommand::SaveAs(Some(p)) => self.save_to(&p),
+            AppCommand::SaveAs(None) => {
+                let req = self.save_as_request();
+                self.ask_path(req);
             }
-            AppCommand::ImportAnimation(paths) => {
-                let paths = paths.or_else(|| {
-                    rfd_open_many(
-                        "Import animation",
-                        &[("Animation", &["bvh", "glb", "gltf"])],
-                    )
-                });
-                for p in paths.unwrap_or_default() {
+            AppCommand::ImportAnimation(Some(paths)) => {
+                for p in paths {
                     self.import_animation(&p);
                 }
             }
-            AppCommand::ImportTags(path) => {
-                let path = path.or_else(|| rfd_open("Import tags", &[("Tags", &["json", "csv"])]));
-                if let Some(p) = path {
-                    self.import_tags(&p);
+            AppCommand::ImportAnimation(None) => self.ask_path(
+                PathRequest::new(
+                    "Import animation",
+                    PathKind::OpenMany,
+                    AppCommand::ImportAnimation(None),
+                )
+                .filter("Animation", &["bvh", "glb", "gltf"]),
+            ),
+            AppCommand::ImportTags(Some(p)) => self.import_tags(&p),
+            AppCommand::ImportTags(None) => self.ask_path(
+                PathRequest::new("Import tags", PathKind::Open, AppCommand::ImportTags(None))
+                    .filter("Tags", &["json", "csv"]),
+            ),
+            AppCommand::Export(kind, Some(p)) => self.export(kind, &p),
+            AppCommand::Export(kind, None) => {
+                let req = self.export_request(kind);
+                self.ask_path(req);
+            }
+            AppCommand::Relink { clip, path: None } => self.ask_path(
+                PathRequest::new(
+                    "Find the clip's animation file",
+                    PathKind::Open,
+                    AppCommand::Relink { clip, path: None },
+                )
+                .filter("Animation", &["bvh", "glb", "gltf"]),
+            ),
+            AppCommand::Relink {
+                clip,
+                path: Some(p),
+            } => {
+                let source = relative_source(&p, self.project.base_dir().as_deref());
+                self.queue_now(
+                    Edit::SetClipSource {
+                        clip,
+                        source: Some(source),
+                    },
+                    "relink clip",
+                    ctx,
+                );
+            }
+            AppCommand::RecoverAutosave(origin) => {
+                if origin != Origin::of(&self.project) {
+                    self.apply(AppCommand::Guarded(Guarded::Recover(origin)), ctx);
+                    return;
+                }
+                match self.recovery.load(&origin) {
+                    Ok((doc, warnings)) => {
+                        let edits = self
+                            .recovery
+                            .pending_for(&origin)
+                            .map_or(1, |i| i.unsaved_edits);
+                        self.project.doc = doc;
+                        self.project.history.clear();
+                        self.project.history.mark_unsaved();
+                        self.after_structure_change();
+                        self.message(
+                            Level::Info,
+                            format!(
+                                "recovered {edits} unsaved edit(s) of {}: save to keep them{}",
+                                origin.describe(),
+                                warn_suffix(&warnings)
+                            ),
+                        );
+                    }
+                    Err(e) => self.message(Level::Error, format!("cannot recover: {e}")),
                 }
             }
-            AppCommand::Export(kind, path) => self.export(kind, path),
-            AppCommand::Relink { clip, path } => {
-                let path = path.or_else(|| {
-                    rfd_open(
-                        "Find the clip's animation file",
-                        &[("Animation", &["bvh", "glb", "gltf"])],
-                    )
-                });
-                if let Some(p) = path {
-                    let source = relative_source(&p, self.project.base_dir().as_deref());
-                    self.queue_now(
-                        Edit::SetClipSource {
-                            clip,
-                            source: Some(source),
-                        },
-                        "relink clip",
-                        ctx,
-                    );
-                }
+            AppCommand::DiscardAutosave(origin) => {
+                self.recovery.clear(&origin);
+                self.message(
+                    Level::Info,
+                    format!("deleted the autosave of {}", origin.describe()),
+                );
             }
-            AppCommand::RecoverAutosave => match self.recovery.load() {
-                Ok((project, warnings)) => {
-                    self.replace_project(project);
-                    self.project.history.mark_unsaved();
-                    self.message(
-                        Level::Info,
-                        format!("recovered unsaved work{}", warn_suffix(&warnings)),
-                    );
-                }
-                Err(e) => self.message(Level::Error, format!("cannot recover: {e}")),
-            },
-            AppCommand::DiscardAutosave => self.recovery.clear(),
             AppCommand::QueryJump { clip, range } => {
                 self.apply(AppCommand::SelectClip(clip), ctx);
                 self.playback.playing = false;
                 self.playback.playhead = range.start as f64;
                 self.query.selected_result = Some((clip, range));
             }
-            AppCommand::QueryExport { kind, path } => {
-                let path = path.or_else(|| match kind {
-                    crate::ui::query::QueryExportKind::Json => {
-                        rfd_save("Export query result", "query.json", &[("JSON", &["json"])])
-                    }
-                    crate::ui::query::QueryExportKind::Csv => {
-                        rfd_save("Export query result", "query.csv", &[("CSV", &["csv"])])
-                    }
-                });
-                if let Some(p) = path {
-                    match self.query.export(&self.project.doc, kind, &p) {
-                        Ok(m) => self.message(Level::Info, m),
-                        Err(e) => self.message(Level::Error, e),
-                    }
+            AppCommand::QueryExport { kind, path: None } => {
+                let (name, filter, ext) = match kind {
+                    crate::ui::query::QueryExportKind::Json => ("query.json", "JSON", "json"),
+                    crate::ui::query::QueryExportKind::Csv => ("query.csv", "CSV", "csv"),
+                };
+                self.ask_path(
+                    PathRequest::new(
+                        "Export query result",
+                        PathKind::Save,
+                        AppCommand::QueryExport { kind, path: None },
+                    )
+                    .filter(filter, &[ext])
+                    .file_name(name),
+                );
+            }
+            AppCommand::QueryExport {
+                kind,
+                path: Some(p),
+            } => match self.query.export(&self.project.doc, kind, &p) {
+                Ok(m) => self.message(Level::Info, m),
+                Err(e) => self.message(Level::Error, e),
+            },
+            AppCommand::QueryCut { dir: None } => self.ask_path(PathRequest::new(
+                "Folder for the cut BVH files",
+                PathKind::Folder,
+                AppCommand::QueryCut { dir: None },
+            )),
+            AppCommand::QueryCut { dir: Some(d) } => {
+                let base = self.project.base_dir();
+                let demo = self.project.is_demo;
+                match self.query.start_cut(&self.project.doc, d, base, demo) {
+                    Ok(()) => self.message(Level::Info, "cutting query result into BVH files"),
+                    Err(e) => self.message(Level::Error, e),
                 }
             }
-            AppCommand::QueryCut { dir } => {
-                if let Some(d) = dir.or_else(|| rfd_folder("Folder for the cut BVH files")) {
-                    let base = self.project.base_dir();
-                    let demo = self.project.is_demo;
-                    match self.query.start_cut(&self.project.doc, d, base, demo) {
-                        Ok(()) => self.message(Level::Info, "cutting query result into BVH files"),
-                        Err(e) => self.message(Level::Error, e),
-                    }
+            AppCommand::SetCompressionExportDir(None) => self.ask_path(PathRequest::new(
+                "Export compressed clips to",
+                PathKind::Folder,
+                AppCommand::SetCompressionExportDir(None),
+            )),
+            AppCommand::SetCompressionExportDir(Some(d)) => {
+                self.compression.export_dir = Some(d);
+            }
+            AppCommand::CompressionExport { only, dir: None } => self.ask_path(PathRequest::new(
+                "Export compressed clips to",
+                PathKind::Folder,
+                AppCommand::CompressionExport { only, dir: None },
+            )),
+            AppCommand::CompressionExport { only, dir: Some(d) } => {
+                self.compression.export_dir = Some(d);
+                match self.compression.start_export(only) {
+                    Ok(()) => self.compression.status = Some("exporting...".into()),
+                    Err(e) => self.compression.status = Some(format!("export failed: {e}")),
                 }
             }
         }
@@ -1290,30 +1321,60 @@ impl TaglaneApp {
         }
     }
 
-    fn guarded(&mut self, action: Guarded, ctx: &egui::Context) {
-        if self.project.history.is_dirty() {
+    /// Runs an action that replaces or closes the project. With unsaved changes it asks first,
+    /// unless `discard` (the user already chose "Don't save"); the changes (and their autosave)
+    /// are dropped only when the action really replaces the project.
+    fn guarded(&mut self, action: Guarded, discard: bool, ctx: &egui::Context) {
+        if self.project.history.is_dirty() && !discard {
             self.dialog = Some(Dialog::Unsaved(action));
             return;
         }
         match action {
             Guarded::New => {
-                self.replace_project(Project::default());
+                self.replace_project(Project::default(), discard);
                 self.message(
                     Level::Info,
                     "new project: import animation files to add clips",
                 );
             }
-            Guarded::OpenDemo => self.replace_project(Project::demo()),
-            Guarded::Open(path) => {
-                let path =
-                    path.or_else(|| rfd_open("Open project", &[("taglane project", &["json"])]));
-                if let Some(p) = path {
-                    self.open(&p);
+            Guarded::OpenDemo => {
+                self.replace_project(Project::demo(), discard);
+                self.offer_recovery();
+            }
+            Guarded::Open(None) => {
+                let then = if discard {
+                    AppCommand::GuardedDiscard(Guarded::Open(None))
+                } else {
+                    AppCommand::Guarded(Guarded::Open(None))
+                };
+                self.ask_path(
+                    PathRequest::new("Open project", PathKind::Open, then)
+                        .filter("taglane project", &["json"]),
+                );
+            }
+            Guarded::Open(Some(p)) => self.open_with(&p, discard),
+            Guarded::Recover(origin) => {
+                let project = match &origin {
+                    Origin::Demo => Ok(Project::demo()),
+                    Origin::Untitled => Ok(Project::default()),
+                    Origin::File(p) if p.is_file() => Project::load(p).map(|(p, _)| p),
+                    // The file is gone: recover into a project that saves back to its path.
+                    Origin::File(p) => Ok(Project {
+                        path: Some(p.clone()),
+                        ..Project::default()
+                    }),
+                };
+                match project {
+                    Ok(project) => {
+                        self.replace_project(project, discard);
+                        self.apply(AppCommand::RecoverAutosave(origin), ctx);
+                    }
+                    Err(e) => self.message(Level::Error, format!("cannot recover: {e}")),
                 }
             }
             Guarded::Quit => {
                 self.allow_close = true;
-                self.recovery.clear();
+                self.recovery.clear(&Origin::of(&self.project));
                 ctx.send_viewport_cmd(egui::ViewportCommand::Close);
             }
         }
@@ -1321,9 +1382,15 @@ impl TaglaneApp {
 
     /// Opens a project file (no unsaved-changes check).
     pub fn open(&mut self, path: &Path) {
+        self.open_with(path, false);
+    }
+
+    /// Opens a project file; when it loads, the current project is replaced (its autosave dropped
+    /// if `discard`) and the new project's own autosave, if any, is offered.
+    fn open_with(&mut self, path: &Path, discard: bool) {
         match Project::load(path) {
             Ok((project, warnings)) => {
-                self.replace_project(project);
+                self.replace_project(project, discard);
                 self.add_recent(path);
                 self.message(
                     if warnings.is_empty() {
@@ -1333,12 +1400,16 @@ impl TaglaneApp {
                     },
                     format!("opened {}{}", path.display(), warn_suffix(&warnings)),
                 );
+                self.offer_recovery();
             }
-            Err(e) => self.message(Level::Error, e),
+            Err(e) => self.message(Level::Error, format!("{e} (the open project is unchanged)")),
         }
     }
 
-    fn replace_project(&mut self, project: Project) {
+    fn replace_project(&mut self, project: Project, discard: bool) {
+        if discard {
+            self.recovery.clear(&Origin::of(&self.project));
+        }
         self.project = project;
         self.current_clip = 0;
         self.selection.clear();
@@ -1355,10 +1426,12 @@ impl TaglaneApp {
     }
 
     fn save_to(&mut self, path: &Path) {
+        let before = Origin::of(&self.project);
         match self.project.save_to(path) {
             Ok(()) => {
                 self.add_recent(path);
-                self.recovery.clear();
+                self.recovery.clear(&before);
+                self.recovery.clear(&Origin::of(&self.project));
                 self.message(Level::Info, format!("saved {}", path.display()));
             }
             Err(e) => self.message(Level::Error, e),
@@ -1475,27 +1548,103 @@ impl TaglaneApp {
         }
     }
 
-    fn export(&mut self, kind: ExportKind, path: Option<PathBuf>) {
+    fn export_request(&self, kind: ExportKind) -> PathRequest {
         let stem = self
             .project
             .title()
             .trim_end_matches(".json")
             .trim_end_matches(".taglane")
             .to_owned();
-        let path = path.or_else(|| match kind {
-            ExportKind::Json => rfd_save(
-                "Export tags as JSON",
-                &format!("{stem}.tags.json"),
-                &[("JSON", &["json"])],
-            ),
-            ExportKind::Csv => rfd_save(
-                "Export tags as CSV",
-                &format!("{stem}.csv"),
-                &[("CSV", &["csv"])],
-            ),
-            ExportKind::PerClipJson => rfd_folder("Folder for one JSON file per clip"),
-        });
-        let Some(path) = path else { return };
+        let then = AppCommand::Export(kind, None);
+        match kind {
+            ExportKind::Json => PathRequest::new("Export tags as JSON", PathKind::Save, then)
+                .filter("JSON", &["json"])
+                .file_name(&format!("{stem}.tags.json")),
+            ExportKind::Csv => PathRequest::new("Export tags as CSV", PathKind::Save, then)
+                .filter("CSV", &["csv"])
+                .file_name(&format!("{stem}.csv")),
+            ExportKind::PerClipJson => {
+                PathRequest::new("Folder for one JSON file per clip", PathKind::Folder, then)
+            }
+        }
+    }
+
+    fn save_as_request(&self) -> PathRequest {
+        PathRequest::new("Save project", PathKind::Save, AppCommand::SaveAs(None))
+            .filter("taglane project", &["json"])
+            .file_name(&format!(
+                "{}.taglane.json",
+                self.project
+                    .title()
+                    .trim_end_matches(".json")
+                    .trim_end_matches(".taglane")
+                    .replace(' ', "_")
+            ))
+    }
+
+    /// Asks for a path: the system dialog when it can open, else the in-app browser (saying so).
+    /// The request's command runs with the path; nothing happens on cancel but a status message.
+    pub fn ask_path(&mut self, request: PathRequest) {
+        let start = self
+            .project
+            .base_dir()
+            .filter(|d| d.is_dir())
+            .or_else(|| std::env::current_dir().ok())
+            .unwrap_or_else(|| PathBuf::from("/"));
+        if self.prefs.dialogs == DialogBackend::System && !self.native_unavailable {
+            match (self.native_dialog)(&request, Some(&start)) {
+                NativeAnswer::Chosen(paths) => self.path_chosen(request, paths),
+                NativeAnswer::Cancelled => {
+                    self.message(Level::Info, format!("{}: cancelled", request.title))
+                }
+                NativeAnswer::Unavailable => {
+                    self.native_unavailable = true;
+                    self.message(
+                        Level::Warning,
+                        "the system file dialog could not open (no desktop portal or GTK): \
+                         using taglane's file browser",
+                    );
+                    self.file_browser = Some(FileBrowser::new(request, start));
+                }
+            }
+        } else {
+            self.file_browser = Some(FileBrowser::new(request, start));
+        }
+    }
+
+    fn path_chosen(&mut self, request: PathRequest, paths: Vec<PathBuf>) {
+        match request.then.with_paths(paths) {
+            Some(cmd) => {
+                self.queue.push(cmd);
+                if let Some(after) = request.after {
+                    self.queue.push(*after);
+                }
+            }
+            None => self.message(Level::Error, format!("{}: no path chosen", request.title)),
+        }
+    }
+
+    fn file_browser_ui(&mut self, ctx: &egui::Context) {
+        let Some(browser) = self.file_browser.as_mut() else {
+            return;
+        };
+        match browser.ui(ctx) {
+            crate::ui::file_dialog::BrowserOutcome::Open => {}
+            crate::ui::file_dialog::BrowserOutcome::Cancelled => {
+                let title = browser.request.title.clone();
+                self.file_browser = None;
+                self.message(Level::Info, format!("{title}: cancelled"));
+            }
+            crate::ui::file_dialog::BrowserOutcome::Chosen(paths) => {
+                let request = browser.request.clone();
+                self.file_browser = None;
+                self.path_chosen(request, paths);
+            }
+        }
+    }
+
+    fn export(&mut self, kind: ExportKind, path: &Path) {
+        let path = path.to_path_buf();
         let result = match kind {
             ExportKind::Json => self
                 .project
@@ -1586,36 +1735,6 @@ fn relative_source(path: &Path, base: Option<&Path>) -> String {
     abs.to_string_lossy().into_owned()
 }
 
-fn rfd_open(title: &str, filters: &[(&str, &[&str])]) -> Option<PathBuf> {
-    let mut d = rfd::FileDialog::new().set_title(title);
-    for (name, ext) in filters {
-        d = d.add_filter(*name, ext);
-    }
-    d.pick_file()
-}
-
-fn rfd_open_many(title: &str, filters: &[(&str, &[&str])]) -> Option<Vec<PathBuf>> {
-    let mut d = rfd::FileDialog::new().set_title(title);
-    for (name, ext) in filters {
-        d = d.add_filter(*name, ext);
-    }
-    d.pick_files()
-}
-
-fn rfd_save(title: &str, file_name: &str, filters: &[(&str, &[&str])]) -> Option<PathBuf> {
-    let mut d = rfd::FileDialog::new()
-        .set_title(title)
-        .set_file_name(file_name);
-    for (name, ext) in filters {
-        d = d.add_filter(*name, ext);
-    }
-    d.save_file()
-}
-
-fn rfd_folder(title: &str) -> Option<PathBuf> {
-    rfd::FileDialog::new().set_title(title).pick_folder()
-}
-
 impl eframe::App for TaglaneApp {
     fn ui(&mut self, ui: &mut Ui, _frame: &mut eframe::Frame) {
         let ctx = ui.ctx().clone();
@@ -1624,7 +1743,7 @@ impl eframe::App for TaglaneApp {
                 ctx.send_viewport_cmd(egui::ViewportCommand::CancelClose);
                 self.dialog = Some(Dialog::Unsaved(Guarded::Quit));
             } else {
-                self.recovery.clear();
+                self.recovery.clear(&Origin::of(&self.project));
             }
         }
         TaglaneApp::ui(self, ui);

@@ -25,6 +25,8 @@ pub enum Guarded {
     New,
     Open(Option<PathBuf>),
     OpenDemo,
+    /// Open the project an autosave belongs to and recover it there.
+    Recover(crate::ui::recovery::Origin),
     Quit,
 }
 
@@ -104,7 +106,15 @@ pub enum AppCommand {
     ShowHelp(bool),
 
     // Files. `None` paths ask with a file dialog.
+    /// Asks "save your changes?" first when there are unsaved changes.
     Guarded(Guarded),
+    /// The user chose "Don't save": go on without asking. The changes are dropped only if the
+    /// action does replace the project (an Open that is cancelled or fails keeps them).
+    GuardedDiscard(Guarded),
+    /// "Save" in the unsaved-changes prompt: save (asking where when needed), then go on.
+    SaveThen(Guarded),
+    /// Ask for a path with the system dialog or the in-app browser, then run the request's command.
+    AskPath(Box<crate::ui::file_dialog::PathRequest>),
     Save,
     SaveAs(Option<PathBuf>),
     ImportAnimation(Option<Vec<PathBuf>>),
@@ -114,8 +124,10 @@ pub enum AppCommand {
         clip: ClipId,
         path: Option<PathBuf>,
     },
-    RecoverAutosave,
-    DiscardAutosave,
+    /// Put the autosave of this origin into the open project (it must be that project).
+    RecoverAutosave(crate::ui::recovery::Origin),
+    /// Delete the autosave of this origin.
+    DiscardAutosave(crate::ui::recovery::Origin),
 
     // Query panel.
     /// Show a result range: switch to its clip, playhead to its start.
@@ -132,4 +144,49 @@ pub enum AppCommand {
     QueryCut {
         dir: Option<PathBuf>,
     },
+    /// Export the chosen compression candidate as `.tlc` files: clip `only` or every clip, into
+    /// `dir` (`None` asks for a folder; a folder chosen once is kept).
+    CompressionExport {
+        only: Option<ClipId>,
+        dir: Option<PathBuf>,
+    },
+    /// The folder compressed clips are exported to (`None` asks for one).
+    SetCompressionExportDir(Option<PathBuf>),
+}
+
+impl AppCommand {
+    /// The command with the path(s) a file dialog returned filled in; `None` for a command that
+    /// takes no path (or for no paths).
+    pub fn with_paths(self, paths: Vec<PathBuf>) -> Option<AppCommand> {
+        let first = paths.first().cloned()?;
+        Some(match self {
+            AppCommand::Guarded(Guarded::Open(None)) => {
+                AppCommand::Guarded(Guarded::Open(Some(first)))
+            }
+            AppCommand::GuardedDiscard(Guarded::Open(None)) => {
+                AppCommand::GuardedDiscard(Guarded::Open(Some(first)))
+            }
+            AppCommand::SaveAs(None) => AppCommand::SaveAs(Some(first)),
+            AppCommand::ImportAnimation(None) => AppCommand::ImportAnimation(Some(paths)),
+            AppCommand::ImportTags(None) => AppCommand::ImportTags(Some(first)),
+            AppCommand::Export(kind, None) => AppCommand::Export(kind, Some(first)),
+            AppCommand::Relink { clip, path: None } => AppCommand::Relink {
+                clip,
+                path: Some(first),
+            },
+            AppCommand::QueryExport { kind, path: None } => AppCommand::QueryExport {
+                kind,
+                path: Some(first),
+            },
+            AppCommand::QueryCut { dir: None } => AppCommand::QueryCut { dir: Some(first) },
+            AppCommand::CompressionExport { only, dir: None } => AppCommand::CompressionExport {
+                only,
+                dir: Some(first),
+            },
+            AppCommand::SetCompressionExportDir(None) => {
+                AppCommand::SetCompressionExportDir(Some(first))
+            }
+            _ => return None,
+        })
+    }
 }

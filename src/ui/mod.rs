@@ -8,6 +8,8 @@ pub mod app;
 pub mod browser;
 pub mod command;
 pub mod compression;
+pub mod dialogs;
+pub mod file_dialog;
 pub mod pose;
 pub mod project;
 pub mod query;

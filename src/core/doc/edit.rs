@@ -2,7 +2,8 @@
 
 use std::collections::BTreeMap;
 
-use crate::core::tags::query::next_version;
+use crate::core::tags::document::next_version;
+use crate::core::tags::parse::rename_tag_in_expr;
 use crate::core::tags::{ClipId, ClipInfo, Range, SavedQuery, Tag, TagDocument};
 
 /// One change to a tag document. Every variant is checked before anything changes: an invalid
@@ -20,8 +21,11 @@ pub enum Edit {
     InsertTag { index: usize, tag: Tag },
     /// Remove the tag at `index`.
     RemoveTag { index: usize },
-    /// Rename a tag. Saved queries are not touched here: the caller batches a `SetQueries`.
+    /// Rename a tag and rewrite the saved queries that use the old name (queries that do not
+    /// tokenize are left alone). Undo restores the queries exactly as they were.
     RenameTag { index: usize, name: String },
+    /// Rename a clip.
+    RenameClip { clip: ClipId, name: String },
     /// Set or clear a tag's colour.
     SetTagColor {
         index: usize,
@@ -37,6 +41,9 @@ pub enum Edit {
     },
     /// Remove the clip at `index` and every range on it.
     RemoveClip { index: usize },
+    /// Change a clip's length (its animation file was re-imported with another frame count).
+    /// Ranges past the new end are clipped; undo restores them.
+    SetClipFrames { clip: ClipId, frames: u32 },
     /// Change where a clip's animation file is (re-linking a moved source).
     SetClipSource {
         clip: ClipId,
@@ -110,6 +117,22 @@ impl Edit {
                 doc.tags.get(*index).ok_or(EditError::NoTag(*index))?;
                 check_tag_name(doc, name, Some(*index))?;
             }
+            Edit::RenameClip { clip, name } => {
+                doc.clips
+                    .get(*clip as usize)
+                    .ok_or(EditError::NoClip(*clip as usize))?;
+                if name.trim().is_empty() {
+                    return Err(EditError::EmptyName);
+                }
+                if doc
+                    .clips
+                    .iter()
+                    .enumerate()
+                    .any(|(i, c)| i != *clip as usize && c.name == *name)
+                {
+                    return Err(EditError::DuplicateClip(name.clone()));
+                }
+            }
             Edit::MoveTag { from, to } => {
                 doc.tags.get(*from).ok_or(EditError::NoTag(*from))?;
                 doc.tags.get(*to).ok_or(EditError::NoTag(*to))?;
@@ -122,6 +145,9 @@ impl Edit {
                 if *index > doc.clips.len() {
                     return Err(EditError::NoClip(*index));
                 }
+                if clip.name.trim().is_empty() {
+                    return Err(EditError::EmptyName);
+                }
                 if doc.clips.iter().any(|c| c.name == clip.name) {
                     return Err(EditError::DuplicateClip(clip.name.clone()));
                 }
@@ -132,7 +158,7 @@ impl Edit {
             Edit::RemoveClip { index } => {
                 doc.clips.get(*index).ok_or(EditError::NoClip(*index))?;
             }
-            Edit::SetClipSource { clip, .. } => {
+            Edit::SetClipSource { clip, .. } | Edit::SetClipFrames { clip, .. } => {
                 doc.clips
                     .get(*clip as usize)
                     .ok_or(EditError::NoClip(*clip as usize))?;
@@ -193,9 +219,58 @@ impl Edit {
                 Edit::InsertTag { index, tag }
             }
             Edit::RenameTag { index, name } => {
+                let old_queries = doc.queries.clone();
+                for q in &mut doc.queries {
+                    if let Some(expr) = rename_tag_in_expr(&q.expr, &doc.tags[index].name, &name) {
+                        q.expr = expr;
+                    }
+                }
+                let queries_changed = doc.queries != old_queries;
                 let old = std::mem::replace(&mut doc.tags[index].name, name);
                 doc.tags[index].version = next_version();
-                Edit::RenameTag { index, name: old }
+                let rename_back = Edit::RenameTag { index, name: old };
+                if queries_changed {
+                    // Renaming back rewrites the queries again; restoring them afterwards makes the
+                    // undo exact even when a query already used the new name.
+                    Edit::Batch(vec![rename_back, Edit::SetQueries(old_queries)])
+                } else {
+                    rename_back
+                }
+            }
+            Edit::RenameClip { clip, name } => {
+                let old = std::mem::replace(&mut doc.clips[clip as usize].name, name);
+                Edit::RenameClip { clip, name: old }
+            }
+            Edit::SetClipFrames { clip, frames } => {
+                let old = std::mem::replace(&mut doc.clips[clip as usize].frames, frames);
+                doc.touch_clips();
+                let mut restore = vec![Edit::SetClipFrames { clip, frames: old }];
+                for (t, tag) in doc.tags.iter_mut().enumerate() {
+                    let Some(list) = tag.ranges.get(&clip) else {
+                        continue;
+                    };
+                    if list.last().is_some_and(|r| r.stop > frames) {
+                        let before = list.clone();
+                        let mut clipped = before.clone();
+                        canonicalize(&mut clipped, frames);
+                        if clipped.is_empty() {
+                            tag.ranges.remove(&clip);
+                        } else {
+                            tag.ranges.insert(clip, clipped);
+                        }
+                        tag.version = next_version();
+                        restore.push(Edit::SetRanges {
+                            tag: t,
+                            clip,
+                            ranges: before,
+                        });
+                    }
+                }
+                if restore.len() == 1 {
+                    restore.pop().expect("one edit")
+                } else {
+                    Edit::Batch(restore)
+                }
             }
             Edit::SetTagColor { index, color } => {
                 let old = std::mem::replace(&mut doc.tags[index].color, color);
@@ -213,7 +288,9 @@ impl Edit {
             } => {
                 let id = index as ClipId;
                 for tag in &mut doc.tags {
-                    shift_clip_ids(&mut tag.ranges, id, true);
+                    if shift_clip_ids(&mut tag.ranges, id, true) {
+                        tag.version = next_version();
+                    }
                 }
                 for (t, mut list) in ranges {
                     canonicalize(&mut list, clip.frames);
@@ -224,19 +301,24 @@ impl Edit {
                     }
                 }
                 doc.clips.insert(index, clip);
+                doc.touch_clips();
                 Edit::RemoveClip { index }
             }
             Edit::RemoveClip { index } => {
                 let id = index as ClipId;
                 let mut ranges = Vec::new();
                 for (t, tag) in doc.tags.iter_mut().enumerate() {
-                    if let Some(list) = tag.ranges.remove(&id) {
-                        ranges.push((t, list));
+                    let removed = tag.ranges.remove(&id);
+                    let shifted = shift_clip_ids(&mut tag.ranges, id, false);
+                    if removed.is_some() || shifted {
                         tag.version = next_version();
                     }
-                    shift_clip_ids(&mut tag.ranges, id, false);
+                    if let Some(list) = removed {
+                        ranges.push((t, list));
+                    }
                 }
                 let clip = doc.clips.remove(index);
+                doc.touch_clips();
                 Edit::InsertClip {
                     index,
                     clip,
@@ -290,15 +372,150 @@ fn check_tag_name(doc: &TagDocument, name: &str, except: Option<usize>) -> Resul
 }
 
 /// Renumbers clip ids at or after `at` by one: up for an insertion, down for a removal (the entry
-/// for `at` itself must already be gone when removing).
-fn shift_clip_ids(ranges: &mut BTreeMap<ClipId, Vec<Range>>, at: ClipId, insert: bool) {
+/// for `at` itself must already be gone when removing). Returns true when any id moved.
+fn shift_clip_ids(ranges: &mut BTreeMap<ClipId, Vec<Range>>, at: ClipId, insert: bool) -> bool {
     if ranges.range(at..).next().is_none() {
-        return;
+        return false;
     }
     let moved = ranges.split_off(&at);
     for (c, list) in moved {
         let c = if insert { c + 1 } else { c - 1 };
         ranges.insert(c, list);
+    }
+    true
+}
+
+/// Conveniences for code that edits a document without a history (loaders, generators, tests,
+/// benchmarks). Each one is a single [`Edit`], so the rules are the edit's: ranges are made
+/// canonical and clamped to the clip, names are checked, versions are bumped.
+impl TagDocument {
+    /// Appends a clip without ranges; returns its id.
+    pub fn add_clip(&mut self, clip: ClipInfo) -> Result<ClipId, EditError> {
+        let index = self.clips.len();
+        Edit::InsertClip {
+            index,
+            clip,
+            ranges: vec![],
+        }
+        .apply(self)?;
+        Ok(index as ClipId)
+    }
+
+    /// Renames a clip.
+    pub fn rename_clip(&mut self, clip: ClipId, name: &str) -> Result<(), EditError> {
+        Edit::RenameClip {
+            clip,
+            name: name.to_owned(),
+        }
+        .apply(self)
+        .map(drop)
+    }
+
+    /// Removes a clip and every range on it; the clips after it move down one id.
+    pub fn remove_clip(&mut self, clip: ClipId) -> Result<ClipInfo, EditError> {
+        let info = self
+            .clips
+            .get(clip as usize)
+            .cloned()
+            .ok_or(EditError::NoClip(clip as usize))?;
+        Edit::RemoveClip {
+            index: clip as usize,
+        }
+        .apply(self)?;
+        Ok(info)
+    }
+
+    /// Appends a tag without ranges; returns its index.
+    pub fn add_tag(&mut self, name: &str, color: Option<[u8; 3]>) -> Result<usize, EditError> {
+        let index = self.tags.len();
+        Edit::InsertTag {
+            index,
+            tag: Tag {
+                name: name.to_owned(),
+                color,
+                ranges: BTreeMap::new(),
+                version: next_version(),
+            },
+        }
+        .apply(self)?;
+        Ok(index)
+    }
+
+    /// Renames a tag and rewrites the saved queries that use the old name; returns how many saved
+    /// queries changed.
+    pub fn rename_tag(&mut self, tag: usize, name: &str) -> Result<usize, EditError> {
+        let before = self.queries.clone();
+        Edit::RenameTag {
+            index: tag,
+            name: name.to_owned(),
+        }
+        .apply(self)?;
+        Ok(before
+            .iter()
+            .zip(&self.queries)
+            .filter(|(a, b)| a != b)
+            .count())
+    }
+
+    /// Removes a tag (saved queries that use it are kept, and will report the unknown name).
+    pub fn remove_tag(&mut self, tag: usize) -> Result<Tag, EditError> {
+        let removed = self.tags.get(tag).cloned().ok_or(EditError::NoTag(tag))?;
+        Edit::RemoveTag { index: tag }.apply(self)?;
+        Ok(removed)
+    }
+
+    /// Replaces the ranges of `tag` on `clip` (see [`canonicalize`]; an empty list removes the
+    /// clip from the tag). Returns how many ranges were merged into a neighbour or dropped.
+    pub fn set_ranges(
+        &mut self,
+        tag: usize,
+        clip: ClipId,
+        ranges: Vec<Range>,
+    ) -> Result<usize, EditError> {
+        let given = ranges.len();
+        Edit::SetRanges { tag, clip, ranges }.apply(self)?;
+        let kept = self.tags[tag].ranges.get(&clip).map_or(0, Vec::len);
+        Ok(given - kept)
+    }
+
+    /// Adds the frames of `range` to `tag` on `clip`.
+    pub fn add_range(&mut self, tag: usize, clip: ClipId, range: Range) -> Result<(), EditError> {
+        let mut list = self.ranges_of(tag, clip)?;
+        list.push(range);
+        Edit::SetRanges {
+            tag,
+            clip,
+            ranges: list,
+        }
+        .apply(self)
+        .map(drop)
+    }
+
+    /// Removes the frames of `range` from `tag` on `clip` (splitting a range if needed).
+    pub fn remove_range(
+        &mut self,
+        tag: usize,
+        clip: ClipId,
+        range: Range,
+    ) -> Result<(), EditError> {
+        let list = self.ranges_of(tag, clip)?;
+        let mut out = Vec::new();
+        crate::core::tags::range::difference(&list, &[range], &mut out);
+        Edit::SetRanges {
+            tag,
+            clip,
+            ranges: out,
+        }
+        .apply(self)
+        .map(drop)
+    }
+
+    fn ranges_of(&self, tag: usize, clip: ClipId) -> Result<Vec<Range>, EditError> {
+        let t = self.tags.get(tag).ok_or(EditError::NoTag(tag))?;
+        self.clips
+            .get(clip as usize)
+            .ok_or(EditError::NoClip(clip as usize))?;
+        Ok(t.ranges.get(&clip).cloned().unwrap_or_default())
     }
 }
 
@@ -329,6 +546,7 @@ mod tests {
             clips: vec![clip("a", 100), clip("b", 50)],
             tags: vec![walk],
             queries: vec![],
+            clips_version: 0,
         }
     }
 
@@ -386,6 +604,11 @@ mod tests {
                 clip: 1,
                 source: Some("moved/b.bvh".into()),
             },
+            Edit::SetClipFrames { clip: 0, frames: 5 },
+            Edit::RenameClip {
+                clip: 1,
+                name: "b2".into(),
+            },
             Edit::SetQueries(vec![SavedQuery {
                 name: "q".into(),
                 expr: "Walk".into(),
@@ -413,6 +636,7 @@ mod tests {
         for t in &mut d.tags {
             t.version = 0;
         }
+        d.clips_version = 0;
         d
     }
 
@@ -487,5 +711,102 @@ mod tests {
         .apply(&mut d)
         .unwrap();
         assert!(d.tags[0].version > v);
+    }
+
+    #[test]
+    fn conveniences_go_through_edits() {
+        let mut d = TagDocument::default();
+        for (name, frames) in [("a", 10), ("b", 20), ("c", 30)] {
+            d.add_clip(ClipInfo {
+                name: name.into(),
+                frames,
+                fps: 30.0,
+                source: None,
+            })
+            .unwrap();
+        }
+        d.add_tag("Walk", None).unwrap();
+        d.add_tag("Run", Some([1, 2, 3])).unwrap();
+        let v = d.tags[0].version;
+        assert_eq!(d.set_ranges(0, 1, vec![r(5, 9), r(0, 5)]).unwrap(), 1);
+        assert_eq!(d.tags[0].ranges[&1], vec![r(0, 9)]);
+        assert_ne!(d.tags[0].version, v);
+        // One rule everywhere: ranges are clamped to the clip, as every edit does.
+        d.set_ranges(0, 2, vec![r(25, 40)]).unwrap();
+        assert_eq!(d.tags[0].ranges[&2], vec![r(25, 30)]);
+        assert_eq!(d.set_ranges(0, 7, vec![]), Err(EditError::NoClip(7)));
+        d.add_range(0, 1, r(12, 15)).unwrap();
+        d.remove_range(0, 1, r(3, 13)).unwrap();
+        assert_eq!(d.tags[0].ranges[&1], vec![r(0, 3), r(13, 15)]);
+        assert_eq!(
+            d.add_tag("Run", None),
+            Err(EditError::DuplicateTag("Run".into()))
+        );
+        assert_eq!(
+            d.rename_clip(0, "b"),
+            Err(EditError::DuplicateClip("b".into()))
+        );
+        d.rename_clip(0, "a2").unwrap();
+        let clips_version = d.clips_version;
+        let run_version = d.tags[1].version;
+        d.set_ranges(1, 2, vec![r(0, 2)]).unwrap();
+        let run_version_after_set = d.tags[1].version;
+        assert_ne!(run_version, run_version_after_set);
+        d.remove_clip(1).unwrap();
+        assert_ne!(d.clips_version, clips_version);
+        assert_eq!(
+            d.tags[0].ranges.keys().copied().collect::<Vec<_>>(),
+            vec![1]
+        );
+        // Run's ranges moved from clip 2 to clip 1: its version changed although it had nothing
+        // on the removed clip.
+        assert_eq!(d.tags[1].ranges[&1], vec![r(0, 2)]);
+        assert_ne!(d.tags[1].version, run_version_after_set);
+    }
+
+    #[test]
+    fn renaming_a_tag_rewrites_saved_queries_and_undo_restores_them_exactly() {
+        let mut d = doc();
+        d.add_tag("Run", None).unwrap();
+        d.queries = vec![
+            SavedQuery {
+                name: "q".into(),
+                expr: "Walk - Run".into(),
+            },
+            // Uses the new name already (an unknown tag today): undo must not rename it.
+            SavedQuery {
+                name: "p".into(),
+                expr: "loco:Walk | Walk".into(),
+            },
+        ];
+        let before = d.clone();
+        let inverse = Edit::RenameTag {
+            index: 0,
+            name: "loco:Walk".into(),
+        }
+        .apply(&mut d)
+        .unwrap();
+        assert_eq!(d.queries[0].expr, "loco:Walk - Run");
+        assert_eq!(d.queries[1].expr, "loco:Walk | loco:Walk");
+        assert_eq!(d.rename_tag(1, "run fast").unwrap(), 1);
+        assert_eq!(d.queries[0].expr, "loco:Walk - \"run fast\"");
+        d.rename_tag(1, "Run").unwrap();
+        inverse.apply(&mut d).unwrap();
+        assert_eq!(d.queries, before.queries);
+        assert_eq!(d.tags[0].name, "Walk");
+    }
+
+    #[test]
+    fn changing_a_clips_length_clips_ranges_and_undo_restores_them() {
+        let mut d = doc();
+        let clips_version = d.clips_version;
+        let inverse = Edit::SetClipFrames { clip: 0, frames: 6 }
+            .apply(&mut d)
+            .unwrap();
+        assert_eq!(d.clips[0].frames, 6);
+        assert_eq!(d.tags[0].ranges[&0], vec![r(0, 6)]);
+        assert_ne!(d.clips_version, clips_version);
+        inverse.apply(&mut d).unwrap();
+        assert_eq!(strip_versions(&d), strip_versions(&doc()));
     }
 }

@@ -472,6 +472,7 @@ mod tests {
                 name: "w".into(),
                 expr: "Walk & !\"odd, \\\"name\\\"\"".into(),
             }],
+            ..Default::default()
         }
     }
 
@@ -544,6 +545,7 @@ mod tests {
                     expr: "Run".into(),
                 },
             ],
+            ..Default::default()
         };
         other.tags[0].ranges.insert(0, vec![Range::new(40, 60)]);
         other.tags[1].ranges.insert(1, vec![Range::new(0, 5)]);

@@ -146,6 +146,32 @@ impl History {
         self.undo.is_empty()
     }
 
+    /// How many steps lie between the saved state and the current one (0 when clean; at least 1
+    /// when dirty, e.g. for recovered work whose steps are not in this history).
+    pub fn unsaved_steps(&self) -> usize {
+        if !self.is_dirty() {
+            return 0;
+        }
+        if self.saved_revision == 0 {
+            return self.undo.len().max(1);
+        }
+        if let Some(i) = self
+            .undo
+            .iter()
+            .rposition(|s| s.revision == self.saved_revision)
+        {
+            return (self.undo.len() - 1 - i).max(1);
+        }
+        if let Some(j) = self
+            .redo
+            .iter()
+            .rposition(|s| s.revision == self.saved_revision)
+        {
+            return self.redo.len() - j;
+        }
+        self.undo.len().max(1)
+    }
+
     /// Marks the current state as saved.
     pub fn mark_saved(&mut self) {
         self.saved_revision = self.revision;
@@ -193,6 +219,7 @@ mod tests {
                 version: 0,
             }],
             queries: vec![],
+            ..Default::default()
         }
     }
 

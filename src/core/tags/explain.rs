@@ -477,6 +477,7 @@ mod tests {
             ],
             tags,
             queries: vec![],
+            ..Default::default()
         }
     }
 

@@ -11,9 +11,9 @@ use std::path::Path;
 
 use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 
+use super::document::next_version;
 use super::document::{ClipInfo, SavedQuery, Tag, TagDocument};
 use super::parse::{closest_names, parse_query};
-use super::query::next_version;
 use super::range::Range;
 
 /// The value of the `format` field.
@@ -537,7 +537,8 @@ pub fn load_tags_str(
         file: file_label,
         warnings: Vec::new(),
     };
-    let doc = loader.load(&root)?;
+    let mut doc = loader.load(&root)?;
+    doc.touch_clips();
     Ok((doc, loader.warnings))
 }
 

@@ -274,6 +274,8 @@ impl std::ops::Not for &Query {
 #[derive(Debug, Clone, Default)]
 pub struct TagIndex {
     clip_frames: Vec<u32>,
+    /// The document's clip-list version this index was built from.
+    clips_version: u64,
     versions: Vec<u64>,
     ranges: Vec<RangeSet>,
     /// Empty when the masks would exceed `mask_budget_bytes`.
@@ -299,6 +301,7 @@ impl TagIndex {
         let clip_frames: Vec<u32> = doc.clips.iter().map(|c| c.frames).collect();
         let mut idx = Self {
             clip_frames,
+            clips_version: doc.clips_version,
             mask_budget_bytes,
             ..Self::default()
         };
@@ -371,7 +374,8 @@ impl TagIndex {
     /// Brings the index up to date with `doc`: rebuilds the tags whose version changed (everything
     /// when the clips or the tag count changed). Returns the number of tags rebuilt.
     pub fn sync(&mut self, doc: &TagDocument) -> usize {
-        let same_clips = self.clip_frames.len() == doc.clips.len()
+        let same_clips = self.clips_version == doc.clips_version
+            && self.clip_frames.len() == doc.clips.len()
             && self
                 .clip_frames
                 .iter()
@@ -418,7 +422,8 @@ impl TagIndex {
 
     /// True when every tag version and clip length matches `doc`.
     pub fn is_current(&self, doc: &TagDocument) -> bool {
-        self.versions.len() == doc.tags.len()
+        self.clips_version == doc.clips_version
+            && self.versions.len() == doc.tags.len()
             && self
                 .versions
                 .iter()
@@ -1153,24 +1158,20 @@ fn fused_clip(
 // The cache.
 // ---------------------------------------------------------------------------------------------
 
-/// Version numbers for tags: process-wide, strictly increasing, never 0. Every tag edit and every
-/// load gives the tag a fresh number, so `(tag index, version)` identifies the tag's content even
-/// across documents and after tags are removed or reordered.
-pub fn next_version() -> u64 {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static NEXT: AtomicU64 = AtomicU64::new(1);
-    NEXT.fetch_add(1, Ordering::Relaxed)
-}
+pub use super::document::next_version;
 
 #[derive(Debug, Clone)]
 struct CacheEntry {
     reads: SmallVec<[(u32, u64); 8]>,
+    /// The document's clip-list version and clip count when the result was computed.
+    clips: (u64, usize),
     result: Arc<RangeSet>,
 }
 
 /// Query results keyed by the query (hash and equality of its postfix code). Each entry records
-/// the version of every tag it read; [`QueryCache::get`] checks them against the document and never
-/// returns a result computed from older tag contents. Results that read a tag with version 0 (a tag
+/// the version of every tag it read and of the clip list (a complement or a filter covers every
+/// clip); [`QueryCache::get`] checks them against the document and never returns a result computed
+/// from older tag contents or another set of clips. Results that read a tag with version 0 (a tag
 /// built by hand, outside the document's edit methods) are not cached.
 #[derive(Debug, Clone)]
 pub struct QueryCache {
@@ -1198,10 +1199,11 @@ impl QueryCache {
     }
 
     fn fresh(entry: &CacheEntry, doc: &TagDocument) -> bool {
-        entry
-            .reads
-            .iter()
-            .all(|&(t, v)| doc.tags.get(t as usize).is_some_and(|tag| tag.version == v))
+        entry.clips == (doc.clips_version, doc.clips.len())
+            && entry
+                .reads
+                .iter()
+                .all(|&(t, v)| doc.tags.get(t as usize).is_some_and(|tag| tag.version == v))
     }
 
     /// The cached result of `q` if every tag it read is unchanged in `doc`.
@@ -1238,7 +1240,15 @@ impl QueryCache {
                 self.entries.clear();
             }
         }
-        self.entries.insert(q.clone(), CacheEntry { reads, result });
+        let clips = (doc.clips_version, doc.clips.len());
+        self.entries.insert(
+            q.clone(),
+            CacheEntry {
+                reads,
+                clips,
+                result,
+            },
+        );
     }
 
     pub fn len(&self) -> usize {

@@ -444,12 +444,14 @@ impl CompressionView {
         ui.separator();
         ui.label("Export the chosen candidate (.tlc)");
         ui.horizontal(|ui| {
-            if ui.button("Choose folder...").clicked()
-                && let Some(d) = rfd::FileDialog::new()
-                    .set_title("Export compressed clips to")
-                    .pick_folder()
-            {
-                self.export_dir = Some(d);
+            if ui.button("Choose folder...").clicked() {
+                queue.push(AppCommand::AskPath(Box::new(
+                    crate::ui::file_dialog::PathRequest::new(
+                        "Export compressed clips to",
+                        crate::ui::file_dialog::PathKind::Folder,
+                        AppCommand::SetCompressionExportDir(None),
+                    ),
+                )));
             }
             match &self.export_dir {
                 Some(d) => ui.weak(d.display().to_string()),
@@ -473,15 +475,10 @@ impl CompressionView {
             }
         });
         if let Some(only) = export {
-            if self.export_dir.is_none() {
-                self.export_dir = rfd::FileDialog::new()
-                    .set_title("Export compressed clips to")
-                    .pick_folder();
-            }
-            match self.start_export(only) {
-                Ok(()) => self.status = Some("exporting...".into()),
-                Err(e) => self.status = Some(format!("export failed: {e}")),
-            }
+            queue.push(AppCommand::CompressionExport {
+                only,
+                dir: self.export_dir.clone(),
+            });
         }
     }
 }

@@ -20,7 +20,7 @@ use self::model::{
     char_span_to_bytes, completions, doc_fingerprint, evaluate_all, first_binary_node,
     frozen_tag_name, highlight, push_history, trace_node,
 };
-use crate::core::anim::{Clip, ImportOptions, parse_bvh};
+use crate::core::anim::Clip;
 use crate::core::cut::{CutError, CutSummary, DEFAULT_PATTERN, cut_clips, plan_cut};
 use crate::core::doc::Edit;
 use crate::core::tags::explain::{BinOp, Expr, result_csv, result_json, result_rows};
@@ -385,7 +385,8 @@ impl QueryPanel {
         let cancel = Arc::new(AtomicBool::new(false));
         let (p, c, dir) = (progress.clone(), cancel.clone(), out_dir.clone());
         let handle = std::thread::spawn(move || {
-            let mut load = |_: ClipId, info: &ClipInfo| load_clip(info, base_dir.as_deref(), demo);
+            let mut load =
+                |c: ClipId, info: &ClipInfo| load_clip(c, info, base_dir.as_deref(), demo);
             let mut tick = |done: usize, total: usize| {
                 *p.lock().unwrap_or_else(|e| e.into_inner()) = (done, total);
                 !c.load(Ordering::Relaxed)
@@ -452,25 +453,16 @@ impl QueryPanel {
     }
 }
 
-/// Loads the animation of a clip: from the embedded demo, or from its source file.
-fn load_clip(info: &ClipInfo, base_dir: Option<&Path>, demo: bool) -> Result<Clip, String> {
-    if demo {
-        let source = info.source.as_deref().unwrap_or_default();
-        let (_, text) = crate::ui::project::DEMO_CLIP_FILES
-            .iter()
-            .find(|(n, _)| *n == source)
-            .ok_or_else(|| format!("{source}: not an embedded demo clip"))?;
-        return parse_bvh(text, &info.name, &ImportOptions::default())
-            .map(|(c, _)| c)
-            .map_err(|e| e.to_string());
-    }
-    let base = base_dir.ok_or_else(|| {
-        format!(
-            "clip `{}`: save the project first, so its source path can be resolved",
-            info.name
-        )
-    })?;
-    crate::core::cut::load_source_clip(base, info)
+/// Loads the animation of a clip, by the project's one rule ([`crate::core::project::load`]).
+fn load_clip(
+    clip: ClipId,
+    info: &ClipInfo,
+    base_dir: Option<&Path>,
+    demo: bool,
+) -> Result<Clip, String> {
+    crate::core::project::load(&crate::core::project::ClipRequest::new(
+        clip, info, base_dir, demo,
+    )?)
 }
 
 fn short(text: &str) -> String {

@@ -62,9 +62,11 @@ impl Evaluation {
 
 /// A cheap fingerprint of what query results depend on: clip names and lengths, tag names,
 /// versions (every range edit and every clip edit gives a tag a fresh version, see
-/// `core::tags::query::next_version`) and clip counts. Runs every frame, so it does not read ranges.
+/// `core::tags::query::next_version`), the clip list's version and clip counts. Runs every frame, so
+/// it does not read ranges.
 pub fn doc_fingerprint(doc: &TagDocument) -> u64 {
     let mut h = std::collections::hash_map::DefaultHasher::new();
+    doc.clips_version.hash(&mut h);
     for c in &doc.clips {
         c.name.hash(&mut h);
         c.frames.hash(&mut h);

@@ -16,6 +16,9 @@ use crate::core::tags::{ClipId, Range, TagDocument};
 use crate::ui::command::AppCommand;
 use crate::ui::theme::{self, HEADER_WIDTH, RULER_HEIGHT};
 
+/// How near (in points) a dragged boundary must come to a target to snap to it.
+const SNAP_PX: f64 = 8.0;
+
 /// Zoom limits, in points per frame.
 const MIN_PX_PER_FRAME: f64 = 0.01;
 const MAX_PX_PER_FRAME: f64 = 60.0;
@@ -39,6 +42,8 @@ pub struct TimelineView {
     pub box_select: Option<(Pos2, Pos2, bool)>,
     /// Fit the clip on the next frame.
     pub fit_pending: bool,
+    /// The boundary the gesture snapped to (drawn as the snap line), if it did.
+    pub snap_line: Option<u32>,
     /// Layout of the last frame (for tests and for following the playhead).
     pub last_axis: Option<TimeAxis>,
     pub last_rows: Vec<Row>,
@@ -58,6 +63,7 @@ impl Default for TimelineView {
             gesture: None,
             box_select: None,
             fit_pending: true,
+            snap_line: None,
             last_axis: None,
             last_rows: Vec::new(),
             last_row_layout: None,
@@ -319,6 +325,21 @@ pub fn timeline_ui(
             }
             None => {}
         }
+        // Snap to the playhead and to other ranges' edges on any lane (Alt: no snapping).
+        view.snap_line = None;
+        if let Some(g) = &mut view.gesture
+            && !ui.input(|i| i.modifiers.alt)
+        {
+            let exclude: Vec<Selected> = match g {
+                Gesture::Move { items, .. } => items.clone(),
+                Gesture::Resize { tag, original, .. } => vec![(*tag, *original)],
+                Gesture::Create { .. } => Vec::new(),
+            };
+            let targets =
+                model::snap_targets(doc, input.clip, input.playhead.round() as u32, &exclude);
+            let tolerance = SNAP_PX / view.px_per_frame;
+            view.snap_line = g.snap_to(&targets, tolerance);
+        }
         if let Some((_, cur, _)) = &mut view.box_select {
             *cur = p;
         }
@@ -334,9 +355,11 @@ pub fn timeline_ui(
     if ui.input(|i| i.key_pressed(egui::Key::Escape)) {
         view.gesture = None;
         view.box_select = None;
+        view.snap_line = None;
     }
     if response.drag_stopped() {
         view.scrubbing = false;
+        view.snap_line = None;
         if let Some(g) = view.gesture.take()
             && let Some((edit, label)) = g.finish(doc, input.clip, frames)
         {
@@ -512,6 +535,9 @@ pub fn timeline_ui(
     }
     if let Some((a, b, _)) = view.box_select {
         lane_painter.rect_filled(Rect::from_two_pos(a, b), 0.0, pal.box_select);
+    }
+    if let Some(f) = view.snap_line.filter(|_| view.gesture.is_some()) {
+        paint::marker(&painter, area, &axis, f as f64, pal.snap, 1.0);
     }
     paint::marker(&painter, area, &axis, input.playhead, pal.playhead, 1.5);
     paint::playhead_handle(&painter, ruler_rect, &axis, input.playhead, pal.playhead);

@@ -191,6 +191,93 @@ impl Gesture {
     }
 }
 
+/// Frame boundaries a drag on `clip` can snap to: the playhead, and both edges of every range of
+/// every lane, except the ranges being dragged (`exclude`). Sorted, without duplicates.
+pub fn snap_targets(
+    doc: &TagDocument,
+    clip: ClipId,
+    playhead: u32,
+    exclude: &[Selected],
+) -> Vec<u32> {
+    let mut out = vec![playhead];
+    for (t, tag) in doc.tags.iter().enumerate() {
+        for r in tag.ranges.get(&clip).into_iter().flatten() {
+            if !exclude.contains(&(t, *r)) {
+                out.push(r.start);
+                out.push(r.stop);
+            }
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// The target nearest `frame`, if one lies within `tolerance` frames.
+pub fn snap(frame: u32, targets: &[u32], tolerance: f64) -> Option<u32> {
+    let i = targets.partition_point(|&t| t < frame);
+    [i.checked_sub(1), Some(i)]
+        .into_iter()
+        .flatten()
+        .filter_map(|i| targets.get(i).copied())
+        .map(|t| (t, (t as f64 - frame as f64).abs()))
+        .filter(|&(_, d)| d <= tolerance)
+        .min_by(|a, b| a.1.total_cmp(&b.1))
+        .map(|(t, _)| t)
+}
+
+impl Gesture {
+    /// Snaps the gesture's moving boundary to the nearest target within `tolerance` frames (see
+    /// [`snap_targets`]); returns the boundary it snapped to, for the snap line.
+    pub fn snap_to(&mut self, targets: &[u32], tolerance: f64) -> Option<u32> {
+        match self {
+            Gesture::Resize { frame, .. } => {
+                let t = snap(*frame, targets, tolerance)?;
+                *frame = t;
+                Some(t)
+            }
+            Gesture::Create {
+                anchor, current, ..
+            } => {
+                if *current >= *anchor {
+                    // The moving boundary is the stop, one past the current cell.
+                    let t = snap(*current + 1, targets, tolerance)?;
+                    (t > *anchor).then(|| {
+                        *current = t - 1;
+                        t
+                    })
+                } else {
+                    let t = snap(*current, targets, tolerance)?;
+                    (t <= *anchor).then(|| {
+                        *current = t;
+                        t
+                    })
+                }
+            }
+            Gesture::Move { items, delta } => {
+                let mut best: Option<(i64, u32)> = None;
+                for (_, r) in items.iter() {
+                    for edge in [r.start, r.stop] {
+                        let moved = edge as i64 + *delta;
+                        if moved < 0 {
+                            continue;
+                        }
+                        if let Some(t) = snap(moved as u32, targets, tolerance) {
+                            let d = t as i64 - moved;
+                            if best.is_none_or(|(b, _)| d.abs() < b.abs()) {
+                                best = Some((d, t));
+                            }
+                        }
+                    }
+                }
+                let (d, t) = best?;
+                *delta += d;
+                Some(t)
+            }
+        }
+    }
+}
+
 /// The largest shift not above `delta` in size that keeps every moved range inside the clip.
 pub fn clamp_move(items: &[Selected], delta: i64, frames: u32) -> i64 {
     let min_start = items.iter().map(|(_, r)| r.start as i64).min().unwrap_or(0);
@@ -413,6 +500,7 @@ mod tests {
                 tag("contact:Right", vec![]),
             ],
             queries: vec![],
+            ..Default::default()
         }
     }
 
@@ -597,5 +685,56 @@ mod tests {
             edges(&d, 0, [0usize, 1].into_iter()),
             vec![0, 5, 10, 20, 40, 50]
         );
+    }
+
+    #[test]
+    fn snapping_to_edges_and_the_playhead() {
+        let d = doc();
+        // Edges of every lane on clip 0, plus the playhead.
+        let targets = snap_targets(&d, 0, 50, &[]);
+        assert!(targets.contains(&50));
+        for t in &d.tags {
+            for r in t.ranges.get(&0).into_iter().flatten() {
+                assert!(targets.contains(&r.start) && targets.contains(&r.stop));
+            }
+        }
+        assert_eq!(snap(48, &[10, 50, 90], 3.0), Some(50));
+        assert_eq!(snap(46, &[10, 50, 90], 3.0), None);
+        assert_eq!(
+            snap(70, &[10, 50, 90], 30.0),
+            Some(50),
+            "nearest wins (ties: earlier)"
+        );
+        // Resize snaps its boundary.
+        let mut g = Gesture::Resize {
+            tag: 0,
+            original: Range::new(0, 10),
+            edge: Edge::Stop,
+            frame: 48,
+        };
+        assert_eq!(g.snap_to(&[50], 3.0), Some(50));
+        assert!(matches!(g, Gesture::Resize { frame: 50, .. }));
+        // Create snaps the stop (one past the current cell) or the start.
+        let mut g = Gesture::Create {
+            tag: 0,
+            anchor: 20,
+            current: 47,
+        };
+        assert_eq!(g.snap_to(&[50], 3.0), Some(50));
+        assert!(matches!(g, Gesture::Create { current: 49, .. }));
+        let mut g = Gesture::Create {
+            tag: 0,
+            anchor: 20,
+            current: 11,
+        };
+        assert_eq!(g.snap_to(&[10], 3.0), Some(10));
+        assert!(matches!(g, Gesture::Create { current: 10, .. }));
+        // Move snaps whichever edge is nearest a target.
+        let mut g = Gesture::Move {
+            items: vec![(0, Range::new(100, 120))],
+            delta: 8,
+        };
+        assert_eq!(g.snap_to(&[130], 3.0), Some(130));
+        assert!(matches!(g, Gesture::Move { delta: 10, .. }));
     }
 }

@@ -1,0 +1,155 @@
+//! The app's modal dialogs: unsaved changes, rename, delete confirmation, recovery. Each one queues
+//! commands; Enter confirms and Esc cancels every one of them.
+
+use egui::Key;
+
+use crate::ui::app::TaglaneApp;
+use crate::ui::command::{AppCommand, Guarded};
+use crate::ui::recovery::AutosaveInfo;
+
+/// A modal dialog.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Dialog {
+    /// "Save changes?" before doing `then`.
+    Unsaved(Guarded),
+    Rename {
+        index: usize,
+        name: String,
+    },
+    ConfirmDeleteTag(usize),
+    /// The open project has an autosave from a session that did not end cleanly.
+    Recover {
+        info: AutosaveInfo,
+    },
+}
+
+impl TaglaneApp {
+    pub(crate) fn dialogs_ui(&mut self, ctx: &egui::Context) {
+        let Some(dialog) = self.dialog.clone() else {
+            return;
+        };
+        // Keys of this frame, taken before any text field sees them.
+        let (enter, esc) = ctx.input(|i| (i.key_pressed(Key::Enter), i.key_pressed(Key::Escape)));
+        let mut close = false;
+        egui::Modal::new(egui::Id::unique("taglane_dialog")).show(ctx, |ui| {
+            ui.set_max_width(460.0);
+            match dialog {
+                Dialog::Unsaved(then) => {
+                    ui.heading("Unsaved changes");
+                    ui.label(format!(
+                        "Save the {} change(s) to {} first?",
+                        self.project.history.unsaved_steps(),
+                        self.project.title()
+                    ));
+                    ui.horizontal(|ui| {
+                        if ui.button("Save").clicked() || enter {
+                            self.queue.push(AppCommand::SaveThen(then.clone()));
+                            close = true;
+                        }
+                        if ui.button("Don't save").clicked() {
+                            // Applies only if the action really replaces the project.
+                            self.queue.push(AppCommand::GuardedDiscard(then.clone()));
+                            close = true;
+                        }
+                        if ui.button("Cancel").clicked() || esc {
+                            close = true;
+                        }
+                    });
+                }
+                Dialog::Rename { index, mut name } => {
+                    ui.heading("Rename tag");
+                    let label = ui.label("New tag name");
+                    let edit = ui.text_edit_singleline(&mut name).labelled_by(label.id);
+                    edit.request_focus();
+                    let problem = self.rename_problem(index, &name);
+                    match &problem {
+                        Some(p) => {
+                            ui.colored_label(ui.visuals().error_fg_color, p);
+                        }
+                        None => {
+                            ui.label("Saved queries that use the old name are updated.");
+                        }
+                    }
+                    ui.horizontal(|ui| {
+                        let ok = ui.add_enabled(problem.is_none(), egui::Button::new("Rename"));
+                        if ok.clicked() || (enter && problem.is_none()) {
+                            self.queue.push(AppCommand::RenameTag {
+                                index,
+                                name: name.clone(),
+                            });
+                            close = true;
+                        }
+                        if ui.button("Cancel").clicked() || esc {
+                            close = true;
+                        }
+                    });
+                    if !close {
+                        self.dialog = Some(Dialog::Rename { index, name });
+                    }
+                }
+                Dialog::ConfirmDeleteTag(index) => {
+                    let tag = self.project.doc.tags.get(index);
+                    let name = tag.map_or(String::new(), |t| t.name.clone());
+                    let n: usize = tag.map_or(0, |t| t.ranges.values().map(Vec::len).sum());
+                    ui.heading("Delete tag");
+                    ui.label(format!(
+                        "Delete '{name}' and its {n} range(s) on every clip? You can undo this."
+                    ));
+                    ui.horizontal(|ui| {
+                        if ui.button("Delete").clicked() || enter {
+                            self.queue.push(AppCommand::DeleteTag(index));
+                            close = true;
+                        }
+                        if ui.button("Cancel").clicked() || esc {
+                            close = true;
+                        }
+                    });
+                }
+                Dialog::Recover { info } => {
+                    ui.heading("Recover unsaved work?");
+                    ui.label(format!(
+                        "taglane did not close normally. Found unsaved work of {}.",
+                        info.summary()
+                    ));
+                    ui.label(
+                        "Recover puts it into this project as unsaved changes. Later keeps the \
+                         autosave (File > Recover autosave); Discard deletes it.",
+                    );
+                    ui.horizontal(|ui| {
+                        if ui.button("Recover").clicked() || enter {
+                            self.queue
+                                .push(AppCommand::RecoverAutosave(info.origin.clone()));
+                            close = true;
+                        }
+                        if ui.button("Later").clicked() || esc {
+                            close = true;
+                        }
+                        if ui.button("Discard").clicked() {
+                            self.queue
+                                .push(AppCommand::DiscardAutosave(info.origin.clone()));
+                            close = true;
+                        }
+                    });
+                }
+            }
+        });
+        if close {
+            self.dialog = None;
+        }
+    }
+
+    /// Why `name` cannot be the new name of tag `index` (explained inline), if it cannot.
+    fn rename_problem(&self, index: usize, name: &str) -> Option<String> {
+        let name = name.trim();
+        if name.is_empty() {
+            return Some("A tag name cannot be empty.".to_owned());
+        }
+        self.project
+            .doc
+            .tags
+            .iter()
+            .enumerate()
+            .any(|(i, t)| i != index && t.name == name)
+            .then(|| format!("A tag named '{name}' already exists."))
+    }
+}

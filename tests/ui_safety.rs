@@ -1,0 +1,356 @@
+//! Safety of the user's work, driven through the real app (egui_kittest): fresh query results
+//! after clip edits, "Don't save" that never drops changes it did not replace, recovery that names
+//! its project and never replaces the file the user opened, and file dialogs that never do nothing.
+#![cfg(feature = "ui")]
+
+use std::path::{Path, PathBuf};
+
+use egui::{Key, Modifiers};
+use egui_kittest::Harness;
+use egui_kittest::kittest::Queryable;
+use taglane::core::doc::Edit;
+use taglane::core::tags::{Engine, Range};
+use taglane::ui::TaglaneApp;
+use taglane::ui::app::{Dialog, Prefs};
+use taglane::ui::command::{AppCommand, Guarded};
+use taglane::ui::file_dialog::{DialogBackend, NativeAnswer, PathRequest};
+use taglane::ui::project::{DEMO_CLIP_FILES, Project};
+use taglane::ui::recovery::{Origin, Recovery};
+
+fn harness_with(app: TaglaneApp) -> Harness<'static, TaglaneApp> {
+    let mut h = Harness::builder()
+        .with_size([1600.0, 1000.0])
+        .build_ui_state(|ui, app: &mut TaglaneApp| app.ui(ui), app);
+    h.run_steps(3);
+    h
+}
+
+fn harness() -> Harness<'static, TaglaneApp> {
+    harness_with(TaglaneApp::demo_for_tests())
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("taglane-safety-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// One range edit on clip 0, through the app's command path.
+fn edit(h: &mut Harness<'static, TaglaneApp>) {
+    h.state_mut().queue.push(AppCommand::Edit {
+        edit: Edit::SetRanges {
+            tag: 0,
+            clip: 0,
+            ranges: vec![Range::new(2, 9)],
+        },
+        label: "test edit".into(),
+        select: None,
+    });
+    h.run_steps(2);
+    assert!(h.state().project.history.is_dirty());
+}
+
+fn status(h: &Harness<'static, TaglaneApp>) -> String {
+    h.state().status.clone().map(|s| s.1).unwrap_or_default()
+}
+
+/// The query panel's cached complement stays equal to a fresh evaluation across an import, its
+/// undo and redo (an imported clip has no ranges, so no tag version changes).
+#[test]
+fn query_results_follow_imports_and_undo() {
+    let dir = temp_dir("stale");
+    let (name, text) = DEMO_CLIP_FILES[1];
+    let bvh = dir.join(name);
+    std::fs::write(&bvh, text).unwrap();
+    let mut h = harness();
+    h.state_mut().query.text = "!Walking".into();
+    h.run_steps(3);
+    let check = |h: &Harness<'static, TaglaneApp>, step: &str| {
+        let app = h.state();
+        let ev = app.query.eval.as_ref().expect("evaluated");
+        assert!(ev.agree(), "{step}: the engines disagree");
+        let q = app.project.doc.parse_query("!Walking").unwrap();
+        let (fresh, _) =
+            taglane::core::tags::query::evaluate(&app.project.doc, &q, Engine::Ranges).unwrap();
+        assert_eq!(ev.auto, fresh, "{step}: stale result");
+        assert_eq!(ev.ranges, fresh, "{step}");
+    };
+    check(&h, "start");
+    let clips = h.state().project.doc.clips.len();
+    h.state_mut()
+        .queue
+        .push(AppCommand::ImportAnimation(Some(vec![bvh])));
+    h.run_steps(3);
+    assert_eq!(h.state().project.doc.clips.len(), clips + 1);
+    check(&h, "after import");
+    let imported = h
+        .state()
+        .query
+        .eval
+        .as_ref()
+        .unwrap()
+        .auto
+        .clip_ranges(clips as u32)
+        .to_vec();
+    assert!(!imported.is_empty(), "the new clip is in the complement");
+    h.key_press_modifiers(Modifiers::COMMAND, Key::Z);
+    h.run_steps(3);
+    assert_eq!(h.state().project.doc.clips.len(), clips);
+    check(&h, "after undo");
+    h.key_press_modifiers(Modifiers::COMMAND | Modifiers::SHIFT, Key::Z);
+    h.run_steps(3);
+    check(&h, "after redo");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// "Don't save", then the Open dialog is cancelled: the project and its changes stay, still dirty.
+#[test]
+fn dont_save_then_open_cancelled_keeps_the_changes() {
+    let mut h = harness();
+    edit(&mut h);
+    h.key_press_modifiers(Modifiers::COMMAND, Key::O);
+    h.run_steps(2);
+    h.get_by_label("Unsaved changes");
+    h.get_by_label("Don't save").click();
+    h.run_steps(3);
+    assert!(h.state().file_browser.is_some(), "the file browser asks");
+    h.get_by_label("Cancel").click();
+    h.run_steps(3);
+    let app = h.state();
+    assert!(app.file_browser.is_none());
+    assert!(app.project.is_demo, "the demo is still open");
+    assert!(app.project.history.is_dirty(), "the changes still count");
+    assert_eq!(app.project.doc.tags[0].ranges[&0], vec![Range::new(2, 9)]);
+    // So quitting still asks.
+    h.state_mut().queue.push(AppCommand::Guarded(Guarded::Quit));
+    h.run_steps(2);
+    assert!(matches!(
+        h.state().dialog,
+        Some(Dialog::Unsaved(Guarded::Quit))
+    ));
+}
+
+/// "Don't save", then the chosen file fails to load: nothing is replaced or marked saved.
+#[test]
+fn dont_save_then_open_failed_keeps_the_changes() {
+    let dir = temp_dir("openfail");
+    let bad = dir.join("bad.taglane.json");
+    std::fs::write(
+        &bad,
+        "{\"format\": \"taglane.tags\", \"version\": 1, \"clips\": [",
+    )
+    .unwrap();
+    let mut h = harness();
+    edit(&mut h);
+    h.state_mut()
+        .queue
+        .push(AppCommand::Guarded(Guarded::Open(Some(bad.clone()))));
+    h.run_steps(2);
+    assert!(
+        matches!(h.state().dialog, Some(Dialog::Unsaved(_))),
+        "{:?} {}",
+        h.state().dialog,
+        status(&h)
+    );
+    h.run_steps(1);
+    h.get_by_label("Don't save").click();
+    h.run_steps(3);
+    let app = h.state();
+    assert!(status(&h).contains("bad.taglane.json"), "{}", status(&h));
+    assert!(app.project.is_demo);
+    assert!(app.project.history.is_dirty());
+    assert_eq!(app.project.doc.tags[0].ranges[&0], vec![Range::new(2, 9)]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// An autosave of the demo does not replace the project named on the command line: it is not
+/// offered there, it is kept, and it is offered (naming the demo, its time and edit count) when
+/// the demo is opened. The named project's own autosave is offered for it and recovers into it.
+#[test]
+fn recovery_names_its_project_and_never_replaces_the_named_file() {
+    let dir = temp_dir("recover");
+    let recovery_dir = dir.join("recovery");
+    let recovery = Recovery::in_dir(&recovery_dir);
+    // Edit the demo; the session dies after an autosave.
+    let mut demo = Project::demo();
+    demo.apply(
+        Edit::SetRanges {
+            tag: 0,
+            clip: 0,
+            ranges: vec![Range::new(1, 4)],
+        },
+        "demo edit",
+    )
+    .unwrap();
+    recovery.save(&demo).unwrap();
+    // A real project on disk.
+    let real = dir.join("real.taglane.json");
+    let mut project = Project::demo();
+    project.save_to(&real).unwrap();
+    let (opened, _) = Project::load(&real).unwrap();
+    let app = TaglaneApp::new(opened, Prefs::default(), Recovery::in_dir(&recovery_dir));
+    let mut h = harness_with(app);
+    assert!(
+        h.state().dialog.is_none(),
+        "the demo's autosave is not offered here"
+    );
+    assert!(status(&h).contains("Recover autosave"), "{}", status(&h));
+    assert_eq!(h.state().project.path.as_deref(), Some(real.as_path()));
+    // Opening the demo offers its autosave, named.
+    h.state_mut()
+        .queue
+        .push(AppCommand::Guarded(Guarded::OpenDemo));
+    h.run_steps(3);
+    match &h.state().dialog {
+        Some(Dialog::Recover { info }) => {
+            assert_eq!(info.origin, Origin::Demo);
+            assert_eq!(info.unsaved_edits, 1);
+        }
+        other => panic!("expected the recovery prompt, got {other:?}"),
+    }
+    h.get_by_label_contains("the demo project, autosaved");
+    h.get_by_label("Recover").click();
+    h.run_steps(3);
+    let app = h.state();
+    assert!(app.project.is_demo);
+    assert!(app.project.history.is_dirty());
+    assert_eq!(app.project.doc.tags[0].ranges[&0], vec![Range::new(1, 4)]);
+
+    // The real project's own autosave: offered when it is opened, recovered into it.
+    let mut edited = Project::load(&real).unwrap().0;
+    edited
+        .apply(
+            Edit::SetRanges {
+                tag: 1,
+                clip: 2,
+                ranges: vec![Range::new(5, 6)],
+            },
+            "real edit",
+        )
+        .unwrap();
+    recovery.save(&edited).unwrap();
+    let (opened, _) = Project::load(&real).unwrap();
+    let mut h = harness_with(TaglaneApp::new(
+        opened,
+        Prefs::default(),
+        Recovery::in_dir(&recovery_dir),
+    ));
+    let real_display = real.canonicalize().unwrap().display().to_string();
+    h.get_by_label_contains(&real_display);
+    h.key_press(Key::Enter);
+    h.run_steps(3);
+    let app = h.state();
+    assert_eq!(app.project.path.as_deref(), Some(real.as_path()));
+    assert_eq!(app.project.doc.tags[1].ranges[&2], vec![Range::new(5, 6)]);
+    assert!(app.project.history.is_dirty());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+fn unavailable(_: &PathRequest, _: Option<&Path>) -> NativeAnswer {
+    NativeAnswer::Unavailable
+}
+
+/// Ctrl+S on the embedded demo asks where to save; the system dialog cannot open (as on a bare X
+/// server), so the app says so and its own browser saves the file.
+#[test]
+fn fallback_file_browser_saves_the_demo() {
+    let dir = temp_dir("fallback");
+    let prefs = Prefs {
+        dialogs: DialogBackend::System,
+        ..Prefs::default()
+    };
+    let mut app = TaglaneApp::new(Project::demo(), prefs, Recovery::disabled());
+    app.native_dialog = unavailable;
+    let mut h = harness_with(app);
+    edit(&mut h);
+    h.key_press_modifiers(Modifiers::COMMAND, Key::S);
+    h.run_steps(3);
+    assert!(status(&h).contains("could not open"), "{}", status(&h));
+    assert!(h.state().native_unavailable);
+    h.state_mut()
+        .file_browser
+        .as_mut()
+        .expect("the in-app browser is open")
+        .go_to(dir.clone());
+    h.run_steps(2);
+    h.get_by_label("File name").click();
+    h.run_steps(1);
+    h.state_mut().file_browser.as_mut().unwrap().name.clear();
+    h.run_steps(1);
+    h.get_by_label("File name").type_text("session one");
+    h.run_steps(1);
+    h.get_by_label("Save").click();
+    h.run_steps(3);
+    let saved = dir.join("session one.json");
+    assert!(saved.is_file(), "{}", status(&h));
+    let app = h.state();
+    assert!(app.file_browser.is_none());
+    assert_eq!(app.project.path.as_deref(), Some(saved.as_path()));
+    assert!(!app.project.is_demo);
+    assert!(!app.project.history.is_dirty());
+    // Saving over an existing file asks first; "Keep it" goes back to the browser.
+    h.state_mut().queue.push(AppCommand::SaveAs(None));
+    h.run_steps(2);
+    h.state_mut()
+        .file_browser
+        .as_mut()
+        .unwrap()
+        .go_to(dir.clone());
+    h.state_mut().file_browser.as_mut().unwrap().name = "session one.json".into();
+    h.run_steps(1);
+    h.get_by_label("Save").click();
+    h.run_steps(2);
+    h.get_by_label_contains("already exists. Replace it?");
+    h.get_by_label("Keep it");
+    h.key_press(Key::Escape);
+    h.run_steps(2);
+    assert!(
+        h.state()
+            .file_browser
+            .as_ref()
+            .unwrap()
+            .confirm_replace
+            .is_none(),
+        "Esc keeps the file and goes back to the browser"
+    );
+    h.key_press(Key::Escape);
+    h.run_steps(2);
+    assert!(h.state().file_browser.is_none(), "Esc cancels");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Every dialog answers Enter and Esc.
+#[test]
+fn enter_confirms_and_esc_cancels_dialogs() {
+    let mut h = harness();
+    let tags = h.state().project.doc.tags.len();
+    h.state_mut().queue.push(AppCommand::AskDeleteTag(0));
+    h.run_steps(2);
+    h.key_press(Key::Escape);
+    h.run_steps(2);
+    assert!(h.state().dialog.is_none());
+    assert_eq!(h.state().project.doc.tags.len(), tags);
+    h.state_mut().queue.push(AppCommand::AskDeleteTag(0));
+    h.run_steps(2);
+    h.key_press(Key::Enter);
+    h.run_steps(2);
+    assert_eq!(h.state().project.doc.tags.len(), tags - 1);
+    // Rename: a duplicate name is explained inline and Enter does nothing; Esc cancels.
+    let other = h.state().project.doc.tags[1].name.clone();
+    h.state_mut().queue.push(AppCommand::StartRename(0));
+    h.run_steps(2);
+    h.state_mut().dialog = Some(Dialog::Rename {
+        index: 0,
+        name: other.clone(),
+    });
+    h.run_steps(2);
+    h.get_by_label_contains("already exists");
+    h.key_press(Key::Enter);
+    h.run_steps(2);
+    assert!(h.state().dialog.is_some(), "a bad name is not applied");
+    h.key_press(Key::Escape);
+    h.run_steps(2);
+    assert!(h.state().dialog.is_none());
+    assert_ne!(h.state().project.doc.tags[0].name, other);
+}
