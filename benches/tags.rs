@@ -185,6 +185,7 @@ fn database(dense: bool) -> TagDocument {
             frames,
             fps: 30.0,
             source: None,
+            unit_cm: None,
         })
         .unwrap();
     }
@@ -308,6 +309,7 @@ fn auto_rule(c: &mut Criterion) {
             frames: 64_000,
             fps: 30.0,
             source: None,
+            unit_cm: None,
         })
         .unwrap();
         for name in ["A", "B"] {

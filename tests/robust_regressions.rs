@@ -142,6 +142,7 @@ fn query_doc() -> TagDocument {
         frames,
         fps: 30.0,
         source: None,
+        unit_cm: None,
     };
     let tag = |name: &str, ranges: &[(u32, &[(u32, u32)])]| Tag {
         name: name.to_string(),

@@ -12,6 +12,7 @@ fn doc() -> TagDocument {
         frames: 10_000,
         fps: 30.0,
         source: None,
+        unit_cm: None,
     })
     .unwrap();
     d.add_clip(ClipInfo {
@@ -19,6 +20,7 @@ fn doc() -> TagDocument {
         frames: 640,
         fps: 30.0,
         source: None,
+        unit_cm: None,
     })
     .unwrap();
     for name in ["A", "B", "C"] {
@@ -90,6 +92,7 @@ fn cache_hits_and_never_goes_stale() {
         frames: 7,
         fps: 30.0,
         source: None,
+        unit_cm: None,
     })
     .unwrap();
     let with_new = eng.run(&d, &not_c, Engine::Ranges).unwrap();
@@ -208,6 +211,7 @@ fn cached_results_follow_clip_edits_and_their_undo() {
         frames,
         fps: 30.0,
         source: None,
+        unit_cm: None,
     };
     // Import: a clip with no ranges bumps no tag version.
     history

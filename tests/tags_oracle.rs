@@ -84,6 +84,7 @@ fn doc_strategy() -> impl Strategy<Value = TagDocument> {
                     frames: f,
                     fps: 30.0,
                     source: None,
+                    unit_cm: None,
                 })
                 .unwrap();
             }

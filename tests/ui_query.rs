@@ -452,6 +452,7 @@ fn big_database_evaluates_in_the_background() {
             frames: 1000,
             fps: 30.0,
             source: None,
+            unit_cm: None,
         })
         .collect();
     let tags: Vec<Tag> = ["A", "B", "C"]

@@ -615,6 +615,7 @@ pub fn demo_project() -> (Vec<Clip>, TagDocument) {
             frames,
             fps: clip.fps,
             source: Some(format!("{}.bvh", clip.name)),
+            unit_cm: None,
         });
         clips.push(clip);
     }
@@ -678,6 +679,7 @@ pub fn synthetic_document(
             frames: 600 + next(801) as u32,
             fps: 30.0,
             source: Some(format!("takes/take_{c:05}.bvh")),
+            unit_cm: None,
         })
         .collect();
     let mut out: Vec<Tag> = (0..tags)

@@ -8,5 +8,6 @@ pub mod doc;
 pub mod io;
 pub mod limits;
 pub mod project;
+pub mod rng;
 pub mod stress;
 pub mod tags;

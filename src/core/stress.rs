@@ -27,23 +27,7 @@ impl StressSpec {
     };
 }
 
-/// splitmix64: small, fast, good enough to spread ranges.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `0..n` (`n > 0`).
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
+use crate::core::rng::SplitMix64 as Rng;
 
 /// Tag `i`'s name: `tag000`, `tag001`, ...
 pub fn stress_tag_name(i: usize) -> String {
@@ -62,6 +46,7 @@ pub fn stress_document(spec: &StressSpec) -> TagDocument {
             frames: 1000 + rng.below(4001) as u32,
             fps: [30.0, 60.0, 120.0][rng.below(3) as usize],
             source: Some(format!("takes/take_{i:05}.bvh")),
+            unit_cm: None,
         })
         .collect();
     // How many ranges each (tag, clip) cell gets.

@@ -1461,6 +1461,7 @@ impl TaglaneApp {
                             frames: clip.frame_count as u32,
                             fps: clip.fps,
                             source: Some(source.clone()),
+                            unit_cm: None,
                         },
                         ranges: vec![],
                     });

@@ -7,22 +7,7 @@ use glam::{EulerRot, Quat, Vec3};
 
 use crate::core::anim::{Clip, Skeleton, Transform};
 
-/// A small deterministic generator (SplitMix64).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    /// Uniform in [-1, 1].
-    fn signed(&mut self) -> f32 {
-        (self.next() >> 40) as f32 / (1u64 << 23) as f32 - 1.0
-    }
-}
+use crate::core::rng::SplitMix64 as Rng;
 
 /// A clip of `joints` joints (>= 1) and `frames` frames at `fps`, in centimetres.
 ///

@@ -533,6 +533,7 @@ mod tests {
             frames,
             fps: 30.0,
             source: None,
+            unit_cm: None,
         };
         let mut walk = Tag {
             name: "Walk".into(),
@@ -596,6 +597,7 @@ mod tests {
                     frames: 10,
                     fps: 24.0,
                     source: Some("x.bvh".into()),
+                    unit_cm: None,
                 },
                 ranges: vec![(0, vec![r(2, 4)])],
             },
@@ -722,6 +724,7 @@ mod tests {
                 frames,
                 fps: 30.0,
                 source: None,
+                unit_cm: None,
             })
             .unwrap();
         }

@@ -456,6 +456,7 @@ mod tests {
             frames,
             fps,
             source: None,
+            unit_cm: None,
         }
     }
 

@@ -211,6 +211,7 @@ mod tests {
                 frames: 100,
                 fps: 30.0,
                 source: None,
+                unit_cm: None,
             }],
             tags: vec![Tag {
                 name: "Walk".into(),

@@ -20,6 +20,9 @@ pub struct ClipInfo {
     pub fps: f32,
     /// Path of the animation file, relative to the document's file.
     pub source: Option<String>,
+    /// Centimetres per unit of the clip's animation file (`None`: the format's convention, see
+    /// `ImportOptions::unit_cm`). Stored in the project as the clip's optional `unit_cm`.
+    pub unit_cm: Option<f32>,
 }
 
 /// A tag: a name, an optional colour and, for each clip it occurs on, a canonical range list

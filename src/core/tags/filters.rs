@@ -91,10 +91,7 @@ impl Filter {
 /// hash of the seed and the clip id, modulo `count`. It depends only on its arguments, so a query
 /// gives the same ranges on every run and with every engine.
 pub fn random_pick(seed: u32, clip: ClipId, count: usize) -> usize {
-    let mut z = (u64::from(seed) << 32 | u64::from(clip)).wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^= z >> 31;
+    let z = crate::core::rng::hash(u64::from(seed) << 32 | u64::from(clip));
     (z % count.max(1) as u64) as usize
 }
 

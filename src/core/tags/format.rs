@@ -3,17 +3,25 @@
 //! Loading never drops anything silently: overlapping or adjacent ranges are merged and reported as
 //! warnings, unknown fields are reported as warnings (they are not kept on save), and every error
 //! names the file and the JSON path (`tags[2].ranges.walk_01[1]`) or the line and column.
+//!
+//! Both directions stream: the loader reads the text straight into the document (no JSON tree) and
+//! the writer formats it straight into one string. See docs/PERFORMANCE.md ("Streaming load and save").
 
-use std::collections::{BTreeMap, HashMap};
+use std::borrow::Cow;
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt;
 use std::fmt::Write as _;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::path::Path;
 
-use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::de::{
+    self, Deserialize, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor,
+};
+use serde_json::value::RawValue;
 
-use super::document::next_version;
 use super::document::{ClipInfo, SavedQuery, Tag, TagDocument};
 use super::parse::{closest_names, parse_query};
+use super::query::next_version;
 use super::range::Range;
 
 /// The value of the `format` field.
@@ -61,78 +69,6 @@ impl fmt::Display for LoadWarning {
     }
 }
 
-/// A JSON value that keeps object keys in file order, duplicates included.
-#[derive(Debug, Clone)]
-enum J {
-    Null,
-    Bool,
-    Num(serde_json::Number),
-    Str(String),
-    Arr(Vec<J>),
-    Obj(Vec<(String, J)>),
-}
-
-impl<'de> Deserialize<'de> for J {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = J;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a JSON value")
-            }
-            fn visit_unit<E>(self) -> Result<J, E> {
-                Ok(J::Null)
-            }
-            fn visit_bool<E>(self, _v: bool) -> Result<J, E> {
-                Ok(J::Bool)
-            }
-            fn visit_u64<E>(self, v: u64) -> Result<J, E> {
-                Ok(J::Num(v.into()))
-            }
-            fn visit_i64<E>(self, v: i64) -> Result<J, E> {
-                Ok(J::Num(v.into()))
-            }
-            fn visit_f64<E>(self, v: f64) -> Result<J, E> {
-                Ok(serde_json::Number::from_f64(v).map_or(J::Null, J::Num))
-            }
-            fn visit_str<E>(self, v: &str) -> Result<J, E> {
-                Ok(J::Str(v.to_string()))
-            }
-            fn visit_string<E>(self, v: String) -> Result<J, E> {
-                Ok(J::Str(v))
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut a: A) -> Result<J, A::Error> {
-                let mut v = Vec::new();
-                while let Some(x) = a.next_element()? {
-                    v.push(x);
-                }
-                Ok(J::Arr(v))
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<J, A::Error> {
-                let mut v = Vec::new();
-                while let Some((k, x)) = a.next_entry::<String, J>()? {
-                    v.push((k, x));
-                }
-                Ok(J::Obj(v))
-            }
-        }
-        d.deserialize_any(V)
-    }
-}
-
-impl J {
-    fn kind(&self) -> &'static str {
-        match self {
-            J::Null => "null",
-            J::Bool => "a boolean",
-            J::Num(_) => "a number",
-            J::Str(_) => "a string",
-            J::Arr(_) => "an array",
-            J::Obj(_) => "an object",
-        }
-    }
-}
-
 /// Appends `.key` or `["key"]` to a JSON path.
 fn key_path(base: &str, key: &str) -> String {
     let simple = key
@@ -147,14 +83,343 @@ fn key_path(base: &str, key: &str) -> String {
     }
 }
 
+fn parse_color(s: &str) -> Option<[u8; 3]> {
+    let hex = s.strip_prefix('#')?;
+    if hex.len() != 6 || !hex.is_ascii() {
+        return None;
+    }
+    let byte = |i: usize| u8::from_str_radix(&hex[i..i + 2], 16).ok();
+    Some([byte(0)?, byte(2)?, byte(4)?])
+}
+
+/// Checks a clip's `unit_cm` (`value`: the number read, or the kind of value found instead).
+fn check_unit_cm(value: Result<f64, &str>, path: &str, file: &str) -> Result<f32, TagsFileError> {
+    let fail = |message: String| TagsFileError::Invalid {
+        file: file.to_string(),
+        path: path.to_string(),
+        message,
+    };
+    let x = value.map_err(|kind| {
+        fail(format!(
+            "expected centimetres per unit (a number), found {kind}"
+        ))
+    })?;
+    let unit = x as f32;
+    if unit.is_finite() && unit > 0.0 {
+        Ok(unit)
+    } else {
+        Err(fail(format!(
+            "centimetres per unit must be a positive finite number, found {x}"
+        )))
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The streaming loader.
+//
+// The file is read in one pass straight into the document: serde drives visitors that validate each
+// value as it arrives and build the clips, tags (range lists read into one vector each) and queries;
+// no JSON tree is built. Small objects (a clip, a query, a tag's name and colour) are buffered as
+// their fields so they are checked in the same order as before, whatever the order of the keys.
+//
+// Errors are exactly those of the tree loader this replaced (kept in `format/reference.rs` as the
+// test oracle). That loader parsed the whole text first, then checked the tree top-down: a syntax
+// error anywhere wins over any other; then a duplicate key at the top level; then `format`,
+// `version`, `clips`, `tags` and `queries` in that order, each element in file order. Here:
+// - every value is parsed with `deserialize_any` as the tree parser did (same number and string
+//   checks, same nesting limit), so a file that loads here parsed there;
+// - on any problem the loader keeps reading (skipping the rest of the section) so that a problem
+//   the old order checks earlier (a duplicate top-level key, `format`) still wins, and before
+//   reporting it re-parses the whole text with a checking-only visitor, so a syntax error later in
+//   the file is reported first, as before;
+// - sections that arrive out of order (`tags` before `clips`) are kept as raw text and read once
+//   the sections they depend on are known; the whole text is then also checked as above.
+// ---------------------------------------------------------------------------------------------
+
+/// A JSON value as the loader needs it: scalars as read, arrays and objects only as their kind
+/// (their contents are parsed and checked like any JSON, then dropped).
+#[derive(Debug)]
+enum Small<'de> {
+    Null,
+    Bool,
+    U(u64),
+    I(i64),
+    F(f64),
+    Str(Cow<'de, str>),
+    Arr,
+    Obj,
+}
+
+impl Small<'_> {
+    fn kind(&self) -> &'static str {
+        match self {
+            Small::Null => "null",
+            Small::Bool => "a boolean",
+            Small::U(_) | Small::I(_) | Small::F(_) => "a number",
+            Small::Str(_) => "a string",
+            Small::Arr => "an array",
+            Small::Obj => "an object",
+        }
+    }
+
+    fn number(&self) -> Option<serde_json::Number> {
+        match *self {
+            Small::U(x) => Some(x.into()),
+            Small::I(x) => Some(x.into()),
+            Small::F(x) => serde_json::Number::from_f64(x),
+            _ => None,
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Small<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Small<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a JSON value")
+            }
+            fn visit_unit<E>(self) -> Result<Small<'de>, E> {
+                Ok(Small::Null)
+            }
+            fn visit_bool<E>(self, _v: bool) -> Result<Small<'de>, E> {
+                Ok(Small::Bool)
+            }
+            fn visit_u64<E>(self, v: u64) -> Result<Small<'de>, E> {
+                Ok(Small::U(v))
+            }
+            fn visit_i64<E>(self, v: i64) -> Result<Small<'de>, E> {
+                Ok(Small::I(v))
+            }
+            fn visit_f64<E>(self, v: f64) -> Result<Small<'de>, E> {
+                Ok(if v.is_finite() {
+                    Small::F(v)
+                } else {
+                    Small::Null
+                })
+            }
+            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Small<'de>, E> {
+                Ok(Small::Str(Cow::Borrowed(v)))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Small<'de>, E> {
+                Ok(Small::Str(Cow::Owned(v.to_string())))
+            }
+            fn visit_string<E>(self, v: String) -> Result<Small<'de>, E> {
+                Ok(Small::Str(Cow::Owned(v)))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut a: A) -> Result<Small<'de>, A::Error> {
+                while a.next_element::<Check>()?.is_some() {}
+                Ok(Small::Arr)
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<Small<'de>, A::Error> {
+                while a.next_key::<Key>()?.is_some() {
+                    a.next_value::<Check>()?;
+                }
+                Ok(Small::Obj)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// Parses any JSON value as a tree parser does (same checks, same errors) and keeps nothing.
+struct Check;
+
+impl<'de> Deserialize<'de> for Check {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Check;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a JSON value")
+            }
+            fn visit_unit<E>(self) -> Result<Check, E> {
+                Ok(Check)
+            }
+            fn visit_bool<E>(self, _v: bool) -> Result<Check, E> {
+                Ok(Check)
+            }
+            fn visit_u64<E>(self, _v: u64) -> Result<Check, E> {
+                Ok(Check)
+            }
+            fn visit_i64<E>(self, _v: i64) -> Result<Check, E> {
+                Ok(Check)
+            }
+            fn visit_f64<E>(self, _v: f64) -> Result<Check, E> {
+                Ok(Check)
+            }
+            fn visit_str<E>(self, _v: &str) -> Result<Check, E> {
+                Ok(Check)
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut a: A) -> Result<Check, A::Error> {
+                while a.next_element::<Check>()?.is_some() {}
+                Ok(Check)
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<Check, A::Error> {
+                while a.next_key::<Key>()?.is_some() {
+                    a.next_value::<Check>()?;
+                }
+                Ok(Check)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// An object key, borrowed from the text when it has no escapes.
+struct Key<'de>(Cow<'de, str>);
+
+impl<'de> Deserialize<'de> for Key<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Key<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a string key")
+            }
+            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Borrowed(v)))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Owned(v.to_string())))
+            }
+            fn visit_string<E>(self, v: String) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Owned(v)))
+            }
+        }
+        d.deserialize_string(V)
+    }
+}
+
+/// What a value is expected to be: the handler of arrays and objects, and what to do when the value
+/// is of another kind (`wrong` gets the kind found). Wrapped in [`Any`] to become a serde seed.
+trait Shape<'de>: Sized {
+    fn seq<A: SeqAccess<'de>>(self, mut a: A) -> Result<(), A::Error> {
+        while a.next_element::<IgnoredAny>()?.is_some() {}
+        self.wrong("an array");
+        Ok(())
+    }
+    fn map<A: MapAccess<'de>>(self, mut a: A) -> Result<(), A::Error> {
+        while a.next_key::<IgnoredAny>()?.is_some() {
+            a.next_value::<IgnoredAny>()?;
+        }
+        self.wrong("an object");
+        Ok(())
+    }
+    fn wrong(self, kind: &'static str);
+}
+
+struct Any<S>(S);
+
+impl<'de, S: Shape<'de>> Visitor<'de> for Any<S> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+    fn visit_unit<E>(self) -> Result<(), E> {
+        self.0.wrong("null");
+        Ok(())
+    }
+    fn visit_bool<E>(self, _v: bool) -> Result<(), E> {
+        self.0.wrong("a boolean");
+        Ok(())
+    }
+    fn visit_u64<E>(self, _v: u64) -> Result<(), E> {
+        self.0.wrong("a number");
+        Ok(())
+    }
+    fn visit_i64<E>(self, _v: i64) -> Result<(), E> {
+        self.0.wrong("a number");
+        Ok(())
+    }
+    fn visit_f64<E>(self, v: f64) -> Result<(), E> {
+        // The tree loader kept a non-finite number as null (serde_json never yields one).
+        self.0
+            .wrong(if v.is_finite() { "a number" } else { "null" });
+        Ok(())
+    }
+    fn visit_str<E>(self, _v: &str) -> Result<(), E> {
+        self.0.wrong("a string");
+        Ok(())
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, a: A) -> Result<(), A::Error> {
+        self.0.seq(a)
+    }
+    fn visit_map<A: MapAccess<'de>>(self, a: A) -> Result<(), A::Error> {
+        self.0.map(a)
+    }
+}
+
+impl<'de, S: Shape<'de>> DeserializeSeed<'de> for Any<S> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+/// A fast hash for names (clip names are looked up once per range list).
+#[derive(Default, Clone, Copy)]
+struct NameHasher(u64);
+
+impl Hasher for NameHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            self.0 = (self.0.rotate_left(5) ^ u64::from_le_bytes(word))
+                .wrapping_mul(0x517c_c1b7_2722_0a95);
+        }
+    }
+    fn finish(&self) -> u64 {
+        self.0 ^ (self.0 >> 29)
+    }
+}
+
+type NameMap<V> = HashMap<String, V, BuildHasherDefault<NameHasher>>;
+
 struct Loader<'a> {
     file: &'a str,
     warnings: Vec<LoadWarning>,
+    /// The first problem found (see the order above).
+    error: Option<TagsFileError>,
+    /// A section was read out of order, from its raw text.
+    deferred: bool,
+    clips: Vec<ClipInfo>,
+    tags: Vec<Tag>,
+    queries: Vec<SavedQuery>,
+    /// Clip ids by name: a linear `clip_index` per range entry made loading quadratic (22 s for the
+    /// 10,000-clip stress project, see docs/ROBUSTNESS.md).
+    clip_ids: NameMap<u32>,
+    tag_ids: NameMap<usize>,
+    /// Per clip, the number (index + 1) of the last tag whose `ranges` named it: finds duplicate keys.
+    clip_seen: Vec<u32>,
+    /// The ranges of the list being read, with their index in the file.
+    scratch: Vec<Range>,
 }
 
 type R<T> = Result<T, TagsFileError>;
 
-impl Loader<'_> {
+/// The fields of a small object, in file order (duplicates included).
+type Fields<'de> = Vec<(Cow<'de, str>, Small<'de>)>;
+
+impl<'a> Loader<'a> {
+    fn new(file: &'a str) -> Self {
+        Loader {
+            file,
+            warnings: Vec::new(),
+            error: None,
+            deferred: false,
+            clips: Vec::new(),
+            tags: Vec::new(),
+            queries: Vec::new(),
+            clip_ids: NameMap::default(),
+            tag_ids: NameMap::default(),
+            clip_seen: Vec::new(),
+            scratch: Vec::new(),
+        }
+    }
+
     fn fail(&self, path: &str, message: impl Into<String>) -> TagsFileError {
         TagsFileError::Invalid {
             file: self.file.to_string(),
@@ -174,17 +439,28 @@ impl Loader<'_> {
         });
     }
 
-    /// The fields of an object, checked for duplicates; unknown fields are reported.
-    fn object<'j>(&mut self, v: &'j J, path: &str, known: &[&str]) -> R<BTreeMap<&'j str, &'j J>> {
-        let J::Obj(entries) = v else {
-            return Err(self.fail(path, format!("expected an object, found {}", v.kind())));
-        };
-        let mut map = BTreeMap::new();
-        for (k, x) in entries {
-            if map.insert(k.as_str(), x).is_some() {
+    /// Records the first problem.
+    fn set_error(&mut self, e: TagsFileError) {
+        if self.error.is_none() {
+            self.error = Some(e);
+        }
+    }
+
+    /// Checks the keys of an object for duplicates and reports unknown fields (`known` empty:
+    /// any key is fine), in file order.
+    fn keys<'k>(
+        &mut self,
+        keys: impl IntoIterator<Item = &'k str>,
+        path: &str,
+        known: &[&str],
+    ) -> R<()> {
+        let mut seen: Vec<&str> = Vec::new();
+        for k in keys {
+            if seen.contains(&k) {
                 return Err(self.fail(&key_path(path, k), format!("duplicate key `{k}`")));
             }
-            if !known.is_empty() && !known.contains(&k.as_str()) {
+            seen.push(k);
+            if !known.is_empty() && !known.contains(&k) {
                 self.warn(
                     &key_path(path, k),
                     format!(
@@ -194,23 +470,26 @@ impl Loader<'_> {
                 );
             }
         }
-        Ok(map)
+        Ok(())
     }
 
-    fn required<'j>(&self, m: &BTreeMap<&str, &'j J>, path: &str, key: &str) -> R<&'j J> {
-        m.get(key)
-            .copied()
-            .ok_or_else(|| self.fail(path, format!("missing required field `{key}`")))
+    /// [`Loader::keys`] on buffered fields.
+    fn fields(&mut self, fields: &Fields, path: &str, known: &[&str]) -> R<()> {
+        self.keys(fields.iter().map(|(k, _)| k.as_ref()), path, known)
     }
 
-    fn string<'j>(&self, v: &'j J, path: &str) -> R<&'j str> {
+    fn required<'f, 'de>(&self, m: &'f Fields<'de>, path: &str, key: &str) -> R<&'f Small<'de>> {
+        get(m, key).ok_or_else(|| self.fail(path, format!("missing required field `{key}`")))
+    }
+
+    fn string<'v>(&self, v: &'v Small, path: &str) -> R<&'v str> {
         match v {
-            J::Str(s) => Ok(s),
+            Small::Str(s) => Ok(s),
             other => Err(self.fail(path, format!("expected a string, found {}", other.kind()))),
         }
     }
 
-    fn name<'j>(&self, v: &'j J, path: &str) -> R<&'j str> {
+    fn name<'v>(&self, v: &'v Small, path: &str) -> R<&'v str> {
         let s = self.string(v, path)?;
         if s.is_empty() {
             return Err(self.fail(path, "expected a non-empty name"));
@@ -218,38 +497,35 @@ impl Loader<'_> {
         Ok(s)
     }
 
-    fn uint(&self, v: &J, path: &str, max: u64, what: &str) -> R<u64> {
-        let J::Num(n) = v else {
-            return Err(self.fail(
-                path,
+    fn uint(&self, v: &Small, path: impl Fn() -> String, max: u64, what: &str) -> R<u64> {
+        match *v {
+            Small::U(x) if x <= max => Ok(x),
+            Small::U(x) => Err(self.fail(
+                &path(),
+                format!("{what} {x} is too large; the limit is {max}"),
+            )),
+            Small::I(_) | Small::F(_) => Err(self.fail(
+                &path(),
+                format!(
+                    "expected {what} as a whole number >= 0, found {}",
+                    v.number().map(|n| n.to_string()).unwrap_or_default()
+                ),
+            )),
+            _ => Err(self.fail(
+                &path(),
                 format!("expected {what} (a whole number), found {}", v.kind()),
-            ));
-        };
-        match n.as_u64() {
-            Some(x) if x <= max => Ok(x),
-            Some(x) => Err(self.fail(path, format!("{what} {x} is too large; the limit is {max}"))),
-            None => Err(self.fail(
-                path,
-                format!("expected {what} as a whole number >= 0, found {n}"),
             )),
         }
     }
 
-    fn array<'j>(&self, v: &'j J, path: &str) -> R<&'j [J]> {
-        match v {
-            J::Arr(a) => Ok(a),
-            other => Err(self.fail(path, format!("expected an array, found {}", other.kind()))),
-        }
-    }
-
-    fn load(&mut self, root: &J) -> R<TagDocument> {
-        let top = self.object(root, "", &["format", "version", "clips", "tags", "queries"])?;
-        let format = self.required(&top, "", "format")?;
+    /// Checks `format` and `version`, in that order.
+    fn header(&self, format: Option<&Small>, version: Option<&Small>) -> R<()> {
+        let format = format.ok_or_else(|| self.fail("", "missing required field `format`"))?;
         match format {
-            J::Str(s) if s == FORMAT_TAG => {}
+            Small::Str(s) if s == FORMAT_TAG => {}
             other => {
                 let found = match other {
-                    J::Str(s) => format!("\"{s}\""),
+                    Small::Str(s) => format!("\"{s}\""),
                     o => o.kind().to_string(),
                 };
                 return Err(self.fail(
@@ -260,12 +536,8 @@ impl Loader<'_> {
                 ));
             }
         }
-        let version = self.uint(
-            self.required(&top, "", "version")?,
-            "version",
-            u64::MAX,
-            "the version",
-        )?;
+        let version = version.ok_or_else(|| self.fail("", "missing required field `version`"))?;
+        let version = self.uint(version, || "version".to_string(), u64::MAX, "the version")?;
         if version == 0 || version > FORMAT_VERSION {
             return Err(self.fail(
                 "version",
@@ -274,211 +546,184 @@ impl Loader<'_> {
                 ),
             ));
         }
-        let mut doc = TagDocument::default();
-        // Clip ids by name: a linear `clip_index` per range entry made loading quadratic (22 s
-        // for the 10,000-clip stress project, see docs/ROBUSTNESS.md).
-        let mut clip_ids: HashMap<String, u32> = HashMap::new();
-
-        let clips = self.array(self.required(&top, "", "clips")?, "clips")?;
-        for (i, c) in clips.iter().enumerate() {
-            let p = format!("clips[{i}]");
-            let m = self.object(c, &p, &["name", "frames", "fps", "source"])?;
-            let name = self.name(self.required(&m, &p, "name")?, &format!("{p}.name"))?;
-            if let Some(j) = clip_ids.get(name) {
-                return Err(self.fail(
-                    &format!("{p}.name"),
-                    format!("duplicate clip name `{name}` (also clips[{j}])"),
-                ));
-            }
-            let frames = self.uint(
-                self.required(&m, &p, "frames")?,
-                &format!("{p}.frames"),
-                MAX_CLIP_FRAMES,
-                "frames",
-            )?;
-            let fps_path = format!("{p}.fps");
-            let fps = match self.required(&m, &p, "fps")? {
-                J::Num(n) => n.as_f64().unwrap_or(f64::NAN),
-                other => {
-                    return Err(self.fail(
-                        &fps_path,
-                        format!(
-                            "expected frames per second (a number), found {}",
-                            other.kind()
-                        ),
-                    ));
-                }
-            };
-            if !(fps > 0.0 && fps <= 100_000.0) {
-                return Err(self.fail(
-                    &fps_path,
-                    format!("frames per second must be > 0 and at most 100000, found {fps}"),
-                ));
-            }
-            let source = match m.get("source") {
-                Some(v) => Some(self.string(v, &format!("{p}.source"))?.to_string()),
-                None => None,
-            };
-            clip_ids.insert(name.to_string(), doc.clips.len() as u32);
-            doc.clips.push(ClipInfo {
-                name: name.to_string(),
-                frames: frames as u32,
-                fps: fps as f32,
-                source,
-            });
-        }
-
-        let tags = self.array(self.required(&top, "", "tags")?, "tags")?;
-        for (i, t) in tags.iter().enumerate() {
-            let p = format!("tags[{i}]");
-            let m = self.object(t, &p, &["name", "color", "ranges"])?;
-            let name = self.name(self.required(&m, &p, "name")?, &format!("{p}.name"))?;
-            if let Some(j) = doc.tag_index(name) {
-                return Err(self.fail(
-                    &format!("{p}.name"),
-                    format!("duplicate tag name `{name}` (also tags[{j}])"),
-                ));
-            }
-            let color = match m.get("color") {
-                Some(v) => {
-                    let cp = format!("{p}.color");
-                    let s = self.string(v, &cp)?;
-                    Some(parse_color(s).ok_or_else(|| {
-                        self.fail(
-                            &cp,
-                            format!("expected a colour like \"#4e9a06\", found \"{s}\""),
-                        )
-                    })?)
-                }
-                None => None,
-            };
-            let mut ranges = BTreeMap::new();
-            if let Some(rv) = m.get("ranges") {
-                let rp = format!("{p}.ranges");
-                // Checks the type and duplicate clip keys; the entries are then read in file order.
-                self.object(rv, &rp, &[])?;
-                let J::Obj(entries) = rv else {
-                    unreachable!("checked by object()")
-                };
-                for (clip_name, list) in entries {
-                    let cp = key_path(&rp, clip_name);
-                    let Some(&clip) = clip_ids.get(clip_name.as_str()) else {
-                        let mut msg = format!(
-                            "unknown clip `{clip_name}`; ranges must name a clip of the `clips` list"
-                        );
-                        let near =
-                            closest_names(clip_name, doc.clips.iter().map(|c| c.name.as_str()));
-                        if !near.is_empty() {
-                            let _ = write!(msg, " (did you mean `{}`?)", near.join("` or `"));
-                        }
-                        return Err(self.fail(&cp, msg));
-                    };
-                    let list = self.ranges(list, &cp, &doc.clips[clip as usize])?;
-                    if !list.is_empty() {
-                        ranges.insert(clip, list);
-                    }
-                }
-            }
-            doc.tags.push(Tag {
-                name: name.to_string(),
-                color,
-                ranges,
-                version: next_version(),
-            });
-        }
-
-        if let Some(qv) = top.get("queries") {
-            let queries = self.array(qv, "queries")?;
-            let names: Vec<&str> = doc.tags.iter().map(|t| t.name.as_str()).collect();
-            for (i, q) in queries.iter().enumerate() {
-                let p = format!("queries[{i}]");
-                let m = self.object(q, &p, &["name", "expr"])?;
-                let name = self.name(self.required(&m, &p, "name")?, &format!("{p}.name"))?;
-                if let Some(j) = doc.queries.iter().position(|q| q.name == name) {
-                    return Err(self.fail(
-                        &format!("{p}.name"),
-                        format!("duplicate query name `{name}` (also queries[{j}])"),
-                    ));
-                }
-                let expr = self.string(self.required(&m, &p, "expr")?, &format!("{p}.expr"))?;
-                if let Err(e) = parse_query(expr, &names) {
-                    self.warn(
-                        &format!("{p}.expr"),
-                        format!("the saved query does not run: {e} (kept as written)"),
-                    );
-                }
-                doc.queries.push(SavedQuery {
-                    name: name.to_string(),
-                    expr: expr.to_string(),
-                });
-            }
-        }
-        Ok(doc)
+        Ok(())
     }
 
-    /// Reads the range list of one clip, validates each range and merges overlapping or adjacent
-    /// ones with a warning.
-    fn ranges(&mut self, v: &J, path: &str, clip: &ClipInfo) -> R<Vec<Range>> {
-        let items = self.array(v, path)?;
-        let mut list: Vec<(Range, usize)> = Vec::with_capacity(items.len());
-        for (k, item) in items.iter().enumerate() {
-            let p = format!("{path}[{k}]");
-            let pair = self.array(item, &p)?;
-            if pair.len() != 2 {
-                return Err(self.fail(
-                    &p,
-                    format!(
-                        "expected a range [start, stop] with 2 numbers, found {} values",
-                        pair.len()
-                    ),
-                ));
-            }
-            let start = self.uint(
-                &pair[0],
-                &format!("{p}[0]"),
-                u64::from(u32::MAX),
-                "the start frame",
-            )? as u32;
-            let stop = self.uint(
-                &pair[1],
-                &format!("{p}[1]"),
-                u64::from(u32::MAX),
-                "the stop frame",
-            )? as u32;
-            if start >= stop {
-                return Err(self.fail(&p, format!("range [{start}, {stop}] is empty or reversed; expected start < stop (stop is exclusive)")));
-            }
-            if stop > clip.frames {
-                return Err(self.fail(
-                    &p,
-                    format!(
-                        "range [{start}, {stop}] is outside clip `{}`, which has {} frames: expected 0 <= start < stop <= {}",
-                        clip.name, clip.frames, clip.frames
-                    ),
-                ));
-            }
-            list.push((Range::new(start, stop), k));
+    /// Validates clip `i` and appends it.
+    fn clip(&mut self, i: usize, m: &Fields) -> R<()> {
+        let p = format!("clips[{i}]");
+        self.fields(m, &p, &["name", "frames", "fps", "source", "unit_cm"])?;
+        let name = self.name(self.required(m, &p, "name")?, &format!("{p}.name"))?;
+        if let Some(j) = self.clip_ids.get(name) {
+            return Err(self.fail(
+                &format!("{p}.name"),
+                format!("duplicate clip name `{name}` (also clips[{j}])"),
+            ));
         }
+        let frames = self.uint(
+            self.required(m, &p, "frames")?,
+            || format!("{p}.frames"),
+            MAX_CLIP_FRAMES,
+            "frames",
+        )?;
+        let fps_path = format!("{p}.fps");
+        let fps_value = self.required(m, &p, "fps")?;
+        let fps = match fps_value.number() {
+            Some(n) => n.as_f64().unwrap_or(f64::NAN),
+            None => {
+                return Err(self.fail(
+                    &fps_path,
+                    format!(
+                        "expected frames per second (a number), found {}",
+                        fps_value.kind()
+                    ),
+                ));
+            }
+        };
+        if !(fps > 0.0 && fps <= 100_000.0) {
+            return Err(self.fail(
+                &fps_path,
+                format!("frames per second must be > 0 and at most 100000, found {fps}"),
+            ));
+        }
+        let source = match get(m, "source") {
+            Some(v) => Some(self.string(v, &format!("{p}.source"))?.to_string()),
+            None => None,
+        };
+        let unit_cm = match get(m, "unit_cm") {
+            Some(v) => Some(check_unit_cm(
+                v.number()
+                    .map(|n| n.as_f64().unwrap_or(f64::NAN))
+                    .ok_or(v.kind()),
+                &format!("{p}.unit_cm"),
+                self.file,
+            )?),
+            None => None,
+        };
+        self.clip_ids
+            .insert(name.to_string(), self.clips.len() as u32);
+        self.clips.push(ClipInfo {
+            name: name.to_string(),
+            frames: frames as u32,
+            fps: fps as f32,
+            source,
+            unit_cm,
+        });
+        Ok(())
+    }
+
+    /// Validates query `i` and appends it; `names` are the document's tag names.
+    fn query(&mut self, i: usize, m: &Fields, names: &[&str]) -> R<()> {
+        let p = format!("queries[{i}]");
+        self.fields(m, &p, &["name", "expr"])?;
+        let name = self.name(self.required(m, &p, "name")?, &format!("{p}.name"))?;
+        if let Some(j) = self.queries.iter().position(|q| q.name == name) {
+            return Err(self.fail(
+                &format!("{p}.name"),
+                format!("duplicate query name `{name}` (also queries[{j}])"),
+            ));
+        }
+        let expr = self.string(self.required(m, &p, "expr")?, &format!("{p}.expr"))?;
+        if let Err(e) = parse_query(expr, names) {
+            self.warn(
+                &format!("{p}.expr"),
+                format!("the saved query does not run: {e} (kept as written)"),
+            );
+        }
+        self.queries.push(SavedQuery {
+            name: name.to_string(),
+            expr: expr.to_string(),
+        });
+        Ok(())
+    }
+
+    /// Validates the fields of tag `i` other than its ranges, then takes the ranges read, and
+    /// appends the tag.
+    fn tag(&mut self, i: usize, keys: &[Cow<str>], m: &Fields, ranges: RangesRead) -> R<()> {
+        let p = format!("tags[{i}]");
+        self.keys(
+            keys.iter().map(|k| k.as_ref()),
+            &p,
+            &["name", "color", "ranges"],
+        )?;
+        let name = self.name(self.required(m, &p, "name")?, &format!("{p}.name"))?;
+        if let Some(j) = self.tag_ids.get(name) {
+            return Err(self.fail(
+                &format!("{p}.name"),
+                format!("duplicate tag name `{name}` (also tags[{j}])"),
+            ));
+        }
+        let color = match get(m, "color") {
+            Some(v) => {
+                let cp = format!("{p}.color");
+                let s = self.string(v, &cp)?;
+                Some(parse_color(s).ok_or_else(|| {
+                    self.fail(
+                        &cp,
+                        format!("expected a colour like \"#4e9a06\", found \"{s}\""),
+                    )
+                })?)
+            }
+            None => None,
+        };
+        let ranges = match ranges {
+            RangesRead::Absent => BTreeMap::new(),
+            RangesRead::Wrong(kind) => {
+                return Err(self.fail(
+                    &format!("{p}.ranges"),
+                    format!("expected an object, found {kind}"),
+                ));
+            }
+            RangesRead::Read(r) => {
+                if let Some(k) = r.duplicate {
+                    return Err(self.fail(
+                        &key_path(&format!("{p}.ranges"), &k),
+                        format!("duplicate key `{k}`"),
+                    ));
+                }
+                if let Some(e) = r.error {
+                    return Err(e);
+                }
+                self.warnings.extend(r.warnings);
+                r.lists
+            }
+        };
+        self.tag_ids.insert(name.to_string(), self.tags.len());
+        self.tags.push(Tag {
+            name: name.to_string(),
+            color,
+            ranges,
+            version: next_version(),
+        });
+        Ok(())
+    }
+
+    /// Sorts the list just read (in `scratch`, with `clip`) and merges overlapping or adjacent
+    /// ranges with a warning at `path()`.
+    fn canonical_list(&mut self, path: impl Fn() -> String) -> Vec<Range> {
+        let list = &self.scratch;
+        if list.windows(2).all(|w| w[0].stop < w[1].start) {
+            return list.clone();
+        }
+        let mut list: Vec<(Range, usize)> = list.iter().copied().zip(0..).collect();
         list.sort_by_key(|(r, _)| (r.start, r.stop));
         let mut out: Vec<Range> = Vec::with_capacity(list.len());
         // Indices (in the file) and values of the ranges merged into the current output range.
         let mut group: Vec<(usize, Range)> = Vec::new();
-        let flush = |this: &mut Self, group: &mut Vec<(usize, Range)>, merged: Range| {
+        let mut merges: Vec<String> = Vec::new();
+        let flush = |merges: &mut Vec<String>, group: &mut Vec<(usize, Range)>, merged: Range| {
             if group.len() > 1 {
                 group.sort_unstable_by_key(|(k, _)| *k);
                 let which: Vec<String> = group
                     .iter()
                     .map(|(k, r)| format!("#{k} [{}, {}]", r.start, r.stop))
                     .collect();
-                this.warn(
-                    path,
-                    format!(
-                        "ranges {} overlap or are adjacent; merged into [{}, {}]",
-                        which.join(" and "),
-                        merged.start,
-                        merged.stop
-                    ),
-                );
+                merges.push(format!(
+                    "ranges {} overlap or are adjacent; merged into [{}, {}]",
+                    which.join(" and "),
+                    merged.start,
+                    merged.stop
+                ));
             }
             group.clear();
         };
@@ -490,7 +735,7 @@ impl Loader<'_> {
                 }
                 _ => {
                     if let Some(&last) = out.last() {
-                        flush(self, &mut group, last);
+                        flush(&mut merges, &mut group, last);
                     }
                     out.push(r);
                     group.push((k, r));
@@ -498,23 +743,558 @@ impl Loader<'_> {
             }
         }
         if let Some(&last) = out.last() {
-            flush(self, &mut group, last);
+            flush(&mut merges, &mut group, last);
         }
-        Ok(out)
+        if !merges.is_empty() {
+            let path = path();
+            for m in merges {
+                self.warn(&path, m);
+            }
+        }
+        out.shrink_to_fit();
+        out
     }
 }
 
-fn parse_color(s: &str) -> Option<[u8; 3]> {
-    let hex = s.strip_prefix('#')?;
-    if hex.len() != 6 || !hex.is_ascii() {
-        return None;
+fn get<'f, 'de>(m: &'f Fields<'de>, key: &str) -> Option<&'f Small<'de>> {
+    m.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+}
+
+/// Reads the fields of a small object (values of other kinds are left for the caller to report).
+struct FieldsShape<'o, 'de> {
+    out: &'o mut Result<Fields<'de>, &'static str>,
+}
+
+impl<'de> Shape<'de> for FieldsShape<'_, 'de> {
+    fn map<A: MapAccess<'de>>(self, mut a: A) -> Result<(), A::Error> {
+        let mut fields = Fields::new();
+        while let Some(Key(k)) = a.next_key()? {
+            fields.push((k, a.next_value::<Small>()?));
+        }
+        *self.out = Ok(fields);
+        Ok(())
     }
-    let byte = |i: usize| u8::from_str_radix(&hex[i..i + 2], 16).ok();
-    Some([byte(0)?, byte(2)?, byte(4)?])
+    fn wrong(self, kind: &'static str) {
+        *self.out = Err(kind);
+    }
+}
+
+/// Reads a small object; `Err(kind)` when the value is not an object.
+fn read_fields<'de, A: SeqAccess<'de>>(
+    a: &mut A,
+) -> Result<Option<Result<Fields<'de>, &'static str>>, A::Error> {
+    let mut out = Err("null");
+    match a.next_element_seed(Any(FieldsShape { out: &mut out }))? {
+        Some(()) => Ok(Some(out)),
+        None => Ok(None),
+    }
+}
+
+/// One top-level section: not seen yet, read, or kept as raw text to read later.
+enum Section<'de> {
+    Absent,
+    Done,
+    Raw(&'de RawValue),
+}
+
+struct Top<'l, 'a> {
+    l: &'l mut Loader<'a>,
+}
+
+impl<'de> Shape<'de> for Top<'_, '_> {
+    fn map<A: MapAccess<'de>>(self, mut a: A) -> Result<(), A::Error> {
+        let l = self.l;
+        let mut keys: Vec<Cow<'de, str>> = Vec::new();
+        let (mut format, mut version) = (None, None);
+        let (mut clips, mut tags, mut queries) =
+            (Section::Absent, Section::Absent, Section::Absent);
+        let mut dup = false;
+        while let Some(Key(k)) = a.next_key()? {
+            if dup || keys.contains(&k) {
+                dup = true;
+                keys.push(k);
+                a.next_value::<IgnoredAny>()?;
+                continue;
+            }
+            let broken = l.error.is_some();
+            match k.as_ref() {
+                "format" => format = Some(a.next_value::<Small>()?),
+                "version" => version = Some(a.next_value::<Small>()?),
+                "clips" if broken => {
+                    a.next_value::<IgnoredAny>()?;
+                }
+                "clips" => {
+                    a.next_value_seed(Any(ClipsShape { l: &mut *l }))?;
+                    clips = Section::Done;
+                }
+                "tags" if broken => {
+                    a.next_value::<IgnoredAny>()?;
+                }
+                "tags" if matches!(clips, Section::Done) => {
+                    a.next_value_seed(Any(TagsShape { l: &mut *l }))?;
+                    tags = Section::Done;
+                }
+                "tags" => tags = Section::Raw(a.next_value()?),
+                "queries" if broken => {
+                    a.next_value::<IgnoredAny>()?;
+                }
+                "queries" if matches!(tags, Section::Done) => {
+                    a.next_value_seed(Any(QueriesShape { l: &mut *l }))?;
+                    queries = Section::Done;
+                }
+                "queries" => queries = Section::Raw(a.next_value()?),
+                _ => {
+                    a.next_value::<Check>()?;
+                }
+            }
+            keys.push(k);
+        }
+        // The checks of the tree loader, in its order; sections already read may have recorded an
+        // error, which comes after the checks of the header.
+        let section_error = l.error.take();
+        let before = l.warnings.len();
+        let checked = l
+            .keys(
+                keys.iter().map(|k| k.as_ref()),
+                "",
+                &["format", "version", "clips", "tags", "queries"],
+            )
+            .and_then(|()| l.header(format.as_ref(), version.as_ref()));
+        // Top-level warnings come first.
+        let top_warnings = l.warnings.len() - before;
+        l.warnings.rotate_right(top_warnings);
+        if let Err(e) = checked {
+            l.error = Some(e);
+            return Ok(());
+        }
+        if let Some(e) = section_error {
+            l.error = Some(e);
+            return Ok(());
+        }
+        for (name, section) in [("clips", clips), ("tags", tags), ("queries", queries)] {
+            let raw = match section {
+                Section::Done => continue,
+                Section::Absent if name == "queries" => continue,
+                Section::Absent => {
+                    l.error = Some(l.fail("", format!("missing required field `{name}`")));
+                    return Ok(());
+                }
+                Section::Raw(raw) => raw,
+            };
+            l.deferred = true;
+            let mut de = serde_json::Deserializer::from_str(raw.get());
+            let read = match name {
+                "clips" => Any(ClipsShape { l: &mut *l }).deserialize(&mut de),
+                "tags" => Any(TagsShape { l: &mut *l }).deserialize(&mut de),
+                _ => Any(QueriesShape { l: &mut *l }).deserialize(&mut de),
+            };
+            read.map_err(de::Error::custom)?;
+            if l.error.is_some() {
+                return Ok(());
+            }
+        }
+        Ok(())
+    }
+    fn wrong(self, kind: &'static str) {
+        let e = self.l.fail("", format!("expected an object, found {kind}"));
+        self.l.set_error(e);
+    }
+}
+
+struct ClipsShape<'l, 'a> {
+    l: &'l mut Loader<'a>,
+}
+
+impl<'de> Shape<'de> for ClipsShape<'_, '_> {
+    fn seq<A: SeqAccess<'de>>(self, mut a: A) -> Result<(), A::Error> {
+        let l = self.l;
+        let mut i = 0;
+        while l.error.is_none() {
+            let Some(fields) = read_fields(&mut a)? else {
+                break;
+            };
+            let checked = match fields {
+                Ok(m) => l.clip(i, &m),
+                Err(kind) => Err(l.fail(
+                    &format!("clips[{i}]"),
+                    format!("expected an object, found {kind}"),
+                )),
+            };
+            if let Err(e) = checked {
+                l.set_error(e);
+            }
+            i += 1;
+        }
+        while a.next_element::<IgnoredAny>()?.is_some() {}
+        l.clip_seen = vec![0; l.clips.len()];
+        Ok(())
+    }
+    fn wrong(self, kind: &'static str) {
+        let e = self
+            .l
+            .fail("clips", format!("expected an array, found {kind}"));
+        self.l.set_error(e);
+    }
+}
+
+struct QueriesShape<'l, 'a> {
+    l: &'l mut Loader<'a>,
+}
+
+impl<'de> Shape<'de> for QueriesShape<'_, '_> {
+    fn seq<A: SeqAccess<'de>>(self, mut a: A) -> Result<(), A::Error> {
+        let l = self.l;
+        let tag_names: Vec<String> = l.tags.iter().map(|t| t.name.clone()).collect();
+        let names: Vec<&str> = tag_names.iter().map(String::as_str).collect();
+        let mut i = 0;
+        while l.error.is_none() {
+            let Some(fields) = read_fields(&mut a)? else {
+                break;
+            };
+            let checked = match fields {
+                Ok(m) => l.query(i, &m, &names),
+                Err(kind) => Err(l.fail(
+                    &format!("queries[{i}]"),
+                    format!("expected an object, found {kind}"),
+                )),
+            };
+            if let Err(e) = checked {
+                l.set_error(e);
+            }
+            i += 1;
+        }
+        while a.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(())
+    }
+    fn wrong(self, kind: &'static str) {
+        let e = self
+            .l
+            .fail("queries", format!("expected an array, found {kind}"));
+        self.l.set_error(e);
+    }
+}
+
+struct TagsShape<'l, 'a> {
+    l: &'l mut Loader<'a>,
+}
+
+impl<'de> Shape<'de> for TagsShape<'_, '_> {
+    fn seq<A: SeqAccess<'de>>(self, mut a: A) -> Result<(), A::Error> {
+        let l = self.l;
+        let mut i = 0;
+        while l.error.is_none() {
+            let mut out = TagRead::NotObject("null");
+            if a.next_element_seed(Any(TagShape {
+                l: &mut *l,
+                i,
+                out: &mut out,
+            }))?
+            .is_none()
+            {
+                break;
+            }
+            let checked = match out {
+                TagRead::Object {
+                    keys,
+                    fields,
+                    ranges,
+                } => l.tag(i, &keys, &fields, ranges),
+                TagRead::NotObject(kind) => Err(l.fail(
+                    &format!("tags[{i}]"),
+                    format!("expected an object, found {kind}"),
+                )),
+            };
+            if let Err(e) = checked {
+                l.set_error(e);
+            }
+            i += 1;
+        }
+        while a.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(())
+    }
+    fn wrong(self, kind: &'static str) {
+        let e = self
+            .l
+            .fail("tags", format!("expected an array, found {kind}"));
+        self.l.set_error(e);
+    }
+}
+
+/// A tag object as read: every key in file order, the small fields, and the ranges.
+enum TagRead<'de> {
+    NotObject(&'static str),
+    Object {
+        keys: Vec<Cow<'de, str>>,
+        fields: Fields<'de>,
+        ranges: RangesRead,
+    },
+}
+
+/// The `ranges` of a tag as read.
+enum RangesRead {
+    Absent,
+    Wrong(&'static str),
+    Read(RangesOut),
+}
+
+struct RangesOut {
+    lists: BTreeMap<u32, Vec<Range>>,
+    warnings: Vec<LoadWarning>,
+    /// The first key given twice (it wins over `error`, as duplicate keys were checked first).
+    duplicate: Option<String>,
+    /// The first problem in the lists, in file order.
+    error: Option<TagsFileError>,
+}
+
+struct TagShape<'l, 'a, 'o, 'de> {
+    l: &'l mut Loader<'a>,
+    i: usize,
+    out: &'o mut TagRead<'de>,
+}
+
+impl<'de> Shape<'de> for TagShape<'_, '_, '_, 'de> {
+    fn map<A: MapAccess<'de>>(self, mut a: A) -> Result<(), A::Error> {
+        let mut keys: Vec<Cow<'de, str>> = Vec::new();
+        let mut fields = Fields::new();
+        let mut ranges = RangesRead::Absent;
+        while let Some(Key(k)) = a.next_key()? {
+            if keys.contains(&k) {
+                // A duplicate key: the tag fails whatever the value.
+                a.next_value::<IgnoredAny>()?;
+            } else {
+                match k.as_ref() {
+                    "name" | "color" => fields.push((k.clone(), a.next_value::<Small>()?)),
+                    "ranges" => {
+                        a.next_value_seed(Any(RangesShape {
+                            l: &mut *self.l,
+                            tag: self.i,
+                            out: &mut ranges,
+                        }))?;
+                    }
+                    _ => {
+                        a.next_value::<Check>()?;
+                    }
+                }
+            }
+            keys.push(k);
+        }
+        *self.out = TagRead::Object {
+            keys,
+            fields,
+            ranges,
+        };
+        Ok(())
+    }
+    fn wrong(self, kind: &'static str) {
+        *self.out = TagRead::NotObject(kind);
+    }
+}
+
+struct RangesShape<'l, 'a, 'o> {
+    l: &'l mut Loader<'a>,
+    tag: usize,
+    out: &'o mut RangesRead,
+}
+
+impl<'de> Shape<'de> for RangesShape<'_, '_, '_> {
+    fn map<A: MapAccess<'de>>(self, mut a: A) -> Result<(), A::Error> {
+        let l = self.l;
+        let stamp = self.tag as u32 + 1;
+        let mut out = RangesOut {
+            lists: BTreeMap::new(),
+            warnings: Vec::new(),
+            duplicate: None,
+            error: None,
+        };
+        let mut unknown: HashSet<String> = HashSet::new();
+        let ranges_path = || format!("tags[{}].ranges", self.tag);
+        while let Some(Key(name)) = a.next_key()? {
+            if out.duplicate.is_some() {
+                a.next_value::<IgnoredAny>()?;
+                continue;
+            }
+            let clip = l.clip_ids.get(name.as_ref()).copied();
+            let repeated = match clip {
+                Some(c) => std::mem::replace(&mut l.clip_seen[c as usize], stamp) == stamp,
+                None => !unknown.insert(name.to_string()),
+            };
+            if repeated {
+                out.duplicate = Some(name.into_owned());
+                a.next_value::<IgnoredAny>()?;
+                continue;
+            }
+            if out.error.is_some() {
+                a.next_value::<IgnoredAny>()?;
+                continue;
+            }
+            let Some(clip) = clip else {
+                let mut msg =
+                    format!("unknown clip `{name}`; ranges must name a clip of the `clips` list");
+                let near = closest_names(&name, l.clips.iter().map(|c| c.name.as_str()));
+                if !near.is_empty() {
+                    let _ = write!(msg, " (did you mean `{}`?)", near.join("` or `"));
+                }
+                out.error = Some(l.fail(&key_path(&ranges_path(), &name), msg));
+                a.next_value::<IgnoredAny>()?;
+                continue;
+            };
+            let path = || key_path(&ranges_path(), &name);
+            let mut error = None;
+            let warnings_before = l.warnings.len();
+            a.next_value_seed(Any(ListShape {
+                l: &mut *l,
+                clip,
+                path: &path,
+                error: &mut error,
+            }))?;
+            if let Some(e) = error {
+                out.error = Some(e);
+                continue;
+            }
+            // The list's merge warnings go with the tag's (reported after its own fields).
+            let list = l.canonical_list(path);
+            out.warnings.extend(l.warnings.drain(warnings_before..));
+            if !list.is_empty() {
+                out.lists.insert(clip, list);
+            }
+        }
+        *self.out = RangesRead::Read(out);
+        Ok(())
+    }
+    fn wrong(self, kind: &'static str) {
+        *self.out = RangesRead::Wrong(kind);
+    }
+}
+
+/// Reads one clip's range list into the loader's scratch buffer.
+struct ListShape<'l, 'a, 'p, P: Fn() -> String> {
+    l: &'l mut Loader<'a>,
+    clip: u32,
+    path: &'p P,
+    error: &'p mut Option<TagsFileError>,
+}
+
+impl<'de, P: Fn() -> String> Shape<'de> for ListShape<'_, '_, '_, P> {
+    fn seq<A: SeqAccess<'de>>(self, mut a: A) -> Result<(), A::Error> {
+        let l = self.l;
+        let path = self.path;
+        l.scratch.clear();
+        let frames = l.clips[self.clip as usize].frames;
+        let mut k = 0usize;
+        loop {
+            let mut pair = PairRead::NotArray("null");
+            if a.next_element_seed(Any(PairShape { out: &mut pair }))?
+                .is_none()
+            {
+                return Ok(());
+            }
+            let item = || format!("{}[{k}]", path());
+            let checked = match pair {
+                PairRead::NotArray(kind) => {
+                    Err(l.fail(&item(), format!("expected an array, found {kind}")))
+                }
+                PairRead::Values(n, _, _) if n != 2 => Err(l.fail(
+                    &item(),
+                    format!("expected a range [start, stop] with 2 numbers, found {n} values"),
+                )),
+                PairRead::Values(_, start, stop) => (|| {
+                    let start = l.uint(
+                        &start,
+                        || format!("{}[0]", item()),
+                        u64::from(u32::MAX),
+                        "the start frame",
+                    )? as u32;
+                    let stop = l.uint(
+                        &stop,
+                        || format!("{}[1]", item()),
+                        u64::from(u32::MAX),
+                        "the stop frame",
+                    )? as u32;
+                    if start >= stop {
+                        return Err(l.fail(&item(), format!("range [{start}, {stop}] is empty or reversed; expected start < stop (stop is exclusive)")));
+                    }
+                    if stop > frames {
+                        let clip = &l.clips[self.clip as usize];
+                        return Err(l.fail(
+                            &item(),
+                            format!(
+                                "range [{start}, {stop}] is outside clip `{}`, which has {} frames: expected 0 <= start < stop <= {}",
+                                clip.name, clip.frames, clip.frames
+                            ),
+                        ));
+                    }
+                    Ok(Range::new(start, stop))
+                })(),
+            };
+            match checked {
+                Ok(r) => l.scratch.push(r),
+                Err(e) => {
+                    *self.error = Some(e);
+                    while a.next_element::<IgnoredAny>()?.is_some() {}
+                    return Ok(());
+                }
+            }
+            k += 1;
+        }
+    }
+    fn wrong(self, kind: &'static str) {
+        *self.error = Some(
+            self.l
+                .fail(&(self.path)(), format!("expected an array, found {kind}")),
+        );
+    }
+}
+
+/// One range as read: the number of values and the first two (`Null` where missing).
+enum PairRead<'de> {
+    NotArray(&'static str),
+    Values(usize, Small<'de>, Small<'de>),
+}
+
+struct PairShape<'o, 'de> {
+    out: &'o mut PairRead<'de>,
+}
+
+impl<'de> Shape<'de> for PairShape<'_, 'de> {
+    fn seq<A: SeqAccess<'de>>(self, mut a: A) -> Result<(), A::Error> {
+        let mut n = 0;
+        let mut first = Small::Null;
+        let mut second = Small::Null;
+        if let Some(v) = a.next_element::<Small>()? {
+            first = v;
+            n += 1;
+            if let Some(v) = a.next_element::<Small>()? {
+                second = v;
+                n += 1;
+                while a.next_element::<Check>()?.is_some() {
+                    n += 1;
+                }
+            }
+        }
+        *self.out = PairRead::Values(n, first, second);
+        Ok(())
+    }
+    fn wrong(self, kind: &'static str) {
+        *self.out = PairRead::NotArray(kind);
+    }
+}
+
+fn syntax_error(file_label: &str, e: &serde_json::Error) -> TagsFileError {
+    TagsFileError::Syntax {
+        file: file_label.to_string(),
+        line: e.line(),
+        column: e.column(),
+        message: format!("not valid JSON: {e}")
+            .replace(&format!(" at line {} column {}", e.line(), e.column()), ""),
+    }
 }
 
 /// Loads a tag file from text; `file_label` names it in messages. Returns the document and the
 /// warnings (merged ranges, ignored fields, saved queries that do not parse).
+#[allow(
+    clippy::needless_update,
+    reason = "the document may gain fields that are not stored in the file"
+)]
 pub fn load_tags_str(
     text: &str,
     file_label: &str,
@@ -526,20 +1306,33 @@ pub fn load_tags_str(
             message: crate::core::limits::size_message(text.len() as u64, max),
         });
     }
-    let root: J = serde_json::from_str(text).map_err(|e| TagsFileError::Syntax {
-        file: file_label.to_string(),
-        line: e.line(),
-        column: e.column(),
-        message: format!("not valid JSON: {e}")
-            .replace(&format!(" at line {} column {}", e.line(), e.column()), ""),
-    })?;
-    let mut loader = Loader {
-        file: file_label,
-        warnings: Vec::new(),
+    let mut l = Loader::new(file_label);
+    let read = {
+        let mut de = serde_json::Deserializer::from_str(text);
+        Any(Top { l: &mut l })
+            .deserialize(&mut de)
+            .and_then(|()| de.end())
     };
-    let mut doc = loader.load(&root)?;
+    if read.is_err() || l.error.is_some() || l.deferred {
+        // As the tree loader: a syntax error anywhere comes first.
+        if let Err(e) = serde_json::from_str::<Check>(text) {
+            return Err(syntax_error(file_label, &e));
+        }
+        if let Some(e) = l.error {
+            return Err(e);
+        }
+        if let Err(e) = read {
+            return Err(syntax_error(file_label, &e));
+        }
+    }
+    let mut doc = TagDocument {
+        clips: l.clips,
+        tags: l.tags,
+        queries: l.queries,
+        ..Default::default()
+    };
     doc.touch_clips();
-    Ok((doc, loader.warnings))
+    Ok((doc, l.warnings))
 }
 
 /// Loads a tag file.
@@ -571,20 +1364,49 @@ fn json_f32(x: f32) -> String {
     }
 }
 
+/// Appends `x` in decimal.
+fn push_u32(s: &mut String, mut x: u32) {
+    let mut digits = [0u8; 10];
+    let mut i = digits.len();
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (x % 10) as u8;
+        x /= 10;
+        if x == 0 {
+            break;
+        }
+    }
+    for &d in &digits[i..] {
+        s.push(char::from(d));
+    }
+}
+
 /// The document as `taglane.tags` JSON text (version [`FORMAT_VERSION`]): one clip, tag or query
 /// per line group, each range list on one line. Fails, naming the place, on a document no loader
-/// would accept back (non-finite fps, ranges on a clip id that does not exist).
+/// would accept back (non-finite fps or unit, ranges on a clip id that does not exist).
+///
+/// Written straight into one string (each clip name escaped once, numbers formatted in place).
 pub fn tags_to_string(doc: &TagDocument, file_label: &str) -> Result<String, TagsFileError> {
     let fail = |path: String, message: String| TagsFileError::Invalid {
         file: file_label.to_string(),
         path,
         message,
     };
-    let mut s = String::new();
+    let range_count: usize = doc
+        .tags
+        .iter()
+        .flat_map(|t| t.ranges.values())
+        .map(Vec::len)
+        .sum();
+    let list_count: usize = doc.tags.iter().map(|t| t.ranges.len()).sum();
+    let mut s = String::with_capacity(
+        256 + 96 * doc.clips.len() + 24 * range_count + 24 * list_count + 64 * doc.tags.len(),
+    );
     let _ = writeln!(
         s,
         "{{\n  \"format\": \"{FORMAT_TAG}\",\n  \"version\": {FORMAT_VERSION},\n  \"clips\": ["
     );
+    let mut clip_names: Vec<String> = Vec::with_capacity(doc.clips.len());
     for (i, c) in doc.clips.iter().enumerate() {
         if !(c.fps.is_finite() && c.fps > 0.0) {
             return Err(fail(
@@ -595,43 +1417,61 @@ pub fn tags_to_string(doc: &TagDocument, file_label: &str) -> Result<String, Tag
                 ),
             ));
         }
-        let _ = write!(
-            s,
-            "    {{\"name\": {}, \"frames\": {}, \"fps\": {}",
-            json_str(&c.name),
-            c.frames,
-            json_f32(c.fps)
-        );
+        let name = json_str(&c.name);
+        s.push_str("    {\"name\": ");
+        s.push_str(&name);
+        s.push_str(", \"frames\": ");
+        push_u32(&mut s, c.frames);
+        s.push_str(", \"fps\": ");
+        s.push_str(&json_f32(c.fps));
         if let Some(src) = &c.source {
-            let _ = write!(s, ", \"source\": {}", json_str(src));
+            s.push_str(", \"source\": ");
+            s.push_str(&json_str(src));
+        }
+        if let Some(unit) = c.unit_cm {
+            if !(unit.is_finite() && unit > 0.0) {
+                return Err(fail(
+                    format!("clips[{i}].unit_cm"),
+                    format!("centimetres per unit must be a positive finite number, found {unit}"),
+                ));
+            }
+            s.push_str(", \"unit_cm\": ");
+            s.push_str(&json_f32(unit));
         }
         s.push_str(if i + 1 < doc.clips.len() {
             "},\n"
         } else {
             "}\n"
         });
+        clip_names.push(name);
     }
     s.push_str("  ],\n  \"tags\": [");
     for (i, t) in doc.tags.iter().enumerate() {
         s.push_str(if i == 0 { "\n" } else { ",\n" });
-        let _ = write!(s, "    {{\"name\": {}", json_str(&t.name));
+        s.push_str("    {\"name\": ");
+        s.push_str(&json_str(&t.name));
         if let Some([r, g, b]) = t.color {
             let _ = write!(s, ", \"color\": \"#{r:02x}{g:02x}{b:02x}\"");
         }
         s.push_str(", \"ranges\": {");
         for (k, (&clip, ranges)) in t.ranges.iter().enumerate() {
-            let Some(info) = doc.clips.get(clip as usize) else {
+            let Some(name) = clip_names.get(clip as usize) else {
                 return Err(fail(
                     format!("tags[{i}].ranges"),
                     format!("ranges on clip id {clip}, which does not exist"),
                 ));
             };
-            s.push_str(if k == 0 { "\n" } else { ",\n" });
-            let list: Vec<String> = ranges
-                .iter()
-                .map(|r| format!("[{}, {}]", r.start, r.stop))
-                .collect();
-            let _ = write!(s, "      {}: [{}]", json_str(&info.name), list.join(", "));
+            s.push_str(if k == 0 { "\n      " } else { ",\n      " });
+            s.push_str(name);
+            s.push_str(": [");
+            for (j, r) in ranges.iter().enumerate() {
+                s.push_str(if j == 0 { "[" } else { ", [" });
+                push_u32(&mut s, r.start);
+                s.push_str(", ");
+                push_u32(&mut s, r.stop);
+                s.push(']');
+            }
+            s.push(']');
         }
         s.push_str(if t.ranges.is_empty() {
             "}}"
@@ -647,12 +1487,11 @@ pub fn tags_to_string(doc: &TagDocument, file_label: &str) -> Result<String, Tag
     s.push_str("  \"queries\": [");
     for (i, q) in doc.queries.iter().enumerate() {
         s.push_str(if i == 0 { "\n" } else { ",\n" });
-        let _ = write!(
-            s,
-            "    {{\"name\": {}, \"expr\": {}}}",
-            json_str(&q.name),
-            json_str(&q.expr)
-        );
+        s.push_str("    {\"name\": ");
+        s.push_str(&json_str(&q.name));
+        s.push_str(", \"expr\": ");
+        s.push_str(&json_str(&q.expr));
+        s.push('}');
     }
     s.push_str(if doc.queries.is_empty() {
         "]\n}\n"
@@ -703,3 +1542,8 @@ impl TagDocument {
         tags_to_string(self, "(document)")
     }
 }
+
+#[cfg(test)]
+mod equivalence;
+#[cfg(test)]
+mod reference;

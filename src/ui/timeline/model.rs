@@ -492,6 +492,7 @@ mod tests {
                 frames: 100,
                 fps: 30.0,
                 source: None,
+                unit_cm: None,
             }],
             tags: vec![
                 tag("Walk", vec![r(10, 20), r(40, 50)]),
