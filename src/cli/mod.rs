@@ -9,6 +9,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod anim;
+mod autotag;
 mod compress;
 mod cut;
 mod tags;
@@ -45,6 +46,8 @@ pub enum Command {
     ExportAcl(compress::ExportAclArgs),
     /// Write every range a query matches as its own BVH clip into a folder.
     Cut(cut::CutArgs),
+    /// Propose tags (foot contacts, locomotion, custom rules) from the motion of animation files.
+    Autotag(autotag::AutotagArgs),
 }
 
 /// Runs a parsed command line and returns the process exit code.
@@ -61,6 +64,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Some(Command::Compare(args)) => compress::compare(args),
         Some(Command::ExportAcl(args)) => compress::export_acl(args),
         Some(Command::Cut(args)) => cut::cut(args),
+        Some(Command::Autotag(args)) => autotag::autotag_cmd(args),
     }
 }
 

@@ -1,6 +1,7 @@
 //! The core: tags, animation, compression and file formats. Never imports egui, eframe or rfd.
 
 pub mod anim;
+pub mod autotag;
 pub mod compress;
 pub mod cut;
 pub mod demo;
@@ -9,5 +10,6 @@ pub mod io;
 pub mod limits;
 pub mod project;
 pub mod rng;
+pub mod similar;
 pub mod stress;
 pub mod tags;

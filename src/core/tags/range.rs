@@ -4,7 +4,7 @@
 ///
 /// Frames are `u32`: a clip never has negative frames, and 4 billion frames (over a year at 120 fps)
 /// is more than any take. A range in a canonical list is non-empty (`start < stop`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, serde::Serialize)]
 pub struct Range {
     pub start: u32,
     pub stop: u32,
