@@ -29,9 +29,9 @@ pub struct ContactParams {
     pub enter_height_cm: f32,
     /// ... and leaves contact when it rises more than this above it. 7.0 cm.
     pub leave_height_cm: f32,
-    /// A foot enters contact when that joint moves slower than this. 30.0 cm/s.
+    /// A foot enters contact when that joint moves slower than this. 20.0 cm/s.
     pub enter_speed_cm_s: f32,
-    /// ... and leaves contact when it moves faster than this. 60.0 cm/s.
+    /// ... and leaves contact when it moves faster than this. 30.0 cm/s.
     pub leave_speed_cm_s: f32,
     /// Window over which speeds are measured: the smaller of the speeds over this long before and
     /// after the frame (see `signal::still_speed`). 0.03 s.
@@ -53,8 +53,8 @@ impl Default for ContactParams {
             ground_percentile: 0.05,
             enter_height_cm: 4.0,
             leave_height_cm: 7.0,
-            enter_speed_cm_s: 30.0,
-            leave_speed_cm_s: 60.0,
+            enter_speed_cm_s: 20.0,
+            leave_speed_cm_s: 30.0,
             speed_window_s: 0.03,
             min_contact_s: 0.05,
             min_gap_s: 0.05,
