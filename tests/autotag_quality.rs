@@ -17,8 +17,8 @@ use glam::Vec3;
 use taglane::core::anim::{Clip, ImportOptions, load_animation};
 use taglane::core::autotag::contacts::{ContactParams, find_feet};
 use taglane::core::autotag::{
-    AutotagParams, CMU_CM_PER_UNIT, CONTACT_LEFT, CONTACT_RIGHT, IDLE, Motion, RUN, WALK,
-    autotag, guess_unit,
+    AutotagParams, CMU_CM_PER_UNIT, CONTACT_LEFT, CONTACT_RIGHT, IDLE, Motion, RUN, WALK, autotag,
+    guess_unit,
 };
 use taglane::core::tags::Range;
 
@@ -141,7 +141,12 @@ fn measure_contacts(clip: &Clip, motion: &Motion, tags: [&[Range]; 2], fig: &mut
 
 /// Clearly-classified frames of each state (idle < 0.15 m/s, walk 0.6-1.8, run > 2.8 on the
 /// generator's smoothed root speed) and how many of them carry that state's tag.
-fn measure_gaits(speed_m_s: &[f32], tags: [&[Range]; 3], clear: &mut [usize; 3], hit: &mut [usize; 3]) {
+fn measure_gaits(
+    speed_m_s: &[f32],
+    tags: [&[Range]; 3],
+    clear: &mut [usize; 3],
+    hit: &mut [usize; 3],
+) {
     let n = speed_m_s.len();
     let cov = tags.map(|r| covered(r, n));
     for (f, &v) in speed_m_s.iter().enumerate() {
@@ -269,7 +274,10 @@ fn sweep_contact_params() {
                 .unwrap()
                 .clips
                 .remove(0);
-            Clip { unit_cm: *unit_cm, ..c }
+            Clip {
+                unit_cm: *unit_cm,
+                ..c
+            }
         })
         .collect();
     for es in [20.0f32, 25.0, 30.0] {
@@ -292,14 +300,19 @@ fn sweep_contact_params() {
                         measure_contacts(
                             clip,
                             &motion,
-                            [out.ranges(CONTACT_LEFT).unwrap(), out.ranges(CONTACT_RIGHT).unwrap()],
+                            [
+                                out.ranges(CONTACT_LEFT).unwrap(),
+                                out.ranges(CONTACT_RIGHT).unwrap(),
+                            ],
                             &mut all,
                         );
                     }
                     let cov = all.clear_covered as f32 / all.clear as f32;
                     let mean = all.slide.iter().sum::<f32>() / all.slide.len() as f32;
                     let p95 = percentile(all.slide.clone(), 0.95);
-                    println!("es {es} ls {ls} eh {eh} lh {lh} win {win}: cov {cov:.3} mean {mean:.2} p95 {p95:.2}");
+                    println!(
+                        "es {es} ls {ls} eh {eh} lh {lh} win {win}: cov {cov:.3} mean {mean:.2} p95 {p95:.2}"
+                    );
                 }
             }
         }

@@ -14,8 +14,8 @@ use taglane::ui::TaglaneApp;
 use taglane::ui::command::AppCommand;
 use taglane::ui::compression::Scope;
 use taglane::ui::compression::model::summarize;
-use taglane::ui::pose::SideTab;
 use taglane::ui::project::DEMO_CLIP_FILES;
+use taglane::ui::side_panel::SideTab;
 
 fn harness_with(app: TaglaneApp) -> Harness<'static, TaglaneApp> {
     let mut h = Harness::builder()
@@ -29,7 +29,7 @@ fn harness_with(app: TaglaneApp) -> Harness<'static, TaglaneApp> {
 fn run_until_done(h: &mut Harness<'static, TaglaneApp>, limit: usize) {
     for _ in 0..limit {
         h.step();
-        if !h.state().compression.is_running() {
+        if !h.state().side.compression.is_running() {
             h.run_steps(2);
             return;
         }
@@ -42,13 +42,13 @@ fn run_until_done(h: &mut Harness<'static, TaglaneApp>, limit: usize) {
 fn wait_export(h: &mut Harness<'static, TaglaneApp>) -> Vec<PathBuf> {
     h.step();
     for _ in 0..500 {
-        if !h.state().compression.is_exporting() {
+        if !h.state().side.compression.is_exporting() {
             break;
         }
         std::thread::sleep(std::time::Duration::from_millis(10));
         h.step();
     }
-    match h.state().compression.last_export.clone() {
+    match h.state().side.compression.last_export.clone() {
         Some(Ok(files)) => files,
         other => panic!("export did not succeed: {other:?}"),
     }
@@ -63,7 +63,7 @@ fn temp_dir(name: &str) -> PathBuf {
 
 fn compression_app() -> TaglaneApp {
     let mut app = TaglaneApp::demo_for_tests();
-    app.pose.tab = SideTab::Compression;
+    app.side.tab = SideTab::Compression;
     app
 }
 
@@ -72,11 +72,14 @@ fn a_comparison_runs_in_the_background_and_fills_the_table() {
     let mut h = harness_with(compression_app());
     h.get_by_label("Compress").click();
     h.step();
-    assert!(h.state().compression.is_running(), "the job did not start");
+    assert!(
+        h.state().side.compression.is_running(),
+        "the job did not start"
+    );
     // The UI keeps drawing frames while the job runs.
     run_until_done(&mut h, 2000);
     let app = h.state();
-    let cmp = app.compression.comparison.as_ref().expect("results");
+    let cmp = app.side.compression.comparison.as_ref().expect("results");
     assert!(!cmp.cancelled);
     assert_eq!(cmp.candidates.len(), 2);
     let a = cmp.summary(0).unwrap();
@@ -116,6 +119,7 @@ fn a_comparison_runs_in_the_background_and_fills_the_table() {
     let app = h.state();
     let (clip, _) = parse_bvh(DEMO_CLIP_FILES[0].1, "walk", &Default::default()).unwrap();
     let ghost = app
+        .side
         .compression
         .ghost(&clip, 0, a.worst_frame as f64 / 30.0, &Default::default())
         .expect("a ghost for the current clip");
@@ -129,10 +133,11 @@ fn a_comparison_runs_in_the_background_and_fills_the_table() {
     );
     // The exaggerated ghost moves each joint 10 times as far from the original.
     let t = a.worst_frame as f64 / 30.0;
-    let base = app.pose.base_positions.clone();
-    h.state_mut().compression.ghost_scale = 10.0;
+    let base = app.side.pose.base_positions.clone();
+    h.state_mut().side.compression.ghost_scale = 10.0;
     let ten = h
         .state()
+        .side
         .compression
         .ghost(&clip, 0, t, &Default::default())
         .unwrap();
@@ -146,15 +151,15 @@ fn a_comparison_runs_in_the_background_and_fills_the_table() {
 #[test]
 fn cancel_stops_a_comparison_of_all_clips() {
     let mut app = compression_app();
-    app.compression.scope = Scope::AllClips;
-    app.compression.candidates[0] =
+    app.side.compression.scope = Scope::AllClips;
+    app.side.compression.candidates[0] =
         taglane::ui::compression::model::Candidate::from_preset(0, Preset::Auto);
     let mut h = harness_with(app);
     h.get_by_label("Compress").click();
     h.run_steps(2);
     h.get_by_label("Cancel").click();
     run_until_done(&mut h, 2000);
-    let cmp = h.state().compression.comparison.as_ref().unwrap();
+    let cmp = h.state().side.compression.comparison.as_ref().unwrap();
     assert!(cmp.cancelled);
     assert!(summarize(&cmp.outcomes[0]).clips_ok < 10);
 }
@@ -173,12 +178,12 @@ fn decompress(tlc: &Path, out: &Path) {
 #[test]
 fn exported_clips_load_back_with_the_cli() {
     let mut app = compression_app();
-    app.compression.scope = Scope::AllClips;
+    app.side.compression.scope = Scope::AllClips;
     let mut h = harness_with(app);
     h.get_by_label("Compress").click();
     run_until_done(&mut h, 5000);
     let dir = temp_dir("export-one");
-    h.state_mut().compression.export_dir = Some(dir.clone());
+    h.state_mut().side.compression.export_dir = Some(dir.clone());
     h.get_by_label("Export this clip").click_accesskit();
     wait_export(&mut h);
     let files: Vec<_> = std::fs::read_dir(&dir)
@@ -202,7 +207,7 @@ fn exported_clips_load_back_with_the_cli() {
 
     // The whole project.
     let all = temp_dir("export-all");
-    h.state_mut().compression.export_dir = Some(all.clone());
+    h.state_mut().side.compression.export_dir = Some(all.clone());
     h.get_by_label("Export all clips").click_accesskit();
     wait_export(&mut h);
     let n = std::fs::read_dir(&all).unwrap().count();
@@ -221,7 +226,7 @@ fn exported_clips_load_back_with_the_cli() {
     h.get_all_by_label("Show").nth(2).unwrap().click_accesskit();
     h.run_steps(3);
     let app = h.state();
-    let o = &app.compression.comparison.as_ref().unwrap().outcomes[0][2];
+    let o = &app.side.compression.comparison.as_ref().unwrap().outcomes[0][2];
     assert_eq!(app.current_clip, o.clip);
     let worst = o.result.as_ref().unwrap().error.worst.frame;
     assert_eq!(app.playback.playhead, worst as f64);
@@ -239,11 +244,12 @@ fn compression_view_snapshot() {
     h.get_by_label("Compress").click();
     run_until_done(&mut h, 2000);
     // Show candidate B (smallest-three 32 bits), its ghost exaggerated 20 times.
-    h.state_mut().compression.chosen = 1;
-    h.state_mut().compression.ghost_scale = 20.0;
+    h.state_mut().side.compression.chosen = 1;
+    h.state_mut().side.compression.ghost_scale = 20.0;
     // Timings vary from run to run: fix them so the image is stable.
     for outcomes in &mut h
         .state_mut()
+        .side
         .compression
         .comparison
         .as_mut()

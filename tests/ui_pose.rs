@@ -70,7 +70,7 @@ fn max_distance(a: &[Vec3], b: &[Vec3]) -> f32 {
 fn scrubbing_the_playhead_changes_the_pose() {
     let mut h = harness_with(TaglaneApp::demo_for_tests());
     let clip = demo_clip(0);
-    let first = h.state().pose.joint_positions.clone();
+    let first = h.state().side.pose.joint_positions.clone();
     assert_eq!(first.len(), clip.joint_count());
     assert!(max_distance(&first, &reference_positions(&clip, 0.0)) < 1e-4);
 
@@ -79,14 +79,14 @@ fn scrubbing_the_playhead_changes_the_pose() {
     h.run_steps(2);
     let app = h.state();
     assert_eq!(app.playback.playhead, 100.5);
-    let now = app.pose.joint_positions.clone();
+    let now = app.side.pose.joint_positions.clone();
     assert!(
         max_distance(&first, &now) > 1.0,
         "the pose did not move when scrubbing"
     );
     let expected = reference_positions(&clip, 100.5 / f64::from(clip.fps));
     assert!(max_distance(&now, &expected) < 1e-4);
-    assert!((app.pose.time_s - 100.5 / 30.0).abs() < 1e-9);
+    assert!((app.side.pose.time_s - 100.5 / 30.0).abs() < 1e-9);
     // Not simply one of the neighbouring frames.
     let f100 = reference_positions(&clip, 100.0 / 30.0);
     assert!(max_distance(&now, &f100) > 1e-3);
@@ -95,7 +95,7 @@ fn scrubbing_the_playhead_changes_the_pose() {
 #[test]
 fn scrubbing_by_dragging_on_the_ruler_changes_the_pose() {
     let mut h = harness_with(TaglaneApp::demo_for_tests());
-    let before = h.state().pose.joint_positions.clone();
+    let before = h.state().side.pose.joint_positions.clone();
     let ruler = h
         .state()
         .timeline
@@ -136,8 +136,8 @@ fn scrubbing_by_dragging_on_the_ruler_changes_the_pose() {
     );
     let clip = demo_clip(0);
     let expected = reference_positions(&clip, app.playback.playhead / 30.0);
-    assert!(max_distance(&app.pose.joint_positions, &expected) < 1e-4);
-    assert!(max_distance(&before, &app.pose.joint_positions) > 1.0);
+    assert!(max_distance(&app.side.pose.joint_positions, &expected) < 1e-4);
+    assert!(max_distance(&before, &app.side.pose.joint_positions) > 1.0);
 }
 
 #[test]
@@ -147,8 +147,8 @@ fn the_blend_weight_slider_blends_the_second_clip() {
     h.run_steps(2);
     h.get_by_label("Blend with a second clip").click();
     h.run_steps(2);
-    assert!(h.state().pose.blend.enabled);
-    h.state_mut().pose.blend.clip_b = Some(1);
+    assert!(h.state().side.pose.blend.enabled);
+    h.state_mut().side.pose.blend.clip_b = Some(1);
     h.run_steps(2);
 
     // Click three quarters along the slider.
@@ -171,14 +171,14 @@ fn the_blend_weight_slider_blends_the_second_clip() {
     }
     h.run_steps(2);
     let app = h.state();
-    let w = app.pose.blend.weight;
+    let w = app.side.pose.blend.weight;
     assert!((0.6..=0.9).contains(&w), "weight {w}");
     let a = demo_clip(0);
     let b = demo_clip(1);
     let time_a = 40.0 / 30.0;
     // Normalised time sync by default.
     let time_b = time_a / f64::from(a.duration_s()) * f64::from(b.duration_s());
-    assert!((app.pose.time_b_s.unwrap() - time_b).abs() < 1e-6);
+    assert!((app.side.pose.time_b_s.unwrap() - time_b).abs() < 1e-6);
     let mut out = PoseBuffers::default();
     blend_model(
         &a,
@@ -193,10 +193,15 @@ fn the_blend_weight_slider_blends_the_second_clip() {
     )
     .unwrap();
     let expected: Vec<Vec3> = out.model.iter().map(|t| t.translation).collect();
-    assert!(max_distance(&app.pose.joint_positions, &expected) < 1e-4);
-    assert!(max_distance(&app.pose.joint_positions, &app.pose.base_positions) > 0.5);
+    assert!(max_distance(&app.side.pose.joint_positions, &expected) < 1e-4);
+    assert!(
+        max_distance(
+            &app.side.pose.joint_positions,
+            &app.side.pose.base_positions
+        ) > 0.5
+    );
     // The root-motion view has its three blends.
-    let tr = app.pose.trajectories.as_ref().expect("trajectories");
+    let tr = app.side.pose.trajectories.as_ref().expect("trajectories");
     assert_eq!(tr.lerp.len(), a.frame_count);
     assert_eq!(tr.slerp.len(), tr.nlerp.len());
 }
@@ -204,15 +209,15 @@ fn the_blend_weight_slider_blends_the_second_clip() {
 #[test]
 fn best_match_sync_picks_a_frame_of_clip_b() {
     let mut app = TaglaneApp::demo_for_tests();
-    app.pose.blend.enabled = true;
+    app.side.pose.blend.enabled = true;
     // Blending a clip with itself: the best match of any frame is that frame.
-    app.pose.blend.clip_b = Some(0);
-    app.pose.blend.sync = taglane::ui::pose::SyncMode::BestMatch;
-    app.pose.blend.position_bias = 0.5;
+    app.side.pose.blend.clip_b = Some(0);
+    app.side.pose.blend.sync = taglane::ui::pose::SyncMode::BestMatch;
+    app.side.pose.blend.position_bias = 0.5;
     let mut h = harness_with(app);
     h.state_mut().queue.push(AppCommand::SetPlayhead(57.0));
     h.run_steps(2);
-    assert_eq!(h.state().pose.best_match.unwrap().0, 57);
+    assert_eq!(h.state().side.pose.best_match.unwrap().0, 57);
 }
 
 #[test]
@@ -227,13 +232,13 @@ fn tag_sync_aligns_the_first_ranges_of_the_tag() {
         .unwrap();
     let first = |app: &TaglaneApp, clip: u32| app.project.doc.tags[tag].ranges[&clip][0].start;
     let (sa, sb) = (first(&app, 0), first(&app, 1));
-    app.pose.blend.enabled = true;
-    app.pose.blend.clip_b = Some(1);
-    app.pose.blend.sync = taglane::ui::pose::SyncMode::Tag(tag);
+    app.side.pose.blend.enabled = true;
+    app.side.pose.blend.clip_b = Some(1);
+    app.side.pose.blend.sync = taglane::ui::pose::SyncMode::Tag(tag);
     let mut h = harness_with(app);
     h.state_mut().queue.push(AppCommand::SetPlayhead(30.0));
     h.run_steps(2);
-    let tb = h.state().pose.time_b_s.unwrap();
+    let tb = h.state().side.pose.time_b_s.unwrap();
     let expected = 30.0 / 30.0 - f64::from(sa) / 30.0 + f64::from(sb) / 30.0;
     assert!((tb - expected).abs() < 1e-9, "{tb} vs {expected}");
 }
@@ -248,25 +253,25 @@ fn clip_b_past_its_end_follows_the_post_infinity_mode() {
         .iter()
         .position(|t| t.name == "contact:LeftFootDown")
         .unwrap();
-    app.pose.blend.enabled = true;
-    app.pose.blend.clip_b = Some(1);
-    app.pose.blend.sync = taglane::ui::pose::SyncMode::Tag(tag);
+    app.side.pose.blend.enabled = true;
+    app.side.pose.blend.clip_b = Some(1);
+    app.side.pose.blend.sync = taglane::ui::pose::SyncMode::Tag(tag);
     let mut h = harness_with(app);
     h.state_mut().queue.push(AppCommand::SetPlayhead(240.0));
     h.run_steps(2);
     let b = demo_clip(1);
-    let tb = h.state().pose.time_b_s.unwrap();
+    let tb = h.state().side.pose.time_b_s.unwrap();
     assert!(tb > f64::from(b.duration_s()) + 0.1, "precondition: {tb}");
     // Clamp (default): B holds its last frame.
     let last = reference_positions(&b, f64::from(b.duration_s()));
     assert!(
         max_distance(
-            &ground_relative(&h.state().pose.b_positions),
+            &ground_relative(&h.state().side.pose.b_positions),
             &ground_relative(&last)
         ) < 1e-3
     );
     // Loop: B wraps around.
-    h.state_mut().pose.post = taglane::core::anim::Extrapolation::Loop;
+    h.state_mut().side.pose.post = taglane::core::anim::Extrapolation::Loop;
     h.run_steps(2);
     let mut looped = vec![Transform::IDENTITY; b.joint_count()];
     sample_clip(
@@ -279,7 +284,7 @@ fn clip_b_past_its_end_follows_the_post_infinity_mode() {
     let mut model = looped.clone();
     local_to_model(&b.skeleton, &looped, &mut model).unwrap();
     let expected: Vec<Vec3> = model.iter().map(|t| t.translation).collect();
-    let got = h.state().pose.b_positions.clone();
+    let got = h.state().side.pose.b_positions.clone();
     assert!(max_distance(&ground_relative(&got), &ground_relative(&expected)) < 1e-3);
     assert!(max_distance(&ground_relative(&got), &ground_relative(&last)) > 1.0);
 }
@@ -287,15 +292,15 @@ fn clip_b_past_its_end_follows_the_post_infinity_mode() {
 #[test]
 fn an_upper_body_mask_keeps_the_legs_of_the_first_clip() {
     let mut app = TaglaneApp::demo_for_tests();
-    app.pose.blend.enabled = true;
-    app.pose.blend.clip_b = Some(1);
-    app.pose.blend.weight = 1.0;
-    app.pose.blend.mask = taglane::ui::pose::model::MaskKind::UpperBody;
+    app.side.pose.blend.enabled = true;
+    app.side.pose.blend.clip_b = Some(1);
+    app.side.pose.blend.weight = 1.0;
+    app.side.pose.blend.mask = taglane::ui::pose::model::MaskKind::UpperBody;
     let mut h = harness_with(app);
     h.state_mut().queue.push(AppCommand::SetPlayhead(45.0));
     h.run_steps(2);
     let clip = demo_clip(0);
-    let pose = &h.state().pose;
+    let pose = &h.state().side.pose;
     let leg = clip.skeleton.find("LeftFoot").unwrap();
     let hand = clip.skeleton.find("LeftHand").unwrap();
     assert!((pose.joint_positions[leg] - pose.base_positions[leg]).length() < 1e-4);
@@ -308,9 +313,9 @@ fn a_missing_source_shows_a_message_and_a_relink_button() {
     app.project.is_demo = false;
     app.project.path = Some(std::path::PathBuf::from("/nonexistent/p.taglane.json"));
     let h = harness_with(app);
-    let e = h.state().pose.load_error.clone().expect("an error");
+    let e = h.state().side.pose.load_error.clone().expect("an error");
     assert!(e.contains("walk_male_01.bvh"), "{e}");
-    assert!(h.state().pose.joint_positions.is_empty());
+    assert!(h.state().side.pose.joint_positions.is_empty());
     h.get_by_label("Re-link");
 }
 
@@ -318,11 +323,21 @@ fn a_missing_source_shows_a_message_and_a_relink_button() {
 fn hovering_names_a_joint_and_clicking_selects_it() {
     let mut h = harness_with(TaglaneApp::demo_for_tests());
     let joint = 16; // a head/neck joint, away from others
-    let p = h.state().pose.joint_screen_pos(joint).expect("visible");
+    let p = h
+        .state()
+        .side
+        .pose
+        .joint_screen_pos(joint)
+        .expect("visible");
     h.event(Event::PointerMoved(p));
     h.run_steps(2);
-    let hovered = h.state().pose.hovered.expect("a joint under the pointer");
-    let hp = h.state().pose.joint_screen_pos(hovered).unwrap();
+    let hovered = h
+        .state()
+        .side
+        .pose
+        .hovered
+        .expect("a joint under the pointer");
+    let hp = h.state().side.pose.joint_screen_pos(hovered).unwrap();
     assert!(hp.distance(p) < 9.0);
     for pressed in [true, false] {
         h.event(Event::PointerButton {
@@ -334,7 +349,7 @@ fn hovering_names_a_joint_and_clicking_selects_it() {
         h.step();
     }
     h.run_steps(2);
-    assert_eq!(h.state().pose.selected, Some(hovered));
+    assert_eq!(h.state().side.pose.selected, Some(hovered));
     // The rotation curve of the selected joint is shown.
     h.get_by_label_contains("local rotation (Euler Z-Y-X, degrees)");
 }
@@ -342,8 +357,8 @@ fn hovering_names_a_joint_and_clicking_selects_it() {
 #[test]
 fn dragging_orbits_and_the_view_buttons_set_the_camera() {
     let mut h = harness_with(TaglaneApp::demo_for_tests());
-    let rect = h.state().pose.viewport_rect.unwrap();
-    let yaw = h.state().pose.camera.yaw_rad;
+    let rect = h.state().side.pose.viewport_rect.unwrap();
+    let yaw = h.state().side.pose.camera.yaw_rad;
     // Drag from an empty corner of the viewport.
     let from = rect.left_bottom() + egui::vec2(10.0, -10.0);
     h.event(Event::PointerMoved(from));
@@ -366,25 +381,25 @@ fn dragging_orbits_and_the_view_buttons_set_the_camera() {
         modifiers: Modifiers::NONE,
     });
     h.run_steps(2);
-    assert!((h.state().pose.camera.yaw_rad - yaw).abs() > 0.3);
+    assert!((h.state().side.pose.camera.yaw_rad - yaw).abs() > 0.3);
     h.get_by_label("Top").click();
     h.run_steps(2);
-    let cam = h.state().pose.camera;
+    let cam = h.state().side.pose.camera;
     assert!(cam.eye().y - cam.target.y > 0.99 * cam.distance);
     h.get_by_label("Front").click();
     h.run_steps(2);
-    assert_eq!(h.state().pose.camera.yaw_rad, 0.0);
+    assert_eq!(h.state().side.pose.camera.yaw_rad, 0.0);
 }
 
 /// Screenshot of the pose view (wgpu renderer): a blend with a joint selected.
 #[test]
 fn pose_view_snapshot() {
     let mut app = TaglaneApp::demo_for_tests();
-    app.pose.blend.enabled = true;
+    app.side.pose.blend.enabled = true;
     // walk_turn_left_male_04: its turn makes the lerp, nlerp and slerp trajectories differ.
-    app.pose.blend.clip_b = Some(8);
-    app.pose.blend.weight = 0.5;
-    app.pose.selected = Some(3);
+    app.side.pose.blend.clip_b = Some(8);
+    app.side.pose.blend.weight = 0.5;
+    app.side.pose.selected = Some(3);
     let mut h = Harness::builder()
         .with_size([1400.0, 1150.0])
         .wgpu()

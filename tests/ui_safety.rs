@@ -114,11 +114,11 @@ fn dont_save_then_open_cancelled_keeps_the_changes() {
     h.get_by_label("Unsaved changes");
     h.get_by_label("Don't save").click();
     h.run_steps(3);
-    assert!(h.state().file_browser.is_some(), "the file browser asks");
+    assert!(h.state().files.browser.is_some(), "the file browser asks");
     h.get_by_label("Cancel").click();
     h.run_steps(3);
     let app = h.state();
-    assert!(app.file_browser.is_none());
+    assert!(app.files.browser.is_none());
     assert!(app.project.is_demo, "the demo is still open");
     assert!(app.project.history.is_dirty(), "the changes still count");
     assert_eq!(app.project.doc.tags[0].ranges[&0], vec![Range::new(2, 9)]);
@@ -261,22 +261,23 @@ fn fallback_file_browser_saves_the_demo() {
         ..Prefs::default()
     };
     let mut app = TaglaneApp::new(Project::demo(), prefs, Recovery::disabled());
-    app.native_dialog = unavailable;
+    app.files.native_dialog = unavailable;
     let mut h = harness_with(app);
     edit(&mut h);
     h.key_press_modifiers(Modifiers::COMMAND, Key::S);
     h.run_steps(3);
     assert!(status(&h).contains("could not open"), "{}", status(&h));
-    assert!(h.state().native_unavailable);
+    assert!(h.state().files.native_unavailable);
     h.state_mut()
-        .file_browser
+        .files
+        .browser
         .as_mut()
         .expect("the in-app browser is open")
         .go_to(dir.clone());
     h.run_steps(2);
     h.get_by_label("File name").click();
     h.run_steps(1);
-    h.state_mut().file_browser.as_mut().unwrap().name.clear();
+    h.state_mut().files.browser.as_mut().unwrap().name.clear();
     h.run_steps(1);
     h.get_by_label("File name").type_text("session one");
     h.run_steps(1);
@@ -285,7 +286,7 @@ fn fallback_file_browser_saves_the_demo() {
     let saved = dir.join("session one.json");
     assert!(saved.is_file(), "{}", status(&h));
     let app = h.state();
-    assert!(app.file_browser.is_none());
+    assert!(app.files.browser.is_none());
     assert_eq!(app.project.path.as_deref(), Some(saved.as_path()));
     assert!(!app.project.is_demo);
     assert!(!app.project.history.is_dirty());
@@ -293,11 +294,12 @@ fn fallback_file_browser_saves_the_demo() {
     h.state_mut().queue.push(AppCommand::SaveAs(None));
     h.run_steps(2);
     h.state_mut()
-        .file_browser
+        .files
+        .browser
         .as_mut()
         .unwrap()
         .go_to(dir.clone());
-    h.state_mut().file_browser.as_mut().unwrap().name = "session one.json".into();
+    h.state_mut().files.browser.as_mut().unwrap().name = "session one.json".into();
     h.run_steps(1);
     h.get_by_label("Save").click();
     h.run_steps(2);
@@ -307,7 +309,8 @@ fn fallback_file_browser_saves_the_demo() {
     h.run_steps(2);
     assert!(
         h.state()
-            .file_browser
+            .files
+            .browser
             .as_ref()
             .unwrap()
             .confirm_replace
@@ -316,7 +319,7 @@ fn fallback_file_browser_saves_the_demo() {
     );
     h.key_press(Key::Escape);
     h.run_steps(2);
-    assert!(h.state().file_browser.is_none(), "Esc cancels");
+    assert!(h.state().files.browser.is_none(), "Esc cancels");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -65,6 +65,32 @@ fn process_may_be_running(pid: u32, temp: &Path) -> bool {
     age.is_none_or(|a| a.as_secs() < 3600)
 }
 
+/// A file name safe on every platform for a clip or tag name: letters, digits, `-`, `_` and `.`
+/// kept, everything else replaced by `_`.
+pub fn sanitize_file_name(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_alphanumeric() || matches!(c, '-' | '_' | '.') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// How a project stores the path of a file it refers to: relative to the project's folder `base`
+/// (with `/` separators) when the file is inside it, absolute otherwise.
+pub fn project_relative(path: &Path, base: Option<&Path>) -> String {
+    let abs = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+    if let Some(base) = base.and_then(|b| b.canonicalize().ok())
+        && let Ok(rel) = abs.strip_prefix(&base)
+    {
+        return rel.to_string_lossy().replace('\\', "/");
+    }
+    abs.to_string_lossy().into_owned()
+}
+
 /// The backup path used by [`write_atomic`]: `name.ext.bak`.
 pub fn backup_path(path: &Path) -> PathBuf {
     let mut s = path.as_os_str().to_owned();

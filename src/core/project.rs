@@ -104,6 +104,13 @@ impl Project {
         self.history.apply(&mut self.doc, edit, label)
     }
 
+    /// Applies `edit` merged with the previous step when that one had the same `key` (a colour
+    /// drag, typing in a field): one undo step for the whole gesture.
+    pub fn apply_keyed(&mut self, edit: Edit, label: &str, key: u64) -> Result<(), EditError> {
+        self.history
+            .apply_keyed(&mut self.doc, edit, label, Some(key))
+    }
+
     /// Saves atomically (temp file + rename, one `.bak` backup kept) and marks the history saved.
     pub fn save_to(&mut self, path: &Path) -> Result<(), String> {
         self.doc.save(path, true).map_err(|e| e.to_string())?;

@@ -6,7 +6,18 @@ use std::path::PathBuf;
 
 use crate::core::doc::Edit;
 use crate::core::tags::ClipId;
-use crate::ui::timeline::model::Selected;
+
+/// A selected range: (tag index, range on the current clip).
+pub type Selected = (usize, crate::core::tags::Range);
+
+/// Export formats of query results.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum QueryExportKind {
+    /// The `taglane query --json` shape.
+    Json,
+    /// `clip,start,stop,seconds`.
+    Csv,
+}
 
 /// Export formats for tag data.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,6 +68,11 @@ pub enum AppCommand {
     JumpStart,
     JumpEnd,
     ToggleLoop,
+    /// Loop playback over the selected ranges (their hull on the current clip); again to stop
+    /// looping them.
+    LoopSelection,
+    /// Put the keyboard in the transport's "go to frame" box.
+    FocusGoToFrame,
     SetSpeed(f32),
     SelectClip(ClipId),
 
@@ -137,7 +153,7 @@ pub enum AppCommand {
     },
     /// Export the query result; `None` asks for a file.
     QueryExport {
-        kind: crate::ui::query::QueryExportKind,
+        kind: QueryExportKind,
         path: Option<PathBuf>,
     },
     /// Cut the query result into BVH files in a background thread; `None` asks for a folder.

@@ -1,21 +1,30 @@
 //! The desktop application (feature `ui`): an eframe/egui app over the core.
 //!
 //! Panels read the project and view state and queue [`command::AppCommand`]s; the app applies them
-//! in one place ([`app::TaglaneApp::apply`]), which gives undo/redo and shortcuts one home.
+//! in one place (`TaglaneApp::apply`, in `apply.rs`), which gives undo/redo and shortcuts one home.
 
 pub mod anim_cache;
 pub mod app;
+mod apply;
 pub mod browser;
 pub mod command;
 pub mod compression;
 pub mod dialogs;
+mod editing;
 pub mod file_dialog;
+pub mod files;
+pub mod jobs;
+pub mod keymap;
+mod menu;
 pub mod pose;
 pub mod project;
 pub mod query;
 pub mod recovery;
+pub mod side_panel;
 pub mod theme;
 pub mod timeline;
+pub mod transport;
+pub mod view;
 
 use std::path::PathBuf;
 

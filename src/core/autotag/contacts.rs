@@ -166,15 +166,16 @@ pub fn find_feet(
                     what: "foot joint override".to_owned(),
                 })
         };
-        let ankle = match ankle_override {
-            Some(name) => by_name(name)?,
-            None => find_by_patterns(skeleton, &patterns(&ANKLE_PATTERNS, left)).ok_or_else(
-                || AutotagError::NoFootJoints {
-                    clip: clip_name.to_owned(),
-                    side: if left { "left" } else { "right" },
-                },
-            )?,
-        };
+        let ankle =
+            match ankle_override {
+                Some(name) => by_name(name)?,
+                None => find_by_patterns(skeleton, &patterns(&ANKLE_PATTERNS, left)).ok_or_else(
+                    || AutotagError::NoFootJoints {
+                        clip: clip_name.to_owned(),
+                        side: if left { "left" } else { "right" },
+                    },
+                )?,
+            };
         let toe = match toe_override {
             Some(name) => Some(by_name(name)?),
             None => find_by_patterns(skeleton, &patterns(&TOE_PATTERNS, left)),
@@ -318,7 +319,13 @@ mod tests {
     fn feet_are_found_across_naming_conventions() {
         let cases: [(&[&str], [&str; 4]); 5] = [
             (
-                &["Hips", "LeftFoot", "LeftToeBase", "RightFoot", "RightToeBase"],
+                &[
+                    "Hips",
+                    "LeftFoot",
+                    "LeftToeBase",
+                    "RightFoot",
+                    "RightToeBase",
+                ],
                 ["LeftFoot", "LeftToeBase", "RightFoot", "RightToeBase"],
             ),
             (
@@ -354,7 +361,12 @@ mod tests {
             let [l, r] = find_feet("c", &sk, &ContactParams::default()).unwrap();
             let name = |j: usize| sk.names[j].as_str();
             assert_eq!(
-                [name(l.ankle), name(l.toe.unwrap()), name(r.ankle), name(r.toe.unwrap())],
+                [
+                    name(l.ankle),
+                    name(l.toe.unwrap()),
+                    name(r.ankle),
+                    name(r.toe.unwrap())
+                ],
                 want
             );
         }

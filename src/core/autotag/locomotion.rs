@@ -315,7 +315,10 @@ mod tests {
         use Gait::*;
         let mut l = [Idle, Idle, Idle, Walk, Idle, Idle, Run, Run, Run, Run, Run];
         merge_short_segments(&mut l, 2);
-        assert_eq!(l, [Idle, Idle, Idle, Idle, Idle, Idle, Run, Run, Run, Run, Run]);
+        assert_eq!(
+            l,
+            [Idle, Idle, Idle, Idle, Idle, Idle, Run, Run, Run, Run, Run]
+        );
         let mut l = [Walk, Run, Run];
         merge_short_segments(&mut l, 5);
         assert_eq!(l, [Run, Run, Run]);

@@ -197,6 +197,30 @@ pub fn per_clip_json(doc: &TagDocument) -> Vec<(String, String)> {
         .collect()
 }
 
+/// Writes [`per_clip_json`] into folder `dir` (created if needed) as `CLIP.tags.json` files, each
+/// atomically. Returns the files written; the first failure names its file.
+pub fn write_per_clip_json(
+    doc: &TagDocument,
+    dir: &std::path::Path,
+) -> Result<Vec<std::path::PathBuf>, String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let mut written: Vec<std::path::PathBuf> = Vec::new();
+    let mut used = std::collections::HashSet::new();
+    for (name, text) in per_clip_json(doc) {
+        // Two clip names can sanitize to the same file name (`a b`, `a_b`): never overwrite.
+        let stem =
+            crate::core::tags::unique_name(&crate::core::io::sanitize_file_name(&name), "_", |s| {
+                used.contains(&s.to_ascii_lowercase())
+            });
+        used.insert(stem.to_ascii_lowercase());
+        let file = dir.join(format!("{stem}.tags.json"));
+        crate::core::io::write_atomic(&file, text.as_bytes(), false)
+            .map_err(|e| format!("{}: {e}", file.display()))?;
+        written.push(file);
+    }
+    Ok(written)
+}
+
 /// What a merge did and what it could not do.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct MergeReport {

@@ -130,10 +130,14 @@ impl<'a> Reader<'a> {
         Ok(s)
     }
     fn u32(&mut self) -> Result<u32, String> {
-        Ok(u32::from_le_bytes(self.take(4)?.try_into().unwrap_or([0; 4])))
+        Ok(u32::from_le_bytes(
+            self.take(4)?.try_into().unwrap_or([0; 4]),
+        ))
     }
     fn u64(&mut self) -> Result<u64, String> {
-        Ok(u64::from_le_bytes(self.take(8)?.try_into().unwrap_or([0; 8])))
+        Ok(u64::from_le_bytes(
+            self.take(8)?.try_into().unwrap_or([0; 8]),
+        ))
     }
     fn f32(&mut self) -> Result<f32, String> {
         Ok(f32::from_bits(self.u32()?))
@@ -185,7 +189,10 @@ fn decode(bytes: &[u8], key: &Key) -> Result<ClipFeatures, String> {
         .ok_or_else(|| "frame count overflows".to_owned())?;
     let data = r.take(n)?;
     if r.at != bytes.len() {
-        return Err(format!("{} unexpected bytes at the end", bytes.len() - r.at));
+        return Err(format!(
+            "{} unexpected bytes at the end",
+            bytes.len() - r.at
+        ));
     }
     let values = data
         .chunks_exact(4)
@@ -278,7 +285,8 @@ mod tests {
     use std::time::{Duration, SystemTime};
 
     fn demo_dir(name: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("taglane-simcache-{}-{name}", std::process::id()));
+        let dir =
+            std::env::temp_dir().join(format!("taglane-simcache-{}-{name}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         for (file, text) in demo_files() {
@@ -318,28 +326,45 @@ mod tests {
         assert_eq!(hit, built);
         // Another unit or other joints: rebuilt.
         let (_, o) = get(&dir, 2.54);
-        assert!(matches!(o, CacheOutcome::Built { ref reason } if reason.contains("unit")), "{o:?}");
+        assert!(
+            matches!(o, CacheOutcome::Built { ref reason } if reason.contains("unit")),
+            "{o:?}"
+        );
         let over = JointOverrides {
             left_hand: Some("LeftForeArm".into()),
             ..Default::default()
         };
         let (_, o) = project_clip_features(&dir, 0, &info(), 2.54, &over).unwrap();
-        assert!(matches!(o, CacheOutcome::Built { ref reason } if reason.contains("joint")), "{o:?}");
+        assert!(
+            matches!(o, CacheOutcome::Built { ref reason } if reason.contains("joint")),
+            "{o:?}"
+        );
         assert!(matches!(get(&dir, 1.0).1, CacheOutcome::Built { .. }));
         assert_eq!(get(&dir, 1.0).1, CacheOutcome::Hit);
         // The source touched (same size, new modification time): rebuilt.
         let src = dir.join("idle_female_01.bvh");
         let t = SystemTime::now() + Duration::from_secs(3600);
-        File::options().write(true).open(&src).unwrap().set_modified(t).unwrap();
+        File::options()
+            .write(true)
+            .open(&src)
+            .unwrap()
+            .set_modified(t)
+            .unwrap();
         let (_, o) = get(&dir, 1.0);
-        assert!(matches!(o, CacheOutcome::Built { ref reason } if reason.contains("modification")), "{o:?}");
+        assert!(
+            matches!(o, CacheOutcome::Built { ref reason } if reason.contains("modification")),
+            "{o:?}"
+        );
         assert_eq!(get(&dir, 1.0).1, CacheOutcome::Hit);
         // The source grown: rebuilt.
         let mut text = std::fs::read_to_string(&src).unwrap();
         text.push('\n');
         std::fs::write(&src, text).unwrap();
         let (again, o) = get(&dir, 1.0);
-        assert!(matches!(o, CacheOutcome::Built { ref reason } if reason.contains("size")), "{o:?}");
+        assert!(
+            matches!(o, CacheOutcome::Built { ref reason } if reason.contains("size")),
+            "{o:?}"
+        );
         assert_eq!(again, built);
         // A file of another feature version, or a damaged one: rebuilt, never an error.
         let file = cache_file(&dir.join(CACHE_DIR), &src, "idle_female_01");
@@ -347,11 +372,17 @@ mod tests {
         bytes[12..16].copy_from_slice(&(FEATURE_VERSION + 1).to_le_bytes());
         std::fs::write(&file, &bytes).unwrap();
         let (_, o) = get(&dir, 1.0);
-        assert!(matches!(o, CacheOutcome::Built { ref reason } if reason.contains("feature version")), "{o:?}");
+        assert!(
+            matches!(o, CacheOutcome::Built { ref reason } if reason.contains("feature version")),
+            "{o:?}"
+        );
         let bytes = std::fs::read(&file).unwrap();
         std::fs::write(&file, &bytes[..bytes.len() - 3]).unwrap();
         let (f, o) = get(&dir, 1.0);
-        assert!(matches!(o, CacheOutcome::Built { ref reason } if reason.contains("truncated")), "{o:?}");
+        assert!(
+            matches!(o, CacheOutcome::Built { ref reason } if reason.contains("truncated")),
+            "{o:?}"
+        );
         assert_eq!(f, built);
         let _ = std::fs::remove_dir_all(&dir);
     }

@@ -139,7 +139,14 @@ pub struct FeatureJoints {
 }
 
 /// Name conventions, compared after [`normalise_name`].
-const LEFT_FOOT: &[&str] = &["leftfoot", "footl", "lfoot", "leftankle", "anklel", "lankle"];
+const LEFT_FOOT: &[&str] = &[
+    "leftfoot",
+    "footl",
+    "lfoot",
+    "leftankle",
+    "anklel",
+    "lankle",
+];
 const RIGHT_FOOT: &[&str] = &[
     "rightfoot",
     "footr",
@@ -148,7 +155,14 @@ const RIGHT_FOOT: &[&str] = &[
     "ankler",
     "rankle",
 ];
-const LEFT_HAND: &[&str] = &["lefthand", "handl", "lhand", "leftwrist", "wristl", "lwrist"];
+const LEFT_HAND: &[&str] = &[
+    "lefthand",
+    "handl",
+    "lhand",
+    "leftwrist",
+    "wristl",
+    "lwrist",
+];
 const RIGHT_HAND: &[&str] = &[
     "righthand",
     "handr",
@@ -606,7 +620,11 @@ mod tests {
         let f = features(&inches);
         for (i, (a, b)) in base.values.iter().zip(&f.values).enumerate() {
             let want = if i % DIMS == 27 { *a } else { a * 2.54 };
-            assert!((b - want).abs() < 1e-3 * (1.0 + want.abs()), "dim {}", i % DIMS);
+            assert!(
+                (b - want).abs() < 1e-3 * (1.0 + want.abs()),
+                "dim {}",
+                i % DIMS
+            );
         }
     }
 
@@ -636,10 +654,7 @@ mod tests {
         clip.unit_cm = 0.0;
         assert!(clip_features(&clip, &j).is_err());
         clip.unit_cm = 1.0;
-        let bad = FeatureJoints {
-            root: 99,
-            ..j
-        };
+        let bad = FeatureJoints { root: 99, ..j };
         assert!(clip_features(&clip, &bad).is_err());
         clip.translations.pop();
         assert!(clip_features(&clip, &j).is_err());

@@ -5,7 +5,9 @@ pub mod cache;
 pub mod features;
 pub mod search;
 
-pub use cache::{CACHE_DIR, CacheOutcome, cached_features, load_project_features, project_clip_features};
+pub use cache::{
+    CACHE_DIR, CacheOutcome, cached_features, load_project_features, project_clip_features,
+};
 pub use features::{
     ClipFeatures, DIMS, FEATURE_VERSION, FeatureJoints, FeatureScratch, Group, JointOverrides,
     Weights, build_features, clip_features, normalise_name, turn_and_move,

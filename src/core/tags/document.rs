@@ -71,6 +71,17 @@ pub fn next_version() -> u64 {
     NEXT.fetch_add(1, Ordering::Relaxed)
 }
 
+/// `base` if `taken(base)` is false, else the first of `base{sep}2`, `base{sep}3`, ... not taken.
+pub fn unique_name(base: &str, sep: &str, taken: impl Fn(&str) -> bool) -> String {
+    if !taken(base) {
+        return base.to_owned();
+    }
+    (2u64..)
+        .map(|n| format!("{base}{sep}{n}"))
+        .find(|c| !taken(c))
+        .expect("some suffix is free")
+}
+
 impl TagDocument {
     /// The id of the clip called `name`.
     pub fn clip_index(&self, name: &str) -> Option<ClipId> {
@@ -83,6 +94,16 @@ impl TagDocument {
     /// The index of the tag called `name`.
     pub fn tag_index(&self, name: &str) -> Option<usize> {
         self.tags.iter().position(|t| t.name == name)
+    }
+
+    /// A tag name not used yet: `base`, else `base2`, `base3`, ...
+    pub fn unique_tag_name(&self, base: &str) -> String {
+        unique_name(base, "", |n| self.tag_index(n).is_some())
+    }
+
+    /// A clip name not used yet: `base`, else `base_2`, `base_3`, ...
+    pub fn unique_clip_name(&self, base: &str) -> String {
+        unique_name(base, "_", |n| self.clip_index(n).is_some())
     }
 
     /// Gives tag `tag` a fresh version (its ranges changed).

@@ -22,8 +22,8 @@ use crate::core::compress::{BitRate, Preset, RotationFormat};
 use crate::core::tags::ClipId;
 use crate::ui::anim_cache::resolve;
 use crate::ui::command::AppCommand;
-use crate::ui::pose::SideInput;
 use crate::ui::theme;
+use crate::ui::view::ClipContext;
 
 /// Which clips a comparison runs on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -296,7 +296,7 @@ impl CompressionView {
     pub fn compression_ui(
         &mut self,
         ui: &mut Ui,
-        input: &SideInput<'_>,
+        input: &ClipContext<'_>,
         clip: Option<&Arc<Clip>>,
         queue: &mut Vec<AppCommand>,
     ) {
@@ -673,7 +673,7 @@ fn plots_ui(
     ui: &mut Ui,
     cmp: &Comparison,
     chosen: usize,
-    input: &SideInput<'_>,
+    input: &ClipContext<'_>,
     clip: Option<&Arc<Clip>>,
 ) {
     let current = cmp

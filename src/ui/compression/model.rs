@@ -333,7 +333,7 @@ pub fn export_tlc(outcomes: &[&ClipOutcome], dir: &Path) -> Result<Vec<PathBuf>,
     let mut written = Vec::new();
     for o in outcomes {
         let Ok(r) = &o.result else { continue };
-        let name = crate::ui::app::sanitize_file_name(&o.clip_name);
+        let name = crate::core::io::sanitize_file_name(&o.clip_name);
         let path = dir.join(format!("{name}.tlc"));
         crate::core::io::write_atomic(&path, r.clip.bytes(), false)
             .map_err(|e| format!("{}: {e}", path.display()))?;

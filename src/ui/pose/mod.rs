@@ -14,25 +14,13 @@ use egui_plot::{Legend, Line, Plot, PlotPoints, Points, VLine};
 use glam::Vec3;
 
 use self::model::{
-    Camera, MaskKind, PoseBuffers, TimeMap, Trajectories, ViewDir, best_match_frame,
-    blended_trajectories, bounds, build_mask, motion_joint, rotation_curve_deg, sample_model,
-    track_at,
+    Camera, MaskKind, PoseBuffers, TimeMap, Trajectories, best_match_frame, blended_trajectories,
+    bounds, build_mask, motion_joint, rotation_curve_deg, sample_model, track_at,
 };
 use crate::core::anim::{Clip, Extrapolation, RootMotionTrack, RotationInterp, SampleSettings};
 use crate::core::tags::ClipId;
-use crate::ui::anim_cache::AnimCache;
-use crate::ui::command::AppCommand;
-use crate::ui::compression::CompressionView;
-use crate::ui::project::Project;
 use crate::ui::theme;
-
-/// Tabs under the viewport.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum SideTab {
-    #[default]
-    Pose,
-    Compression,
-}
+use crate::ui::view::ClipContext;
 
 /// How clip B's time follows clip A's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -81,7 +69,6 @@ type TrajectoryKey = (usize, usize, u64, u64, u32);
 
 /// State of the pose preview.
 pub struct PoseView {
-    pub tab: SideTab,
     pub camera: Camera,
     /// Keep the camera's target over the character's root (panning turns it off).
     pub follow: bool,
@@ -123,7 +110,6 @@ pub struct PoseView {
 impl Default for PoseView {
     fn default() -> Self {
         Self {
-            tab: SideTab::Pose,
             camera: Camera::default(),
             follow: true,
             rotation: RotationInterp::Slerp,
@@ -153,15 +139,6 @@ impl Default for PoseView {
     }
 }
 
-/// What the side panel reads from the app.
-pub struct SideInput<'a> {
-    pub project: &'a Project,
-    pub clip: ClipId,
-    /// Playhead in frames of the current clip.
-    pub playhead: f64,
-    pub dark: bool,
-}
-
 impl PoseView {
     /// Sample settings from the view's choices.
     pub fn sample_settings(&self) -> SampleSettings {
@@ -187,7 +164,7 @@ impl PoseView {
 
     /// Samples the current clip (and blends clip B) at `input.playhead`, filling the exposed
     /// positions.
-    pub fn update(&mut self, input: &SideInput<'_>, a: &Arc<Clip>, b: Option<&Arc<Clip>>) {
+    pub fn update(&mut self, input: &ClipContext<'_>, a: &Arc<Clip>, b: Option<&Arc<Clip>>) {
         self.message = None;
         self.load_error = None;
         let settings = self.sample_settings();
@@ -378,151 +355,7 @@ impl PoseView {
     }
 }
 
-/// The right panel: viewport and tabs.
-pub fn side_panel_ui(
-    ui: &mut Ui,
-    input: &SideInput<'_>,
-    cache: &mut AnimCache,
-    pose: &mut PoseView,
-    comp: &mut CompressionView,
-    queue: &mut Vec<AppCommand>,
-) {
-    comp.poll(ui.ctx());
-    let clip_a = cache.get(input.project, input.clip);
-    let clip_a = match clip_a {
-        Ok(c) => c,
-        Err(e) => {
-            pose.load_error = Some(e.clone());
-            pose.joint_positions.clear();
-            pose.base_positions.clear();
-            ui.heading("Pose");
-            ui.colored_label(theme::palette(input.dark).error, e);
-            if ui.button("Re-link").clicked() {
-                queue.push(AppCommand::Relink {
-                    clip: input.clip,
-                    path: None,
-                });
-            }
-            ui.separator();
-            comp.compression_ui(ui, input, None, queue);
-            return;
-        }
-    };
-    let clip_b = pose
-        .blend
-        .clip_b
-        .filter(|_| pose.blend.enabled)
-        .map(|b| cache.get(input.project, b));
-    pose.update(
-        input,
-        &clip_a,
-        clip_b.as_ref().and_then(|r| r.as_ref().ok()),
-    );
-    if let Some(Err(e)) = &clip_b {
-        pose.message = Some(format!("clip B: {e}"));
-    }
-
-    // Camera buttons.
-    ui.horizontal(|ui| {
-        if ui
-            .button("Frame")
-            .on_hover_text("Frame the character")
-            .clicked()
-        {
-            pose.frame_character();
-        }
-        for (label, v) in [
-            ("Front", ViewDir::Front),
-            ("Side", ViewDir::Side),
-            ("Top", ViewDir::Top),
-        ] {
-            if ui.button(label).clicked() {
-                pose.camera.set_view(v);
-            }
-        }
-        ui.toggle_value(&mut pose.follow, "Follow");
-        ui.weak("drag: orbit, shift/middle drag: pan, wheel: zoom");
-    });
-
-    // Compression ghost and error colours, when that tab is open.
-    let ghost = (pose.tab == SideTab::Compression)
-        .then(|| comp.ghost(&clip_a, input.clip, pose.time_s, &pose.sample_settings()))
-        .flatten();
-    let (joints, overlay) = match &ghost {
-        Some(g) => (
-            &pose.base_positions,
-            Some((
-                g.positions.as_slice(),
-                theme::viewport_palette(input.dark).ghost,
-            )),
-        ),
-        None => (
-            &pose.joint_positions,
-            (pose.blend.enabled && !pose.b_positions.is_empty()).then(|| {
-                (
-                    pose.b_positions.as_slice(),
-                    theme::viewport_palette(input.dark).blend_input,
-                )
-            }),
-        ),
-    };
-    let trail_index = (pose.time_s * f64::from(clip_a.fps)).round().max(0.0) as usize;
-    let height = (ui.available_height() * 0.4).clamp(160.0, 420.0);
-    let width = ui.available_width();
-    let scene = viewport::Scene {
-        parents: &clip_a.skeleton.parents,
-        names: &clip_a.skeleton.names,
-        joints,
-        joint_colors: ghost.as_ref().map(|g| g.colors.as_slice()),
-        overlay,
-        trail: &pose.trail,
-        trail_index,
-        dark: input.dark,
-    };
-    let out = viewport::viewport_ui(
-        ui,
-        egui::vec2(width, height),
-        &mut pose.camera,
-        &scene,
-        pose.selected,
-    );
-    pose.viewport_rect = Some(out.rect);
-    if out.panned {
-        pose.follow = false;
-    }
-    pose.hovered = out.hovered;
-    if let Some(c) = out.clicked {
-        pose.selected = c;
-    }
-    if let Some(g) = &ghost {
-        let max = g.errors_cm.iter().copied().fold(0.0f32, f32::max);
-        let mut text = format!(
-            "Ghost: candidate decoded (x{} error); joints coloured by error now (max {max:.4} cm)",
-            comp.ghost_scale
-        );
-        if let (Some(j), Some(e)) = (pose.hovered, pose.hovered.and_then(|j| g.errors_cm.get(j))) {
-            let name = clip_a.skeleton.names.get(j).map_or("?", String::as_str);
-            text += &format!("; {name}: {e:.4} cm");
-        }
-        ui.weak(text);
-    }
-    if let Some(m) = &pose.message {
-        ui.colored_label(theme::palette(input.dark).warning, m);
-    }
-    ui.horizontal(|ui| {
-        ui.selectable_value(&mut pose.tab, SideTab::Pose, "Pose");
-        ui.selectable_value(&mut pose.tab, SideTab::Compression, "Compression");
-    });
-    ui.separator();
-    egui::ScrollArea::vertical()
-        .auto_shrink([false, false])
-        .show(ui, |ui| match pose.tab {
-            SideTab::Pose => pose_tab_ui(ui, input, &clip_a, pose),
-            SideTab::Compression => comp.compression_ui(ui, input, Some(&clip_a), queue),
-        });
-}
-
-fn pose_tab_ui(ui: &mut Ui, input: &SideInput<'_>, clip: &Arc<Clip>, pose: &mut PoseView) {
+pub fn pose_tab_ui(ui: &mut Ui, input: &ClipContext<'_>, clip: &Arc<Clip>, pose: &mut PoseView) {
     ui.horizontal(|ui| {
         ui.label("Rotation");
         ui.selectable_value(&mut pose.rotation, RotationInterp::Slerp, "slerp");

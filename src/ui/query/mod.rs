@@ -8,9 +8,6 @@
 pub mod model;
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
 
 use egui::text::{CCursor, CCursorRange, LayoutJob};
 use egui::{Color32, FontId, RichText, Stroke, TextFormat, Ui};
@@ -29,6 +26,7 @@ use crate::core::tags::{
     ClipId, ClipInfo, Engine, Filter, QueryError, Range, SavedQuery, Tag, TagDocument,
 };
 use crate::ui::command::AppCommand;
+use crate::ui::jobs::Job;
 use crate::ui::theme::{self, query_colors};
 use crate::ui::timeline::ExtraLane;
 
@@ -37,14 +35,7 @@ pub const LANE_RANGES: &str = "query:ranges";
 pub const LANE_MASKS: &str = "query:masks";
 pub const LANE_NODE: &str = "query:node";
 
-/// Export formats of query results.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum QueryExportKind {
-    /// The `taglane query --json` shape.
-    Json,
-    /// `clip,start,stop,seconds`.
-    Csv,
-}
+pub use crate::ui::command::QueryExportKind;
 
 /// The tabs of the panel.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,23 +53,13 @@ pub const BACKGROUND_RANGES: usize = 20_000;
 /// An evaluation running in a background thread; it owns the engine (index, cache) meanwhile.
 struct EvalJob {
     key: (String, u64),
-    handle: JoinHandle<(QueryEngine, Result<Evaluation, String>)>,
+    job: Job<(QueryEngine, Result<Evaluation, String>)>,
 }
 
-/// A cut export running in a background thread.
+/// A cut export running in a background thread: its progress counts files.
 pub struct CutJob {
     pub out_dir: PathBuf,
-    /// Files done and total.
-    pub progress: Arc<Mutex<(usize, usize)>>,
-    pub cancel: Arc<AtomicBool>,
-    handle: Option<JoinHandle<Result<CutSummary, CutError>>>,
-}
-
-impl CutJob {
-    pub fn fraction(&self) -> f32 {
-        let (d, t) = *self.progress.lock().unwrap_or_else(|e| e.into_inner());
-        if t == 0 { 0.0 } else { d as f32 / t as f32 }
-    }
+    pub job: Job<Result<CutSummary, CutError>>,
 }
 
 /// State of the query panel (view state: not part of the document, except what it saves through
@@ -118,6 +99,8 @@ pub struct QueryPanel {
     eval_key: Option<(String, u64)>,
     parsed: Option<crate::core::tags::Query>,
     pending: Option<EvalJob>,
+    /// The UI's context, to wake it when a background job ends.
+    ctx: Option<egui::Context>,
     /// True when the last evaluation ran in the background thread.
     pub last_in_background: bool,
     completion: Option<(usize, usize, Vec<String>)>,
@@ -151,6 +134,7 @@ impl Default for QueryPanel {
             eval_key: None,
             parsed: None,
             pending: None,
+            ctx: None,
             last_in_background: false,
             completion: None,
             refocus: None,
@@ -173,25 +157,23 @@ impl QueryPanel {
     pub fn update(&mut self, doc: &TagDocument) {
         let key = (self.text.clone(), doc_fingerprint(doc));
         // A finished background evaluation.
-        if self
-            .pending
-            .as_ref()
-            .is_some_and(|j| j.handle.is_finished())
-            && let Some(job) = self.pending.take()
+        let finished = self.pending.as_mut().and_then(|p| p.job.poll());
+        if let Some(result) = finished
+            && let Some(pending) = self.pending.take()
         {
-            match job.handle.join() {
+            match result {
                 Ok((engine, result)) => {
                     self.engine = engine;
-                    if job.key == key {
+                    if pending.key == key {
                         self.install(result);
                     } else {
                         self.eval_key = None;
                     }
                 }
-                Err(_) => {
+                Err(e) => {
                     self.engine = model::new_engine();
                     self.eval_key = None;
-                    self.message = Some("the evaluation thread stopped unexpectedly".to_owned());
+                    self.message = Some(e);
                 }
             }
         }
@@ -237,11 +219,11 @@ impl QueryPanel {
             let mut engine = std::mem::replace(&mut self.engine, model::new_engine());
             let doc = doc.clone();
             let text = self.text.clone();
-            let handle = std::thread::spawn(move || {
+            let job = Job::spawn("evaluate query", self.ctx.as_ref(), move |_| {
                 let result = evaluate_all(&mut engine, &doc, &text, &q);
                 (engine, result)
             });
-            self.pending = Some(EvalJob { key, handle });
+            self.pending = Some(EvalJob { key, job });
         } else {
             let result = evaluate_all(&mut self.engine, doc, &self.text, &q);
             self.install(result);
@@ -371,6 +353,7 @@ impl QueryPanel {
         out_dir: PathBuf,
         base_dir: Option<PathBuf>,
         demo: bool,
+        ctx: Option<&egui::Context>,
     ) -> Result<(), String> {
         if self.cut.is_some() {
             return Err("a cut export is already running".to_owned());
@@ -381,41 +364,32 @@ impl QueryPanel {
         let plan =
             plan_cut(doc, &ev.auto, &ev.text, &self.cut_pattern).map_err(|e| e.to_string())?;
         let doc = doc.clone();
-        let progress = Arc::new(Mutex::new((0usize, plan.len())));
-        let cancel = Arc::new(AtomicBool::new(false));
-        let (p, c, dir) = (progress.clone(), cancel.clone(), out_dir.clone());
-        let handle = std::thread::spawn(move || {
+        let dir = out_dir.clone();
+        let job = Job::spawn("cut into BVH files", ctx, move |p| {
             let mut load =
                 |c: ClipId, info: &ClipInfo| load_clip(c, info, base_dir.as_deref(), demo);
             let mut tick = |done: usize, total: usize| {
-                *p.lock().unwrap_or_else(|e| e.into_inner()) = (done, total);
-                !c.load(Ordering::Relaxed)
+                p.set_total(total as u64);
+                p.set_done(done as u64);
+                !p.is_cancelled()
             };
             cut_clips(&doc, &plan, &dir, &mut load, &mut tick)
         });
-        self.cut = Some(CutJob {
-            out_dir,
-            progress,
-            cancel,
-            handle: Some(handle),
-        });
+        self.cut = Some(CutJob { out_dir, job });
         self.cut_summary = None;
         Ok(())
     }
 
     /// Collects a finished cut; returns its summary line once.
     pub fn poll_cut(&mut self) -> Option<String> {
-        let job = self.cut.as_mut()?;
-        if !job.handle.as_ref().is_some_and(|h| h.is_finished()) {
-            return None;
-        }
-        let out_dir = job.out_dir.clone();
-        let result = job.handle.take().map(|h| h.join());
+        let cut = self.cut.as_mut()?;
+        let result = cut.job.poll()?;
+        let out_dir = cut.out_dir.clone();
         self.cut = None;
         let line = match result {
-            Some(Ok(Ok(summary))) => summary.line(&out_dir),
-            Some(Ok(Err(e))) => format!("cut failed: {e}"),
-            _ => "cut failed: the export thread stopped unexpectedly".to_owned(),
+            Ok(Ok(summary)) => summary.line(&out_dir),
+            Ok(Err(e)) => format!("cut failed: {e}"),
+            Err(e) => format!("cut failed: {e}"),
         };
         self.cut_summary = Some(line.clone());
         Some(line)
@@ -563,11 +537,13 @@ pub fn query_ui(
     dark: bool,
     out: &mut Vec<AppCommand>,
 ) {
+    panel.ctx = Some(ui.ctx().clone());
     if let Some(line) = panel.poll_cut() {
         panel.message = Some(line);
     }
     if panel.cut.is_some() || panel.is_evaluating() {
-        ui.ctx().request_repaint();
+        ui.ctx()
+            .request_repaint_after(std::time::Duration::from_millis(50));
     }
     let names: Vec<&str> = doc.tags.iter().map(|t| t.name.as_str()).collect();
     ui.horizontal(|ui| {
@@ -1388,15 +1364,8 @@ fn export_ui(ui: &mut Ui, panel: &mut QueryPanel, doc: &TagDocument, out: &mut V
                     out.push(AppCommand::QueryCut { dir: None });
                 }
             }
-            Some(job) => {
-                ui.add(
-                    egui::ProgressBar::new(job.fraction())
-                        .desired_width(200.0)
-                        .show_percentage(),
-                );
-                if ui.button("Cancel").clicked() {
-                    job.cancel.store(true, Ordering::Relaxed);
-                }
+            Some(cut) => {
+                crate::ui::jobs::progress_ui(ui, &cut.job, "files");
             }
         }
     });

@@ -82,7 +82,7 @@ pub enum Edge {
 }
 
 /// A selected range: the tag and the range as it is in the document.
-pub type Selected = (usize, Range);
+pub use crate::ui::command::Selected;
 
 /// An editing gesture in progress on the current clip. The document is not touched until the
 /// gesture ends; meanwhile [`Gesture::preview`] gives the lanes as they would become.

@@ -1,0 +1,171 @@
+//! [`TaglaneApp::apply`]: the one place where commands change the app's state. It hands each
+//! command to the room that owns it (playback in [`crate::ui::transport`], files in
+//! [`crate::ui::files`], range and tag editing in [`crate::ui::editing`]) and handles the rest:
+//! the history, the view, the query and compression panels' requests. Every document edit goes
+//! through [`TaglaneApp::apply_edit`] (one undo step and one status message).
+
+use crate::core::doc::Edit;
+use crate::ui::app::{Level, TaglaneApp};
+use crate::ui::command::AppCommand;
+use crate::ui::file_dialog::{PathKind, PathRequest};
+
+impl TaglaneApp {
+    /// Applies one command. Every change of state goes through here.
+    pub fn apply(&mut self, cmd: AppCommand, ctx: &egui::Context) {
+        let Some(cmd) = self.playback_command(cmd) else {
+            return;
+        };
+        let Some(cmd) = self.editing_command(cmd) else {
+            return;
+        };
+        let Some(cmd) = self.file_command(cmd, ctx) else {
+            return;
+        };
+        match cmd {
+            AppCommand::Edit {
+                edit,
+                label,
+                select,
+            } => {
+                if self.apply_edit(edit, &label) {
+                    self.selection = select.unwrap_or_default();
+                }
+            }
+            AppCommand::EditKeyed { edit, label, key } => {
+                match self.project.apply_keyed(edit, &label, key) {
+                    Ok(()) => self.after_structure_change(),
+                    Err(e) => self.message(Level::Error, format!("{label}: {e}")),
+                }
+            }
+            AppCommand::Undo => {
+                match self.project.history.undo(&mut self.project.doc) {
+                    Some(l) => self.message(Level::Info, format!("undid {l}")),
+                    None => self.message(Level::Info, "nothing to undo"),
+                }
+                self.after_structure_change();
+            }
+            AppCommand::Redo => {
+                match self.project.history.redo(&mut self.project.doc) {
+                    Some(l) => self.message(Level::Info, format!("redid {l}")),
+                    None => self.message(Level::Info, "nothing to redo"),
+                }
+                self.after_structure_change();
+            }
+            AppCommand::SelectClip(c) => {
+                if (c as usize) < self.project.doc.clips.len() && c != self.current_clip {
+                    self.current_clip = c;
+                    self.selection.clear();
+                    self.playback.playhead = 0.0;
+                    self.playback.mark_in = None;
+                    self.playback.loop_range = None;
+                    self.timeline.fit_pending = true;
+                }
+            }
+            AppCommand::ToggleHidden(n) => toggle(&mut self.timeline.hidden, n),
+            AppCommand::ToggleSolo(n) => toggle(&mut self.timeline.solo, n),
+            AppCommand::ToggleGroup(n) => toggle(&mut self.timeline.collapsed, n),
+            AppCommand::FitView => self.timeline.fit_pending = true,
+            AppCommand::Zoom(f) => {
+                let centre = self.playback.playhead;
+                self.timeline.zoom_around(f64::from(f), centre);
+            }
+            AppCommand::SetDarkMode(d) => self.prefs.dark = d,
+            AppCommand::ShowHelp(s) => self.show_help = s,
+            AppCommand::ExtraRangeClicked { range, .. } => {
+                self.playback.playing = false;
+                self.playback.playhead = f64::from(range.start);
+            }
+            AppCommand::QueryJump { clip, range } => {
+                self.apply(AppCommand::SelectClip(clip), ctx);
+                self.playback.playing = false;
+                self.playback.playhead = f64::from(range.start);
+                self.query.selected_result = Some((clip, range));
+            }
+            AppCommand::QueryExport { kind, path: None } => {
+                let (name, filter, ext) = match kind {
+                    crate::ui::query::QueryExportKind::Json => ("query.json", "JSON", "json"),
+                    crate::ui::query::QueryExportKind::Csv => ("query.csv", "CSV", "csv"),
+                };
+                self.ask_path(
+                    PathRequest::new(
+                        "Export query result",
+                        PathKind::Save,
+                        AppCommand::QueryExport { kind, path: None },
+                    )
+                    .filter(filter, &[ext])
+                    .file_name(name),
+                );
+            }
+            AppCommand::QueryExport {
+                kind,
+                path: Some(p),
+            } => match self.query.export(&self.project.doc, kind, &p) {
+                Ok(m) => self.message(Level::Info, m),
+                Err(e) => self.message(Level::Error, e),
+            },
+            AppCommand::QueryCut { dir: None } => self.ask_path(PathRequest::new(
+                "Folder for the cut BVH files",
+                PathKind::Folder,
+                AppCommand::QueryCut { dir: None },
+            )),
+            AppCommand::QueryCut { dir: Some(d) } => {
+                let base = self.project.base_dir();
+                let demo = self.project.is_demo;
+                match self
+                    .query
+                    .start_cut(&self.project.doc, d, base, demo, Some(ctx))
+                {
+                    Ok(()) => self.message(Level::Info, "cutting query result into BVH files"),
+                    Err(e) => self.message(Level::Error, e),
+                }
+            }
+            AppCommand::SetCompressionExportDir(None) => self.ask_path(PathRequest::new(
+                "Export compressed clips to",
+                PathKind::Folder,
+                AppCommand::SetCompressionExportDir(None),
+            )),
+            AppCommand::SetCompressionExportDir(Some(d)) => {
+                self.side.compression.export_dir = Some(d);
+            }
+            AppCommand::CompressionExport { only, dir: None } => self.ask_path(PathRequest::new(
+                "Export compressed clips to",
+                PathKind::Folder,
+                AppCommand::CompressionExport { only, dir: None },
+            )),
+            AppCommand::CompressionExport { only, dir: Some(d) } => {
+                let comp = &mut self.side.compression;
+                comp.export_dir = Some(d);
+                match comp.start_export(only) {
+                    Ok(()) => comp.status = Some("exporting...".into()),
+                    Err(e) => comp.status = Some(format!("export failed: {e}")),
+                }
+            }
+            other => self.message(
+                Level::Error,
+                format!("internal: command not handled: {other:?}"),
+            ),
+        }
+    }
+
+    /// Applies `edit` as one undo step named `label` and says so in the status bar (or why it was
+    /// refused). Returns whether it was applied. The one way the app edits the document.
+    pub(crate) fn apply_edit(&mut self, edit: Edit, label: &str) -> bool {
+        match self.project.apply(edit, label) {
+            Ok(()) => {
+                self.message(Level::Info, label.to_owned());
+                self.after_structure_change();
+                true
+            }
+            Err(e) => {
+                self.message(Level::Error, format!("{label}: {e}"));
+                false
+            }
+        }
+    }
+}
+
+fn toggle(set: &mut std::collections::BTreeSet<String>, name: String) {
+    if !set.remove(&name) {
+        set.insert(name);
+    }
+}

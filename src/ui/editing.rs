@@ -1,0 +1,225 @@
+//! Range and tag editing commands: selection, copy/paste, delete, split, mark in/out, new,
+//! rename, reorder and delete tags. Each builds an [`Edit`] (with the timeline's model) and applies
+//! it through [`TaglaneApp::apply_edit`].
+
+use crate::core::doc::Edit;
+use crate::core::tags::Tag;
+use crate::ui::app::{Dialog, Level, TaglaneApp};
+use crate::ui::command::AppCommand;
+use crate::ui::timeline::model::{self, Clipboard};
+
+impl TaglaneApp {
+    /// Applies an editing command; returns it back when it is not one.
+    pub(crate) fn editing_command(&mut self, cmd: AppCommand) -> Option<AppCommand> {
+        match cmd {
+            AppCommand::Select(s) => self.selection = s,
+            AppCommand::ToggleSelected(item) => {
+                if let Some(i) = self.selection.iter().position(|s| *s == item) {
+                    self.selection.remove(i);
+                } else {
+                    self.selection.push(item);
+                }
+            }
+            AppCommand::SelectAll => {
+                self.selection = self
+                    .project
+                    .doc
+                    .tags
+                    .iter()
+                    .enumerate()
+                    .flat_map(|(t, tag)| {
+                        tag.ranges
+                            .get(&self.current_clip)
+                            .into_iter()
+                            .flatten()
+                            .map(move |r| (t, *r))
+                    })
+                    .collect();
+            }
+            AppCommand::SetActiveTag(t) => {
+                if t != self.active_tag {
+                    self.playback.mark_in = None;
+                }
+                self.active_tag = t;
+            }
+            AppCommand::Copy => {
+                if self.selection.is_empty() {
+                    self.message(Level::Info, "select ranges to copy");
+                } else {
+                    self.clipboard = Clipboard::copy(&self.project.doc, &self.selection);
+                    self.message(
+                        Level::Info,
+                        format!("copied {} range(s)", self.clipboard.items.len()),
+                    );
+                }
+            }
+            AppCommand::Paste { into_active } => {
+                let into = if into_active { self.active_tag } else { None };
+                let at = self.playback.playhead.floor() as u32;
+                let (edit, missing) =
+                    self.clipboard
+                        .paste(&self.project.doc, self.current_clip, at, into);
+                if let Some(edit) = edit {
+                    self.apply_edit(edit, "paste ranges");
+                }
+                if !missing.is_empty() {
+                    self.message(
+                    Level::Warning,
+                    format!("not pasted: this project has no tag named {} (use Ctrl+Shift+V to paste into the active lane)", missing.join(", ")),
+                );
+                }
+            }
+            AppCommand::DeleteSelection => {
+                if let Some(edit) =
+                    model::delete_selected(&self.project.doc, self.current_clip, &self.selection)
+                {
+                    self.apply_edit(edit, "delete ranges");
+                    self.selection.clear();
+                }
+            }
+            AppCommand::SplitAtPlayhead => {
+                let p = self.playback.playhead.floor() as u32;
+                match model::split_at(
+                    &self.project.doc,
+                    self.current_clip,
+                    p,
+                    &self.selection,
+                    self.active_tag,
+                ) {
+                    Some(edit) => {
+                        self.apply_edit(edit, "split range");
+                        self.selection.clear();
+                    }
+                    None => self.message(
+                        Level::Info,
+                        "no range under the playhead to split (select one, or pick its lane)",
+                    ),
+                }
+            }
+            AppCommand::MarkIn => {
+                if self.active_tag.is_none() {
+                    self.message(Level::Warning, "pick a lane first (click its name)");
+                } else {
+                    let f = self.playback.playhead.floor() as u32;
+                    self.playback.mark_in = Some(f);
+                    self.message(
+                        Level::Info,
+                        format!("mark in at frame {f}; press O to mark out"),
+                    );
+                }
+            }
+            AppCommand::MarkOut => {
+                let (Some(tag), Some(start)) = (self.active_tag, self.playback.mark_in) else {
+                    self.message(Level::Warning, "mark in first (I) on the active lane");
+                    return None;
+                };
+                let f = self.playback.playhead.floor() as u32;
+                let (a, b) = (start.min(f), start.max(f));
+                let mut list = self.project.doc.tags[tag]
+                    .ranges
+                    .get(&self.current_clip)
+                    .cloned()
+                    .unwrap_or_default();
+                list.push(crate::core::tags::Range::new(a, b + 1));
+                let edit = Edit::SetRanges {
+                    tag,
+                    clip: self.current_clip,
+                    ranges: list,
+                };
+                self.apply_edit(edit, "mark range");
+                self.playback.mark_in = None;
+            }
+            AppCommand::NewTag => {
+                let name = self.project.doc.unique_tag_name("NewTag");
+                let index = self
+                    .active_tag
+                    .map_or(self.project.doc.tags.len(), |t| t + 1)
+                    .min(self.project.doc.tags.len());
+                let edit = Edit::InsertTag {
+                    index,
+                    tag: Tag {
+                        name: name.clone(),
+                        color: None,
+                        ranges: Default::default(),
+                        version: 0,
+                    },
+                };
+                if self.apply_edit(edit, "new tag") {
+                    self.active_tag = Some(index);
+                    self.selection.clear();
+                    self.dialog = Some(Dialog::Rename { index, name });
+                }
+            }
+            AppCommand::StartRename(index) => {
+                if let Some(t) = self.project.doc.tags.get(index) {
+                    self.dialog = Some(Dialog::Rename {
+                        index,
+                        name: t.name.clone(),
+                    });
+                }
+            }
+            AppCommand::RenameTag { index, name } => {
+                let name = name.trim().to_owned();
+                // No such tag: the command is handled (nothing to do), hence `None`.
+                let old = self.project.doc.tags.get(index).map(|t| t.name.clone())?;
+                if name == old {
+                    return None;
+                }
+                let queries_before = self.project.doc.queries.clone();
+                match self.project.apply(
+                    Edit::RenameTag {
+                        index,
+                        name: name.clone(),
+                    },
+                    format!("rename {old} to {name}"),
+                ) {
+                    Ok(()) => {
+                        for set in [&mut self.timeline.hidden, &mut self.timeline.solo] {
+                            if set.remove(&old) {
+                                set.insert(name.clone());
+                            }
+                        }
+                        let q = if self.project.doc.queries != queries_before {
+                            " (saved queries updated)"
+                        } else {
+                            ""
+                        };
+                        self.message(Level::Info, format!("renamed {old} to {name}{q}"));
+                    }
+                    Err(e) => {
+                        self.message(Level::Error, format!("cannot rename: {e}"));
+                        self.dialog = Some(Dialog::Rename { index, name });
+                    }
+                }
+            }
+            AppCommand::MoveTag { index, up } => {
+                let to = if up {
+                    index.checked_sub(1)
+                } else {
+                    Some(index + 1)
+                };
+                if let Some(to) = to.filter(|&t| t < self.project.doc.tags.len()) {
+                    self.apply_edit(Edit::MoveTag { from: index, to }, "reorder tags");
+                    self.after_structure_change();
+                    if self.active_tag == Some(index) {
+                        self.active_tag = Some(to);
+                    }
+                }
+            }
+            AppCommand::AskDeleteTag(index) => self.dialog = Some(Dialog::ConfirmDeleteTag(index)),
+            AppCommand::DeleteTag(index) => {
+                let name = self
+                    .project
+                    .doc
+                    .tags
+                    .get(index)
+                    .map(|t| t.name.clone())
+                    .unwrap_or_default();
+                self.apply_edit(Edit::RemoveTag { index }, &format!("delete tag {name}"));
+                self.after_structure_change();
+            }
+            other => return Some(other),
+        }
+        None
+    }
+}

@@ -1,0 +1,554 @@
+//! Files: the unsaved-changes guard, open, save, import, export, relink, the path dialogs (system
+//! or in-app), dropped files, autosave and recovery.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use crate::core::anim::import::{ImportOptions, load_animation};
+use crate::core::doc::{Edit, exchange};
+use crate::core::io::project_relative;
+use crate::core::tags::{ClipId, ClipInfo};
+use crate::ui::app::{Dialog, Level, TaglaneApp};
+use crate::ui::command::{AppCommand, ExportKind, Guarded};
+use crate::ui::file_dialog::{DialogBackend, FileBrowser, NativeAnswer, PathKind, PathRequest};
+use crate::ui::project::Project;
+use crate::ui::recovery::{Origin, Recovery};
+use crate::ui::timeline::TimelineView;
+use crate::ui::transport::Playback;
+
+/// File dialogs, autosave and recovery.
+pub struct Files {
+    /// The in-app file browser, while it is open.
+    pub browser: Option<FileBrowser>,
+    /// The system file dialog (tests replace it to simulate one that cannot open).
+    pub native_dialog: fn(&PathRequest, Option<&Path>) -> NativeAnswer,
+    /// Set once the system dialog failed to open: the in-app browser is used from then on.
+    pub native_unavailable: bool,
+    /// Autosaves of this and other projects.
+    pub recovery: Recovery,
+    last_autosave: Instant,
+}
+
+impl Files {
+    pub fn new(recovery: Recovery) -> Self {
+        Self {
+            browser: None,
+            native_dialog: crate::ui::file_dialog::native_dialog,
+            native_unavailable: false,
+            recovery,
+            last_autosave: Instant::now(),
+        }
+    }
+}
+
+impl TaglaneApp {
+    /// Applies a file command; returns it back when it is not one.
+    pub(crate) fn file_command(
+        &mut self,
+        cmd: AppCommand,
+        ctx: &egui::Context,
+    ) -> Option<AppCommand> {
+        match cmd {
+            AppCommand::Guarded(action) => self.guarded(action, false, ctx),
+            AppCommand::GuardedDiscard(action) => self.guarded(action, true, ctx),
+            AppCommand::SaveThen(action) => {
+                match self.project.path.clone().filter(|_| !self.project.is_demo) {
+                    Some(p) => {
+                        self.save_to(&p);
+                        if !self.project.history.is_dirty() {
+                            self.apply(AppCommand::Guarded(action), ctx);
+                        }
+                    }
+                    None => {
+                        let req = self.save_as_request().after(AppCommand::Guarded(action));
+                        self.ask_path(req);
+                    }
+                }
+            }
+            AppCommand::AskPath(req) => self.ask_path(*req),
+            AppCommand::Save => match self.project.path.clone().filter(|_| !self.project.is_demo) {
+                Some(p) => self.save_to(&p),
+                None => self.apply(AppCommand::SaveAs(None), ctx),
+            },
+            AppCommand::SaveAs(Some(p)) => self.save_to(&p),
+            AppCommand::SaveAs(None) => {
+                let req = self.save_as_request();
+                self.ask_path(req);
+            }
+            AppCommand::ImportAnimation(Some(paths)) => {
+                for p in paths {
+                    self.import_animation(&p);
+                }
+            }
+            AppCommand::ImportAnimation(None) => self.ask_path(
+                PathRequest::new(
+                    "Import animation",
+                    PathKind::OpenMany,
+                    AppCommand::ImportAnimation(None),
+                )
+                .filter("Animation", &["bvh", "glb", "gltf"]),
+            ),
+            AppCommand::ImportTags(Some(p)) => self.import_tags(&p),
+            AppCommand::ImportTags(None) => self.ask_path(
+                PathRequest::new("Import tags", PathKind::Open, AppCommand::ImportTags(None))
+                    .filter("Tags", &["json", "csv"]),
+            ),
+            AppCommand::Export(kind, Some(p)) => self.export(kind, &p),
+            AppCommand::Export(kind, None) => {
+                let req = self.export_request(kind);
+                self.ask_path(req);
+            }
+            AppCommand::Relink { clip, path: None } => self.ask_path(
+                PathRequest::new(
+                    "Find the clip's animation file",
+                    PathKind::Open,
+                    AppCommand::Relink { clip, path: None },
+                )
+                .filter("Animation", &["bvh", "glb", "gltf"]),
+            ),
+            AppCommand::Relink {
+                clip,
+                path: Some(p),
+            } => {
+                let source = project_relative(&p, self.project.base_dir().as_deref());
+                self.apply_edit(
+                    Edit::SetClipSource {
+                        clip,
+                        source: Some(source),
+                    },
+                    "relink clip",
+                );
+            }
+            AppCommand::RecoverAutosave(origin) => {
+                if origin != Origin::of(&self.project) {
+                    self.apply(AppCommand::Guarded(Guarded::Recover(origin)), ctx);
+                    return None;
+                }
+                match self.files.recovery.load(&origin) {
+                    Ok((doc, warnings)) => {
+                        let edits = self
+                            .files
+                            .recovery
+                            .pending_for(&origin)
+                            .map_or(1, |i| i.unsaved_edits);
+                        self.project.doc = doc;
+                        self.project.history.clear();
+                        self.project.history.mark_unsaved();
+                        self.after_structure_change();
+                        self.message(
+                            Level::Info,
+                            format!(
+                                "recovered {edits} unsaved edit(s) of {}: save to keep them{}",
+                                origin.describe(),
+                                warn_suffix(&warnings)
+                            ),
+                        );
+                    }
+                    Err(e) => self.message(Level::Error, format!("cannot recover: {e}")),
+                }
+            }
+            AppCommand::DiscardAutosave(origin) => {
+                self.files.recovery.clear(&origin);
+                self.message(
+                    Level::Info,
+                    format!("deleted the autosave of {}", origin.describe()),
+                );
+            }
+            other => return Some(other),
+        }
+        None
+    }
+
+    fn guarded(&mut self, action: Guarded, discard: bool, ctx: &egui::Context) {
+        if self.project.history.is_dirty() && !discard {
+            self.dialog = Some(Dialog::Unsaved(action));
+            return;
+        }
+        match action {
+            Guarded::New => {
+                self.replace_project(Project::default(), discard);
+                self.message(
+                    Level::Info,
+                    "new project: import animation files to add clips",
+                );
+            }
+            Guarded::OpenDemo => {
+                self.replace_project(Project::demo(), discard);
+                self.offer_recovery();
+            }
+            Guarded::Open(None) => {
+                let then = if discard {
+                    AppCommand::GuardedDiscard(Guarded::Open(None))
+                } else {
+                    AppCommand::Guarded(Guarded::Open(None))
+                };
+                self.ask_path(
+                    PathRequest::new("Open project", PathKind::Open, then)
+                        .filter("taglane project", &["json"]),
+                );
+            }
+            Guarded::Open(Some(p)) => self.open_with(&p, discard),
+            Guarded::Recover(origin) => {
+                let project = match &origin {
+                    Origin::Demo => Ok(Project::demo()),
+                    Origin::Untitled => Ok(Project::default()),
+                    Origin::File(p) if p.is_file() => Project::load(p).map(|(p, _)| p),
+                    // The file is gone: recover into a project that saves back to its path.
+                    Origin::File(p) => Ok(Project {
+                        path: Some(p.clone()),
+                        ..Project::default()
+                    }),
+                };
+                match project {
+                    Ok(project) => {
+                        self.replace_project(project, discard);
+                        self.apply(AppCommand::RecoverAutosave(origin), ctx);
+                    }
+                    Err(e) => self.message(Level::Error, format!("cannot recover: {e}")),
+                }
+            }
+            Guarded::Quit => {
+                self.allow_close = true;
+                self.files.recovery.clear(&Origin::of(&self.project));
+                ctx.send_viewport_cmd(egui::ViewportCommand::Close);
+            }
+        }
+    }
+
+    /// Opens a project file (no unsaved-changes check).
+    pub fn open(&mut self, path: &Path) {
+        self.open_with(path, false);
+    }
+
+    /// Opens a project file; when it loads, the current project is replaced (its autosave dropped
+    /// if `discard`) and the new project's own autosave, if any, is offered.
+    fn open_with(&mut self, path: &Path, discard: bool) {
+        match Project::load(path) {
+            Ok((project, warnings)) => {
+                self.replace_project(project, discard);
+                self.add_recent(path);
+                self.message(
+                    if warnings.is_empty() {
+                        Level::Info
+                    } else {
+                        Level::Warning
+                    },
+                    format!("opened {}{}", path.display(), warn_suffix(&warnings)),
+                );
+                self.offer_recovery();
+            }
+            Err(e) => self.message(Level::Error, format!("{e} (the open project is unchanged)")),
+        }
+    }
+
+    fn replace_project(&mut self, project: Project, discard: bool) {
+        if discard {
+            self.files.recovery.clear(&Origin::of(&self.project));
+        }
+        self.project = project;
+        self.current_clip = 0;
+        self.selection.clear();
+        self.playback = Playback::default();
+        self.active_tag = (!self.project.doc.tags.is_empty()).then_some(0);
+        self.timeline = TimelineView::default();
+    }
+
+    fn add_recent(&mut self, path: &Path) {
+        let p = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+        self.prefs.recent.retain(|r| r != &p);
+        self.prefs.recent.insert(0, p);
+        self.prefs.recent.truncate(10);
+    }
+
+    fn save_to(&mut self, path: &Path) {
+        let before = Origin::of(&self.project);
+        match self.project.save_to(path) {
+            Ok(()) => {
+                self.add_recent(path);
+                self.files.recovery.clear(&before);
+                self.files.recovery.clear(&Origin::of(&self.project));
+                self.message(Level::Info, format!("saved {}", path.display()));
+            }
+            Err(e) => self.message(Level::Error, e),
+        }
+    }
+
+    fn import_animation(&mut self, path: &Path) {
+        match load_animation(path, &ImportOptions::default()) {
+            Ok(imported) => {
+                let source = project_relative(path, self.project.base_dir().as_deref());
+                let mut added = Vec::new();
+                let mut edits = Vec::new();
+                let first_index = self.project.doc.clips.len();
+                for (index, clip) in (first_index..).zip(&imported.clips) {
+                    let name = crate::core::tags::unique_name(&clip.name, "_", |n| {
+                        self.project.doc.clip_index(n).is_some() || added.iter().any(|a| a == n)
+                    });
+                    edits.push(Edit::InsertClip {
+                        index,
+                        clip: ClipInfo {
+                            name: name.clone(),
+                            frames: clip.frame_count as u32,
+                            fps: clip.fps,
+                            source: Some(source.clone()),
+                            unit_cm: None,
+                        },
+                        ranges: vec![],
+                    });
+                    added.push(name);
+                }
+                let first = self.project.doc.clips.len() as ClipId;
+                if self.apply_edit(Edit::Batch(edits), &format!("import {}", path.display())) {
+                    let warnings: Vec<String> = imported
+                        .warnings
+                        .iter()
+                        .map(|w| format!("{}: {w}", path.display()))
+                        .collect();
+                    self.message(
+                        if warnings.is_empty() {
+                            Level::Info
+                        } else {
+                            Level::Warning
+                        },
+                        format!(
+                            "imported {} clip(s) from {}{}",
+                            added.len(),
+                            path.display(),
+                            warn_suffix(&warnings)
+                        ),
+                    );
+                    self.queue.push(AppCommand::SelectClip(first));
+                }
+            }
+            Err(e) => self.message(Level::Error, e.to_string()),
+        }
+    }
+
+    fn import_tags(&mut self, path: &Path) {
+        let ext = path
+            .extension()
+            .and_then(|e| e.to_str())
+            .unwrap_or("")
+            .to_ascii_lowercase();
+        let result = if ext == "csv" {
+            exchange::load_csv_file(path).map(|rows| exchange::merge_csv(&self.project.doc, &rows))
+        } else {
+            crate::core::tags::TagDocument::load(path)
+                .map_err(|e| e.to_string())
+                .map(|(incoming, _)| exchange::merge_document(&self.project.doc, &incoming))
+        };
+        match result {
+            Ok((edit, report)) if edit.is_empty() => {
+                let level = if report.conflicts.is_empty() {
+                    Level::Info
+                } else {
+                    Level::Warning
+                };
+                self.message(
+                    level,
+                    format!(
+                        "{}: nothing new to merge; {}",
+                        path.display(),
+                        report.summary()
+                    ),
+                );
+            }
+            Ok((edit, report)) => {
+                if self.apply_edit(edit, &format!("import tags from {}", path.display())) {
+                    let level = if report.conflicts.is_empty() {
+                        Level::Info
+                    } else {
+                        Level::Warning
+                    };
+                    self.message(level, format!("{}: {}", path.display(), report.summary()));
+                }
+            }
+            Err(e) => self.message(Level::Error, e),
+        }
+    }
+
+    fn export_request(&self, kind: ExportKind) -> PathRequest {
+        let stem = self
+            .project
+            .title()
+            .trim_end_matches(".json")
+            .trim_end_matches(".taglane")
+            .to_owned();
+        let then = AppCommand::Export(kind, None);
+        match kind {
+            ExportKind::Json => PathRequest::new("Export tags as JSON", PathKind::Save, then)
+                .filter("JSON", &["json"])
+                .file_name(&format!("{stem}.tags.json")),
+            ExportKind::Csv => PathRequest::new("Export tags as CSV", PathKind::Save, then)
+                .filter("CSV", &["csv"])
+                .file_name(&format!("{stem}.csv")),
+            ExportKind::PerClipJson => {
+                PathRequest::new("Folder for one JSON file per clip", PathKind::Folder, then)
+            }
+        }
+    }
+
+    fn save_as_request(&self) -> PathRequest {
+        PathRequest::new("Save project", PathKind::Save, AppCommand::SaveAs(None))
+            .filter("taglane project", &["json"])
+            .file_name(&format!(
+                "{}.taglane.json",
+                self.project
+                    .title()
+                    .trim_end_matches(".json")
+                    .trim_end_matches(".taglane")
+                    .replace(' ', "_")
+            ))
+    }
+
+    /// Asks for a path: the system dialog when it can open, else the in-app browser (saying so).
+    /// The request's command runs with the path; nothing happens on cancel but a status message.
+    pub fn ask_path(&mut self, request: PathRequest) {
+        let start = self
+            .project
+            .base_dir()
+            .filter(|d| d.is_dir())
+            .or_else(|| std::env::current_dir().ok())
+            .unwrap_or_else(|| PathBuf::from("/"));
+        if self.prefs.dialogs == DialogBackend::System && !self.files.native_unavailable {
+            match (self.files.native_dialog)(&request, Some(&start)) {
+                NativeAnswer::Chosen(paths) => self.path_chosen(request, paths),
+                NativeAnswer::Cancelled => {
+                    self.message(Level::Info, format!("{}: cancelled", request.title))
+                }
+                NativeAnswer::Unavailable => {
+                    self.files.native_unavailable = true;
+                    self.message(
+                        Level::Warning,
+                        "the system file dialog could not open (no desktop portal or GTK): \
+                         using taglane's file browser",
+                    );
+                    self.files.browser = Some(FileBrowser::new(request, start));
+                }
+            }
+        } else {
+            self.files.browser = Some(FileBrowser::new(request, start));
+        }
+    }
+
+    fn path_chosen(&mut self, request: PathRequest, paths: Vec<PathBuf>) {
+        match request.then.with_paths(paths) {
+            Some(cmd) => {
+                self.queue.push(cmd);
+                if let Some(after) = request.after {
+                    self.queue.push(*after);
+                }
+            }
+            None => self.message(Level::Error, format!("{}: no path chosen", request.title)),
+        }
+    }
+
+    pub(crate) fn file_browser_ui(&mut self, ctx: &egui::Context) {
+        let Some(browser) = self.files.browser.as_mut() else {
+            return;
+        };
+        match browser.ui(ctx) {
+            crate::ui::file_dialog::BrowserOutcome::Open => {}
+            crate::ui::file_dialog::BrowserOutcome::Cancelled => {
+                let title = browser.request.title.clone();
+                self.files.browser = None;
+                self.message(Level::Info, format!("{title}: cancelled"));
+            }
+            crate::ui::file_dialog::BrowserOutcome::Chosen(paths) => {
+                let request = browser.request.clone();
+                self.files.browser = None;
+                self.path_chosen(request, paths);
+            }
+        }
+    }
+
+    fn export(&mut self, kind: ExportKind, path: &Path) {
+        let path = path.to_path_buf();
+        let result = match kind {
+            ExportKind::Json => self
+                .project
+                .doc
+                .save(&path, false)
+                .map_err(|e| e.to_string())
+                .map(|_| 1),
+            ExportKind::Csv => crate::core::io::write_atomic(
+                &path,
+                exchange::to_csv(&self.project.doc).as_bytes(),
+                false,
+            )
+            .map_err(|e| e.to_string())
+            .map(|_| 1),
+            ExportKind::PerClipJson => {
+                exchange::write_per_clip_json(&self.project.doc, &path).map(|files| files.len())
+            }
+        };
+        match result {
+            Ok(n) => self.message(
+                Level::Info,
+                format!("exported {n} file(s) to {}", path.display()),
+            ),
+            Err(e) => self.message(
+                Level::Error,
+                format!("{}: cannot export: {e}", path.display()),
+            ),
+        }
+    }
+
+    pub(crate) fn autosave_tick(&mut self) {
+        if self.files.last_autosave.elapsed() < Duration::from_secs(30) {
+            return;
+        }
+        self.files.last_autosave = Instant::now();
+        if self.project.history.is_dirty()
+            && let Err(e) = self.files.recovery.save(&self.project)
+        {
+            self.message(Level::Warning, format!("autosave failed: {e}"));
+        }
+    }
+
+    pub(crate) fn handle_dropped_files(&mut self, ctx: &egui::Context) {
+        let dropped: Vec<PathBuf> = ctx.input(|i| {
+            i.raw
+                .dropped_files
+                .iter()
+                .map(|f| f.path().to_path_buf())
+                .filter(|p| !p.as_os_str().is_empty())
+                .collect()
+        });
+        if dropped.is_empty() {
+            return;
+        }
+        let (anims, other): (Vec<PathBuf>, Vec<PathBuf>) = dropped
+            .into_iter()
+            .partition(|p| crate::core::anim::import::AnimFormat::from_path(p).is_some());
+        if !anims.is_empty() {
+            self.queue.push(AppCommand::ImportAnimation(Some(anims)));
+        }
+        for p in other {
+            let ext = p
+                .extension()
+                .and_then(|e| e.to_str())
+                .unwrap_or("")
+                .to_ascii_lowercase();
+            if ext == "json" || ext == "csv" {
+                self.queue.push(AppCommand::ImportTags(Some(p)));
+            } else {
+                self.message(
+                    Level::Error,
+                    format!(
+                        "{}: not a file taglane reads (expected .bvh, .glb, .gltf, .json or .csv)",
+                        p.display()
+                    ),
+                );
+            }
+        }
+    }
+}
+
+fn warn_suffix(warnings: &[String]) -> String {
+    match warnings.len() {
+        0 => String::new(),
+        1 => format!(" (warning: {})", warnings[0]),
+        n => format!(" ({n} warnings; first: {})", warnings[0]),
+    }
+}

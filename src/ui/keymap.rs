@@ -1,0 +1,483 @@
+//! The command table: every user action with its label, its help text and its keys, in one place.
+//! It drives the keyboard shortcuts, the menus (label and shortcut text), the tooltips of the
+//! transport buttons and the help window, so the four can never disagree.
+
+use egui::{Key, KeyboardShortcut, Modifiers, Ui};
+
+use crate::ui::command::{AppCommand, Guarded};
+
+/// An action the user can trigger by name, key, menu or button.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Action {
+    TogglePlay,
+    StepBack,
+    StepForward,
+    StepBack10,
+    StepForward10,
+    PrevEdge,
+    NextEdge,
+    JumpStart,
+    JumpEnd,
+    ToggleLoop,
+    LoopSelection,
+    GoToFrame,
+    MarkIn,
+    MarkOut,
+    Split,
+    Delete,
+    Copy,
+    Paste,
+    PasteIntoActive,
+    SelectAll,
+    Undo,
+    Redo,
+    Save,
+    SaveAs,
+    New,
+    Open,
+    ImportAnimation,
+    ImportTags,
+    NewTag,
+    Fit,
+    ZoomIn,
+    ZoomOut,
+    Help,
+    Quit,
+}
+
+/// One row of the table.
+#[derive(Debug, Clone, Copy)]
+pub struct ActionInfo {
+    pub action: Action,
+    /// Menu and button label.
+    pub label: &'static str,
+    /// What it does (tooltips and the help window).
+    pub help: &'static str,
+    /// Keys, the first one shown in menus and tooltips. May be empty.
+    pub keys: &'static [KeyboardShortcut],
+}
+
+const fn key(k: Key) -> KeyboardShortcut {
+    KeyboardShortcut::new(Modifiers::NONE, k)
+}
+const fn cmd(k: Key) -> KeyboardShortcut {
+    KeyboardShortcut::new(Modifiers::COMMAND, k)
+}
+const fn shift(k: Key) -> KeyboardShortcut {
+    KeyboardShortcut::new(Modifiers::SHIFT, k)
+}
+const fn cmd_shift(k: Key) -> KeyboardShortcut {
+    KeyboardShortcut::new(
+        Modifiers {
+            alt: false,
+            ctrl: false,
+            shift: true,
+            mac_cmd: false,
+            command: true,
+        },
+        k,
+    )
+}
+
+/// Every action, in the order the help window lists them.
+pub const ACTIONS: &[ActionInfo] = &[
+    ActionInfo {
+        action: Action::TogglePlay,
+        label: "Play / pause",
+        help: "Play or pause the clip",
+        keys: &[key(Key::Space)],
+    },
+    ActionInfo {
+        action: Action::StepBack,
+        label: "Previous frame",
+        help: "Step one frame back",
+        keys: &[key(Key::ArrowLeft)],
+    },
+    ActionInfo {
+        action: Action::StepForward,
+        label: "Next frame",
+        help: "Step one frame forward",
+        keys: &[key(Key::ArrowRight)],
+    },
+    ActionInfo {
+        action: Action::StepBack10,
+        label: "Back ten frames",
+        help: "Step ten frames back",
+        keys: &[shift(Key::ArrowLeft)],
+    },
+    ActionInfo {
+        action: Action::StepForward10,
+        label: "Forward ten frames",
+        help: "Step ten frames forward",
+        keys: &[shift(Key::ArrowRight)],
+    },
+    ActionInfo {
+        action: Action::PrevEdge,
+        label: "Previous range edge",
+        help: "Jump to the previous range start or stop on the visible lanes",
+        keys: &[cmd(Key::ArrowLeft)],
+    },
+    ActionInfo {
+        action: Action::NextEdge,
+        label: "Next range edge",
+        help: "Jump to the next range start or stop on the visible lanes",
+        keys: &[cmd(Key::ArrowRight)],
+    },
+    ActionInfo {
+        action: Action::JumpStart,
+        label: "First frame",
+        help: "Jump to the first frame",
+        keys: &[key(Key::Home)],
+    },
+    ActionInfo {
+        action: Action::JumpEnd,
+        label: "Last frame",
+        help: "Jump to the last frame",
+        keys: &[key(Key::End)],
+    },
+    ActionInfo {
+        action: Action::ToggleLoop,
+        label: "Loop",
+        help: "Loop playback over the clip (or over the looped range)",
+        keys: &[],
+    },
+    ActionInfo {
+        action: Action::LoopSelection,
+        label: "Loop selected range",
+        help: "Play the selected range in a loop (again to loop the whole clip)",
+        keys: &[key(Key::L)],
+    },
+    ActionInfo {
+        action: Action::GoToFrame,
+        label: "Go to frame",
+        help: "Type a frame number to jump to",
+        keys: &[cmd(Key::G)],
+    },
+    ActionInfo {
+        action: Action::MarkIn,
+        label: "Mark in",
+        help: "Mark the start of a range on the active lane",
+        keys: &[key(Key::I)],
+    },
+    ActionInfo {
+        action: Action::MarkOut,
+        label: "Mark out",
+        help: "Mark the end: a range from mark in to here on the active lane",
+        keys: &[key(Key::O)],
+    },
+    ActionInfo {
+        action: Action::Split,
+        label: "Split at playhead",
+        help: "Split the range under the playhead (the frame under it is cut out: touching ranges merge)",
+        keys: &[key(Key::S)],
+    },
+    ActionInfo {
+        action: Action::Delete,
+        label: "Delete ranges",
+        help: "Delete the selected ranges",
+        keys: &[key(Key::Delete), key(Key::Backspace)],
+    },
+    ActionInfo {
+        action: Action::Copy,
+        label: "Copy ranges",
+        help: "Copy the selected ranges",
+        keys: &[cmd(Key::C)],
+    },
+    ActionInfo {
+        action: Action::Paste,
+        label: "Paste ranges",
+        help: "Paste at the playhead, into the tags they were copied from",
+        keys: &[cmd(Key::V)],
+    },
+    ActionInfo {
+        action: Action::PasteIntoActive,
+        label: "Paste into active lane",
+        help: "Paste at the playhead, all into the active lane",
+        keys: &[cmd_shift(Key::V)],
+    },
+    ActionInfo {
+        action: Action::SelectAll,
+        label: "Select all ranges",
+        help: "Select every range on the clip",
+        keys: &[cmd(Key::A)],
+    },
+    ActionInfo {
+        action: Action::Undo,
+        label: "Undo",
+        help: "Undo the last edit",
+        keys: &[cmd(Key::Z)],
+    },
+    ActionInfo {
+        action: Action::Redo,
+        label: "Redo",
+        help: "Redo the edit last undone",
+        keys: &[cmd_shift(Key::Z), cmd(Key::Y)],
+    },
+    ActionInfo {
+        action: Action::Save,
+        label: "Save",
+        help: "Save the project (asks where for a new or demo project)",
+        keys: &[cmd(Key::S)],
+    },
+    ActionInfo {
+        action: Action::SaveAs,
+        label: "Save as…",
+        help: "Save the project to a new file",
+        keys: &[cmd_shift(Key::S)],
+    },
+    ActionInfo {
+        action: Action::New,
+        label: "New project",
+        help: "Start an empty project",
+        keys: &[cmd(Key::N)],
+    },
+    ActionInfo {
+        action: Action::Open,
+        label: "Open project…",
+        help: "Open a project file",
+        keys: &[cmd(Key::O)],
+    },
+    ActionInfo {
+        action: Action::ImportAnimation,
+        label: "Import animation (BVH, glTF)…",
+        help: "Add clips from animation files",
+        keys: &[cmd(Key::I)],
+    },
+    ActionInfo {
+        action: Action::ImportTags,
+        label: "Import tags (JSON, CSV)…",
+        help: "Merge tags from a project JSON or a CSV file (one undoable step)",
+        keys: &[],
+    },
+    ActionInfo {
+        action: Action::NewTag,
+        label: "New tag",
+        help: "Add a tag lane",
+        keys: &[cmd(Key::T)],
+    },
+    ActionInfo {
+        action: Action::Fit,
+        label: "Fit clip",
+        help: "Fit the whole clip in the timeline",
+        keys: &[key(Key::F)],
+    },
+    ActionInfo {
+        action: Action::ZoomIn,
+        label: "Zoom in",
+        help: "Zoom the timeline in (also Ctrl+wheel)",
+        keys: &[key(Key::Plus), key(Key::Equals)],
+    },
+    ActionInfo {
+        action: Action::ZoomOut,
+        label: "Zoom out",
+        help: "Zoom the timeline out (also Ctrl+wheel)",
+        keys: &[key(Key::Minus)],
+    },
+    ActionInfo {
+        action: Action::Help,
+        label: "Keyboard shortcuts",
+        help: "This help",
+        keys: &[key(Key::F1)],
+    },
+    ActionInfo {
+        action: Action::Quit,
+        label: "Quit",
+        help: "Quit taglane (asks to save changes)",
+        keys: &[cmd(Key::Q)],
+    },
+];
+
+/// Mouse gestures, listed in the help window after the keys.
+pub const GESTURES: &[(&str, &str)] = &[
+    (
+        "Drag on a lane",
+        "Create a range (Shift/Ctrl+drag: box select)",
+    ),
+    (
+        "Drag a range or its edge",
+        "Move / resize, snapped to frames, the playhead and other ranges' edges (hold Alt: no snapping)",
+    ),
+    ("Click / Shift+click", "Select / add to selection"),
+    ("Shift+wheel", "Pan the timeline"),
+    ("Ctrl+wheel", "Zoom the timeline"),
+    ("Enter / Esc in a dialog", "Confirm / cancel (every dialog)"),
+];
+
+impl Action {
+    /// The table row of this action.
+    pub fn info(self) -> &'static ActionInfo {
+        ACTIONS
+            .iter()
+            .find(|i| i.action == self)
+            .expect("every action has a row in ACTIONS (tested)")
+    }
+
+    /// The command it queues.
+    pub fn command(self) -> AppCommand {
+        match self {
+            Action::TogglePlay => AppCommand::TogglePlay,
+            Action::StepBack => AppCommand::StepFrames(-1),
+            Action::StepForward => AppCommand::StepFrames(1),
+            Action::StepBack10 => AppCommand::StepFrames(-10),
+            Action::StepForward10 => AppCommand::StepFrames(10),
+            Action::PrevEdge => AppCommand::JumpEdge(false),
+            Action::NextEdge => AppCommand::JumpEdge(true),
+            Action::JumpStart => AppCommand::JumpStart,
+            Action::JumpEnd => AppCommand::JumpEnd,
+            Action::ToggleLoop => AppCommand::ToggleLoop,
+            Action::LoopSelection => AppCommand::LoopSelection,
+            Action::GoToFrame => AppCommand::FocusGoToFrame,
+            Action::MarkIn => AppCommand::MarkIn,
+            Action::MarkOut => AppCommand::MarkOut,
+            Action::Split => AppCommand::SplitAtPlayhead,
+            Action::Delete => AppCommand::DeleteSelection,
+            Action::Copy => AppCommand::Copy,
+            Action::Paste => AppCommand::Paste { into_active: false },
+            Action::PasteIntoActive => AppCommand::Paste { into_active: true },
+            Action::SelectAll => AppCommand::SelectAll,
+            Action::Undo => AppCommand::Undo,
+            Action::Redo => AppCommand::Redo,
+            Action::Save => AppCommand::Save,
+            Action::SaveAs => AppCommand::SaveAs(None),
+            Action::New => AppCommand::Guarded(Guarded::New),
+            Action::Open => AppCommand::Guarded(Guarded::Open(None)),
+            Action::ImportAnimation => AppCommand::ImportAnimation(None),
+            Action::ImportTags => AppCommand::ImportTags(None),
+            Action::NewTag => AppCommand::NewTag,
+            Action::Fit => AppCommand::FitView,
+            Action::ZoomIn => AppCommand::Zoom(1.25),
+            Action::ZoomOut => AppCommand::Zoom(0.8),
+            Action::Help => AppCommand::ShowHelp(true),
+            Action::Quit => AppCommand::Guarded(Guarded::Quit),
+        }
+    }
+}
+
+fn modifier_count(m: Modifiers) -> u32 {
+    u32::from(m.alt) + u32::from(m.shift) + u32::from(m.command || m.ctrl || m.mac_cmd)
+}
+
+/// The commands of the keys pressed this frame (none while a text field has the keyboard).
+/// Combinations with more modifiers are tried first, so Ctrl+Shift+Z is never taken as Ctrl+Z.
+pub fn shortcuts(ctx: &egui::Context) -> Vec<AppCommand> {
+    if ctx.egui_wants_keyboard_input() {
+        return Vec::new();
+    }
+    let mut keys: Vec<(KeyboardShortcut, Action)> = ACTIONS
+        .iter()
+        .flat_map(|i| i.keys.iter().map(move |k| (*k, i.action)))
+        .collect();
+    keys.sort_by_key(|(k, _)| std::cmp::Reverse(modifier_count(k.modifiers)));
+    let mut out = Vec::new();
+    ctx.input_mut(|i| {
+        // egui turns Ctrl+C / Ctrl+V into clipboard events on some platforms.
+        let paste_event = i.events.iter().any(|e| matches!(e, egui::Event::Paste(_)));
+        let copy_event = i.events.iter().any(|e| matches!(e, egui::Event::Copy));
+        for (k, action) in keys {
+            if i.consume_shortcut(&k) && !out.contains(&action) {
+                out.push(action);
+            }
+        }
+        if paste_event && !out.contains(&Action::Paste) && !out.contains(&Action::PasteIntoActive) {
+            out.push(Action::Paste);
+        }
+        if copy_event && !out.contains(&Action::Copy) {
+            out.push(Action::Copy);
+        }
+    });
+    out.into_iter().map(Action::command).collect()
+}
+
+/// The first key of `action`, as the platform writes it (`Ctrl+S`), or "".
+pub fn shortcut_text(ctx: &egui::Context, action: Action) -> String {
+    action
+        .info()
+        .keys
+        .first()
+        .map_or(String::new(), |k| ctx.format_shortcut(k))
+}
+
+/// Every key of `action`, joined (`Delete / Backspace`).
+pub fn all_keys_text(ctx: &egui::Context, action: Action) -> String {
+    action
+        .info()
+        .keys
+        .iter()
+        .map(|k| ctx.format_shortcut(k))
+        .collect::<Vec<_>>()
+        .join(" / ")
+}
+
+/// A menu entry for `action`: its label, its key on the right, its help on hover.
+pub fn menu_item(ui: &mut Ui, action: Action, enabled: bool, queue: &mut Vec<AppCommand>) {
+    let info = action.info();
+    let button = egui::Button::new(info.label).shortcut_text(shortcut_text(ui.ctx(), action));
+    if ui
+        .add_enabled(enabled, button)
+        .on_hover_text(info.help)
+        .clicked()
+    {
+        queue.push(action.command());
+    }
+}
+
+/// The tooltip of a button for `action`: its help and keys (`Play or pause the clip (Space)`).
+pub fn tooltip(ctx: &egui::Context, action: Action) -> String {
+    let keys = all_keys_text(ctx, action);
+    if keys.is_empty() {
+        action.info().help.to_owned()
+    } else {
+        format!("{} ({keys})", action.info().help)
+    }
+}
+
+/// A button with `text` for `action`, with the table's tooltip.
+pub fn action_button(ui: &mut Ui, text: &str, action: Action, queue: &mut Vec<AppCommand>) {
+    let tip = tooltip(ui.ctx(), action);
+    if ui.button(text).on_hover_text(tip).clicked() {
+        queue.push(action.command());
+    }
+}
+
+/// The help window: every action with a key, then the mouse gestures.
+pub fn help_ui(ctx: &egui::Context, open: &mut bool) {
+    egui::Window::new("Keyboard shortcuts")
+        .open(open)
+        .resizable(false)
+        .show(ctx, |ui| {
+            egui::Grid::new("shortcuts").striped(true).show(ui, |ui| {
+                for info in ACTIONS.iter().filter(|i| !i.keys.is_empty()) {
+                    ui.monospace(all_keys_text(ctx, info.action));
+                    ui.label(info.help);
+                    ui.end_row();
+                }
+                for (what, how) in GESTURES {
+                    ui.monospace(*what);
+                    ui.label(*how);
+                    ui.end_row();
+                }
+            });
+        });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_action_has_one_row_and_no_key_is_used_twice() {
+        let mut seen = std::collections::HashSet::new();
+        let mut keys = std::collections::HashSet::new();
+        for info in ACTIONS {
+            assert!(seen.insert(info.action), "{:?} twice", info.action);
+            for k in info.keys {
+                assert!(keys.insert(*k), "{k:?} bound twice");
+            }
+        }
+        // `info()` finds every action (it would panic otherwise).
+        for info in ACTIONS {
+            assert_eq!(info.action.info().label, info.label);
+        }
+        assert_eq!(Action::Redo.info().keys.len(), 2);
+    }
+}

@@ -1,0 +1,171 @@
+//! The menu bar. Entries come from the command table ([`crate::ui::keymap`]): label, key and
+//! tooltip are the ones the shortcuts and the help window use.
+
+use egui::Ui;
+
+use crate::ui::app::TaglaneApp;
+use crate::ui::command::{AppCommand, ExportKind, Guarded};
+use crate::ui::file_dialog::DialogBackend;
+use crate::ui::keymap::{Action, menu_item};
+
+impl TaglaneApp {
+    pub(crate) fn menu_ui(&mut self, ui: &mut Ui) {
+        egui::MenuBar::new().ui(ui, |ui| {
+            ui.menu_button("File", |ui| self.file_menu(ui));
+            ui.menu_button("Edit", |ui| self.edit_menu(ui));
+            ui.menu_button("View", |ui| {
+                menu_item(ui, Action::Fit, true, &mut self.queue);
+                menu_item(ui, Action::ZoomIn, true, &mut self.queue);
+                menu_item(ui, Action::ZoomOut, true, &mut self.queue);
+                ui.separator();
+                let dark = self.prefs.dark;
+                if ui.radio(dark, "Dark theme").clicked() {
+                    self.queue.push(AppCommand::SetDarkMode(true));
+                }
+                if ui.radio(!dark, "Light theme").clicked() {
+                    self.queue.push(AppCommand::SetDarkMode(false));
+                }
+            });
+            ui.menu_button("Playback", |ui| {
+                for a in [
+                    Action::TogglePlay,
+                    Action::JumpStart,
+                    Action::JumpEnd,
+                    Action::PrevEdge,
+                    Action::NextEdge,
+                    Action::LoopSelection,
+                    Action::GoToFrame,
+                ] {
+                    menu_item(ui, a, true, &mut self.queue);
+                }
+            });
+            ui.menu_button("Help", |ui| {
+                menu_item(ui, Action::Help, true, &mut self.queue);
+            });
+        });
+    }
+
+    fn file_menu(&mut self, ui: &mut Ui) {
+        let q = &mut self.queue;
+        menu_item(ui, Action::New, true, q);
+        menu_item(ui, Action::Open, true, q);
+        ui.menu_button("Open recent", |ui| {
+            if self.prefs.recent.is_empty() {
+                ui.label("No recent projects");
+            }
+            for p in &self.prefs.recent {
+                if ui.button(p.display().to_string()).clicked() {
+                    q.push(AppCommand::Guarded(Guarded::Open(Some(p.clone()))));
+                }
+            }
+        });
+        if ui.button("Open demo project").clicked() {
+            q.push(AppCommand::Guarded(Guarded::OpenDemo));
+        }
+        ui.menu_button("Recover autosave", |ui| {
+            let all = self.files.recovery.all();
+            if all.is_empty() {
+                ui.label("No autosaved work");
+            }
+            for info in all {
+                ui.horizontal(|ui| {
+                    if ui
+                        .button(info.summary())
+                        .on_hover_text("Open that project and recover the work into it")
+                        .clicked()
+                    {
+                        q.push(AppCommand::RecoverAutosave(info.origin.clone()));
+                    }
+                    if ui
+                        .small_button("Delete")
+                        .on_hover_text("Delete this autosave")
+                        .clicked()
+                    {
+                        q.push(AppCommand::DiscardAutosave(info.origin.clone()));
+                    }
+                });
+            }
+        });
+        ui.separator();
+        menu_item(ui, Action::Save, true, q);
+        menu_item(ui, Action::SaveAs, true, q);
+        ui.separator();
+        menu_item(ui, Action::ImportAnimation, true, q);
+        menu_item(ui, Action::ImportTags, true, q);
+        ui.menu_button("Export tags", |ui| {
+            if ui.button("Project JSON…").clicked() {
+                q.push(AppCommand::Export(ExportKind::Json, None));
+            }
+            if ui.button("CSV…").clicked() {
+                q.push(AppCommand::Export(ExportKind::Csv, None));
+            }
+            if ui.button("One JSON per clip…").clicked() {
+                q.push(AppCommand::Export(ExportKind::PerClipJson, None));
+            }
+        });
+        ui.separator();
+        let mut in_app = self.prefs.dialogs == DialogBackend::InApp;
+        if ui
+            .checkbox(&mut in_app, "Use taglane's file browser")
+            .on_hover_text("Instead of the system's file dialog")
+            .changed()
+        {
+            self.prefs.dialogs = if in_app {
+                DialogBackend::InApp
+            } else {
+                DialogBackend::System
+            };
+            self.files.native_unavailable = false;
+        }
+        ui.separator();
+        menu_item(ui, Action::Quit, true, q);
+    }
+
+    fn edit_menu(&mut self, ui: &mut Ui) {
+        let history = &self.project.history;
+        let undo = history
+            .undo_label()
+            .map_or("Undo".to_owned(), |l| format!("Undo {l}"));
+        let key = crate::ui::keymap::shortcut_text(ui.ctx(), Action::Undo);
+        if ui
+            .add_enabled(
+                history.can_undo(),
+                egui::Button::new(undo).shortcut_text(key),
+            )
+            .clicked()
+        {
+            self.queue.push(AppCommand::Undo);
+        }
+        let redo = history
+            .redo_label()
+            .map_or("Redo".to_owned(), |l| format!("Redo {l}"));
+        let key = crate::ui::keymap::shortcut_text(ui.ctx(), Action::Redo);
+        if ui
+            .add_enabled(
+                history.can_redo(),
+                egui::Button::new(redo).shortcut_text(key),
+            )
+            .clicked()
+        {
+            self.queue.push(AppCommand::Redo);
+        }
+        ui.separator();
+        let has_selection = !self.selection.is_empty();
+        let q = &mut self.queue;
+        menu_item(ui, Action::Copy, has_selection, q);
+        menu_item(ui, Action::Paste, !self.clipboard.items.is_empty(), q);
+        menu_item(
+            ui,
+            Action::PasteIntoActive,
+            !self.clipboard.items.is_empty() && self.active_tag.is_some(),
+            q,
+        );
+        menu_item(ui, Action::Delete, has_selection, q);
+        menu_item(ui, Action::Split, true, q);
+        menu_item(ui, Action::SelectAll, true, q);
+        menu_item(ui, Action::MarkIn, self.active_tag.is_some(), q);
+        menu_item(ui, Action::MarkOut, self.playback.mark_in.is_some(), q);
+        ui.separator();
+        menu_item(ui, Action::NewTag, true, q);
+    }
+}

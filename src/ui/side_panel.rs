@@ -1,0 +1,176 @@
+//! The right panel: the 3D viewport over its tabs, "Pose" (sampling, blending, root motion, joint
+//! curves, see [`crate::ui::pose`]) and "Compression" (see [`crate::ui::compression`]). It owns
+//! both tabs' state and the loaded animations, so the tabs never import each other.
+
+use egui::Ui;
+
+use crate::ui::anim_cache::AnimCache;
+use crate::ui::command::AppCommand;
+use crate::ui::compression::CompressionView;
+use crate::ui::pose::model::ViewDir;
+use crate::ui::pose::{PoseView, pose_tab_ui, viewport};
+use crate::ui::theme;
+use crate::ui::view::ClipContext;
+
+/// Tabs under the viewport.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SideTab {
+    #[default]
+    Pose,
+    Compression,
+}
+
+/// State of the right panel.
+#[derive(Default)]
+pub struct SidePanel {
+    pub tab: SideTab,
+    pub pose: PoseView,
+    pub compression: CompressionView,
+    /// The animation of the project's clips, loaded on first use.
+    pub anim: AnimCache,
+}
+
+impl SidePanel {
+    /// Draws the viewport and the open tab.
+    pub fn ui(&mut self, ui: &mut Ui, input: &ClipContext<'_>, queue: &mut Vec<AppCommand>) {
+        let tab = &mut self.tab;
+        let pose = &mut self.pose;
+        let comp = &mut self.compression;
+        let cache = &mut self.anim;
+        comp.poll(ui.ctx());
+        let clip_a = cache.get(input.project, input.clip);
+        let clip_a = match clip_a {
+            Ok(c) => c,
+            Err(e) => {
+                pose.load_error = Some(e.clone());
+                pose.joint_positions.clear();
+                pose.base_positions.clear();
+                ui.heading("Pose");
+                ui.colored_label(theme::palette(input.dark).error, e);
+                if ui.button("Re-link").clicked() {
+                    queue.push(AppCommand::Relink {
+                        clip: input.clip,
+                        path: None,
+                    });
+                }
+                ui.separator();
+                comp.compression_ui(ui, input, None, queue);
+                return;
+            }
+        };
+        let clip_b = pose
+            .blend
+            .clip_b
+            .filter(|_| pose.blend.enabled)
+            .map(|b| cache.get(input.project, b));
+        pose.update(
+            input,
+            &clip_a,
+            clip_b.as_ref().and_then(|r| r.as_ref().ok()),
+        );
+        if let Some(Err(e)) = &clip_b {
+            pose.message = Some(format!("clip B: {e}"));
+        }
+
+        // Camera buttons.
+        ui.horizontal(|ui| {
+            if ui
+                .button("Frame")
+                .on_hover_text("Frame the character")
+                .clicked()
+            {
+                pose.frame_character();
+            }
+            for (label, v) in [
+                ("Front", ViewDir::Front),
+                ("Side", ViewDir::Side),
+                ("Top", ViewDir::Top),
+            ] {
+                if ui.button(label).clicked() {
+                    pose.camera.set_view(v);
+                }
+            }
+            ui.toggle_value(&mut pose.follow, "Follow");
+            ui.weak("drag: orbit, shift/middle drag: pan, wheel: zoom");
+        });
+
+        // Compression ghost and error colours, when that tab is open.
+        let ghost = (*tab == SideTab::Compression)
+            .then(|| comp.ghost(&clip_a, input.clip, pose.time_s, &pose.sample_settings()))
+            .flatten();
+        let (joints, overlay) = match &ghost {
+            Some(g) => (
+                &pose.base_positions,
+                Some((
+                    g.positions.as_slice(),
+                    theme::viewport_palette(input.dark).ghost,
+                )),
+            ),
+            None => (
+                &pose.joint_positions,
+                (pose.blend.enabled && !pose.b_positions.is_empty()).then(|| {
+                    (
+                        pose.b_positions.as_slice(),
+                        theme::viewport_palette(input.dark).blend_input,
+                    )
+                }),
+            ),
+        };
+        let trail_index = (pose.time_s * f64::from(clip_a.fps)).round().max(0.0) as usize;
+        let height = (ui.available_height() * 0.4).clamp(160.0, 420.0);
+        let width = ui.available_width();
+        let scene = viewport::Scene {
+            parents: &clip_a.skeleton.parents,
+            names: &clip_a.skeleton.names,
+            joints,
+            joint_colors: ghost.as_ref().map(|g| g.colors.as_slice()),
+            overlay,
+            trail: &pose.trail,
+            trail_index,
+            dark: input.dark,
+        };
+        let out = viewport::viewport_ui(
+            ui,
+            egui::vec2(width, height),
+            &mut pose.camera,
+            &scene,
+            pose.selected,
+        );
+        pose.viewport_rect = Some(out.rect);
+        if out.panned {
+            pose.follow = false;
+        }
+        pose.hovered = out.hovered;
+        if let Some(c) = out.clicked {
+            pose.selected = c;
+        }
+        if let Some(g) = &ghost {
+            let max = g.errors_cm.iter().copied().fold(0.0f32, f32::max);
+            let mut text = format!(
+                "Ghost: candidate decoded (x{} error); joints coloured by error now (max {max:.4} cm)",
+                comp.ghost_scale
+            );
+            if let (Some(j), Some(e)) =
+                (pose.hovered, pose.hovered.and_then(|j| g.errors_cm.get(j)))
+            {
+                let name = clip_a.skeleton.names.get(j).map_or("?", String::as_str);
+                text += &format!("; {name}: {e:.4} cm");
+            }
+            ui.weak(text);
+        }
+        if let Some(m) = &pose.message {
+            ui.colored_label(theme::palette(input.dark).warning, m);
+        }
+        ui.horizontal(|ui| {
+            ui.selectable_value(tab, SideTab::Pose, "Pose");
+            ui.selectable_value(tab, SideTab::Compression, "Compression");
+        });
+        ui.separator();
+        egui::ScrollArea::vertical()
+            .auto_shrink([false, false])
+            .show(ui, |ui| match *tab {
+                SideTab::Pose => pose_tab_ui(ui, input, &clip_a, pose),
+                SideTab::Compression => comp.compression_ui(ui, input, Some(&clip_a), queue),
+            });
+    }
+}
