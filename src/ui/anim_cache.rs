@@ -14,9 +14,26 @@ use crate::core::project::Project;
 pub use crate::core::project::{ClipRequest, ClipSource, load, resolve};
 use crate::core::tags::ClipId;
 
+/// A loaded clip and the version of this load: views key their caches by `(id, version)`, which
+/// changes whenever the clip is loaded again (its source changed), never by pointer address.
+#[derive(Debug, Clone)]
+pub struct Loaded {
+    pub id: ClipId,
+    pub version: u64,
+    pub clip: Arc<Clip>,
+}
+
+impl std::ops::Deref for Loaded {
+    type Target = Arc<Clip>;
+
+    fn deref(&self) -> &Arc<Clip> {
+        &self.clip
+    }
+}
+
 struct Entry {
     key: String,
-    clip: Result<Arc<Clip>, String>,
+    clip: Result<Loaded, String>,
 }
 
 /// Loaded clips by project clip id, reloaded when a clip's source changes.
@@ -27,7 +44,7 @@ pub struct AnimCache {
 
 impl AnimCache {
     /// The animation of clip `clip`, loading it on first use.
-    pub fn get(&mut self, project: &Project, clip: ClipId) -> Result<Arc<Clip>, String> {
+    pub fn get(&mut self, project: &Project, clip: ClipId) -> Result<Loaded, String> {
         let request = resolve(project, clip)?;
         let key = format!(
             "{}|{}|{}",
@@ -40,7 +57,11 @@ impl AnimCache {
         {
             return e.clip.clone();
         }
-        let loaded = load(&request).map(Arc::new);
+        let loaded = load(&request).map(|c| Loaded {
+            id: clip,
+            version: crate::core::tags::query::next_version(),
+            clip: Arc::new(c),
+        });
         self.entries.insert(
             clip,
             Entry {

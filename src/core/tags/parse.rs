@@ -86,7 +86,8 @@ pub(crate) struct Token {
     pub bytes: std::ops::Range<usize>,
 }
 
-fn is_name_char(c: char) -> bool {
+/// Characters of an unquoted name (tags, namespaces, functions).
+pub fn is_name_char(c: char) -> bool {
     c.is_alphanumeric() || matches!(c, '_' | ':' | '.' | '/')
 }
 
@@ -98,7 +99,44 @@ fn err(span: std::ops::Range<usize>, message: impl Into<String>) -> QueryError {
     }
 }
 
-pub(crate) fn tokenize(text: &str) -> Result<Vec<Token>, QueryError> {
+/// What a piece of query text is, as the lexer sees it. The parser ([`tokenize`]) and the editor's
+/// highlighter both read the text through [`lex`], so they never disagree on where a name, a
+/// number or an error is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LexKind {
+    Space,
+    /// `| & - ^ ! ,`
+    Op(char),
+    /// `(` or `)`
+    Paren(char),
+    /// A quoted name. `closed` is false when the text ends inside the quotes; `bad_escape` is the
+    /// character column of a backslash followed by something other than `"` or `\`.
+    Quoted {
+        name: String,
+        closed: bool,
+        bad_escape: Option<usize>,
+    },
+    /// Digits only.
+    Number(String),
+    /// A tag, namespace, function or keyword name.
+    Name(String),
+    /// Name characters starting with a digit (`2Walk`): an error for the parser.
+    DigitName(String),
+    /// A character that starts nothing.
+    Unexpected(char),
+}
+
+/// One piece of query text: its kind, its character columns and its byte offsets.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Lexeme {
+    pub kind: LexKind,
+    pub span: std::ops::Range<usize>,
+    pub bytes: std::ops::Range<usize>,
+}
+
+/// Splits `text` into lexemes covering all of it, in order. Never fails: errors are lexemes the
+/// parser refuses ([`tokenize`]) and the highlighter colours as errors.
+pub fn lex(text: &str) -> Vec<Lexeme> {
     let chars: Vec<(usize, char)> = text.char_indices().collect();
     let byte_at = |i: usize| chars.get(i).map_or(text.len(), |&(b, _)| b);
     let mut out = Vec::new();
@@ -106,85 +144,133 @@ pub(crate) fn tokenize(text: &str) -> Result<Vec<Token>, QueryError> {
     while i < chars.len() {
         let c = chars[i].1;
         let start = i;
-        if c.is_whitespace() {
+        let kind = if c.is_whitespace() {
+            while i < chars.len() && chars[i].1.is_whitespace() {
+                i += 1;
+            }
+            LexKind::Space
+        } else if matches!(c, '|' | '&' | '-' | '^' | '!' | ',') {
             i += 1;
-            continue;
-        }
-        let tok = if matches!(c, '|' | '&' | '-' | '^' | '!' | '(' | ')' | ',') {
+            LexKind::Op(c)
+        } else if matches!(c, '(' | ')') {
             i += 1;
-            Tok::Op(c)
+            LexKind::Paren(c)
         } else if c == '"' {
             i += 1;
-            let mut s = String::new();
-            loop {
-                match chars.get(i).map(|&(_, c)| c) {
-                    None => {
-                        return Err(err(
-                            start..i,
-                            "unterminated quoted name; expected a closing `\"`",
-                        ));
-                    }
-                    Some('"') => {
+            let mut name = String::new();
+            let mut closed = false;
+            let mut bad_escape = None;
+            while i < chars.len() {
+                match chars[i].1 {
+                    '"' => {
                         i += 1;
+                        closed = true;
                         break;
                     }
-                    Some('\\') => match chars.get(i + 1).map(|&(_, c)| c) {
+                    '\\' => match chars.get(i + 1).map(|&(_, c)| c) {
                         Some(e @ ('"' | '\\')) => {
-                            s.push(e);
+                            name.push(e);
                             i += 2;
                         }
                         _ => {
-                            return Err(err(
-                                i..i + 1,
-                                "unknown escape in quoted name; expected `\\\"` or `\\\\`",
-                            ));
+                            bad_escape.get_or_insert(i);
+                            i += 1;
                         }
                     },
-                    Some(c) => {
-                        s.push(c);
+                    other => {
+                        name.push(other);
                         i += 1;
                     }
                 }
             }
-            if s.is_empty() {
-                return Err(err(
-                    start..i,
-                    "empty quoted name; expected a tag name between the quotes",
-                ));
+            LexKind::Quoted {
+                name,
+                closed,
+                bad_escape,
             }
-            Tok::Quoted(s)
         } else if is_name_char(c) {
             while i < chars.len() && is_name_char(chars[i].1) {
                 i += 1;
             }
             let s: String = chars[start..i].iter().map(|&(_, c)| c).collect();
             if s.chars().all(|c| c.is_ascii_digit()) {
-                Tok::Number(s)
+                LexKind::Number(s)
             } else if c.is_ascii_digit() {
-                return Err(err(
-                    start..i,
-                    format!("`{s}` starts with a digit; quote it to use it as a tag name"),
-                ));
+                LexKind::DigitName(s)
             } else {
-                Tok::Name(s)
+                LexKind::Name(s)
             }
         } else {
-            return Err(err(
-                start..start + 1,
-                format!(
-                    "unexpected character `{c}`; expected a tag name, an operator (| & - ^ !) or a parenthesis"
-                ),
-            ));
+            i += 1;
+            LexKind::Unexpected(c)
         };
-        out.push(Token {
-            tok,
+        out.push(Lexeme {
+            kind,
             span: start..i,
             bytes: byte_at(start)..byte_at(i),
         });
     }
+    out
+}
+
+pub(crate) fn tokenize(text: &str) -> Result<Vec<Token>, QueryError> {
+    let mut out = Vec::new();
+    for l in lex(text) {
+        let tok = match l.kind {
+            LexKind::Space => continue,
+            LexKind::Op(c) | LexKind::Paren(c) => Tok::Op(c),
+            LexKind::Quoted {
+                name,
+                closed,
+                bad_escape,
+            } => {
+                if let Some(at) = bad_escape {
+                    return Err(err(
+                        at..at + 1,
+                        "unknown escape in quoted name; expected `\\\"` or `\\\\`",
+                    ));
+                }
+                if !closed {
+                    return Err(err(
+                        l.span,
+                        "unterminated quoted name; expected a closing `\"`",
+                    ));
+                }
+                if name.is_empty() {
+                    return Err(err(
+                        l.span,
+                        "empty quoted name; expected a tag name between the quotes",
+                    ));
+                }
+                Tok::Quoted(name)
+            }
+            LexKind::Number(s) => Tok::Number(s),
+            LexKind::Name(s) => Tok::Name(s),
+            LexKind::DigitName(s) => {
+                return Err(err(
+                    l.span,
+                    format!("`{s}` starts with a digit; quote it to use it as a tag name"),
+                ));
+            }
+            LexKind::Unexpected(c) => {
+                return Err(err(
+                    l.span,
+                    format!(
+                        "unexpected character `{c}`; expected a tag name, an operator (| & - ^ !) or a parenthesis"
+                    ),
+                ));
+            }
+        };
+        out.push(Token {
+            tok,
+            span: l.span,
+            bytes: l.bytes,
+        });
+    }
+    let n = text.chars().count();
     out.push(Token {
         tok: Tok::End,
-        span: chars.len()..chars.len(),
+        span: n..n,
         bytes: text.len()..text.len(),
     });
     Ok(out)

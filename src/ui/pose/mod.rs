@@ -19,6 +19,7 @@ use self::model::{
 };
 use crate::core::anim::{Clip, Extrapolation, RootMotionTrack, RotationInterp, SampleSettings};
 use crate::core::tags::ClipId;
+use crate::ui::anim_cache::Loaded;
 use crate::ui::theme;
 use crate::ui::view::ClipContext;
 
@@ -65,7 +66,7 @@ impl Default for BlendSettings {
 type CurveKey = (ClipId, usize);
 
 /// The inputs a cached set of root-motion trajectories was computed from.
-type TrajectoryKey = (usize, usize, u64, u64, u32);
+type TrajectoryKey = (u64, u64, u64, u64, u32);
 
 /// State of the pose preview.
 pub struct PoseView {
@@ -101,8 +102,8 @@ pub struct PoseView {
     pub trail: Vec<Vec3>,
     buffers: PoseBuffers,
     framed_clip: Option<ClipId>,
-    trail_key: Option<(ClipId, usize)>,
-    tracks: Vec<(usize, Arc<RootMotionTrack>)>,
+    trail_key: Option<(ClipId, u64)>,
+    tracks: Vec<(u64, Arc<RootMotionTrack>)>,
     curve: Option<(CurveKey, [Vec<f32>; 3])>,
     trajectories_key: Option<TrajectoryKey>,
 }
@@ -149,8 +150,8 @@ impl PoseView {
         }
     }
 
-    fn track(&mut self, clip: &Arc<Clip>) -> Option<Arc<RootMotionTrack>> {
-        let key = Arc::as_ptr(clip) as usize;
+    fn track(&mut self, clip: &Loaded) -> Option<Arc<RootMotionTrack>> {
+        let key = clip.version;
         if let Some((_, t)) = self.tracks.iter().find(|(k, _)| *k == key) {
             return Some(Arc::clone(t));
         }
@@ -164,7 +165,7 @@ impl PoseView {
 
     /// Samples the current clip (and blends clip B) at `input.playhead`, filling the exposed
     /// positions.
-    pub fn update(&mut self, input: &ClipContext<'_>, a: &Arc<Clip>, b: Option<&Arc<Clip>>) {
+    pub fn update(&mut self, input: &ClipContext<'_>, a: &Loaded, b: Option<&Loaded>) {
         self.message = None;
         self.load_error = None;
         let settings = self.sample_settings();
@@ -188,7 +189,7 @@ impl PoseView {
         }
 
         // Trail of the motion joint.
-        let key = (input.clip, Arc::as_ptr(a) as usize);
+        let key = (input.clip, a.version);
         if self.trail_key != Some(key) {
             self.trail = self
                 .track(a)
@@ -308,8 +309,8 @@ impl PoseView {
         }
         // Recomputed only when an input changes (best-match sync changes the map as it goes).
         let key = (
-            Arc::as_ptr(&ta) as usize,
-            Arc::as_ptr(&tb) as usize,
+            a.version,
+            b.version,
             map.scale.to_bits(),
             map.offset_s.to_bits(),
             self.blend.weight.to_bits(),

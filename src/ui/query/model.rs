@@ -5,6 +5,7 @@ use std::hash::{Hash, Hasher};
 use std::time::Instant;
 
 use crate::core::tags::explain::{BinOp, Expr, ExprTree, NodeKind, postfix_text};
+use crate::core::tags::parse::{LexKind, is_name_char, lex};
 use crate::core::tags::query::{AutoReport, EvalError, QueryEngine};
 use crate::core::tags::range::{SweepEvent, sweep_traced};
 use crate::core::tags::{ClipId, Filter, MaskSet, Query, Range, RangeSet, TagDocument};
@@ -171,76 +172,43 @@ pub enum TokenClass {
     Other,
 }
 
-fn is_name_char(c: char) -> bool {
-    c.is_alphanumeric() || matches!(c, '_' | ':' | '.' | '/')
-}
-
-/// Splits `text` into coloured pieces (byte ranges covering the whole text, in order). Never
+/// Splits `text` into coloured pieces (byte ranges covering the whole text, in order), through the
+/// parser's own lexer ([`lex`]), so what is coloured as an error is what the parser refuses. Never
 /// fails: an unterminated quote runs to the end.
 pub fn highlight(text: &str, tag_names: &[&str]) -> Vec<(std::ops::Range<usize>, TokenClass)> {
-    let chars: Vec<(usize, char)> = text.char_indices().collect();
-    let byte = |i: usize| chars.get(i).map_or(text.len(), |&(b, _)| b);
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < chars.len() {
-        let c = chars[i].1;
-        let start = i;
-        let class = if c.is_whitespace() {
-            while i < chars.len() && chars[i].1.is_whitespace() {
-                i += 1;
-            }
-            TokenClass::Space
-        } else if matches!(c, '|' | '&' | '-' | '^' | '!' | ',') {
-            i += 1;
-            TokenClass::Operator
-        } else if matches!(c, '(' | ')') {
-            i += 1;
-            TokenClass::Paren
-        } else if c == '"' {
-            i += 1;
-            let mut name = String::new();
-            while i < chars.len() && chars[i].1 != '"' {
-                if chars[i].1 == '\\' && i + 1 < chars.len() {
-                    i += 1;
+    let lexemes = lex(text);
+    let mut out = Vec::with_capacity(lexemes.len());
+    for (k, l) in lexemes.iter().enumerate() {
+        let class = match &l.kind {
+            LexKind::Space => TokenClass::Space,
+            LexKind::Op(_) => TokenClass::Operator,
+            LexKind::Paren(_) => TokenClass::Paren,
+            LexKind::Quoted { name, .. } => {
+                if tag_names.contains(&name.as_str()) {
+                    TokenClass::Tag
+                } else {
+                    TokenClass::UnknownTag
                 }
-                name.push(chars[i].1);
-                i += 1;
             }
-            i = (i + 1).min(chars.len());
-            if tag_names.contains(&name.as_str()) {
-                TokenClass::Tag
-            } else {
-                TokenClass::UnknownTag
+            LexKind::Number(_) => TokenClass::Number,
+            LexKind::Name(word) => {
+                let next = lexemes[k + 1..]
+                    .iter()
+                    .find(|n| n.kind != LexKind::Space)
+                    .map(|n| &n.kind);
+                if word == "not" {
+                    TokenClass::Keyword
+                } else if next == Some(&LexKind::Paren('(')) {
+                    TokenClass::Function
+                } else if tag_names.contains(&word.as_str()) {
+                    TokenClass::Tag
+                } else {
+                    TokenClass::UnknownTag
+                }
             }
-        } else if c.is_ascii_digit() {
-            while i < chars.len() && chars[i].1.is_ascii_digit() {
-                i += 1;
-            }
-            TokenClass::Number
-        } else if is_name_char(c) {
-            while i < chars.len() && is_name_char(chars[i].1) {
-                i += 1;
-            }
-            let word = &text[byte(start)..byte(i)];
-            let mut k = i;
-            while k < chars.len() && chars[k].1.is_whitespace() {
-                k += 1;
-            }
-            let call = chars.get(k).is_some_and(|&(_, c)| c == '(');
-            if word == "not" {
-                TokenClass::Keyword
-            } else if call {
-                TokenClass::Function
-            } else if tag_names.contains(&word) {
-                TokenClass::Tag
-            } else {
-                TokenClass::UnknownTag
-            }
-        } else {
-            i += 1;
-            TokenClass::Other
+            LexKind::DigitName(_) | LexKind::Unexpected(_) => TokenClass::Other,
         };
-        out.push((byte(start)..byte(i), class));
+        out.push((l.bytes.clone(), class));
     }
     out
 }
@@ -582,6 +550,24 @@ mod tests {
         // Covers the text exactly, even with an open quote.
         let h = highlight("A & \"open", &names);
         assert_eq!(h.last().unwrap().0.end, 9);
+    }
+
+    #[test]
+    fn highlight_marks_as_errors_exactly_what_the_parser_refuses() {
+        let names = ["Walk", "A"];
+        // `2Walk` is one piece: the parser refuses it as a name starting with a digit.
+        let h = highlight("A & 2Walk", &names);
+        assert_eq!(h.last().unwrap(), &(4..9, TokenClass::Other));
+        let doc = demo();
+        let e = doc.parse_query("A & 2Walk").unwrap_err();
+        assert_eq!(e.span, 4..9);
+        // A number inside a function call is a number for both.
+        let h = highlight("first(A, 2)", &names);
+        assert!(h.contains(&(9..10, TokenClass::Number)));
+        // An unexpected character.
+        let h = highlight("A $ B", &names);
+        assert_eq!(h[2], (2..3, TokenClass::Other));
+        assert_eq!(doc.parse_query("A $ B").unwrap_err().span, 2..3);
     }
 
     #[test]
