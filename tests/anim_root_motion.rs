@@ -319,6 +319,8 @@ fn events_from_a_tag_document() {
         name: name.into(),
         color: None,
         ranges: BTreeMap::from([(clip, ranges)]),
+        markers: Default::default(),
+        notes: Default::default(),
         version: 0,
     };
     let doc = TagDocument {

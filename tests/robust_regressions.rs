@@ -151,6 +151,8 @@ fn query_doc() -> TagDocument {
             .iter()
             .map(|(c, rs)| (*c, rs.iter().map(|&(a, b)| Range::new(a, b)).collect()))
             .collect::<BTreeMap<_, _>>(),
+        markers: Default::default(),
+        notes: Default::default(),
         version: 0,
     };
     TagDocument {

@@ -58,9 +58,9 @@ fn wrong_format_and_versions() {
     let (p, m) = invalid(&edit("\"taglane.tags\"", "\"other.tags\""));
     assert_eq!(p, "format");
     assert!(m.contains("expected \"taglane.tags\""), "{m}");
-    let (p, m) = invalid(&edit("\"version\": 1", "\"version\": 2"));
+    let (p, m) = invalid(&edit("\"version\": 1", "\"version\": 3"));
     assert_eq!(p, "version");
-    assert!(m.contains("unsupported version 2"), "{m}");
+    assert!(m.contains("unsupported version 3"), "{m}");
     let (p, _) = invalid(&edit("\"version\": 1", "\"version\": \"1\""));
     assert_eq!(p, "version");
     let (p, m) = invalid(&edit("\"version\": 1,", ""));
@@ -168,12 +168,12 @@ fn overlapping_and_adjacent_ranges_merge_with_a_warning() {
 fn unknown_fields_and_broken_saved_queries_warn() {
     let text = edit(
         "\"color\": \"#4e9a06\",",
-        "\"color\": \"#4e9a06\", \"notes\": \"hi\",",
+        "\"color\": \"#4e9a06\", \"comment\": \"hi\",",
     );
     let text = text.replacen("locomotion:Walk & Tired\"", "locomotion:Walk & Tird\"", 1);
     let (doc, warnings) = load_tags_str(&text, "sample.json").unwrap();
     assert_eq!(warnings.len(), 2, "{warnings:?}");
-    assert_eq!(warnings[0].path, "tags[0].notes");
+    assert_eq!(warnings[0].path, "tags[0].comment");
     assert_eq!(warnings[1].path, "queries[0].expr");
     assert!(
         warnings[1].message.contains("did you mean `Tired`"),
@@ -240,4 +240,86 @@ fn unreadable_files_name_the_file() {
             .starts_with("/nonexistent/tags.json: cannot read"),
         "{err}"
     );
+}
+
+const WITH_EVENTS: &str = r##"{ "format": "taglane.tags", "version": 2,
+  "clips": [ {"name": "walk_01", "frames": 195, "fps": 30.0} ],
+  "tags":  [ {"name": "contact:LeftFoot", "ranges": {"walk_01": [[0, 40], [60, 90]]},
+              "markers": {"walk_01": [48, 12, 12]},
+              "notes": {"walk_01": [{"range": [60, 90], "note": "on gravel", "data": {"surface": "gravel", "side": "left"}},
+                                    {"marker": 48, "note": "heel strike"},
+                                    {"range": [10, 20], "note": "inside"}]}} ],
+  "queries": [] }"##;
+
+#[test]
+fn markers_and_notes_load_validate_and_round_trip() {
+    use taglane::core::tags::{Anchor, Note};
+    let (doc, warnings) = load_tags_str(WITH_EVENTS, "sample.json").unwrap();
+    let t = &doc.tags[0];
+    assert_eq!(t.markers[&0], vec![12, 48]);
+    assert_eq!(
+        t.note(0, Anchor::Marker(48)).map(|n| n.text.as_str()),
+        Some("heel strike")
+    );
+    let gravel = t.note(0, Anchor::Range(Range::new(60, 90))).unwrap();
+    assert_eq!(gravel.data["surface"], "gravel");
+    // A note on a range inside one of the tag's ranges moves to that range, with a warning.
+    assert_eq!(
+        t.note(0, Anchor::Range(Range::new(0, 40))),
+        Some(&Note {
+            text: "inside".into(),
+            data: Default::default()
+        })
+    );
+    let paths: Vec<&str> = warnings.iter().map(|w| w.path.as_str()).collect();
+    assert_eq!(
+        paths,
+        ["tags[0].markers.walk_01", "tags[0].notes.walk_01[2].range"]
+    );
+    // Written as version 2, read back the same, written again byte for byte.
+    let text = tags_to_string(&doc, "x").unwrap();
+    assert!(text.contains("\"version\": 2"), "{text}");
+    let (again, w) = load_tags_str(&text, "x").unwrap();
+    assert!(w.is_empty(), "{w:?}");
+    assert_eq!(again.tags[0].markers, t.markers);
+    assert_eq!(again.tags[0].notes, t.notes);
+    assert_eq!(tags_to_string(&again, "x").unwrap(), text);
+    // A document without markers or notes is still written as version 1.
+    let (plain, _) = load_tags_str(GOOD, "g").unwrap();
+    assert!(tags_to_string(&plain, "g").unwrap().contains("\"version\": 1"));
+}
+
+#[test]
+fn bad_markers_and_notes_name_their_json_path() {
+    let bad = |from: &str, to: &str| {
+        assert!(WITH_EVENTS.contains(from), "test bug: `{from}`");
+        let text = WITH_EVENTS.replacen(from, to, 1);
+        match load_tags_str(&text, "sample.json") {
+            Err(TagsFileError::Invalid { path, message, .. }) => (path, message),
+            other => panic!("expected an error for {to}, got {other:?}"),
+        }
+    };
+    let (p, m) = bad("[48, 12, 12]", "[48, 500]");
+    assert_eq!(p, "tags[0].markers.walk_01[1]");
+    assert!(m.contains("outside the clip"), "{m}");
+    let (p, m) = bad("[48, 12, 12]", "[48, -1]");
+    assert_eq!(p, "tags[0].markers.walk_01[1]");
+    assert!(m.contains("whole frame number"), "{m}");
+    let (p, m) = bad("\"markers\": {\"walk_01\"", "\"markers\": {\"walk_1\"");
+    assert_eq!(p, "tags[0].markers.walk_1");
+    assert!(m.contains("did you mean `walk_01`"), "{m}");
+    let (p, m) = bad("{\"marker\": 48,", "{\"marker\": 47,");
+    assert_eq!(p, "tags[0].notes.walk_01[1].marker");
+    assert!(m.contains("no marker at frame 47"), "{m}");
+    let (p, m) = bad("{\"range\": [60, 90],", "{\"range\": [95, 99],");
+    assert_eq!(p, "tags[0].notes.walk_01[0].range");
+    assert!(m.contains("no range [95, 99]"), "{m}");
+    let (p, m) = bad("\"side\": \"left\"", "\"side\": 3");
+    assert_eq!(p, "tags[0].notes.walk_01[0].data.side");
+    assert!(m.contains("expected a string value"), "{m}");
+    let (p, m) = bad("{\"marker\": 48,", "{\"marker\": 48, \"range\": [0, 40],");
+    assert_eq!(p, "tags[0].notes.walk_01[1]");
+    assert!(m.contains("not both"), "{m}");
+    let (p, _) = bad("\"note\": \"heel strike\"", "\"note\": 5");
+    assert_eq!(p, "tags[0].notes.walk_01[1].note");
 }

@@ -473,6 +473,8 @@ fn big_database_evaluates_in_the_background() {
                 name: (*name).to_owned(),
                 color: None,
                 ranges,
+                markers: Default::default(),
+                notes: Default::default(),
                 version: next_version(),
             }
         })

@@ -25,6 +25,8 @@ fn doc() -> &'static TagDocument {
                 .iter()
                 .map(|(c, rs)| (*c, rs.iter().map(|&(a, b)| Range::new(a, b)).collect()))
                 .collect::<BTreeMap<_, _>>(),
+            markers: Default::default(),
+            notes: Default::default(),
             version: 0,
         };
         TagDocument {

@@ -213,6 +213,8 @@ pub fn autotag_cmd(args: AutotagArgs) -> ExitCode {
                 ranges: ranges.remove(&name).unwrap_or_default(),
                 name,
                 color: None,
+                markers: Default::default(),
+                notes: Default::default(),
                 version: 0,
             })
             .collect(),

@@ -554,6 +554,8 @@ pub fn demo_project() -> (Vec<Clip>, TagDocument) {
             name: (*name).to_owned(),
             color: Some(*color),
             ranges: BTreeMap::new(),
+            markers: Default::default(),
+            notes: Default::default(),
             version: 0,
         })
         .collect();
@@ -691,6 +693,8 @@ pub fn synthetic_document(
             },
             color: None,
             ranges: BTreeMap::new(),
+            markers: Default::default(),
+            notes: Default::default(),
             version: 0,
         })
         .collect();

@@ -84,6 +84,8 @@ pub fn stress_document(spec: &StressSpec) -> TagDocument {
                 name: stress_tag_name(t),
                 color: Some([(t * 37) as u8, (t * 91) as u8, (t * 53) as u8]),
                 ranges,
+                markers: Default::default(),
+                notes: Default::default(),
                 version: 0,
             }
         })

@@ -141,6 +141,8 @@ impl TaglaneApp {
                         name: name.clone(),
                         color: None,
                         ranges: Default::default(),
+                        markers: Default::default(),
+                        notes: Default::default(),
                         version: 0,
                     },
                 };

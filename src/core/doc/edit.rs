@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use crate::core::tags::document::next_version;
 use crate::core::tags::parse::rename_tag_in_expr;
-use crate::core::tags::{ClipId, ClipInfo, Range, SavedQuery, Tag, TagDocument};
+use crate::core::tags::{Anchor, ClipId, ClipInfo, Note, Range, SavedQuery, Tag, TagDocument};
 
 /// One change to a tag document. Every variant is checked before anything changes: an invalid
 /// edit returns an error and leaves the document as it was.
@@ -16,6 +16,21 @@ pub enum Edit {
         tag: usize,
         clip: ClipId,
         ranges: Vec<Range>,
+    },
+    /// Replace the markers of `tag` on `clip`: sorted, duplicates dropped, frames past the clip's
+    /// end clamped to its last frame. Notes on markers that are gone are dropped (undo restores
+    /// them).
+    SetMarkers {
+        tag: usize,
+        clip: ClipId,
+        frames: Vec<u32>,
+    },
+    /// Replace the notes of `tag` on `clip`. Each anchor must be a range or marker the tag has on
+    /// that clip; empty notes are dropped.
+    SetNotes {
+        tag: usize,
+        clip: ClipId,
+        notes: Vec<(Anchor, Note)>,
     },
     /// Insert a tag at `index` (its ranges must name existing clips).
     InsertTag { index: usize, tag: Tag },
@@ -68,6 +83,8 @@ pub enum EditError {
     DuplicateClip(String),
     #[error("a tag name cannot be empty")]
     EmptyName,
+    #[error("a note is on {0:?}, which tag {1} does not have on that clip")]
+    NoAnchor(Anchor, usize),
 }
 
 /// Makes a range list canonical for a clip of `frames` frames: clamps to `[0, frames)`, then sorts,
@@ -91,11 +108,20 @@ impl Edit {
     /// on a scratch copy only when they contain structural edits; range edits are checked in place.
     fn check(&self, doc: &TagDocument) -> Result<(), EditError> {
         match self {
-            Edit::SetRanges { tag, clip, .. } => {
+            Edit::SetRanges { tag, clip, .. } | Edit::SetMarkers { tag, clip, .. } => {
                 doc.tags.get(*tag).ok_or(EditError::NoTag(*tag))?;
                 doc.clips
                     .get(*clip as usize)
                     .ok_or(EditError::NoClip(*clip as usize))?;
+            }
+            Edit::SetNotes { tag, clip, notes } => {
+                let t = doc.tags.get(*tag).ok_or(EditError::NoTag(*tag))?;
+                doc.clips
+                    .get(*clip as usize)
+                    .ok_or(EditError::NoClip(*clip as usize))?;
+                if let Some((a, _)) = notes.iter().find(|(a, _)| !has_anchor(t, *clip, *a)) {
+                    return Err(EditError::NoAnchor(*a, *tag));
+                }
             }
             Edit::InsertTag { index, tag } => {
                 if *index > doc.tags.len() {
@@ -165,9 +191,12 @@ impl Edit {
             }
             Edit::SetQueries(_) => {}
             Edit::Batch(edits) => {
-                if edits
-                    .iter()
-                    .all(|e| matches!(e, Edit::SetRanges { .. } | Edit::SetQueries(_)))
+                if edits.iter().all(|e| {
+                    matches!(
+                        e,
+                        Edit::SetRanges { .. } | Edit::SetMarkers { .. } | Edit::SetQueries(_)
+                    )
+                })
                 {
                     for e in edits {
                         e.check(doc)?;
@@ -195,15 +224,58 @@ impl Edit {
                 canonicalize(&mut ranges, frames);
                 let t = &mut doc.tags[tag];
                 t.version = next_version();
+                let old_notes = reanchor_notes(t, clip, &ranges, None);
                 let old = if ranges.is_empty() {
                     t.ranges.remove(&clip)
                 } else {
                     t.ranges.insert(clip, ranges)
                 };
-                Edit::SetRanges {
+                let undo = Edit::SetRanges {
                     tag,
                     clip,
                     ranges: old.unwrap_or_default(),
+                };
+                with_notes(undo, tag, clip, old_notes)
+            }
+            Edit::SetMarkers {
+                tag,
+                clip,
+                mut frames,
+            } => {
+                canonicalize_markers(&mut frames, doc.clips[clip as usize].frames);
+                let t = &mut doc.tags[tag];
+                t.version = next_version();
+                let old_notes = reanchor_notes(t, clip, &[], Some(&frames));
+                let old = if frames.is_empty() {
+                    t.markers.remove(&clip)
+                } else {
+                    t.markers.insert(clip, frames)
+                };
+                let undo = Edit::SetMarkers {
+                    tag,
+                    clip,
+                    frames: old.unwrap_or_default(),
+                };
+                with_notes(undo, tag, clip, old_notes)
+            }
+            Edit::SetNotes {
+                tag,
+                clip,
+                mut notes,
+            } => {
+                notes.retain(|(_, n)| !n.is_empty());
+                notes.sort_by_key(|(a, _)| *a);
+                notes.dedup_by_key(|(a, _)| *a);
+                let t = &mut doc.tags[tag];
+                let old = if notes.is_empty() {
+                    t.notes.remove(&clip)
+                } else {
+                    t.notes.insert(clip, notes)
+                };
+                Edit::SetNotes {
+                    tag,
+                    clip,
+                    notes: old.unwrap_or_default(),
                 }
             }
             Edit::InsertTag { index, mut tag } => {
@@ -211,6 +283,23 @@ impl Edit {
                     canonicalize(list, doc.clips[c as usize].frames);
                 }
                 tag.ranges.retain(|_, l| !l.is_empty());
+                for (&c, list) in tag.markers.iter_mut() {
+                    canonicalize_markers(list, doc.clips[c as usize].frames);
+                }
+                tag.markers.retain(|_, l| !l.is_empty());
+                let clips: Vec<ClipId> = tag.notes.keys().copied().collect();
+                for c in clips {
+                    let keep = tag.notes[&c]
+                        .iter()
+                        .filter(|(a, n)| has_anchor(&tag, c, *a) && !n.is_empty())
+                        .cloned()
+                        .collect::<Vec<_>>();
+                    if keep.is_empty() {
+                        tag.notes.remove(&c);
+                    } else {
+                        tag.notes.insert(c, keep);
+                    }
+                }
                 doc.tags.insert(index, tag);
                 Edit::RemoveTag { index }
             }
@@ -246,23 +335,43 @@ impl Edit {
                 doc.touch_clips();
                 let mut restore = vec![Edit::SetClipFrames { clip, frames: old }];
                 for (t, tag) in doc.tags.iter_mut().enumerate() {
-                    let Some(list) = tag.ranges.get(&clip) else {
+                    let ranges_past = tag.ranges_on(clip).last().is_some_and(|r| r.stop > frames);
+                    let markers_past = tag.markers_on(clip).last().is_some_and(|&m| m >= frames);
+                    if !ranges_past && !markers_past {
                         continue;
-                    };
-                    if list.last().is_some_and(|r| r.stop > frames) {
-                        let before = list.clone();
-                        let mut clipped = before.clone();
-                        canonicalize(&mut clipped, frames);
-                        if clipped.is_empty() {
-                            tag.ranges.remove(&clip);
-                        } else {
-                            tag.ranges.insert(clip, clipped);
-                        }
-                        tag.version = next_version();
-                        restore.push(Edit::SetRanges {
+                    }
+                    let notes_before = tag.notes.get(&clip).cloned();
+                    let markers_before = tag.markers.get(&clip).cloned().unwrap_or_default();
+                    let before = tag.ranges.get(&clip).cloned().unwrap_or_default();
+                    let mut clipped = before.clone();
+                    canonicalize(&mut clipped, frames);
+                    let mut markers: Vec<u32> = markers_before
+                        .iter()
+                        .copied()
+                        .filter(|&m| m < frames)
+                        .collect();
+                    markers.dedup();
+                    reanchor_notes(tag, clip, &clipped, Some(&markers));
+                    set_or_remove(&mut tag.ranges, clip, clipped);
+                    set_or_remove(&mut tag.markers, clip, markers);
+                    tag.version = next_version();
+                    restore.push(Edit::SetRanges {
+                        tag: t,
+                        clip,
+                        ranges: before,
+                    });
+                    if markers_past {
+                        restore.push(Edit::SetMarkers {
                             tag: t,
                             clip,
-                            ranges: before,
+                            frames: markers_before,
+                        });
+                    }
+                    if let Some(notes) = notes_before {
+                        restore.push(Edit::SetNotes {
+                            tag: t,
+                            clip,
+                            notes,
                         });
                     }
                 }
@@ -288,7 +397,10 @@ impl Edit {
             } => {
                 let id = index as ClipId;
                 for tag in &mut doc.tags {
-                    if shift_clip_ids(&mut tag.ranges, id, true) {
+                    let a = shift_clip_ids(&mut tag.ranges, id, true);
+                    let b = shift_clip_ids(&mut tag.markers, id, true);
+                    shift_clip_ids(&mut tag.notes, id, true);
+                    if a || b {
                         tag.version = next_version();
                     }
                 }
@@ -307,22 +419,49 @@ impl Edit {
             Edit::RemoveClip { index } => {
                 let id = index as ClipId;
                 let mut ranges = Vec::new();
+                let mut extra = Vec::new();
                 for (t, tag) in doc.tags.iter_mut().enumerate() {
                     let removed = tag.ranges.remove(&id);
+                    let markers = tag.markers.remove(&id);
+                    let notes = tag.notes.remove(&id);
                     let shifted = shift_clip_ids(&mut tag.ranges, id, false);
-                    if removed.is_some() || shifted {
+                    let shifted_markers = shift_clip_ids(&mut tag.markers, id, false);
+                    shift_clip_ids(&mut tag.notes, id, false);
+                    if removed.is_some() || markers.is_some() || shifted || shifted_markers {
                         tag.version = next_version();
                     }
                     if let Some(list) = removed {
                         ranges.push((t, list));
                     }
+                    if let Some(frames) = markers {
+                        extra.push(Edit::SetMarkers {
+                            tag: t,
+                            clip: id,
+                            frames,
+                        });
+                    }
+                    if let Some(notes) = notes {
+                        extra.push(Edit::SetNotes {
+                            tag: t,
+                            clip: id,
+                            notes,
+                        });
+                    }
                 }
                 let clip = doc.clips.remove(index);
                 doc.touch_clips();
-                Edit::InsertClip {
+                let insert = Edit::InsertClip {
                     index,
                     clip,
                     ranges,
+                };
+                if extra.is_empty() {
+                    insert
+                } else {
+                    // Markers first, then the notes on them.
+                    extra.sort_by_key(|e| matches!(e, Edit::SetNotes { .. }));
+                    extra.insert(0, insert);
+                    Edit::Batch(extra)
                 }
             }
             Edit::SetClipSource { clip, source } => {
@@ -346,10 +485,11 @@ impl Edit {
         matches!(self, Edit::Batch(b) if b.iter().all(Edit::is_empty))
     }
 
-    /// True when the edit changes nothing but ranges (used to keep drags cheap).
+    /// True when the edit changes nothing but ranges, markers and notes (used to keep drags
+    /// cheap).
     pub fn is_range_edit(&self) -> bool {
         match self {
-            Edit::SetRanges { .. } => true,
+            Edit::SetRanges { .. } | Edit::SetMarkers { .. } | Edit::SetNotes { .. } => true,
             Edit::Batch(b) => b.iter().all(Edit::is_range_edit),
             _ => false,
         }
@@ -371,9 +511,109 @@ fn check_tag_name(doc: &TagDocument, name: &str, except: Option<usize>) -> Resul
     Ok(())
 }
 
+/// Sorts markers, drops duplicates and clamps frames past the end of a clip of `frames` frames to
+/// its last frame (a clip without frames has no markers).
+pub fn canonicalize_markers(markers: &mut Vec<u32>, frames: u32) {
+    if frames == 0 {
+        markers.clear();
+        return;
+    }
+    for m in markers.iter_mut() {
+        *m = (*m).min(frames - 1);
+    }
+    markers.sort_unstable();
+    markers.dedup();
+}
+
+fn set_or_remove<T>(map: &mut BTreeMap<ClipId, Vec<T>>, clip: ClipId, list: Vec<T>) {
+    if list.is_empty() {
+        map.remove(&clip);
+    } else {
+        map.insert(clip, list);
+    }
+}
+
+/// True when `tag` has `anchor` (a range or marker) on `clip`.
+fn has_anchor(tag: &Tag, clip: ClipId, anchor: Anchor) -> bool {
+    match anchor {
+        Anchor::Range(r) => tag.ranges_on(clip).binary_search(&r).is_ok(),
+        Anchor::Marker(f) => tag.markers_on(clip).binary_search(&f).is_ok(),
+    }
+}
+
+/// Moves the notes of `tag` on `clip` to the ranges `new_ranges` (when `markers` is `None`: the
+/// ranges change, the markers stay) or to the markers `markers` (when `new_ranges` is empty and
+/// `markers` is given: the markers change). A range note follows the new ranges its old range
+/// overlaps: a resized range keeps its note, both halves of a split keep it, a merge combines the
+/// notes ([`Note::combine`]). A marker note stays while its frame is a marker. Notes whose anchor is
+/// gone are dropped. Returns the notes as they were when they changed (for the undo).
+fn reanchor_notes(
+    tag: &mut Tag,
+    clip: ClipId,
+    new_ranges: &[Range],
+    markers: Option<&[u32]>,
+) -> Option<Vec<(Anchor, Note)>> {
+    let old = tag.notes.get(&clip)?;
+    let ranges_change = markers.is_none() || !new_ranges.is_empty();
+    let mut out: Vec<(Anchor, Note)> = Vec::with_capacity(old.len());
+    for (a, n) in old {
+        match a {
+            Anchor::Marker(f) => {
+                let keep = markers.is_none_or(|m| m.binary_search(f).is_ok());
+                if keep {
+                    out.push((*a, n.clone()));
+                }
+            }
+            Anchor::Range(_) if !ranges_change => out.push((*a, n.clone())),
+            Anchor::Range(_) => {}
+        }
+    }
+    if ranges_change {
+        let old_range_notes: Vec<(Range, &Note)> = old
+            .iter()
+            .filter_map(|(a, n)| match a {
+                Anchor::Range(r) => Some((*r, n)),
+                Anchor::Marker(_) => None,
+            })
+            .collect();
+        for &r in new_ranges {
+            let hits: Vec<&Note> = old_range_notes
+                .iter()
+                .filter(|(o, _)| o.start < r.stop && r.start < o.stop)
+                .map(|(_, n)| *n)
+                .collect();
+            match hits.len() {
+                0 => {}
+                1 => out.push((Anchor::Range(r), hits[0].clone())),
+                _ => out.push((Anchor::Range(r), Note::combine(hits))),
+            }
+        }
+    }
+    out.sort_by_key(|(a, _)| *a);
+    if &out == old {
+        return None;
+    }
+    let before = old.clone();
+    set_or_remove(&mut tag.notes, clip, out);
+    Some(before)
+}
+
+/// `undo`, followed by restoring the notes `old_notes` when they changed.
+fn with_notes(
+    undo: Edit,
+    tag: usize,
+    clip: ClipId,
+    old_notes: Option<Vec<(Anchor, Note)>>,
+) -> Edit {
+    match old_notes {
+        None => undo,
+        Some(notes) => Edit::Batch(vec![undo, Edit::SetNotes { tag, clip, notes }]),
+    }
+}
+
 /// Renumbers clip ids at or after `at` by one: up for an insertion, down for a removal (the entry
 /// for `at` itself must already be gone when removing). Returns true when any id moved.
-fn shift_clip_ids(ranges: &mut BTreeMap<ClipId, Vec<Range>>, at: ClipId, insert: bool) -> bool {
+fn shift_clip_ids<T>(ranges: &mut BTreeMap<ClipId, T>, at: ClipId, insert: bool) -> bool {
     if ranges.range(at..).next().is_none() {
         return false;
     }
@@ -434,6 +674,8 @@ impl TagDocument {
                 name: name.to_owned(),
                 color,
                 ranges: BTreeMap::new(),
+                markers: Default::default(),
+                notes: Default::default(),
                 version: next_version(),
             },
         }
@@ -539,6 +781,8 @@ mod tests {
             name: "Walk".into(),
             color: None,
             ranges: BTreeMap::new(),
+            markers: Default::default(),
+            notes: Default::default(),
             version: 0,
         };
         walk.ranges.insert(0, vec![r(0, 10)]);
@@ -578,6 +822,8 @@ mod tests {
                     name: "Run".into(),
                     color: Some([1, 2, 3]),
                     ranges: BTreeMap::from([(1, vec![r(0, 2)])]),
+                    markers: Default::default(),
+                    notes: Default::default(),
                     version: 0,
                 },
             },
@@ -693,6 +939,8 @@ mod tests {
             name: "Walk".into(),
             color: None,
             ranges: BTreeMap::new(),
+            markers: Default::default(),
+            notes: Default::default(),
             version: 0,
         };
         assert_eq!(
@@ -811,5 +1059,204 @@ mod tests {
         assert_ne!(d.clips_version, clips_version);
         inverse.apply(&mut d).unwrap();
         assert_eq!(strip_versions(&d), strip_versions(&doc()));
+    }
+
+    fn note(text: &str) -> Note {
+        Note {
+            text: text.into(),
+            data: BTreeMap::new(),
+        }
+    }
+
+    fn notes_of(d: &TagDocument) -> Vec<(Anchor, String)> {
+        d.tags[0]
+            .notes_on(0)
+            .iter()
+            .map(|(a, n)| (*a, n.text.clone()))
+            .collect()
+    }
+
+    #[test]
+    fn markers_are_canonical_seen_by_queries_and_undone() {
+        let mut d = doc();
+        let before = strip_versions(&d);
+        let v = d.tags[0].version;
+        let inverse = Edit::SetMarkers {
+            tag: 0,
+            clip: 0,
+            frames: vec![40, 12, 40, 500],
+        }
+        .apply(&mut d)
+        .unwrap();
+        assert_eq!(d.tags[0].markers[&0], vec![12, 40, 99]);
+        assert_ne!(d.tags[0].version, v, "queries must see marker edits");
+        let q = d.parse_query("Walk").unwrap();
+        let idx = crate::core::tags::TagIndex::build(&d);
+        for engine in [
+            crate::core::tags::Engine::Ranges,
+            crate::core::tags::Engine::Masks,
+        ] {
+            let mut out = crate::core::tags::RangeSet::new();
+            crate::core::tags::Evaluator::new()
+                .eval(&q, &idx, engine, &mut out)
+                .unwrap();
+            assert_eq!(
+                out.clip_ranges(0),
+                &[r(0, 10), r(12, 13), r(40, 41), r(99, 100)]
+            );
+        }
+        inverse.apply(&mut d).unwrap();
+        assert_eq!(strip_versions(&d), before);
+    }
+
+    #[test]
+    fn notes_follow_resize_split_and_merge_and_undo_restores_them() {
+        let mut d = doc();
+        Edit::SetRanges {
+            tag: 0,
+            clip: 0,
+            ranges: vec![r(0, 10), r(20, 30)],
+        }
+        .apply(&mut d)
+        .unwrap();
+        let mut gravel = note("gravel");
+        gravel.data.insert("surface".into(), "gravel".into());
+        Edit::SetNotes {
+            tag: 0,
+            clip: 0,
+            notes: vec![
+                (Anchor::Range(r(20, 30)), note("second")),
+                (Anchor::Range(r(0, 10)), gravel.clone()),
+            ],
+        }
+        .apply(&mut d)
+        .unwrap();
+        let start = strip_versions(&d);
+        // Resize: the note stays on the resized range.
+        let undo_resize = Edit::SetRanges {
+            tag: 0,
+            clip: 0,
+            ranges: vec![r(0, 14), r(20, 30)],
+        }
+        .apply(&mut d)
+        .unwrap();
+        assert_eq!(
+            notes_of(&d),
+            vec![
+                (Anchor::Range(r(0, 14)), "gravel".into()),
+                (Anchor::Range(r(20, 30)), "second".into())
+            ]
+        );
+        assert_eq!(d.tags[0].note(0, Anchor::Range(r(0, 14))), Some(&gravel));
+        undo_resize.apply(&mut d).unwrap();
+        assert_eq!(strip_versions(&d), start);
+        // Split: both halves keep the note.
+        Edit::SetRanges {
+            tag: 0,
+            clip: 0,
+            ranges: vec![r(0, 4), r(5, 10), r(20, 30)],
+        }
+        .apply(&mut d)
+        .unwrap();
+        assert_eq!(notes_of(&d)[0], (Anchor::Range(r(0, 4)), "gravel".into()));
+        assert_eq!(notes_of(&d)[1], (Anchor::Range(r(5, 10)), "gravel".into()));
+        // Merge: the notes are combined.
+        Edit::SetRanges {
+            tag: 0,
+            clip: 0,
+            ranges: vec![r(0, 30)],
+        }
+        .apply(&mut d)
+        .unwrap();
+        assert_eq!(
+            notes_of(&d),
+            vec![(Anchor::Range(r(0, 30)), "gravel; second".into())]
+        );
+        // Delete: the note goes with the range; undo brings both back.
+        let undo_delete = Edit::SetRanges {
+            tag: 0,
+            clip: 0,
+            ranges: vec![],
+        }
+        .apply(&mut d)
+        .unwrap();
+        assert!(notes_of(&d).is_empty());
+        undo_delete.apply(&mut d).unwrap();
+        assert_eq!(notes_of(&d).len(), 1);
+    }
+
+    #[test]
+    fn notes_need_their_anchor_and_survive_clip_removal_and_shortening() {
+        let mut d = doc();
+        let err = Edit::SetNotes {
+            tag: 0,
+            clip: 0,
+            notes: vec![(Anchor::Marker(3), note("x"))],
+        }
+        .apply(&mut d)
+        .unwrap_err();
+        assert!(matches!(err, EditError::NoAnchor(Anchor::Marker(3), 0)));
+        Edit::Batch(vec![
+            Edit::SetMarkers {
+                tag: 0,
+                clip: 0,
+                frames: vec![3, 80],
+            },
+            Edit::SetNotes {
+                tag: 0,
+                clip: 0,
+                notes: vec![
+                    (Anchor::Marker(80), note("late step")),
+                    (Anchor::Range(r(0, 10)), note("walk")),
+                ],
+            },
+        ])
+        .apply(&mut d)
+        .unwrap();
+        let start = strip_versions(&d);
+        // Shortening the clip drops the marker past the end and its note; undo restores them.
+        let undo = Edit::SetClipFrames { clip: 0, frames: 50 }
+            .apply(&mut d)
+            .unwrap();
+        assert_eq!(d.tags[0].markers[&0], vec![3]);
+        assert_eq!(notes_of(&d), vec![(Anchor::Range(r(0, 10)), "walk".into())]);
+        undo.apply(&mut d).unwrap();
+        assert_eq!(strip_versions(&d), start);
+        // Removing the clip takes its markers and notes; undo restores them; the clip after it
+        // moves down with its own.
+        Edit::SetMarkers {
+            tag: 0,
+            clip: 1,
+            frames: vec![7],
+        }
+        .apply(&mut d)
+        .unwrap();
+        let with_b = strip_versions(&d);
+        let undo = Edit::RemoveClip { index: 0 }.apply(&mut d).unwrap();
+        assert_eq!(d.tags[0].markers.get(&0), Some(&vec![7]));
+        assert!(d.tags[0].notes.is_empty());
+        undo.apply(&mut d).unwrap();
+        assert_eq!(strip_versions(&d), with_b);
+    }
+
+    #[test]
+    fn note_payloads_parse_and_combine() {
+        let data = Note::parse_data("surface=gravel; speed = fast\nside=left").unwrap();
+        assert_eq!(data["speed"], "fast");
+        assert_eq!(data.len(), 3);
+        assert!(Note::parse_data("a=1;a=2").unwrap_err().contains("twice"));
+        assert!(Note::parse_data("=1").unwrap_err().contains("no key"));
+        assert!(Note::parse_data("oops").unwrap_err().contains("key=value"));
+        let a = Note {
+            text: "a".into(),
+            data: Note::parse_data("k=1").unwrap(),
+        };
+        let b = Note {
+            text: "b".into(),
+            data: Note::parse_data("k=2;j=3").unwrap(),
+        };
+        let c = Note::combine([&a, &b, &a]);
+        assert_eq!(c.text, "a; b");
+        assert_eq!(c.data_text(), "j=3;k=1");
     }
 }

@@ -466,6 +466,8 @@ fn empty_tag(name: &str, color: Option<[u8; 3]>) -> Tag {
         name: name.to_owned(),
         color,
         ranges: BTreeMap::new(),
+        markers: Default::default(),
+        notes: Default::default(),
         version: 0,
     }
 }

@@ -217,6 +217,8 @@ mod tests {
                 name: "Walk".into(),
                 color: None,
                 ranges: BTreeMap::new(),
+                markers: Default::default(),
+                notes: Default::default(),
                 version: 0,
             }],
             queries: vec![],

@@ -26,8 +26,9 @@ pub struct ClipInfo {
 }
 
 /// A tag: a name, an optional colour and, for each clip it occurs on, a canonical range list
-/// (sorted, disjoint, non-adjacent, non-empty, inside `[0, frames)`).
-#[derive(Debug, Clone, PartialEq)]
+/// (sorted, disjoint, non-adjacent, non-empty, inside `[0, frames)`), markers (one-frame events)
+/// and notes on either.
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Tag {
     /// Unique within the document; may be namespaced (`locomotion:Walk`).
     pub name: String,
@@ -35,8 +36,160 @@ pub struct Tag {
     pub color: Option<[u8; 3]>,
     /// Ranges per clip; clips without ranges have no entry.
     pub ranges: BTreeMap<ClipId, Vec<Range>>,
-    /// Bumped on every change to `ranges`, so caches can tell a stale result.
+    /// Markers per clip: single frames (a footstep, a sync point), sorted and unique, inside
+    /// `[0, frames)`. Queries see a marker at frame `f` as the range `[f, f + 1)`. Clips without
+    /// markers have no entry.
+    pub markers: BTreeMap<ClipId, Vec<u32>>,
+    /// Notes per clip, each on a range or a marker of this tag on that clip (the anchor exists),
+    /// sorted by anchor. Queries ignore them. Clips without notes have no entry.
+    pub notes: BTreeMap<ClipId, Vec<(Anchor, Note)>>,
+    /// Bumped on every change to `ranges` or `markers`, so caches can tell a stale result.
     pub version: u64,
+}
+
+impl Tag {
+    /// A tag without ranges, markers or notes.
+    pub fn new(name: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            version: next_version(),
+            ..Self::default()
+        }
+    }
+
+    /// The ranges of clip `clip` (empty when none).
+    pub fn ranges_on(&self, clip: ClipId) -> &[Range] {
+        self.ranges.get(&clip).map_or(&[], Vec::as_slice)
+    }
+
+    /// The markers of clip `clip` (empty when none).
+    pub fn markers_on(&self, clip: ClipId) -> &[u32] {
+        self.markers.get(&clip).map_or(&[], Vec::as_slice)
+    }
+
+    /// The notes of clip `clip` (empty when none).
+    pub fn notes_on(&self, clip: ClipId) -> &[(Anchor, Note)] {
+        self.notes.get(&clip).map_or(&[], Vec::as_slice)
+    }
+
+    /// The note on `anchor` of clip `clip`, if any.
+    pub fn note(&self, clip: ClipId, anchor: Anchor) -> Option<&Note> {
+        self.notes_on(clip)
+            .iter()
+            .find(|(a, _)| *a == anchor)
+            .map(|(_, n)| n)
+    }
+
+    /// What queries see on `clip`: the ranges and the markers as one-frame ranges, canonical.
+    pub fn frames_on(&self, clip: ClipId, out: &mut Vec<Range>) {
+        out.clear();
+        out.extend_from_slice(self.ranges_on(clip));
+        let markers = self.markers_on(clip);
+        if !markers.is_empty() {
+            out.extend(markers.iter().map(|&f| Range::new(f, f.saturating_add(1))));
+            super::range::canonicalize(out);
+        }
+    }
+
+    /// Clips with ranges or markers, in order.
+    pub fn clips_used(&self) -> impl Iterator<Item = ClipId> + '_ {
+        let mut a = self.ranges.keys().copied().peekable();
+        let mut b = self.markers.keys().copied().peekable();
+        std::iter::from_fn(move || match (a.peek().copied(), b.peek().copied()) {
+            (Some(x), Some(y)) if x == y => {
+                a.next();
+                b.next()
+            }
+            (Some(x), Some(y)) if x < y => a.next(),
+            (Some(_), Some(_)) | (None, Some(_)) => b.next(),
+            (Some(_), None) => a.next(),
+            (None, None) => None,
+        })
+    }
+}
+
+/// What a note is attached to: a range or a marker of its tag on its clip.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Anchor {
+    Range(Range),
+    Marker(u32),
+}
+
+impl Anchor {
+    /// The frames it covers (a marker: one frame).
+    pub fn range(self) -> Range {
+        match self {
+            Anchor::Range(r) => r,
+            Anchor::Marker(f) => Range::new(f, f.saturating_add(1)),
+        }
+    }
+}
+
+/// A note on a range or marker: free text and a key/value payload (`surface=gravel`). Data for
+/// the people and the game reading the tags; the query algebra ignores it.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Note {
+    pub text: String,
+    pub data: BTreeMap<String, String>,
+}
+
+impl Note {
+    /// True when it holds nothing (such notes are not stored).
+    pub fn is_empty(&self) -> bool {
+        self.text.trim().is_empty() && self.data.is_empty()
+    }
+
+    /// Several notes as one (ranges merged): texts joined with `; ` (each once), payloads merged,
+    /// the first note's value winning on a shared key.
+    pub fn combine<'a>(notes: impl IntoIterator<Item = &'a Note>) -> Note {
+        let mut out = Note::default();
+        for n in notes {
+            let t = n.text.trim();
+            if !t.is_empty() && !out.text.split("; ").any(|x| x == t) {
+                if !out.text.is_empty() {
+                    out.text.push_str("; ");
+                }
+                out.text.push_str(t);
+            }
+            for (k, v) in &n.data {
+                out.data.entry(k.clone()).or_insert_with(|| v.clone());
+            }
+        }
+        out
+    }
+
+    /// The payload as `key=value` pairs joined by `;` (exports, tooltips).
+    pub fn data_text(&self) -> String {
+        self.data
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(";")
+    }
+
+    /// Parses `key=value` pairs separated by `;` or new lines. Keys are trimmed and must be
+    /// non-empty and unique; the error names the pair.
+    pub fn parse_data(text: &str) -> Result<BTreeMap<String, String>, String> {
+        let mut data = BTreeMap::new();
+        for (i, pair) in text
+            .split([';', '\n'])
+            .map(str::trim)
+            .filter(|p| !p.is_empty())
+            .enumerate()
+        {
+            let (k, v) = pair.split_once('=').ok_or_else(|| {
+                format!("pair {}: `{pair}` is not key=value", i + 1)
+            })?;
+            let k = k.trim();
+            if k.is_empty() {
+                return Err(format!("pair {}: `{pair}` has no key before `=`", i + 1));
+            }
+            if data.insert(k.to_owned(), v.trim().to_owned()).is_some() {
+                return Err(format!("pair {}: the key `{k}` is given twice", i + 1));
+            }
+        }
+        Ok(data)
+    }
 }
 
 /// A named query expression stored in the document.

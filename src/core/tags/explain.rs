@@ -452,6 +452,8 @@ mod tests {
                 name: (*n).to_owned(),
                 color: None,
                 ranges: BTreeMap::new(),
+                markers: Default::default(),
+                notes: Default::default(),
                 version: 1,
             })
             .collect();

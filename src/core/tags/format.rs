@@ -26,8 +26,10 @@ use super::range::Range;
 
 /// The value of the `format` field.
 pub const FORMAT_TAG: &str = "taglane.tags";
-/// The newest version this build reads and the one it writes.
-pub const FORMAT_VERSION: u64 = 1;
+/// The newest version this build reads. The writer writes the lowest version that holds the
+/// document: 1, or 2 when a tag has markers or notes (so older builds refuse such a file instead of
+/// dropping its markers and notes).
+pub const FORMAT_VERSION: u64 = 2;
 /// The longest clip accepted, in frames (2^28: over 620 hours at 120 fps). Masks allocate one bit
 /// per frame, so the limit bounds what a file can make us allocate for one clip (32 MiB).
 pub const MAX_CLIP_FRAMES: u64 = 1 << 28;
@@ -639,12 +641,19 @@ impl<'a> Loader<'a> {
 
     /// Validates the fields of tag `i` other than its ranges, then takes the ranges read, and
     /// appends the tag.
-    fn tag(&mut self, i: usize, keys: &[Cow<str>], m: &Fields, ranges: RangesRead) -> R<()> {
+    fn tag(
+        &mut self,
+        i: usize,
+        keys: &[Cow<str>],
+        m: &Fields,
+        ranges: RangesRead,
+        annotations: [Option<annotations::Tree>; 2],
+    ) -> R<()> {
         let p = format!("tags[{i}]");
         self.keys(
             keys.iter().map(|k| k.as_ref()),
             &p,
-            &["name", "color", "ranges"],
+            &["name", "color", "ranges", "markers", "notes"],
         )?;
         let name = self.name(self.required(m, &p, "name")?, &format!("{p}.name"))?;
         if let Some(j) = self.tag_ids.get(name) {
@@ -688,13 +697,34 @@ impl<'a> Loader<'a> {
                 r.lists
             }
         };
-        self.tag_ids.insert(name.to_string(), self.tags.len());
-        self.tags.push(Tag {
+        let mut tag = Tag {
             name: name.to_string(),
             color,
             ranges,
+            markers: Default::default(),
+            notes: Default::default(),
             version: next_version(),
-        });
+        };
+        if annotations.iter().any(Option::is_some) {
+            let ids = &self.clip_ids;
+            let clip_id = |n: &str| ids.get(n).copied();
+            let cx = annotations::Context {
+                file: self.file,
+                tag_path: p,
+                clips: &self.clips,
+                clip_id: &clip_id,
+            };
+            let mut warnings = Vec::new();
+            if let Some(v) = &annotations[0] {
+                tag.markers = annotations::read_markers(&cx, v, &mut warnings)?;
+            }
+            if let Some(v) = &annotations[1] {
+                tag.notes = annotations::read_notes(&cx, v, &tag, &mut warnings)?;
+            }
+            self.warnings.extend(warnings);
+        }
+        self.tag_ids.insert(name.to_string(), self.tags.len());
+        self.tags.push(tag);
         Ok(())
     }
 
@@ -998,7 +1028,8 @@ impl<'de> Shape<'de> for TagsShape<'_, '_> {
                     keys,
                     fields,
                     ranges,
-                } => l.tag(i, &keys, &fields, ranges),
+                    annotations,
+                } => l.tag(i, &keys, &fields, ranges, annotations),
                 TagRead::NotObject(kind) => Err(l.fail(
                     &format!("tags[{i}]"),
                     format!("expected an object, found {kind}"),
@@ -1027,6 +1058,8 @@ enum TagRead<'de> {
         keys: Vec<Cow<'de, str>>,
         fields: Fields<'de>,
         ranges: RangesRead,
+        /// `markers` and `notes`, as read.
+        annotations: [Option<annotations::Tree>; 2],
     },
 }
 
@@ -1057,6 +1090,7 @@ impl<'de> Shape<'de> for TagShape<'_, '_, '_, 'de> {
         let mut keys: Vec<Cow<'de, str>> = Vec::new();
         let mut fields = Fields::new();
         let mut ranges = RangesRead::Absent;
+        let mut annotations = [None, None];
         while let Some(Key(k)) = a.next_key()? {
             if keys.contains(&k) {
                 // A duplicate key: the tag fails whatever the value.
@@ -1064,6 +1098,8 @@ impl<'de> Shape<'de> for TagShape<'_, '_, '_, 'de> {
             } else {
                 match k.as_ref() {
                     "name" | "color" => fields.push((k.clone(), a.next_value::<Small>()?)),
+                    "markers" => annotations[0] = Some(a.next_value()?),
+                    "notes" => annotations[1] = Some(a.next_value()?),
                     "ranges" => {
                         a.next_value_seed(Any(RangesShape {
                             l: &mut *self.l,
@@ -1082,6 +1118,7 @@ impl<'de> Shape<'de> for TagShape<'_, '_, '_, 'de> {
             keys,
             fields,
             ranges,
+            annotations,
         };
         Ok(())
     }
@@ -1402,9 +1439,14 @@ pub fn tags_to_string(doc: &TagDocument, file_label: &str) -> Result<String, Tag
     let mut s = String::with_capacity(
         256 + 96 * doc.clips.len() + 24 * range_count + 24 * list_count + 64 * doc.tags.len(),
     );
+    let version = if annotations::needs_version_2(&doc.tags) {
+        2
+    } else {
+        1
+    };
     let _ = writeln!(
         s,
-        "{{\n  \"format\": \"{FORMAT_TAG}\",\n  \"version\": {FORMAT_VERSION},\n  \"clips\": ["
+        "{{\n  \"format\": \"{FORMAT_TAG}\",\n  \"version\": {version},\n  \"clips\": ["
     );
     let mut clip_names: Vec<String> = Vec::with_capacity(doc.clips.len());
     for (i, c) in doc.clips.iter().enumerate() {
@@ -1474,10 +1516,13 @@ pub fn tags_to_string(doc: &TagDocument, file_label: &str) -> Result<String, Tag
             s.push(']');
         }
         s.push_str(if t.ranges.is_empty() {
-            "}}"
+            "}"
         } else {
-            "\n    }}"
+            "\n    }"
         });
+        annotations::write(&mut s, t, i, &clip_names, json_str)
+            .map_err(|(path, message)| fail(path, message))?;
+        s.push('}');
     }
     s.push_str(if doc.tags.is_empty() {
         "],\n"
@@ -1543,6 +1588,7 @@ impl TagDocument {
     }
 }
 
+pub(crate) mod annotations;
 #[cfg(test)]
 mod equivalence;
 #[cfg(test)]

@@ -13,7 +13,7 @@ pub mod query;
 pub mod range;
 pub mod range_set;
 
-pub use document::{ClipId, ClipInfo, SavedQuery, Tag, TagDocument, unique_name};
+pub use document::{Anchor, ClipId, ClipInfo, Note, SavedQuery, Tag, TagDocument, unique_name};
 pub use filters::Filter;
 pub use format::{LoadWarning, TagsFileError, load_tags_file, load_tags_str, save_tags_file};
 pub use mask::Mask;

@@ -317,9 +317,18 @@ impl TagIndex {
     fn build_tag(&self, doc: &TagDocument, t: usize) -> RangeSet {
         let mut set = RangeSet::new();
         let mut fixed = Vec::new();
-        for (&clip, ranges) in &doc.tags[t].ranges {
+        let mut with_markers = Vec::new();
+        let tag = &doc.tags[t];
+        for clip in tag.clips_used() {
             let Some(&frames) = self.clip_frames.get(clip as usize) else {
                 continue;
+            };
+            // Markers are one-frame ranges for queries.
+            let ranges = if tag.markers_on(clip).is_empty() {
+                tag.ranges_on(clip)
+            } else {
+                tag.frames_on(clip, &mut with_markers);
+                &with_markers
             };
             if range::is_canonical(ranges) && ranges.last().is_none_or(|r| r.stop <= frames) {
                 set.push_clip(clip, ranges);

@@ -421,6 +421,8 @@ impl QueryPanel {
                 name: name.to_owned(),
                 color: None,
                 ranges,
+                markers: Default::default(),
+                notes: Default::default(),
                 version: next_version(),
             },
         })

@@ -484,6 +484,8 @@ mod tests {
             } else {
                 BTreeMap::from([(0, ranges)])
             },
+            markers: Default::default(),
+            notes: Default::default(),
             version: 0,
         };
         TagDocument {

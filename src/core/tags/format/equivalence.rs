@@ -11,7 +11,10 @@ fn outcome(r: Result<(TagDocument, Vec<super::LoadWarning>), super::TagsFileErro
         Ok((doc, warnings)) => {
             let mut s = format!("clips {:?}\nqueries {:?}\n", doc.clips, doc.queries);
             for t in &doc.tags {
-                s += &format!("tag {:?} {:?} {:?}\n", t.name, t.color, t.ranges);
+                s += &format!(
+                    "tag {:?} {:?} {:?} {:?} {:?}\n",
+                    t.name, t.color, t.ranges, t.markers, t.notes
+                );
             }
             for w in warnings {
                 s += &format!("warning {w}\n");
@@ -99,7 +102,9 @@ const PIECES: &[&str] = &[
     "[[3,1]]",
     "\"#ff00zz\"",
     "\"format\": \"taglane.tags\",",
-    "\"version\": 2,",
+    "\"version\": 3,",
+    "\"markers\": {\"c0\": [1]},",
+    "\"notes\": {\"c0\": [{\"marker\": 1}]},",
     "\"extra\": 1,",
     "\"name\": \"dup\",",
     "\"clips\": [],",

@@ -13,7 +13,7 @@ use super::super::parse::{closest_names, parse_query};
 use super::super::query::next_version;
 use super::super::range::Range;
 use super::{
-    FORMAT_TAG, FORMAT_VERSION, LoadWarning, MAX_CLIP_FRAMES, TagsFileError, key_path, parse_color,
+    FORMAT_TAG, FORMAT_VERSION, LoadWarning, annotations, MAX_CLIP_FRAMES, TagsFileError, key_path, parse_color,
 };
 
 /// A JSON value that keeps object keys in file order, duplicates included.
@@ -25,6 +25,20 @@ enum J {
     Str(String),
     Arr(Vec<J>),
     Obj(Vec<(String, J)>),
+}
+
+impl J {
+    fn to_tree(&self) -> annotations::Tree {
+        use annotations::Tree;
+        match self {
+            J::Null => Tree::Null,
+            J::Bool => Tree::Bool(false),
+            J::Num(n) => Tree::Num(n.clone()),
+            J::Str(s) => Tree::Str(s.clone()),
+            J::Arr(v) => Tree::Arr(v.iter().map(J::to_tree).collect()),
+            J::Obj(v) => Tree::Obj(v.iter().map(|(k, x)| (k.clone(), x.to_tree())).collect()),
+        }
+    }
 }
 
 impl<'de> Deserialize<'de> for J {
@@ -284,7 +298,7 @@ impl Loader<'_> {
         let tags = self.array(self.required(&top, "", "tags")?, "tags")?;
         for (i, t) in tags.iter().enumerate() {
             let p = format!("tags[{i}]");
-            let m = self.object(t, &p, &["name", "color", "ranges"])?;
+            let m = self.object(t, &p, &["name", "color", "ranges", "markers", "notes"])?;
             let name = self.name(self.required(&m, &p, "name")?, &format!("{p}.name"))?;
             if let Some(j) = doc.tag_index(name) {
                 return Err(self.fail(
@@ -332,12 +346,33 @@ impl Loader<'_> {
                     }
                 }
             }
-            doc.tags.push(Tag {
+            let mut tag = Tag {
                 name: name.to_string(),
                 color,
                 ranges,
+                markers: Default::default(),
+                notes: Default::default(),
                 version: next_version(),
-            });
+            };
+            let (markers, notes) = (m.get("markers"), m.get("notes"));
+            if markers.is_some() || notes.is_some() {
+                let clip_id = |n: &str| clip_ids.get(n).copied();
+                let cx = annotations::Context {
+                    file: self.file,
+                    tag_path: p.clone(),
+                    clips: &doc.clips,
+                    clip_id: &clip_id,
+                };
+                let mut warnings = Vec::new();
+                if let Some(v) = markers {
+                    tag.markers = annotations::read_markers(&cx, &v.to_tree(), &mut warnings)?;
+                }
+                if let Some(v) = notes {
+                    tag.notes = annotations::read_notes(&cx, &v.to_tree(), &tag, &mut warnings)?;
+                }
+                self.warnings.extend(warnings);
+            }
+            doc.tags.push(tag);
         }
 
         if let Some(qv) = top.get("queries") {
@@ -509,7 +544,12 @@ pub fn tags_to_string(doc: &TagDocument, file_label: &str) -> Result<String, Tag
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "{{\n  \"format\": \"{FORMAT_TAG}\",\n  \"version\": {FORMAT_VERSION},\n  \"clips\": ["
+        "{{\n  \"format\": \"{FORMAT_TAG}\",\n  \"version\": {},\n  \"clips\": [",
+        if annotations::needs_version_2(&doc.tags) {
+            2
+        } else {
+            1
+        }
     );
     for (i, c) in doc.clips.iter().enumerate() {
         if !(c.fps.is_finite() && c.fps > 0.0) {
@@ -563,10 +603,14 @@ pub fn tags_to_string(doc: &TagDocument, file_label: &str) -> Result<String, Tag
             let _ = write!(s, "      {}: [{}]", json_str(&info.name), list.join(", "));
         }
         s.push_str(if t.ranges.is_empty() {
-            "}}"
+            "}"
         } else {
-            "\n    }}"
+            "\n    }"
         });
+        let clip_names: Vec<String> = doc.clips.iter().map(|c| json_str(&c.name)).collect();
+        annotations::write(&mut s, t, i, &clip_names, json_str)
+            .map_err(|(path, message)| fail(path, message))?;
+        s.push('}');
     }
     s.push_str(if doc.tags.is_empty() {
         "],\n"
