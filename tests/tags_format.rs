@@ -286,7 +286,11 @@ fn markers_and_notes_load_validate_and_round_trip() {
     assert_eq!(tags_to_string(&again, "x").unwrap(), text);
     // A document without markers or notes is still written as version 1.
     let (plain, _) = load_tags_str(GOOD, "g").unwrap();
-    assert!(tags_to_string(&plain, "g").unwrap().contains("\"version\": 1"));
+    assert!(
+        tags_to_string(&plain, "g")
+            .unwrap()
+            .contains("\"version\": 1")
+    );
 }
 
 #[test]

@@ -196,8 +196,7 @@ impl Edit {
                         e,
                         Edit::SetRanges { .. } | Edit::SetMarkers { .. } | Edit::SetQueries(_)
                     )
-                })
-                {
+                }) {
                     for e in edits {
                         e.check(doc)?;
                     }
@@ -224,7 +223,7 @@ impl Edit {
                 canonicalize(&mut ranges, frames);
                 let t = &mut doc.tags[tag];
                 t.version = next_version();
-                let old_notes = reanchor_notes(t, clip, &ranges, None);
+                let old_notes = reanchor_notes(t, clip, Some(&ranges), None);
                 let old = if ranges.is_empty() {
                     t.ranges.remove(&clip)
                 } else {
@@ -245,7 +244,7 @@ impl Edit {
                 canonicalize_markers(&mut frames, doc.clips[clip as usize].frames);
                 let t = &mut doc.tags[tag];
                 t.version = next_version();
-                let old_notes = reanchor_notes(t, clip, &[], Some(&frames));
+                let old_notes = reanchor_notes(t, clip, None, Some(&frames));
                 let old = if frames.is_empty() {
                     t.markers.remove(&clip)
                 } else {
@@ -351,7 +350,7 @@ impl Edit {
                         .filter(|&m| m < frames)
                         .collect();
                     markers.dedup();
-                    reanchor_notes(tag, clip, &clipped, Some(&markers));
+                    reanchor_notes(tag, clip, Some(&clipped), Some(&markers));
                     set_or_remove(&mut tag.ranges, clip, clipped);
                     set_or_remove(&mut tag.markers, clip, markers);
                     tag.version = next_version();
@@ -541,43 +540,30 @@ fn has_anchor(tag: &Tag, clip: ClipId, anchor: Anchor) -> bool {
     }
 }
 
-/// Moves the notes of `tag` on `clip` to the ranges `new_ranges` (when `markers` is `None`: the
-/// ranges change, the markers stay) or to the markers `markers` (when `new_ranges` is empty and
-/// `markers` is given: the markers change). A range note follows the new ranges its old range
-/// overlaps: a resized range keeps its note, both halves of a split keep it, a merge combines the
-/// notes ([`Note::combine`]). A marker note stays while its frame is a marker. Notes whose anchor is
-/// gone are dropped. Returns the notes as they were when they changed (for the undo).
-fn reanchor_notes(
-    tag: &mut Tag,
-    clip: ClipId,
-    new_ranges: &[Range],
-    markers: Option<&[u32]>,
-) -> Option<Vec<(Anchor, Note)>> {
-    let old = tag.notes.get(&clip)?;
-    let ranges_change = markers.is_none() || !new_ranges.is_empty();
-    let mut out: Vec<(Anchor, Note)> = Vec::with_capacity(old.len());
-    for (a, n) in old {
-        match a {
-            Anchor::Marker(f) => {
-                let keep = markers.is_none_or(|m| m.binary_search(f).is_ok());
-                if keep {
-                    out.push((*a, n.clone()));
-                }
-            }
-            Anchor::Range(_) if !ranges_change => out.push((*a, n.clone())),
-            Anchor::Range(_) => {}
-        }
-    }
-    if ranges_change {
-        let old_range_notes: Vec<(Range, &Note)> = old
-            .iter()
-            .filter_map(|(a, n)| match a {
-                Anchor::Range(r) => Some((*r, n)),
-                Anchor::Marker(_) => None,
-            })
-            .collect();
-        for &r in new_ranges {
-            let hits: Vec<&Note> = old_range_notes
+/// The notes `old` moved onto a tag's new ranges and markers on one clip. A range note follows the
+/// new ranges its old range overlaps: a resized range keeps its note, both halves of a split keep
+/// it, a merge combines the notes ([`Note::combine`]). A marker note stays while its frame is a
+/// marker. Notes whose anchor is gone are dropped.
+pub fn reanchored(
+    old: &[(Anchor, Note)],
+    ranges: &[Range],
+    markers: &[u32],
+) -> Vec<(Anchor, Note)> {
+    let mut out: Vec<(Anchor, Note)> = old
+        .iter()
+        .filter(|(a, _)| matches!(a, Anchor::Marker(f) if markers.binary_search(f).is_ok()))
+        .cloned()
+        .collect();
+    let old_ranges: Vec<(Range, &Note)> = old
+        .iter()
+        .filter_map(|(a, n)| match a {
+            Anchor::Range(r) => Some((*r, n)),
+            Anchor::Marker(_) => None,
+        })
+        .collect();
+    if !old_ranges.is_empty() {
+        for &r in ranges {
+            let hits: Vec<&Note> = old_ranges
                 .iter()
                 .filter(|(o, _)| o.start < r.stop && r.start < o.stop)
                 .map(|(_, n)| *n)
@@ -590,6 +576,24 @@ fn reanchor_notes(
         }
     }
     out.sort_by_key(|(a, _)| *a);
+    out
+}
+
+/// Re-anchors the notes of `tag` on `clip` to new `ranges` (or, when `None`, the tag's current
+/// ones) and new `markers` (likewise). Returns the notes as they were when they changed (for the
+/// undo).
+fn reanchor_notes(
+    tag: &mut Tag,
+    clip: ClipId,
+    ranges: Option<&[Range]>,
+    markers: Option<&[u32]>,
+) -> Option<Vec<(Anchor, Note)>> {
+    let old = tag.notes.get(&clip)?;
+    let out = reanchored(
+        old,
+        ranges.unwrap_or(tag.ranges_on(clip)),
+        markers.unwrap_or(tag.markers_on(clip)),
+    );
     if &out == old {
         return None;
     }
@@ -1215,9 +1219,12 @@ mod tests {
         .unwrap();
         let start = strip_versions(&d);
         // Shortening the clip drops the marker past the end and its note; undo restores them.
-        let undo = Edit::SetClipFrames { clip: 0, frames: 50 }
-            .apply(&mut d)
-            .unwrap();
+        let undo = Edit::SetClipFrames {
+            clip: 0,
+            frames: 50,
+        }
+        .apply(&mut d)
+        .unwrap();
         assert_eq!(d.tags[0].markers[&0], vec![3]);
         assert_eq!(notes_of(&d), vec![(Anchor::Range(r(0, 10)), "walk".into())]);
         undo.apply(&mut d).unwrap();

@@ -7,34 +7,56 @@ use std::fmt::Write as _;
 
 use serde_json::json;
 
-use super::edit::{Edit, canonicalize};
+use super::edit::{Edit, canonicalize, canonicalize_markers, reanchored};
+use crate::core::tags::{Anchor, Note, Range, Tag, TagDocument};
 #[cfg(test)]
 use crate::core::tags::{ClipInfo, SavedQuery};
-use crate::core::tags::{Range, Tag, TagDocument};
 
-/// The CSV header written and expected by [`to_csv`] and [`parse_csv`].
-pub const CSV_HEADER: &str = "tag,clip,start,stop,start_s,stop_s";
+/// The CSV header written by [`to_csv`]. [`parse_csv`] needs the first four columns; the others are
+/// optional and found by name.
+pub const CSV_HEADER: &str = "tag,clip,start,stop,start_s,stop_s,kind,note,data";
 
-/// Writes every range of every tag as one CSV row: tag, clip, start frame, stop frame (exclusive),
-/// start and stop in seconds. Rows come in tag order, then clip order, then range order.
+/// Writes every range and marker of every tag as one CSV row: tag, clip, start frame, stop frame
+/// (exclusive; a marker at frame `f` is `f,f+1`), start and stop in seconds, `range` or `marker`,
+/// the note's text and its payload as `key=value;key=value`. Rows come in tag order, then clip
+/// order, then frame order.
 pub fn to_csv(doc: &TagDocument) -> String {
     let mut out = String::from(CSV_HEADER);
     out.push('\n');
     for tag in &doc.tags {
-        for (&clip, ranges) in &tag.ranges {
+        for clip in tag.clips_used() {
             let Some(info) = doc.clips.get(clip as usize) else {
                 continue;
             };
-            for r in ranges {
+            let mut events: Vec<Anchor> = tag
+                .ranges_on(clip)
+                .iter()
+                .map(|r| Anchor::Range(*r))
+                .chain(tag.markers_on(clip).iter().map(|&f| Anchor::Marker(f)))
+                .collect();
+            events.sort_by_key(|a| (a.range().start, matches!(a, Anchor::Marker(_))));
+            for a in events {
+                let r = a.range();
+                let kind = match a {
+                    Anchor::Range(_) => "range",
+                    Anchor::Marker(_) => "marker",
+                };
+                let (text, data) = tag
+                    .note(clip, a)
+                    .map_or((String::new(), String::new()), |n| {
+                        (n.text.clone(), n.data_text())
+                    });
                 let _ = writeln!(
                     out,
-                    "{},{},{},{},{:.6},{:.6}",
+                    "{},{},{},{},{:.6},{:.6},{kind},{},{}",
                     csv_field(&tag.name),
                     csv_field(&info.name),
                     r.start,
                     r.stop,
-                    r.start as f64 / info.fps as f64,
-                    r.stop as f64 / info.fps as f64
+                    f64::from(r.start) / f64::from(info.fps),
+                    f64::from(r.stop) / f64::from(info.fps),
+                    csv_field(&text),
+                    csv_field(&data),
                 );
             }
         }
@@ -50,12 +72,16 @@ fn csv_field(s: &str) -> String {
     }
 }
 
-/// One CSV row read back: tag name, clip name and the frame range.
+/// One CSV row read back: tag name, clip name, the frame range (a marker: one frame) and its note.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CsvRow {
     pub tag: String,
     pub clip: String,
     pub range: Range,
+    /// A marker (a one-frame event) rather than a range.
+    pub marker: bool,
+    /// Empty when the row has none.
+    pub note: Note,
 }
 
 /// Reads and parses a CSV file (at most [`crate::core::limits::MAX_CSV_FILE_BYTES`]); errors name
@@ -90,9 +116,11 @@ pub fn parse_csv(text: &str, file: &str) -> Result<Vec<CsvRow>, String> {
     let names: Vec<&str> = header_fields.iter().map(|s| s.trim()).collect();
     if names.len() < 4 || names[..4] != ["tag", "clip", "start", "stop"] {
         return Err(format!(
-            "{file} line 1: expected the header '{CSV_HEADER}' (the seconds columns are optional), found '{header}'"
+            "{file} line 1: expected the header '{CSV_HEADER}' (the columns after stop are optional), found '{header}'"
         ));
     }
+    let column = |name: &str| names.iter().position(|n| *n == name);
+    let (kind_col, note_col, data_col) = (column("kind"), column("note"), column("data"));
     for (i, line) in lines {
         let n = i + 1;
         let fields = split_csv_line(line).map_err(|e| format!("{file} line {n}: {e}"))?;
@@ -121,10 +149,35 @@ pub fn parse_csv(text: &str, file: &str) -> Result<Vec<CsvRow>, String> {
                 "{file} line {n}: expected a tag name in the first column"
             ));
         }
+        let field = |c: Option<usize>| c.and_then(|c| fields.get(c)).map_or("", |f| f.trim());
+        let marker = match field(kind_col) {
+            "" | "range" => false,
+            "marker" => true,
+            other => {
+                return Err(format!(
+                    "{file} line {n}: expected `range` or `marker` in the kind column, found '{other}'"
+                ));
+            }
+        };
+        if marker && stop != start + 1 {
+            return Err(format!(
+                "{file} line {n}: a marker is one frame: expected stop = start + 1, found start {start} and stop {stop}"
+            ));
+        }
+        let data = Note::parse_data(field(data_col))
+            .map_err(|e| format!("{file} line {n}: data column: {e}"))?;
         rows.push(CsvRow {
             tag: fields[0].clone(),
             clip: fields[1].clone(),
             range: Range::new(start, stop),
+            marker,
+            note: Note {
+                text: note_col
+                    .and_then(|c| fields.get(c))
+                    .cloned()
+                    .unwrap_or_default(),
+                data,
+            },
         });
     }
     Ok(rows)
@@ -167,21 +220,51 @@ fn split_csv_line(line: &str) -> Result<Vec<String>, String> {
 }
 
 /// One JSON document per clip: `{"format": "taglane.cliptags", "version": 1, "clip", "frames", "fps",
-/// "tags": {"Walk": [[0, 120]], ...}}`; tags with no range on the clip are left out. Returns
-/// (clip name, JSON text) pairs in clip order.
+/// "tags": {"Walk": [[0, 120], ...]}, "markers": {"contact:LeftFoot": [12, 48]}, "notes":
+/// {"Walk": [{"range": [0, 120], "note": "...", "data": {...}}, {"marker": 12, ...}]}}`; tags
+/// with nothing on the clip are left out, and `markers` and `notes` only appear when some tag has
+/// them. Returns (clip name, JSON text) pairs in clip order.
 pub fn per_clip_json(doc: &TagDocument) -> Vec<(String, String)> {
     doc.clips
         .iter()
         .enumerate()
         .map(|(c, info)| {
+            let c = c as u32;
             let mut tags = serde_json::Map::new();
+            let mut markers = serde_json::Map::new();
+            let mut notes = serde_json::Map::new();
             for tag in &doc.tags {
-                if let Some(list) = tag.ranges.get(&(c as u32)) {
+                if let Some(list) = tag.ranges.get(&c) {
                     let pairs: Vec<[u32; 2]> = list.iter().map(|r| [r.start, r.stop]).collect();
                     tags.insert(tag.name.clone(), json!(pairs));
                 }
+                if let Some(list) = tag.markers.get(&c) {
+                    markers.insert(tag.name.clone(), json!(list));
+                }
+                if let Some(list) = tag.notes.get(&c) {
+                    let items: Vec<serde_json::Value> = list
+                        .iter()
+                        .map(|(a, n)| {
+                            let mut o = serde_json::Map::new();
+                            match a {
+                                Anchor::Range(r) => {
+                                    o.insert("range".into(), json!([r.start, r.stop]))
+                                }
+                                Anchor::Marker(f) => o.insert("marker".into(), json!(f)),
+                            };
+                            if !n.text.is_empty() {
+                                o.insert("note".into(), json!(n.text));
+                            }
+                            if !n.data.is_empty() {
+                                o.insert("data".into(), json!(n.data));
+                            }
+                            serde_json::Value::Object(o)
+                        })
+                        .collect();
+                    notes.insert(tag.name.clone(), json!(items));
+                }
             }
-            let value = json!({
+            let mut value = json!({
                 "format": "taglane.cliptags",
                 "version": 1,
                 "clip": info.name,
@@ -189,6 +272,12 @@ pub fn per_clip_json(doc: &TagDocument) -> Vec<(String, String)> {
                 "fps": info.fps,
                 "tags": tags,
             });
+            if !markers.is_empty() {
+                value["markers"] = serde_json::Value::Object(markers);
+            }
+            if !notes.is_empty() {
+                value["notes"] = serde_json::Value::Object(notes);
+            }
             (
                 info.name.clone(),
                 serde_json::to_string_pretty(&value).unwrap_or_default() + "\n",
@@ -229,6 +318,10 @@ pub struct MergeReport {
     pub queries_added: usize,
     /// Ranges that added frames to the document.
     pub ranges_merged: usize,
+    /// Markers added.
+    pub markers_merged: usize,
+    /// Notes added or combined with a note already there.
+    pub notes_merged: usize,
     /// Plain-language conflicts: what was skipped, clamped or kept.
     pub conflicts: Vec<String>,
 }
@@ -236,9 +329,16 @@ pub struct MergeReport {
 impl MergeReport {
     /// A one-line summary for a status bar.
     pub fn summary(&self) -> String {
-        let mut s = format!(
-            "merged {} range(s); added {} tag(s), {} clip(s), {} quer{}",
-            self.ranges_merged,
+        let mut s = format!("merged {} range(s)", self.ranges_merged);
+        if self.markers_merged > 0 {
+            let _ = write!(s, ", {} marker(s)", self.markers_merged);
+        }
+        if self.notes_merged > 0 {
+            let _ = write!(s, ", {} note(s)", self.notes_merged);
+        }
+        let _ = write!(
+            s,
+            "; added {} tag(s), {} clip(s), {} quer{}",
             self.tags_added,
             self.clips_added,
             self.queries_added,
@@ -290,13 +390,25 @@ pub fn merge_document(doc: &TagDocument, incoming: &TagDocument) -> (Edit, Merge
             }
         }
     }
-    let mut rows: Vec<(String, usize, Range)> = Vec::new();
+    let mut rows: Vec<Row> = Vec::new();
     for tag in &incoming.tags {
-        for (&c, list) in &tag.ranges {
+        for c in tag.clips_used() {
             let Some(&(target, _)) = clip_map.get(c as usize) else {
                 continue;
             };
-            rows.extend(list.iter().map(|r| (tag.name.clone(), target, *r)));
+            let note = |a: Anchor| tag.note(c, a).cloned().unwrap_or_default();
+            rows.extend(tag.ranges_on(c).iter().map(|r| Row {
+                tag: tag.name.clone(),
+                clip: target,
+                anchor: Anchor::Range(*r),
+                note: note(Anchor::Range(*r)),
+            }));
+            rows.extend(tag.markers_on(c).iter().map(|&f| Row {
+                tag: tag.name.clone(),
+                clip: target,
+                anchor: Anchor::Marker(f),
+                note: note(Anchor::Marker(f)),
+            }));
         }
     }
     let colors: BTreeMap<&str, [u8; 3]> = incoming
@@ -351,7 +463,16 @@ pub fn merge_csv(doc: &TagDocument, rows: &[CsvRow]) -> (Edit, MergeReport) {
     let mut unknown: BTreeMap<&str, usize> = BTreeMap::new();
     for row in rows {
         match doc.clips.iter().position(|c| c.name == row.clip) {
-            Some(c) => merged.push((row.tag.clone(), c, row.range)),
+            Some(c) => merged.push(Row {
+                tag: row.tag.clone(),
+                clip: c,
+                anchor: if row.marker {
+                    Anchor::Marker(row.range.start)
+                } else {
+                    Anchor::Range(row.range)
+                },
+                note: row.note.clone(),
+            }),
             None => *unknown.entry(row.clip.as_str()).or_default() += 1,
         }
     }
@@ -379,24 +500,46 @@ pub fn merge_csv(doc: &TagDocument, rows: &[CsvRow]) -> (Edit, MergeReport) {
     (Edit::Batch(edits), report)
 }
 
+/// A range or marker to merge, with its note (empty for none).
+struct Row {
+    tag: String,
+    clip: usize,
+    anchor: Anchor,
+    note: Note,
+}
+
+/// What one tag gets on one clip.
+#[derive(Default)]
+struct Incoming {
+    ranges: Vec<Range>,
+    markers: Vec<u32>,
+    notes: Vec<(Anchor, Note)>,
+}
+
 fn merge_rows(
     doc: &TagDocument,
     tag_order: &[String],
     colors: &BTreeMap<&str, [u8; 3]>,
-    rows: Vec<(String, usize, Range)>,
+    rows: Vec<Row>,
     frames_of: &dyn Fn(usize) -> u32,
     edits: &mut Vec<Edit>,
     report: &mut MergeReport,
 ) {
     // Group rows by tag name, then clip.
-    let mut by_tag: BTreeMap<&str, BTreeMap<usize, Vec<Range>>> = BTreeMap::new();
-    for (name, clip, r) in &rows {
-        by_tag
-            .entry(name.as_str())
+    let mut by_tag: BTreeMap<&str, BTreeMap<usize, Incoming>> = BTreeMap::new();
+    for row in &rows {
+        let entry = by_tag
+            .entry(row.tag.as_str())
             .or_default()
-            .entry(*clip)
-            .or_default()
-            .push(*r);
+            .entry(row.clip)
+            .or_default();
+        match row.anchor {
+            Anchor::Range(r) => entry.ranges.push(r),
+            Anchor::Marker(f) => entry.markers.push(f),
+        }
+        if !row.note.is_empty() {
+            entry.notes.push((row.anchor, row.note.clone()));
+        }
     }
     let mut next_tag = doc.tags.len();
     for name in tag_order {
@@ -425,30 +568,77 @@ fn merge_rows(
                 next_tag - 1
             }
         };
-        for (clip, mut list) in clips {
+        for (clip, incoming) in clips {
             let frames = frames_of(clip);
-            let before: Vec<Range> = existing
-                .and_then(|i| doc.tags[i].ranges.get(&(clip as u32)).cloned())
-                .unwrap_or_default();
-            let clamped = list.iter().filter(|r| r.stop > frames).count();
+            let c = clip as u32;
+            let ours = existing.map(|i| &doc.tags[i]);
+            let before: &[Range] = ours.map_or(&[], |t| t.ranges_on(c));
+            let markers_before: &[u32] = ours.map_or(&[], |t| t.markers_on(c));
+            let notes_before: &[(Anchor, Note)] = ours.map_or(&[], |t| t.notes_on(c));
+            let clamped = incoming.ranges.iter().filter(|r| r.stop > frames).count()
+                + incoming.markers.iter().filter(|&&f| f >= frames).count();
             if clamped > 0 {
                 report.conflicts.push(format!(
-                    "{clamped} range(s) of '{name}' went past the end of clip {} ({frames} frames): clamped",
+                    "{clamped} range(s) or marker(s) of '{name}' went past the end of clip {} ({frames} frames): clamped",
                     clip_label(doc, clip)
                 ));
             }
-            let covered_before: u64 = before.iter().map(|r| r.len() as u64).sum();
-            list.extend_from_slice(&before);
+            let covered_before: u64 = before.iter().map(|r| u64::from(r.len())).sum();
+            let mut list = incoming.ranges;
+            list.extend_from_slice(before);
             canonicalize(&mut list, frames);
-            let covered_after: u64 = list.iter().map(|r| r.len() as u64).sum();
+            let covered_after: u64 = list.iter().map(|r| u64::from(r.len())).sum();
             if covered_after > covered_before {
                 report.ranges_merged += list.len();
             }
+            let mut markers = incoming.markers;
+            markers.extend_from_slice(markers_before);
+            canonicalize_markers(&mut markers, frames);
+            report.markers_merged += markers.len() - markers_before.len().min(markers.len());
+            // Existing notes follow the merged ranges; imported notes join them on the range
+            // or marker they fall on.
+            let mut notes = reanchored(notes_before, &list, &markers);
+            for (anchor, note) in incoming.notes {
+                let target = match anchor {
+                    Anchor::Range(r) => list
+                        .iter()
+                        .find(|x| x.start < r.stop.min(frames) && r.start < x.stop)
+                        .map(|x| Anchor::Range(*x)),
+                    Anchor::Marker(f) => Some(Anchor::Marker(f.min(frames.saturating_sub(1)))),
+                };
+                let Some(target) = target else { continue };
+                match notes.iter_mut().find(|(a, _)| *a == target) {
+                    Some((_, n)) if *n == note => {}
+                    Some((_, n)) => {
+                        *n = Note::combine([&*n, &note]);
+                        report.notes_merged += 1;
+                    }
+                    None => {
+                        notes.push((target, note));
+                        report.notes_merged += 1;
+                    }
+                }
+            }
+            notes.sort_by_key(|(a, _)| *a);
             if list != before {
                 edits.push(Edit::SetRanges {
                     tag: index,
-                    clip: clip as u32,
+                    clip: c,
                     ranges: list,
+                });
+            }
+            if markers != markers_before {
+                edits.push(Edit::SetMarkers {
+                    tag: index,
+                    clip: c,
+                    frames: markers,
+                });
+            }
+            if notes != notes_before {
+                edits.push(Edit::SetNotes {
+                    tag: index,
+                    clip: c,
+                    notes,
                 });
             }
         }
@@ -607,5 +797,97 @@ mod tests {
         assert_eq!(a["clip"], "a");
         assert_eq!(a["tags"]["Walk"], json!([[0, 10], [20, 30]]));
         assert!(a["tags"].get("odd, \"name\"").is_none());
+    }
+
+    #[test]
+    fn markers_and_notes_go_through_csv_per_clip_json_and_merges() {
+        let mut d = doc();
+        let walk = d.tag_index("Walk").unwrap();
+        let mut gravel = Note {
+            text: "on, \"gravel\"".into(),
+            ..Note::default()
+        };
+        gravel.data.insert("surface".into(), "gravel".into());
+        let first = d.tags[walk].ranges_on(0)[0];
+        Edit::Batch(vec![
+            Edit::SetMarkers {
+                tag: walk,
+                clip: 0,
+                frames: vec![7, 3],
+            },
+            Edit::SetNotes {
+                tag: walk,
+                clip: 0,
+                notes: vec![
+                    (Anchor::Range(first), gravel.clone()),
+                    (
+                        Anchor::Marker(7),
+                        Note {
+                            text: "step".into(),
+                            ..Note::default()
+                        },
+                    ),
+                ],
+            },
+        ])
+        .apply(&mut d)
+        .unwrap();
+        // CSV: markers are one-frame rows of kind `marker`; notes and payloads come along.
+        let csv = to_csv(&d);
+        assert!(csv.starts_with(CSV_HEADER));
+        assert!(csv.contains(",marker,step,"), "{csv}");
+        assert!(
+            csv.contains(",range,\"on, \"\"gravel\"\"\",surface=gravel"),
+            "{csv}"
+        );
+        let rows = parse_csv(&csv, "x.csv").unwrap();
+        assert_eq!(rows.iter().filter(|r| r.marker).count(), 2);
+        let mut fresh = doc();
+        for t in &mut fresh.tags {
+            t.ranges.clear();
+        }
+        let (edit, report) = merge_csv(&fresh, &rows);
+        edit.apply(&mut fresh).unwrap();
+        assert_eq!(fresh.tags[walk].markers, d.tags[walk].markers);
+        assert_eq!(fresh.tags[walk].notes, d.tags[walk].notes);
+        assert!(
+            report.summary().contains("2 marker(s), 2 note(s)"),
+            "{}",
+            report.summary()
+        );
+        // Merging the document into one that has the tag without them.
+        let mut other = doc();
+        let (edit, _) = merge_document(&other, &d);
+        edit.apply(&mut other).unwrap();
+        assert_eq!(other.tags[walk].markers, d.tags[walk].markers);
+        assert_eq!(other.tags[walk].notes, d.tags[walk].notes);
+        // Merging again adds nothing.
+        let (edit, _) = merge_document(&other, &d);
+        assert!(edit.is_empty(), "{edit:?}");
+        // Per-clip JSON lists them.
+        let files = per_clip_json(&d);
+        let v: serde_json::Value = serde_json::from_str(&files[0].1).unwrap();
+        assert_eq!(v["markers"]["Walk"], serde_json::json!([3, 7]));
+        assert_eq!(v["notes"]["Walk"][1]["note"], "step");
+        assert_eq!(v["notes"]["Walk"][0]["data"]["surface"], "gravel");
+        // CSV errors: a marker row must be one frame; the kind must be known.
+        let bad = format!("{CSV_HEADER}\nWalk,a,3,5,0,0,marker,,\n");
+        assert!(
+            parse_csv(&bad, "b.csv")
+                .unwrap_err()
+                .contains("line 2: a marker is one frame")
+        );
+        let bad = format!("{CSV_HEADER}\nWalk,a,3,5,0,0,event,,\n");
+        assert!(
+            parse_csv(&bad, "b.csv")
+                .unwrap_err()
+                .contains("`range` or `marker`")
+        );
+        let bad = format!("{CSV_HEADER}\nWalk,a,3,5,0,0,range,,oops\n");
+        assert!(
+            parse_csv(&bad, "b.csv")
+                .unwrap_err()
+                .contains("data column")
+        );
     }
 }

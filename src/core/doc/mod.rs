@@ -8,5 +8,5 @@ pub mod edit;
 pub mod exchange;
 pub mod history;
 
-pub use edit::{Edit, EditError, canonicalize};
+pub use edit::{Edit, EditError, canonicalize, canonicalize_markers, reanchored};
 pub use history::History;

@@ -177,9 +177,9 @@ impl Note {
             .filter(|p| !p.is_empty())
             .enumerate()
         {
-            let (k, v) = pair.split_once('=').ok_or_else(|| {
-                format!("pair {}: `{pair}` is not key=value", i + 1)
-            })?;
+            let (k, v) = pair
+                .split_once('=')
+                .ok_or_else(|| format!("pair {}: `{pair}` is not key=value", i + 1))?;
             let k = k.trim();
             if k.is_empty() {
                 return Err(format!("pair {}: `{pair}` has no key before `=`", i + 1));

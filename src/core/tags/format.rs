@@ -1515,11 +1515,7 @@ pub fn tags_to_string(doc: &TagDocument, file_label: &str) -> Result<String, Tag
             }
             s.push(']');
         }
-        s.push_str(if t.ranges.is_empty() {
-            "}"
-        } else {
-            "\n    }"
-        });
+        s.push_str(if t.ranges.is_empty() { "}" } else { "\n    }" });
         annotations::write(&mut s, t, i, &clip_names, json_str)
             .map_err(|(path, message)| fail(path, message))?;
         s.push('}');

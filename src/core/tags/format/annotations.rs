@@ -147,14 +147,20 @@ impl Context<'_> {
             Some(f) if f < u64::from(frames) => Ok(f as u32),
             Some(f) => Err(self.fail(
                 path,
-                format!("{what} {f} is outside the clip (frames 0 to {})", frames.saturating_sub(1)),
+                format!(
+                    "{what} {f} is outside the clip (frames 0 to {})",
+                    frames.saturating_sub(1)
+                ),
             )),
             None => Err(self.fail(
                 path,
-                format!("expected a whole frame number >= 0 for the {what}, found {}", match v {
-                    Tree::Num(n) => n.to_string(),
-                    other => other.kind().to_owned(),
-                }),
+                format!(
+                    "expected a whole frame number >= 0 for the {what}, found {}",
+                    match v {
+                        Tree::Num(n) => n.to_string(),
+                        other => other.kind().to_owned(),
+                    }
+                ),
             )),
         }
     }
@@ -171,7 +177,10 @@ pub(crate) fn read_markers(
     let mut out = BTreeMap::new();
     for (clip, cp, list) in cx.clip_entries(v, &path)? {
         let Tree::Arr(items) = list else {
-            return Err(cx.fail(&cp, format!("expected an array of frames, found {}", list.kind())));
+            return Err(cx.fail(
+                &cp,
+                format!("expected an array of frames, found {}", list.kind()),
+            ));
         };
         let frames = cx.clips[clip as usize].frames;
         let mut markers = Vec::with_capacity(items.len());
@@ -208,7 +217,10 @@ pub(crate) fn read_notes(
     let mut out = BTreeMap::new();
     for (clip, cp, list) in cx.clip_entries(v, &path)? {
         let Tree::Arr(items) = list else {
-            return Err(cx.fail(&cp, format!("expected an array of notes, found {}", list.kind())));
+            return Err(cx.fail(
+                &cp,
+                format!("expected an array of notes, found {}", list.kind()),
+            ));
         };
         let frames = cx.clips[clip as usize].frames;
         let mut notes: Vec<(Anchor, Note)> = Vec::with_capacity(items.len());

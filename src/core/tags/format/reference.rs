@@ -13,7 +13,8 @@ use super::super::parse::{closest_names, parse_query};
 use super::super::query::next_version;
 use super::super::range::Range;
 use super::{
-    FORMAT_TAG, FORMAT_VERSION, LoadWarning, annotations, MAX_CLIP_FRAMES, TagsFileError, key_path, parse_color,
+    FORMAT_TAG, FORMAT_VERSION, LoadWarning, MAX_CLIP_FRAMES, TagsFileError, annotations, key_path,
+    parse_color,
 };
 
 /// A JSON value that keeps object keys in file order, duplicates included.
@@ -602,11 +603,7 @@ pub fn tags_to_string(doc: &TagDocument, file_label: &str) -> Result<String, Tag
                 .collect();
             let _ = write!(s, "      {}: [{}]", json_str(&info.name), list.join(", "));
         }
-        s.push_str(if t.ranges.is_empty() {
-            "}"
-        } else {
-            "\n    }"
-        });
+        s.push_str(if t.ranges.is_empty() { "}" } else { "\n    }" });
         let clip_names: Vec<String> = doc.clips.iter().map(|c| json_str(&c.name)).collect();
         annotations::write(&mut s, t, i, &clip_names, json_str)
             .map_err(|(path, message)| fail(path, message))?;
