@@ -528,10 +528,7 @@ fn export_and_import_csv_json_and_per_clip() {
     ));
     h.run_steps(2);
     let text = std::fs::read_to_string(&csv).unwrap();
-    assert!(text.starts_with(&format!(
-        "{}\n",
-        taglane::core::doc::exchange::CSV_HEADER
-    )));
+    assert!(text.starts_with(&format!("{}\n", taglane::core::doc::exchange::CSV_HEADER)));
     assert!(
         text.contains("Male,walk_male_01,0,241,0.000000,8.033333"),
         "{}",

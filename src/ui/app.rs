@@ -16,7 +16,7 @@ use crate::ui::files::Files;
 use crate::ui::project::Project;
 use crate::ui::recovery::{Origin, Recovery};
 use crate::ui::side_panel::SidePanel;
-use crate::ui::timeline::model::{Clipboard, Selected};
+use crate::ui::timeline::model::{Clipboard, MarkerSel, Selected};
 use crate::ui::timeline::{self, TimelineInput, TimelineView};
 use crate::ui::transport::{Playback, TransportBar};
 
@@ -56,10 +56,14 @@ pub struct TaglaneApp {
     pub current_clip: ClipId,
     pub playback: Playback,
     pub selection: Vec<Selected>,
+    /// Selected markers (tag, frame) on the current clip.
+    pub marker_selection: Vec<MarkerSel>,
     pub active_tag: Option<usize>,
     pub clipboard: Clipboard,
     pub timeline: TimelineView,
     pub browser: BrowserState,
+    /// The selected range or marker, frame-exact (under the clip browser).
+    pub inspector: crate::ui::inspector::InspectorState,
     /// The query panel (bottom).
     pub query: crate::ui::query::QueryPanel,
     /// The right panel: pose preview, compression, the loaded animations.
@@ -86,10 +90,12 @@ impl TaglaneApp {
             current_clip: 0,
             playback: Playback::default(),
             selection: Vec::new(),
+            marker_selection: Vec::new(),
             active_tag: None,
             clipboard: Clipboard::default(),
             timeline: TimelineView::default(),
             browser: BrowserState::default(),
+            inspector: Default::default(),
             query: crate::ui::query::QueryPanel::default(),
             side: SidePanel::default(),
             files: Files::new(recovery),
@@ -187,8 +193,28 @@ impl TaglaneApp {
         egui::Panel::top("menu_bar").show(ui, |ui| self.menu_ui(ui));
         egui::Panel::bottom("status_bar").show(ui, |ui| self.status_ui(ui));
         egui::Panel::left("clip_browser")
-            .default_size(230.0)
+            .default_size(250.0)
+            .resizable(true)
             .show(ui, |ui| {
+                egui::Panel::bottom("inspector")
+                    .resizable(true)
+                    .default_size(250.0)
+                    .show(ui, |ui| {
+                        egui::ScrollArea::vertical().show(ui, |ui| {
+                            let input = crate::ui::inspector::InspectorInput {
+                                doc: &self.project.doc,
+                                clip: self.current_clip,
+                                selection: &self.selection,
+                                marker_selection: &self.marker_selection,
+                            };
+                            crate::ui::inspector::inspector_ui(
+                                ui,
+                                &input,
+                                &mut self.inspector,
+                                &mut self.queue,
+                            );
+                        });
+                    });
                 browser::browser_ui(
                     ui,
                     &self.project.doc,
@@ -236,6 +262,7 @@ impl TaglaneApp {
                 playhead: self.playback.playhead,
                 playing: self.playback.playing,
                 selection: &self.selection,
+                marker_selection: &self.marker_selection,
                 active_tag: self.active_tag,
                 mark_in: self.playback.mark_in,
                 dark: self.prefs.dark,
@@ -269,6 +296,11 @@ impl TaglaneApp {
                 .get(*t)
                 .and_then(|tag| tag.ranges.get(&clip))
                 .is_some_and(|l| l.contains(r))
+        });
+        self.marker_selection.retain(|(t, f)| {
+            doc.tags
+                .get(*t)
+                .is_some_and(|tag| tag.markers_on(clip).contains(f))
         });
         if self.active_tag.is_some_and(|t| t >= tags) {
             self.active_tag = tags.checked_sub(1);

@@ -29,6 +29,7 @@ impl TaglaneApp {
             } => {
                 if self.apply_edit(edit, &label) {
                     self.selection = select.unwrap_or_default();
+                    self.marker_selection.clear();
                 }
             }
             AppCommand::EditKeyed { edit, label, key } => {
@@ -55,6 +56,7 @@ impl TaglaneApp {
                 if (c as usize) < self.project.doc.clips.len() && c != self.current_clip {
                     self.current_clip = c;
                     self.selection.clear();
+                    self.marker_selection.clear();
                     self.playback.playhead = 0.0;
                     self.playback.mark_in = None;
                     self.playback.loop_range = None;

@@ -10,6 +10,9 @@ use crate::core::tags::ClipId;
 /// A selected range: (tag index, range on the current clip).
 pub type Selected = (usize, crate::core::tags::Range);
 
+/// A selected marker: (tag index, frame on the current clip).
+pub type MarkerSel = (usize, u32);
+
 /// Export formats of query results.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum QueryExportKind {
@@ -77,8 +80,17 @@ pub enum AppCommand {
     SelectClip(ClipId),
 
     // Selection and range editing.
+    /// Selects these ranges (and no markers).
     Select(Vec<Selected>),
+    /// Selects these ranges and markers.
+    SelectItems {
+        ranges: Vec<Selected>,
+        markers: Vec<MarkerSel>,
+    },
     ToggleSelected(Selected),
+    ToggleMarkerSelected(MarkerSel),
+    /// Adds a marker: at `(tag, frame)`, or (`None`) at the playhead on the active lane.
+    AddMarker(Option<MarkerSel>),
     SelectAll,
     SetActiveTag(Option<usize>),
     Copy,

@@ -12,7 +12,14 @@ impl TaglaneApp {
     /// Applies an editing command; returns it back when it is not one.
     pub(crate) fn editing_command(&mut self, cmd: AppCommand) -> Option<AppCommand> {
         match cmd {
-            AppCommand::Select(s) => self.selection = s,
+            AppCommand::Select(s) => {
+                self.selection = s;
+                self.marker_selection.clear();
+            }
+            AppCommand::SelectItems { ranges, markers } => {
+                self.selection = ranges;
+                self.marker_selection = markers;
+            }
             AppCommand::ToggleSelected(item) => {
                 if let Some(i) = self.selection.iter().position(|s| *s == item) {
                     self.selection.remove(i);
@@ -20,21 +27,48 @@ impl TaglaneApp {
                     self.selection.push(item);
                 }
             }
+            AppCommand::ToggleMarkerSelected(item) => {
+                if let Some(i) = self.marker_selection.iter().position(|s| *s == item) {
+                    self.marker_selection.remove(i);
+                } else {
+                    self.marker_selection.push(item);
+                }
+            }
             AppCommand::SelectAll => {
-                self.selection = self
-                    .project
-                    .doc
-                    .tags
+                let clip = self.current_clip;
+                let tags = &self.project.doc.tags;
+                self.selection = tags
                     .iter()
                     .enumerate()
-                    .flat_map(|(t, tag)| {
-                        tag.ranges
-                            .get(&self.current_clip)
-                            .into_iter()
-                            .flatten()
-                            .map(move |r| (t, *r))
-                    })
+                    .flat_map(|(t, tag)| tag.ranges_on(clip).iter().map(move |r| (t, *r)))
                     .collect();
+                self.marker_selection = tags
+                    .iter()
+                    .enumerate()
+                    .flat_map(|(t, tag)| tag.markers_on(clip).iter().map(move |f| (t, *f)))
+                    .collect();
+            }
+            AppCommand::AddMarker(at) => {
+                let at = at.or_else(|| {
+                    self.active_tag
+                        .map(|t| (t, self.playback.playhead.floor() as u32))
+                });
+                let Some((tag, frame)) = at else {
+                    self.message(Level::Warning, "pick a lane first (click its name)");
+                    return None;
+                };
+                match model::add_marker(&self.project.doc, self.current_clip, tag, frame) {
+                    Some(edit) => {
+                        if self.apply_edit(edit, "add marker") {
+                            self.selection.clear();
+                            self.marker_selection = vec![(tag, frame)];
+                        }
+                    }
+                    None => self.message(
+                        Level::Info,
+                        format!("a marker is already at frame {frame} on that lane"),
+                    ),
+                }
             }
             AppCommand::SetActiveTag(t) => {
                 if t != self.active_tag {
@@ -43,13 +77,21 @@ impl TaglaneApp {
                 self.active_tag = t;
             }
             AppCommand::Copy => {
-                if self.selection.is_empty() {
-                    self.message(Level::Info, "select ranges to copy");
+                if self.selection.is_empty() && self.marker_selection.is_empty() {
+                    self.message(Level::Info, "select ranges or markers to copy");
                 } else {
-                    self.clipboard = Clipboard::copy(&self.project.doc, &self.selection);
+                    self.clipboard = Clipboard::copy(
+                        &self.project.doc,
+                        self.current_clip,
+                        &self.selection,
+                        &self.marker_selection,
+                    );
                     self.message(
                         Level::Info,
-                        format!("copied {} range(s)", self.clipboard.items.len()),
+                        format!(
+                            "copied {} range(s) and marker(s)",
+                            self.clipboard.items.len()
+                        ),
                     );
                 }
             }
@@ -70,11 +112,20 @@ impl TaglaneApp {
                 }
             }
             AppCommand::DeleteSelection => {
-                if let Some(edit) =
-                    model::delete_selected(&self.project.doc, self.current_clip, &self.selection)
-                {
-                    self.apply_edit(edit, "delete ranges");
+                if let Some(edit) = model::delete_selected(
+                    &self.project.doc,
+                    self.current_clip,
+                    &self.selection,
+                    &self.marker_selection,
+                ) {
+                    let label = if self.selection.is_empty() {
+                        "delete markers"
+                    } else {
+                        "delete ranges"
+                    };
+                    self.apply_edit(edit, label);
                     self.selection.clear();
+                    self.marker_selection.clear();
                 }
             }
             AppCommand::SplitAtPlayhead => {

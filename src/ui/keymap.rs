@@ -23,6 +23,7 @@ pub enum Action {
     GoToFrame,
     MarkIn,
     MarkOut,
+    AddMarker,
     Split,
     Delete,
     Copy,
@@ -166,6 +167,12 @@ pub const ACTIONS: &[ActionInfo] = &[
         keys: &[key(Key::O)],
     },
     ActionInfo {
+        action: Action::AddMarker,
+        label: "Add marker",
+        help: "A one-frame marker (footstep, sync point) at the playhead on the active lane",
+        keys: &[key(Key::M)],
+    },
+    ActionInfo {
         action: Action::Split,
         label: "Split at playhead",
         help: "Split the range under the playhead (the frame under it is cut out: touching ranges merge)",
@@ -174,7 +181,7 @@ pub const ACTIONS: &[ActionInfo] = &[
     ActionInfo {
         action: Action::Delete,
         label: "Delete ranges",
-        help: "Delete the selected ranges",
+        help: "Delete the selected ranges and markers",
         keys: &[key(Key::Delete), key(Key::Backspace)],
     },
     ActionInfo {
@@ -294,8 +301,12 @@ pub const GESTURES: &[(&str, &str)] = &[
         "Create a range (Shift/Ctrl+drag: box select)",
     ),
     (
-        "Drag a range or its edge",
-        "Move / resize, snapped to frames, the playhead and other ranges' edges (hold Alt: no snapping)",
+        "Double-click on a lane",
+        "Add a marker (a one-frame event) on that frame",
+    ),
+    (
+        "Drag a range, a marker or an edge",
+        "Move / resize, snapped to frames, the playhead, markers and other ranges' edges (hold Alt: no snapping)",
     ),
     ("Click / Shift+click", "Select / add to selection"),
     ("Shift+wheel", "Pan the timeline"),
@@ -329,6 +340,7 @@ impl Action {
             Action::GoToFrame => AppCommand::FocusGoToFrame,
             Action::MarkIn => AppCommand::MarkIn,
             Action::MarkOut => AppCommand::MarkOut,
+            Action::AddMarker => AppCommand::AddMarker(None),
             Action::Split => AppCommand::SplitAtPlayhead,
             Action::Delete => AppCommand::DeleteSelection,
             Action::Copy => AppCommand::Copy,

@@ -165,6 +165,7 @@ impl TaglaneApp {
         menu_item(ui, Action::SelectAll, true, q);
         menu_item(ui, Action::MarkIn, self.active_tag.is_some(), q);
         menu_item(ui, Action::MarkOut, self.playback.mark_in.is_some(), q);
+        menu_item(ui, Action::AddMarker, self.active_tag.is_some(), q);
         ui.separator();
         menu_item(ui, Action::NewTag, true, q);
     }

@@ -13,6 +13,7 @@ pub mod dialogs;
 mod editing;
 pub mod file_dialog;
 pub mod files;
+pub mod inspector;
 pub mod jobs;
 pub mod keymap;
 mod menu;

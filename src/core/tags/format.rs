@@ -1029,7 +1029,7 @@ impl<'de> Shape<'de> for TagsShape<'_, '_> {
                     fields,
                     ranges,
                     annotations,
-                } => l.tag(i, &keys, &fields, ranges, annotations),
+                } => l.tag(i, &keys, &fields, ranges, *annotations),
                 TagRead::NotObject(kind) => Err(l.fail(
                     &format!("tags[{i}]"),
                     format!("expected an object, found {kind}"),
@@ -1059,7 +1059,7 @@ enum TagRead<'de> {
         fields: Fields<'de>,
         ranges: RangesRead,
         /// `markers` and `notes`, as read.
-        annotations: [Option<annotations::Tree>; 2],
+        annotations: Box<[Option<annotations::Tree>; 2]>,
     },
 }
 
@@ -1090,7 +1090,7 @@ impl<'de> Shape<'de> for TagShape<'_, '_, '_, 'de> {
         let mut keys: Vec<Cow<'de, str>> = Vec::new();
         let mut fields = Fields::new();
         let mut ranges = RangesRead::Absent;
-        let mut annotations = [None, None];
+        let mut annotations: Box<[Option<annotations::Tree>; 2]> = Box::new([None, None]);
         while let Some(Key(k)) = a.next_key()? {
             if keys.contains(&k) {
                 // A duplicate key: the tag fails whatever the value.

@@ -166,6 +166,39 @@ pub fn hit_lane(axis: &TimeAxis, ranges: &[Range], x: f32) -> LaneHit {
     }
 }
 
+/// Half the width, in points, of a marker's diamond (and of its grab area).
+pub const MARKER_HALF: f32 = 5.0;
+
+/// The x of marker `frame`: the middle of its frame's cell.
+pub fn marker_x(axis: &TimeAxis, frame: u32) -> f32 {
+    axis.x(frame as f64 + 0.5)
+}
+
+/// The marker under `x`, if one is within [`MARKER_HALF`] points (the nearest one).
+pub fn hit_marker(axis: &TimeAxis, markers: &[u32], x: f32) -> Option<u32> {
+    let frame = axis.frame_at(x);
+    let i = markers.partition_point(|&f| (f as f64) < frame);
+    markers[i.saturating_sub(1)..(i + 1).min(markers.len())]
+        .iter()
+        .map(|&f| (f, (marker_x(axis, f) - x).abs()))
+        .filter(|&(_, d)| d <= MARKER_HALF + 1.0)
+        .min_by(|a, b| a.1.total_cmp(&b.1))
+        .map(|(f, _)| f)
+}
+
+/// The markers of a lane between two x positions.
+pub fn markers_in_span(axis: &TimeAxis, markers: &[u32], x0: f32, x1: f32) -> Vec<u32> {
+    let (a, b) = (x0.min(x1), x0.max(x1));
+    markers
+        .iter()
+        .copied()
+        .filter(|&f| {
+            let x = marker_x(axis, f);
+            x >= a - MARKER_HALF && x <= b + MARKER_HALF
+        })
+        .collect()
+}
+
 /// The ranges of a lane that intersect the frame span between two x positions.
 pub fn ranges_in_span(axis: &TimeAxis, ranges: &[Range], x0: f32, x1: f32) -> Vec<Range> {
     let (a, b) = (axis.frame_at(x0.min(x1)), axis.frame_at(x0.max(x1)));

@@ -10,8 +10,10 @@ use std::collections::BTreeSet;
 
 use egui::{Align, Color32, CursorIcon, Layout, Pos2, Rect, Sense, Ui, UiBuilder, pos2};
 
-use self::layout::{LaneHit, RowLayout, TimeAxis, hit_lane, ranges_in_span};
-use self::model::{Gesture, Row, Selected, rows, short_name};
+use self::layout::{
+    LaneHit, RowLayout, TimeAxis, hit_lane, hit_marker, markers_in_span, ranges_in_span,
+};
+use self::model::{Gesture, MarkerSel, Row, Selected, rows, short_name};
 use crate::core::tags::{ClipId, Range, TagDocument};
 use crate::ui::command::AppCommand;
 use crate::ui::theme::{self, HEADER_WIDTH, RULER_HEIGHT};
@@ -113,6 +115,7 @@ pub struct TimelineInput<'a> {
     pub playhead: f64,
     pub playing: bool,
     pub selection: &'a [Selected],
+    pub marker_selection: &'a [MarkerSel],
     pub active_tag: Option<usize>,
     pub mark_in: Option<u32>,
     pub dark: bool,
@@ -246,8 +249,12 @@ pub fn timeline_ui(
     let lane_ranges = |tag: usize| -> &[Range] {
         doc.tags
             .get(tag)
-            .and_then(|t| t.ranges.get(&input.clip))
-            .map_or(&[][..], |v| v.as_slice())
+            .map_or(&[][..], |t| t.ranges_on(input.clip))
+    };
+    let lane_markers = |tag: usize| -> &[u32] {
+        doc.tags
+            .get(tag)
+            .map_or(&[][..], |t| t.markers_on(input.clip))
     };
     let (shift, ctrl) = ui.input(|i| (i.modifiers.shift, i.modifiers.command));
 
@@ -257,10 +264,36 @@ pub fn timeline_ui(
         && let Some(i) = row_layout.row_at(p.y, &row_list)
         && let Row::Lane { tag, .. } = row_list[i]
     {
-        match hit_lane(&axis, lane_ranges(tag), p.x) {
-            LaneHit::Edge(..) => ui.ctx().set_cursor_icon(CursorIcon::ResizeHorizontal),
-            LaneHit::Body(_) => ui.ctx().set_cursor_icon(CursorIcon::Grab),
-            LaneHit::Empty => {}
+        if let Some(f) = hit_marker(&axis, lane_markers(tag), p.x) {
+            ui.ctx().set_cursor_icon(CursorIcon::Grab);
+            if let Some(n) = doc.tags[tag].note(input.clip, crate::core::tags::Anchor::Marker(f)) {
+                response
+                    .clone()
+                    .on_hover_text(format!("marker at frame {f}: {}", note_text(n)));
+            } else {
+                response
+                    .clone()
+                    .on_hover_text(format!("{} marker at frame {f}", doc.tags[tag].name));
+            }
+        } else {
+            match hit_lane(&axis, lane_ranges(tag), p.x) {
+                LaneHit::Edge(..) => ui.ctx().set_cursor_icon(CursorIcon::ResizeHorizontal),
+                LaneHit::Body(r) => {
+                    ui.ctx().set_cursor_icon(CursorIcon::Grab);
+                    if let Some(n) =
+                        doc.tags[tag].note(input.clip, crate::core::tags::Anchor::Range(r))
+                    {
+                        response.clone().on_hover_text(format!(
+                            "{} [{}, {}): {}",
+                            doc.tags[tag].name,
+                            r.start,
+                            r.stop,
+                            note_text(n)
+                        ));
+                    }
+                }
+                LaneHit::Empty => {}
+            }
         }
     }
 
@@ -276,7 +309,28 @@ pub fn timeline_ui(
             && let Row::Lane { tag, .. } = row_list[i]
         {
             out.push(AppCommand::SetActiveTag(Some(tag)));
+            let marker = hit_marker(&axis, lane_markers(tag), origin.x);
             match hit_lane(&axis, lane_ranges(tag), origin.x) {
+                _ if marker.is_some() => {
+                    let f = marker.expect("checked");
+                    let mut items: Vec<MarkerSel> = input.marker_selection.to_vec();
+                    if !items.contains(&(tag, f)) {
+                        items = if shift || ctrl {
+                            [items, vec![(tag, f)]].concat()
+                        } else {
+                            vec![(tag, f)]
+                        };
+                        out.push(AppCommand::SelectItems {
+                            ranges: if shift || ctrl {
+                                input.selection.to_vec()
+                            } else {
+                                Vec::new()
+                            },
+                            markers: items.clone(),
+                        });
+                    }
+                    view.gesture = Some(Gesture::MoveMarkers { items, delta: 0 });
+                }
                 LaneHit::Edge(r, edge) => {
                     view.gesture = Some(Gesture::Resize {
                         tag,
@@ -320,7 +374,7 @@ pub fn timeline_ui(
         match &mut view.gesture {
             Some(Gesture::Create { current, .. }) => *current = axis.cell_at(p.x, frames),
             Some(Gesture::Resize { frame, .. }) => *frame = axis.boundary_at(p.x, frames),
-            Some(Gesture::Move { delta, .. }) => {
+            Some(Gesture::Move { delta, .. } | Gesture::MoveMarkers { delta, .. }) => {
                 *delta = (axis.frame_at(p.x) - axis.frame_at(origin.x)).round() as i64;
             }
             None => {}
@@ -330,13 +384,19 @@ pub fn timeline_ui(
         if let Some(g) = &mut view.gesture
             && !ui.input(|i| i.modifiers.alt)
         {
-            let exclude: Vec<Selected> = match g {
-                Gesture::Move { items, .. } => items.clone(),
-                Gesture::Resize { tag, original, .. } => vec![(*tag, *original)],
-                Gesture::Create { .. } => Vec::new(),
+            let (exclude, exclude_markers): (Vec<Selected>, Vec<MarkerSel>) = match g {
+                Gesture::Move { items, .. } => (items.clone(), Vec::new()),
+                Gesture::MoveMarkers { items, .. } => (Vec::new(), items.clone()),
+                Gesture::Resize { tag, original, .. } => (vec![(*tag, *original)], Vec::new()),
+                Gesture::Create { .. } => (Vec::new(), Vec::new()),
             };
-            let targets =
-                model::snap_targets(doc, input.clip, input.playhead.round() as u32, &exclude);
+            let targets = model::snap_targets(
+                doc,
+                input.clip,
+                input.playhead.round() as u32,
+                &exclude,
+                &exclude_markers,
+            );
             let tolerance = SNAP_PX / view.px_per_frame;
             view.snap_line = g.snap_to(&targets, tolerance);
         }
@@ -388,13 +448,23 @@ pub fn timeline_ui(
                 label: label.to_owned(),
                 select,
             });
+            if let Gesture::MoveMarkers { items, delta } = &g {
+                let d = model::clamp_marker_move(items, *delta, frames);
+                out.push(AppCommand::SelectItems {
+                    ranges: Vec::new(),
+                    markers: items
+                        .iter()
+                        .map(|(t, f)| (*t, (i64::from(*f) + d) as u32))
+                        .collect(),
+                });
+            }
         }
         if let Some((a, b, add)) = view.box_select.take() {
             let (y0, y1) = (a.y.min(b.y), a.y.max(b.y));
-            let mut picked: Vec<Selected> = if add {
-                input.selection.to_vec()
+            let (mut picked, mut picked_markers): (Vec<Selected>, Vec<MarkerSel>) = if add {
+                (input.selection.to_vec(), input.marker_selection.to_vec())
             } else {
-                Vec::new()
+                (Vec::new(), Vec::new())
             };
             for i in row_layout.visible() {
                 let (ry0, ry1) = row_layout.row_y(i, &row_list);
@@ -407,9 +477,17 @@ pub fn timeline_ui(
                             picked.push((tag, r));
                         }
                     }
+                    for f in markers_in_span(&axis, lane_markers(tag), a.x, b.x) {
+                        if !picked_markers.contains(&(tag, f)) {
+                            picked_markers.push((tag, f));
+                        }
+                    }
                 }
             }
-            out.push(AppCommand::Select(picked));
+            out.push(AppCommand::SelectItems {
+                ranges: picked,
+                markers: picked_markers,
+            });
         }
     }
     if response.clicked()
@@ -421,7 +499,19 @@ pub fn timeline_ui(
             match row_list[i] {
                 Row::Lane { tag, .. } => {
                     out.push(AppCommand::SetActiveTag(Some(tag)));
+                    let marker = hit_marker(&axis, lane_markers(tag), p.x);
                     match hit_lane(&axis, lane_ranges(tag), p.x) {
+                        _ if marker.is_some() => {
+                            let f = marker.expect("checked");
+                            if shift || ctrl {
+                                out.push(AppCommand::ToggleMarkerSelected((tag, f)));
+                            } else {
+                                out.push(AppCommand::SelectItems {
+                                    ranges: Vec::new(),
+                                    markers: vec![(tag, f)],
+                                });
+                            }
+                        }
                         LaneHit::Body(r) | LaneHit::Edge(r, _) => {
                             if shift || ctrl {
                                 out.push(AppCommand::ToggleSelected((tag, r)));
@@ -455,6 +545,19 @@ pub fn timeline_ui(
         }
     }
 
+    // Double-click on a lane: a marker on that frame.
+    if response.double_clicked()
+        && let Some(p) = pointer
+        && let Some(i) = row_layout.row_at(p.y, &row_list)
+        && let Row::Lane { tag, .. } = row_list[i]
+        && hit_marker(&axis, lane_markers(tag), p.x).is_none()
+    {
+        out.push(AppCommand::AddMarker(Some((
+            tag,
+            axis.cell_at(p.x, frames),
+        ))));
+    }
+
     // Paint.
     let painter = ui.painter_at(full);
     paint::ruler(&painter, ruler_rect, &axis, frames, clip.fps, &pal);
@@ -462,6 +565,11 @@ pub fn timeline_ui(
         .gesture
         .as_ref()
         .map(|g| g.preview(doc, input.clip, frames))
+        .unwrap_or_default();
+    let preview_markers = view
+        .gesture
+        .as_ref()
+        .map(|g| g.preview_markers(doc, input.clip, frames))
         .unwrap_or_default();
     let selected_in = |tag: usize| -> Vec<Range> {
         input
@@ -513,6 +621,7 @@ pub fn timeline_ui(
                 } else {
                     Vec::new()
                 };
+                let color = theme::tag_color(t.color, &t.name);
                 paint::lane(
                     &lane_painter,
                     rect,
@@ -520,8 +629,52 @@ pub fn timeline_ui(
                     frames,
                     ranges,
                     &sel,
-                    theme::tag_color(t.color, &t.name),
+                    color,
                     bg,
+                    view.is_dimmed(&t.name),
+                    &pal,
+                );
+                let noted: Vec<Range> = t
+                    .notes_on(input.clip)
+                    .iter()
+                    .filter_map(|(a, _)| match a {
+                        crate::core::tags::Anchor::Range(r) => Some(*r),
+                        crate::core::tags::Anchor::Marker(_) => None,
+                    })
+                    .collect();
+                if preview.is_empty() {
+                    paint::note_dots(&lane_painter, rect, &axis, &noted, pal.ruler_text);
+                }
+                let markers = preview_markers
+                    .iter()
+                    .find(|(pt, _)| pt == tag)
+                    .map_or(lane_markers(*tag), |(_, l)| l.as_slice());
+                let marker_sel: Vec<u32> = if preview_markers.is_empty() {
+                    input
+                        .marker_selection
+                        .iter()
+                        .filter(|(x, _)| x == tag)
+                        .map(|(_, f)| *f)
+                        .collect()
+                } else {
+                    Vec::new()
+                };
+                let marker_notes: Vec<u32> = t
+                    .notes_on(input.clip)
+                    .iter()
+                    .filter_map(|(a, _)| match a {
+                        crate::core::tags::Anchor::Marker(f) => Some(*f),
+                        crate::core::tags::Anchor::Range(_) => None,
+                    })
+                    .collect();
+                paint::markers(
+                    &lane_painter,
+                    rect,
+                    &axis,
+                    markers,
+                    &marker_sel,
+                    &marker_notes,
+                    color,
                     view.is_dimmed(&t.name),
                     &pal,
                 );
@@ -635,7 +788,8 @@ fn header_ui(
                 } else {
                     &t.name
                 };
-                let count = t.ranges.get(&input.clip).map_or(0, Vec::len);
+                let count = t.ranges_on(input.clip).len();
+                let marker_count = t.markers_on(input.clip).len();
                 let name_color = if view.is_dimmed(&t.name) {
                     child.visuals().weak_text_color()
                 } else {
@@ -643,7 +797,7 @@ fn header_ui(
                 };
                 let name = child
                     .add(egui::Button::selectable(input.active_tag == Some(*tag), egui::RichText::new(shown).color(name_color)).truncate())
-                    .on_hover_text(format!("{}: {count} range(s) on this clip. Double-click to rename; right-click for more.", t.name));
+                    .on_hover_text(format!("{}: {count} range(s) and {marker_count} marker(s) on this clip. Double-click to rename; right-click for more.", t.name));
                 if name.clicked() {
                     out.push(AppCommand::SetActiveTag(Some(*tag)));
                 }
@@ -720,4 +874,13 @@ fn header_ui(
         ],
         egui::Stroke::new(1.0, Color32::from_gray(90)),
     );
+}
+
+/// A note as one line: its text, then its payload.
+fn note_text(n: &crate::core::tags::Note) -> String {
+    match (n.text.is_empty(), n.data.is_empty()) {
+        (false, false) => format!("{} ({})", n.text, n.data_text()),
+        (false, true) => n.text.clone(),
+        (true, _) => n.data_text(),
+    }
 }

@@ -3,8 +3,8 @@
 
 use std::collections::BTreeSet;
 
-use crate::core::doc::{Edit, canonicalize};
-use crate::core::tags::{ClipId, Range, TagDocument};
+use crate::core::doc::{Edit, canonicalize, canonicalize_markers, reanchored};
+use crate::core::tags::{Anchor, ClipId, Note, Range, TagDocument};
 
 /// A row of the timeline: a namespace group header or a tag lane.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -81,8 +81,8 @@ pub enum Edge {
     Stop,
 }
 
-/// A selected range: the tag and the range as it is in the document.
-pub use crate::ui::command::Selected;
+/// A selected range or marker: the tag and the range (frame) as it is in the document.
+pub use crate::ui::command::{MarkerSel, Selected};
 
 /// An editing gesture in progress on the current clip. The document is not touched until the
 /// gesture ends; meanwhile [`Gesture::preview`] gives the lanes as they would become.
@@ -103,6 +103,8 @@ pub enum Gesture {
     },
     /// Dragging the bodies of the selected ranges by `delta` frames.
     Move { items: Vec<Selected>, delta: i64 },
+    /// Dragging the selected markers by `delta` frames.
+    MoveMarkers { items: Vec<MarkerSel>, delta: i64 },
 }
 
 impl Gesture {
@@ -172,10 +174,48 @@ impl Gesture {
                     })
                     .collect()
             }
+            Gesture::MoveMarkers { .. } => Vec::new(),
         }
     }
 
+    /// The lanes whose markers this gesture changes, with their would-be markers.
+    pub fn preview_markers(
+        &self,
+        doc: &TagDocument,
+        clip: ClipId,
+        frames: u32,
+    ) -> Vec<(usize, Vec<u32>)> {
+        let Gesture::MoveMarkers { items, delta } = self else {
+            return Vec::new();
+        };
+        let delta = clamp_marker_move(items, *delta, frames);
+        let mut tags: Vec<usize> = items.iter().map(|(t, _)| *t).collect();
+        tags.sort_unstable();
+        tags.dedup();
+        tags.into_iter()
+            .map(|tag| {
+                let moved: Vec<u32> = items
+                    .iter()
+                    .filter(|(t, _)| *t == tag)
+                    .map(|(_, f)| *f)
+                    .collect();
+                let mut list: Vec<u32> = doc
+                    .tags
+                    .get(tag)
+                    .map_or(&[][..], |t| t.markers_on(clip))
+                    .iter()
+                    .copied()
+                    .filter(|f| !moved.contains(f))
+                    .collect();
+                list.extend(moved.iter().map(|&f| (i64::from(f) + delta) as u32));
+                canonicalize_markers(&mut list, frames);
+                (tag, list)
+            })
+            .collect()
+    }
+
     /// The edit that ends the gesture (`None` when nothing changes), and a label for the history.
+    /// Notes travel with the ranges and markers they are on.
     pub fn finish(
         &self,
         doc: &TagDocument,
@@ -186,25 +226,154 @@ impl Gesture {
             Gesture::Create { .. } => "create range",
             Gesture::Resize { .. } => "resize range",
             Gesture::Move { .. } => "move ranges",
+            Gesture::MoveMarkers { .. } => "move markers",
         };
-        lanes_edit(doc, clip, self.preview(doc, clip, frames)).map(|e| (e, label))
+        let (moved, delta): (Vec<(usize, Anchor)>, i64) = match self {
+            Gesture::Move { items, delta } => (
+                items.iter().map(|(t, r)| (*t, Anchor::Range(*r))).collect(),
+                clamp_move(items, *delta, frames),
+            ),
+            Gesture::MoveMarkers { items, delta } => (
+                items
+                    .iter()
+                    .map(|(t, f)| (*t, Anchor::Marker(*f)))
+                    .collect(),
+                clamp_marker_move(items, *delta, frames),
+            ),
+            _ => (Vec::new(), 0),
+        };
+        let lanes = self.preview(doc, clip, frames);
+        let marker_lanes = self.preview_markers(doc, clip, frames);
+        let edit = items_edit(doc, clip, lanes, marker_lanes, &moved, delta)?;
+        Some((edit, label))
     }
 }
 
-/// Frame boundaries a drag on `clip` can snap to: the playhead, and both edges of every range of
-/// every lane, except the ranges being dragged (`exclude`). Sorted, without duplicates.
+/// One undoable edit setting the listed lanes' ranges and markers on `clip`, with the notes of the
+/// `moved` ranges and markers shifted by `delta` and every note re-anchored to the new lists;
+/// `None` if nothing changes.
+pub fn items_edit(
+    doc: &TagDocument,
+    clip: ClipId,
+    lanes: Vec<(usize, Vec<Range>)>,
+    marker_lanes: Vec<(usize, Vec<u32>)>,
+    moved: &[(usize, Anchor)],
+    delta: i64,
+) -> Option<Edit> {
+    let mut tags: Vec<usize> = lanes
+        .iter()
+        .map(|(t, _)| *t)
+        .chain(marker_lanes.iter().map(|(t, _)| *t))
+        .collect();
+    tags.sort_unstable();
+    tags.dedup();
+    let mut edits = Vec::new();
+    for tag in tags {
+        let Some(t) = doc.tags.get(tag) else { continue };
+        let ranges = lanes
+            .iter()
+            .find(|(x, _)| *x == tag)
+            .map_or_else(|| t.ranges_on(clip).to_vec(), |(_, l)| l.clone());
+        let markers = marker_lanes
+            .iter()
+            .find(|(x, _)| *x == tag)
+            .map_or_else(|| t.markers_on(clip).to_vec(), |(_, l)| l.clone());
+        if ranges != t.ranges_on(clip) {
+            edits.push(Edit::SetRanges {
+                tag,
+                clip,
+                ranges: ranges.clone(),
+            });
+        }
+        if markers != t.markers_on(clip) {
+            edits.push(Edit::SetMarkers {
+                tag,
+                clip,
+                frames: markers.clone(),
+            });
+        }
+        let old = t.notes_on(clip);
+        if !old.is_empty() {
+            let shifted: Vec<(Anchor, Note)> = old
+                .iter()
+                .map(|(a, n)| {
+                    let a = if moved.contains(&(tag, *a)) {
+                        shift_anchor(*a, delta)
+                    } else {
+                        *a
+                    };
+                    (a, n.clone())
+                })
+                .collect();
+            // Moved items first: where a moved range lands on a still one, its note is the first.
+            let notes = reanchored(&shifted, &ranges, &markers);
+            if notes != old {
+                edits.push(Edit::SetNotes { tag, clip, notes });
+            }
+        }
+    }
+    match edits.len() {
+        0 => None,
+        1 => edits.pop(),
+        _ => Some(Edit::Batch(edits)),
+    }
+}
+
+fn shift_anchor(a: Anchor, delta: i64) -> Anchor {
+    match a {
+        Anchor::Range(r) => Anchor::Range(shift(r, delta)),
+        Anchor::Marker(f) => Anchor::Marker((i64::from(f) + delta).max(0) as u32),
+    }
+}
+
+/// The largest shift not above `delta` in size that keeps every moved marker inside the clip.
+pub fn clamp_marker_move(items: &[MarkerSel], delta: i64, frames: u32) -> i64 {
+    let min = items.iter().map(|(_, f)| i64::from(*f)).min().unwrap_or(0);
+    let max = items.iter().map(|(_, f)| i64::from(*f)).max().unwrap_or(0);
+    delta.clamp(-min, (i64::from(frames) - 1 - max).max(-min))
+}
+
+/// The edit adding a marker at `frame` on `tag` (`None` if one is already there or the frame is
+/// outside the clip).
+pub fn add_marker(doc: &TagDocument, clip: ClipId, tag: usize, frame: u32) -> Option<Edit> {
+    let frames = doc.clips.get(clip as usize)?.frames;
+    let t = doc.tags.get(tag)?;
+    if frame >= frames || t.markers_on(clip).contains(&frame) {
+        return None;
+    }
+    let mut list = t.markers_on(clip).to_vec();
+    list.push(frame);
+    list.sort_unstable();
+    Some(Edit::SetMarkers {
+        tag,
+        clip,
+        frames: list,
+    })
+}
+
+/// Frame boundaries a drag on `clip` can snap to: the playhead, both edges of every range and
+/// every marker of every lane, except the ranges and markers being dragged (`exclude`,
+/// `exclude_markers`). Sorted, without duplicates.
 pub fn snap_targets(
     doc: &TagDocument,
     clip: ClipId,
     playhead: u32,
     exclude: &[Selected],
+    exclude_markers: &[MarkerSel],
 ) -> Vec<u32> {
     let mut out = vec![playhead];
     for (t, tag) in doc.tags.iter().enumerate() {
-        for r in tag.ranges.get(&clip).into_iter().flatten() {
+        for r in tag.ranges_on(clip) {
             if !exclude.contains(&(t, *r)) {
                 out.push(r.start);
                 out.push(r.stop);
+            }
+        }
+        // A marker is the frame it is on: a range can start at it or stop after it.
+        for &f in tag.markers_on(clip) {
+            if !exclude_markers.contains(&(t, f)) {
+                out.push(f);
+                out.push(f + 1);
             }
         }
     }
@@ -274,6 +443,24 @@ impl Gesture {
                 *delta += d;
                 Some(t)
             }
+            Gesture::MoveMarkers { items, delta } => {
+                let mut best: Option<(i64, u32)> = None;
+                for (_, f) in items.iter() {
+                    let moved = i64::from(*f) + *delta;
+                    if moved < 0 {
+                        continue;
+                    }
+                    if let Some(t) = snap(moved as u32, targets, tolerance) {
+                        let d = i64::from(t) - moved;
+                        if best.is_none_or(|(b, _)| d.abs() < b.abs()) {
+                            best = Some((d, t));
+                        }
+                    }
+                }
+                let (d, t) = best?;
+                *delta += d;
+                Some(t)
+            }
         }
     }
 }
@@ -313,29 +500,48 @@ pub fn lanes_edit(
     }
 }
 
-/// Removes the selected ranges.
-pub fn delete_selected(doc: &TagDocument, clip: ClipId, selected: &[Selected]) -> Option<Edit> {
+/// Removes the selected ranges and markers (and their notes).
+pub fn delete_selected(
+    doc: &TagDocument,
+    clip: ClipId,
+    selected: &[Selected],
+    markers: &[MarkerSel],
+) -> Option<Edit> {
     let mut tags: Vec<usize> = selected.iter().map(|(t, _)| *t).collect();
     tags.sort_unstable();
     tags.dedup();
     let lanes = tags
         .into_iter()
-        .map(|tag| {
+        .filter_map(|tag| {
             let list = doc
                 .tags
-                .get(tag)
-                .and_then(|t| t.ranges.get(&clip))
-                .map(|l| {
-                    l.iter()
-                        .filter(|r| !selected.contains(&(tag, **r)))
-                        .copied()
-                        .collect()
-                })
-                .unwrap_or_default();
-            (tag, list)
+                .get(tag)?
+                .ranges_on(clip)
+                .iter()
+                .filter(|r| !selected.contains(&(tag, **r)))
+                .copied()
+                .collect();
+            Some((tag, list))
         })
         .collect();
-    lanes_edit(doc, clip, lanes)
+    let mut mtags: Vec<usize> = markers.iter().map(|(t, _)| *t).collect();
+    mtags.sort_unstable();
+    mtags.dedup();
+    let marker_lanes = mtags
+        .into_iter()
+        .filter_map(|tag| {
+            let list = doc
+                .tags
+                .get(tag)?
+                .markers_on(clip)
+                .iter()
+                .filter(|f| !markers.contains(&(tag, **f)))
+                .copied()
+                .collect();
+            Some((tag, list))
+        })
+        .collect();
+    items_edit(doc, clip, lanes, marker_lanes, &[], 0)
 }
 
 /// Splits ranges at the playhead frame. Touching ranges of one tag are the same frames and merge,
@@ -388,31 +594,53 @@ pub fn split_at(
     lanes_edit(doc, clip, lanes)
 }
 
-/// Copied ranges: tag name and range, relative to the earliest copied start.
+/// One copied range or marker: its tag's name, where it is relative to the earliest copied frame,
+/// and its note.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClipItem {
+    pub tag: String,
+    pub anchor: Anchor,
+    pub note: Option<Note>,
+}
+
+/// Copied ranges and markers with their notes.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Clipboard {
-    pub items: Vec<(String, Range)>,
+    pub items: Vec<ClipItem>,
 }
 
 impl Clipboard {
-    pub fn copy(doc: &TagDocument, selected: &[Selected]) -> Self {
-        let base = selected.iter().map(|(_, r)| r.start).min().unwrap_or(0);
+    pub fn copy(
+        doc: &TagDocument,
+        clip: ClipId,
+        selected: &[Selected],
+        markers: &[MarkerSel],
+    ) -> Self {
+        let all: Vec<(usize, Anchor)> = selected
+            .iter()
+            .map(|(t, r)| (*t, Anchor::Range(*r)))
+            .chain(markers.iter().map(|(t, f)| (*t, Anchor::Marker(*f))))
+            .collect();
+        let base = all.iter().map(|(_, a)| a.range().start).min().unwrap_or(0);
         Self {
-            items: selected
+            items: all
                 .iter()
-                .filter_map(|(t, r)| {
-                    Some((
-                        doc.tags.get(*t)?.name.clone(),
-                        Range::new(r.start - base, r.stop - base),
-                    ))
+                .filter_map(|(t, a)| {
+                    let tag = doc.tags.get(*t)?;
+                    Some(ClipItem {
+                        tag: tag.name.clone(),
+                        anchor: shift_anchor(*a, -i64::from(base)),
+                        note: tag.note(clip, *a).cloned(),
+                    })
                 })
                 .collect(),
         }
     }
 
-    /// The edit pasting the ranges at frame `at` on `clip`: into the tags they were copied from
-    /// (matched by name), or all into `into` when given. Ranges past the clip's end are clamped.
-    /// Returns the edit and the names of copied tags this document does not have.
+    /// The edit pasting the ranges and markers at frame `at` on `clip`, with their notes: into the
+    /// tags they were copied from (matched by name), or all into `into` when given. Ranges past the
+    /// clip's end are clamped. Returns the edit and the names of copied tags this document does
+    /// not have.
     pub fn paste(
         &self,
         doc: &TagDocument,
@@ -422,43 +650,102 @@ impl Clipboard {
     ) -> (Option<Edit>, Vec<String>) {
         let frames = doc.clips.get(clip as usize).map_or(0, |c| c.frames);
         let mut lanes: Vec<(usize, Vec<Range>)> = Vec::new();
+        let mut marker_lanes: Vec<(usize, Vec<u32>)> = Vec::new();
+        let mut notes: Vec<(usize, Anchor, Note)> = Vec::new();
         let mut missing = Vec::new();
-        for (name, r) in &self.items {
+        for item in &self.items {
             let tag = match into {
                 Some(t) => t,
-                None => match doc.tags.iter().position(|t| &t.name == name) {
+                None => match doc.tags.iter().position(|t| t.name == item.tag) {
                     Some(t) => t,
                     None => {
-                        if !missing.contains(name) {
-                            missing.push(name.clone());
+                        if !missing.contains(&item.tag) {
+                            missing.push(item.tag.clone());
                         }
                         continue;
                     }
                 },
             };
-            let r = Range::new(r.start.saturating_add(at), r.stop.saturating_add(at));
-            match lanes.iter_mut().find(|(t, _)| *t == tag) {
-                Some((_, l)) => l.push(r),
-                None => {
-                    let mut l = doc.tags[tag].ranges.get(&clip).cloned().unwrap_or_default();
-                    l.push(r);
-                    lanes.push((tag, l));
-                }
+            let placed = shift_anchor(item.anchor, i64::from(at));
+            match placed {
+                Anchor::Range(r) => match lanes.iter_mut().find(|(t, _)| *t == tag) {
+                    Some((_, l)) => l.push(r),
+                    None => {
+                        let mut l = doc.tags[tag].ranges_on(clip).to_vec();
+                        l.push(r);
+                        lanes.push((tag, l));
+                    }
+                },
+                Anchor::Marker(f) => match marker_lanes.iter_mut().find(|(t, _)| *t == tag) {
+                    Some((_, l)) => l.push(f),
+                    None => {
+                        let mut l = doc.tags[tag].markers_on(clip).to_vec();
+                        l.push(f);
+                        marker_lanes.push((tag, l));
+                    }
+                },
+            }
+            if let Some(n) = &item.note {
+                notes.push((tag, placed, n.clone()));
             }
         }
         for (_, l) in &mut lanes {
             canonicalize(l, frames);
         }
-        (lanes_edit(doc, clip, lanes), missing)
+        for (_, l) in &mut marker_lanes {
+            canonicalize_markers(l, frames);
+        }
+        let Some(edit) = items_edit(doc, clip, lanes.clone(), marker_lanes.clone(), &[], 0) else {
+            return (None, missing);
+        };
+        if notes.is_empty() {
+            return (Some(edit), missing);
+        }
+        // The pasted notes join the notes already there, on the ranges and markers they land on.
+        let mut edits = match edit {
+            Edit::Batch(b) => b,
+            e => vec![e],
+        };
+        let mut tags: Vec<usize> = notes.iter().map(|(t, _, _)| *t).collect();
+        tags.sort_unstable();
+        tags.dedup();
+        for tag in tags {
+            let t = &doc.tags[tag];
+            let ranges = lanes
+                .iter()
+                .find(|(x, _)| *x == tag)
+                .map_or_else(|| t.ranges_on(clip).to_vec(), |(_, l)| l.clone());
+            let markers = marker_lanes
+                .iter()
+                .find(|(x, _)| *x == tag)
+                .map_or_else(|| t.markers_on(clip).to_vec(), |(_, l)| l.clone());
+            let mut all: Vec<(Anchor, Note)> = t.notes_on(clip).to_vec();
+            all.extend(
+                notes
+                    .iter()
+                    .filter(|(x, _, _)| *x == tag)
+                    .map(|(_, a, n)| (*a, n.clone())),
+            );
+            let list = reanchored(&all, &ranges, &markers);
+            edits.retain(|e| !matches!(e, Edit::SetNotes { tag: x, .. } if *x == tag));
+            edits.push(Edit::SetNotes {
+                tag,
+                clip,
+                notes: list,
+            });
+        }
+        (Some(Edit::Batch(edits)), missing)
     }
 }
 
-/// The range edges of the visible lanes, sorted, for jumping the playhead to the next or previous one.
+/// The range edges and markers of the visible lanes, sorted, for jumping the playhead to the next
+/// or previous one.
 pub fn edges(doc: &TagDocument, clip: ClipId, lanes: impl Iterator<Item = usize>) -> Vec<u32> {
-    let mut e: Vec<u32> = lanes
-        .filter_map(|t| doc.tags.get(t)?.ranges.get(&clip))
-        .flat_map(|l| l.iter().flat_map(|r| [r.start, r.stop]))
-        .collect();
+    let mut e: Vec<u32> = Vec::new();
+    for t in lanes.filter_map(|t| doc.tags.get(t)) {
+        e.extend(t.ranges_on(clip).iter().flat_map(|r| [r.start, r.stop]));
+        e.extend_from_slice(t.markers_on(clip));
+    }
     e.sort_unstable();
     e.dedup();
     e
@@ -640,7 +927,7 @@ mod tests {
     #[test]
     fn delete_split_copy_paste() {
         let d = doc();
-        let e = delete_selected(&d, 0, &[(0, r(10, 20))]).unwrap();
+        let e = delete_selected(&d, 0, &[(0, r(10, 20))], &[]).unwrap();
         assert_eq!(
             e,
             Edit::SetRanges {
@@ -668,10 +955,15 @@ mod tests {
                 ranges: vec![r(10, 20), r(41, 50)]
             }
         );
-        let cb = Clipboard::copy(&d, &[(0, r(40, 50)), (1, r(0, 5))]);
+        let cb = Clipboard::copy(&d, 0, &[(0, r(40, 50)), (1, r(0, 5))], &[]);
+        let items: Vec<(String, Anchor)> =
+            cb.items.iter().map(|i| (i.tag.clone(), i.anchor)).collect();
         assert_eq!(
-            cb.items,
-            vec![("Walk".into(), r(40, 50)), ("contact:Left".into(), r(0, 5))]
+            items,
+            vec![
+                ("Walk".into(), Anchor::Range(r(40, 50))),
+                ("contact:Left".into(), Anchor::Range(r(0, 5)))
+            ]
         );
         let (e, missing) = cb.paste(&d, 0, 60, None);
         assert!(missing.is_empty());
@@ -694,7 +986,7 @@ mod tests {
     fn snapping_to_edges_and_the_playhead() {
         let d = doc();
         // Edges of every lane on clip 0, plus the playhead.
-        let targets = snap_targets(&d, 0, 50, &[]);
+        let targets = snap_targets(&d, 0, 50, &[], &[]);
         assert!(targets.contains(&50));
         for t in &d.tags {
             for r in t.ranges.get(&0).into_iter().flatten() {

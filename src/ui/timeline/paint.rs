@@ -2,7 +2,7 @@
 
 use egui::{Align2, Color32, FontId, Painter, Rect, Stroke, StrokeKind, pos2};
 
-use super::layout::{TimeAxis, range_rect};
+use super::layout::{MARKER_HALF, TimeAxis, marker_x, range_rect};
 use crate::core::tags::Range;
 use crate::ui::theme::Palette;
 
@@ -147,5 +147,61 @@ pub fn playhead_handle(
             color,
             Stroke::NONE,
         ));
+    }
+}
+
+/// Paints a lane's markers as diamonds in the tag's colour; `selected` ones get an outline, and
+/// markers with a note a dot.
+#[allow(clippy::too_many_arguments)]
+pub fn markers(
+    painter: &Painter,
+    rect: Rect,
+    axis: &TimeAxis,
+    markers: &[u32],
+    selected: &[u32],
+    with_note: &[u32],
+    color: Color32,
+    dimmed: bool,
+    pal: &Palette,
+) {
+    let fill = if dimmed {
+        color.gamma_multiply(0.3)
+    } else {
+        color
+    };
+    let cy = rect.center().y;
+    let h = (rect.height() * 0.5 - 2.0).clamp(3.0, MARKER_HALF + 2.0);
+    let first = axis.frame_at(rect.left() - MARKER_HALF);
+    let start = markers.partition_point(|&f| (f as f64) < first.floor());
+    for &f in &markers[start..] {
+        let x = marker_x(axis, f);
+        if x > rect.right() + MARKER_HALF {
+            break;
+        }
+        let pts = vec![
+            pos2(x, cy - h),
+            pos2(x + MARKER_HALF, cy),
+            pos2(x, cy + h),
+            pos2(x - MARKER_HALF, cy),
+        ];
+        let stroke = if selected.contains(&f) {
+            Stroke::new(2.0, pal.selection)
+        } else {
+            Stroke::new(1.0, pal.range_outline)
+        };
+        painter.add(egui::Shape::convex_polygon(pts, fill, stroke));
+        if with_note.contains(&f) {
+            painter.circle_filled(pos2(x, cy - h - 2.5), 1.8, pal.ruler_text);
+        }
+    }
+}
+
+/// A small dot at the top-left of ranges that carry a note.
+pub fn note_dots(painter: &Painter, rect: Rect, axis: &TimeAxis, ranges: &[Range], color: Color32) {
+    for r in ranges {
+        let x = axis.x(r.start as f64) + 4.0;
+        if x >= rect.left() && x <= rect.right() {
+            painter.circle_filled(pos2(x, rect.top() + 5.0), 2.0, color);
+        }
     }
 }

@@ -1,0 +1,283 @@
+//! Frame-exact editing in the real app (egui_kittest): the inspector, snapping, markers and notes.
+#![cfg(feature = "ui")]
+
+use egui::{Event, Key, Modifiers, PointerButton, Pos2};
+use egui_kittest::Harness;
+use egui_kittest::kittest::Queryable;
+use taglane::core::tags::{Anchor, Range};
+use taglane::ui::TaglaneApp;
+use taglane::ui::command::AppCommand;
+
+fn harness() -> Harness<'static, TaglaneApp> {
+    // Steps of 1/60 s, so two clicks can make a double-click (egui: within 0.3 s).
+    let mut h = Harness::builder()
+        .with_size([1600.0, 1000.0])
+        .with_step_dt(1.0 / 60.0)
+        .build_ui_state(
+            |ui, app: &mut TaglaneApp| app.ui(ui),
+            TaglaneApp::demo_for_tests(),
+        );
+    h.run_steps(3);
+    h
+}
+
+fn tag_index(app: &TaglaneApp, name: &str) -> usize {
+    app.project
+        .doc
+        .tags
+        .iter()
+        .position(|t| t.name == name)
+        .unwrap_or_else(|| panic!("no tag {name}"))
+}
+
+fn ranges(app: &TaglaneApp, tag: usize) -> Vec<Range> {
+    app.project.doc.tags[tag]
+        .ranges_on(app.current_clip)
+        .to_vec()
+}
+
+fn pointer(h: &mut Harness<'static, TaglaneApp>, pos: Pos2, pressed: bool, modifiers: Modifiers) {
+    h.event(Event::PointerButton {
+        pos,
+        button: PointerButton::Primary,
+        pressed,
+        modifiers,
+    });
+    h.step();
+}
+
+/// A press at `from`, moves in steps, and a release at `to`; `check` runs before the release.
+fn drag_with(
+    h: &mut Harness<'static, TaglaneApp>,
+    from: Pos2,
+    to: Pos2,
+    modifiers: Modifiers,
+    check: impl FnOnce(&TaglaneApp),
+) {
+    h.event(Event::ModifiersChanged(modifiers));
+    h.event(Event::PointerMoved(from));
+    h.step();
+    pointer(h, from, true, modifiers);
+    for k in 1..=4 {
+        h.event(Event::PointerMoved(from + (to - from) * (k as f32 / 4.0)));
+        h.step();
+    }
+    check(h.state());
+    pointer(h, to, false, modifiers);
+    h.event(Event::ModifiersChanged(Modifiers::NONE));
+    h.run_steps(2);
+}
+
+/// Selects everything in a text field and types `text` over it.
+fn retype(h: &mut Harness<'static, TaglaneApp>, label: &str, text: &str) {
+    h.get_by_label(label).focus();
+    h.run_steps(1);
+    h.key_press_modifiers(Modifiers::COMMAND, Key::A);
+    h.get_by_label(label).type_text(text);
+    h.run_steps(1);
+}
+
+fn select_first(h: &mut Harness<'static, TaglaneApp>, tag: usize) -> Range {
+    let r = ranges(h.state(), tag)[0];
+    h.state_mut().queue.push(AppCommand::Select(vec![(tag, r)]));
+    h.run_steps(3);
+    r
+}
+
+#[test]
+fn the_inspector_edits_start_and_stop_by_typing_as_one_undo_step() {
+    let mut h = harness();
+    h.state_mut().queue.push(AppCommand::SelectClip(3));
+    h.run_steps(2);
+    let running = tag_index(h.state(), "Running");
+    let r = select_first(&mut h, running);
+    retype(&mut h, "Start frame", "150");
+    retype(&mut h, "Stop frame", "180");
+    h.key_press(Key::Enter);
+    h.run_steps(3);
+    let now = ranges(h.state(), running);
+    assert!(now.contains(&Range::new(150, 180)), "{now:?}");
+    assert_eq!(
+        h.state().selection,
+        vec![(running, Range::new(150, 180))],
+        "the edited range stays selected"
+    );
+    // Invalid input is explained inline and changes nothing.
+    let before = h.state().project.doc.clone();
+    retype(&mut h, "Stop frame", "99999");
+    h.key_press(Key::Enter);
+    h.run_steps(3);
+    let err = h.state().inspector.error.clone().unwrap_or_default();
+    assert!(err.contains("past the end of the clip"), "{err}");
+    h.get_by_label_contains("past the end of the clip");
+    assert_eq!(h.state().project.doc.tags, before.tags);
+    // Esc puts the fields back; one undo restores the original range.
+    h.get_by_label("Stop frame").focus();
+    h.run_steps(1);
+    h.key_press(Key::Escape);
+    h.run_steps(2);
+    assert_eq!(h.state().inspector.stop, "180");
+    h.key_press_modifiers(Modifiers::COMMAND, Key::Z);
+    h.run_steps(2);
+    assert_eq!(ranges(h.state(), running)[0], r);
+}
+
+#[test]
+fn dragging_an_edge_snaps_to_another_lanes_range_edge_unless_alt_is_held() {
+    let mut h = harness();
+    h.state_mut().queue.push(AppCommand::SelectClip(3));
+    h.run_steps(2);
+    let (walking, running) = (
+        tag_index(h.state(), "Walking"),
+        tag_index(h.state(), "Running"),
+    );
+    // The walk-to-run take: Walking stops where Running starts.
+    let walk = ranges(h.state(), walking)[0];
+    let run = ranges(h.state(), running)[0];
+    // Move Running's start two frames off the boundary first (without snapping).
+    let target = run.start + 3;
+    let (from, to) = {
+        let v = &h.state().timeline;
+        (
+            v.lane_boundary_point(running, run.start).unwrap(),
+            v.lane_boundary_point(running, target).unwrap(),
+        )
+    };
+    drag_with(&mut h, from, to, Modifiers::ALT, |app| {
+        assert_eq!(app.timeline.snap_line, None, "Alt turns snapping off");
+    });
+    let moved = ranges(h.state(), running)[0];
+    assert_eq!(moved.start, target, "{moved:?}");
+    // Dragging it back to one frame past Walking's stop snaps onto it, with the snap line (the
+    // frame is chosen where no other target is as close).
+    let targets = taglane::ui::timeline::model::snap_targets(
+        &h.state().project.doc,
+        3,
+        0,
+        &[(running, moved)],
+        &[],
+    );
+    assert!(targets.contains(&walk.stop));
+    let near = [walk.stop + 1, walk.stop - 1]
+        .into_iter()
+        .find(|n| !targets.contains(n))
+        .expect("a free frame beside the edge");
+    let (from, to) = {
+        let v = &h.state().timeline;
+        (
+            v.lane_boundary_point(running, moved.start).unwrap(),
+            v.lane_boundary_point(running, near).unwrap(),
+        )
+    };
+    drag_with(&mut h, from, to, Modifiers::NONE, |app| {
+        assert_eq!(app.timeline.snap_line, Some(walk.stop));
+    });
+    let now = ranges(h.state(), running);
+    assert!(now.iter().any(|r| r.start == walk.stop), "{now:?}");
+}
+
+#[test]
+fn markers_are_created_by_key_and_double_click_moved_by_dragging_and_exported() {
+    let mut h = harness();
+    let left = tag_index(h.state(), "contact:LeftFootDown");
+    h.state_mut()
+        .queue
+        .push(AppCommand::SetActiveTag(Some(left)));
+    h.state_mut().queue.push(AppCommand::SetPlayhead(20.0));
+    h.run_steps(2);
+    h.key_press(Key::M);
+    h.run_steps(2);
+    let markers = |h: &Harness<'static, TaglaneApp>| {
+        h.state().project.doc.tags[left]
+            .markers_on(h.state().current_clip)
+            .to_vec()
+    };
+    assert_eq!(markers(&h), vec![20]);
+    // Double-click on frame 60 of the lane (after a pause: egui counts clicks from time 0, and
+    // the harness starts at 0).
+    h.run_steps(30);
+    let p = h.state().timeline.lane_point(left, 60).unwrap();
+    h.event(Event::PointerMoved(p));
+    h.step();
+    for _ in 0..2 {
+        pointer(&mut h, p, true, Modifiers::NONE);
+        pointer(&mut h, p, false, Modifiers::NONE);
+    }
+    h.run_steps(2);
+    assert_eq!(markers(&h), vec![20, 60]);
+    // Drag the marker at 60 to 75; it snaps to nothing there (Alt off is fine: no target near).
+    let (from, to) = {
+        let v = &h.state().timeline;
+        (
+            v.lane_point(left, 60).unwrap(),
+            v.lane_point(left, 75).unwrap(),
+        )
+    };
+    drag_with(&mut h, from, to, Modifiers::ALT, |_| {});
+    assert_eq!(markers(&h), vec![20, 75]);
+    assert_eq!(h.state().marker_selection, vec![(left, 75)]);
+    // Queries see a marker as a one-frame range.
+    let doc = &h.state().project.doc;
+    let q = doc.parse_query("contact:LeftFootDown").unwrap();
+    let idx = taglane::core::tags::TagIndex::build(doc);
+    let mut out = taglane::core::tags::RangeSet::new();
+    taglane::core::tags::Evaluator::new()
+        .eval(&q, &idx, taglane::core::tags::Engine::Ranges, &mut out)
+        .unwrap();
+    assert!(out.clip_ranges(0).iter().any(|r| r.contains(75)));
+    // Exported in CSV.
+    let dir = std::env::temp_dir().join(format!("taglane-markers-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let csv = dir.join("tags.csv");
+    h.state_mut().queue.push(AppCommand::Export(
+        taglane::ui::command::ExportKind::Csv,
+        Some(csv.clone()),
+    ));
+    h.run_steps(2);
+    let text = std::fs::read_to_string(&csv).unwrap();
+    assert!(
+        text.contains("contact:LeftFootDown,walk_male_01,75,76,2.500000,2.533333,marker,,"),
+        "{text}"
+    );
+    // Undo twice: the move, then the double-click marker.
+    h.key_press_modifiers(Modifiers::COMMAND, Key::Z);
+    h.key_press_modifiers(Modifiers::COMMAND, Key::Z);
+    h.run_steps(2);
+    assert_eq!(markers(&h), vec![20]);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn a_note_survives_a_split_and_undo() {
+    let mut h = harness();
+    let walking = tag_index(h.state(), "Walking");
+    let r = select_first(&mut h, walking);
+    retype(&mut h, "Note", "tired at the end");
+    retype(&mut h, "Data", "surface=gravel; speed=slow");
+    h.key_press(Key::Enter);
+    h.run_steps(3);
+    let tag = |h: &Harness<'static, TaglaneApp>| h.state().project.doc.tags[walking].clone();
+    let n = tag(&h).note(0, Anchor::Range(r)).cloned().expect("a note");
+    assert_eq!(n.text, "tired at the end");
+    assert_eq!(n.data["surface"], "gravel");
+    // Split in the middle: both halves keep the note.
+    let mid = (r.start + r.stop) / 2;
+    h.state_mut()
+        .queue
+        .push(AppCommand::SetPlayhead(f64::from(mid)));
+    h.run_steps(1);
+    h.key_press(Key::S);
+    h.run_steps(2);
+    let t = tag(&h);
+    let halves = [Range::new(r.start, mid), Range::new(mid + 1, r.stop)];
+    for half in halves {
+        assert_eq!(t.note(0, Anchor::Range(half)), Some(&n), "{:?}", t.notes);
+    }
+    // Undo the split: one range with its note; undo the note: none.
+    h.key_press_modifiers(Modifiers::COMMAND, Key::Z);
+    h.run_steps(2);
+    assert_eq!(tag(&h).note(0, Anchor::Range(r)), Some(&n));
+    h.key_press_modifiers(Modifiers::COMMAND, Key::Z);
+    h.run_steps(2);
+    assert!(tag(&h).notes.is_empty());
+}
