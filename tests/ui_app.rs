@@ -38,8 +38,10 @@ fn ranges(app: &TaglaneApp, tag: usize) -> Vec<Range> {
         .unwrap_or_default()
 }
 
-/// A press at `from`, moves in steps, and a release at `to`, one frame each.
+/// A press at `from`, moves in steps, and a release at `to`, one frame each, with Alt held: these
+/// tests check exact frames, so snapping (tested in ui_editor.rs) is off.
 fn drag(h: &mut Harness<'static, TaglaneApp>, from: Pos2, to: Pos2) {
+    h.event(Event::ModifiersChanged(Modifiers::ALT));
     h.event(Event::PointerMoved(from));
     h.step();
     h.event(Event::PointerButton {
@@ -59,6 +61,7 @@ fn drag(h: &mut Harness<'static, TaglaneApp>, from: Pos2, to: Pos2) {
         pressed: false,
         modifiers: Modifiers::NONE,
     });
+    h.event(Event::ModifiersChanged(Modifiers::NONE));
     h.step();
     h.run_steps(2);
 }

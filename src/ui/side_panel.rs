@@ -128,6 +128,13 @@ impl SidePanel {
             trail: &pose.trail,
             trail_index,
             dark: input.dark,
+            bones: pose.display.bones,
+            onion: &pose.onion,
+            joint_trail: &pose.joint_trail,
+            joint_trail_index: pose.joint_trail_index,
+            skip_joint: pose.static_root,
+            planted: &[],
+            unit_cm: clip_a.unit_cm,
         };
         let out = viewport::viewport_ui(
             ui,

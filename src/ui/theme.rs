@@ -151,6 +151,15 @@ pub struct ViewportPalette {
     pub ghost: Color32,
     pub trail: Color32,
     pub text: Color32,
+    /// Outline of volume bones.
+    pub bone_edge: Color32,
+    /// Onion-skin poses before and after the playhead.
+    pub onion_before: Color32,
+    pub onion_after: Color32,
+    /// The path of the chosen joint.
+    pub joint_trail: Color32,
+    /// Feet marked planted (auto-tag contacts).
+    pub planted: Color32,
 }
 
 pub fn viewport_palette(dark: bool) -> ViewportPalette {
@@ -167,6 +176,11 @@ pub fn viewport_palette(dark: bool) -> ViewportPalette {
             ghost: Color32::from_rgba_unmultiplied(255, 120, 220, 150),
             trail: Color32::from_rgb(90, 160, 230),
             text: Color32::from_gray(220),
+            bone_edge: Color32::from_gray(70),
+            onion_before: Color32::from_rgba_unmultiplied(110, 170, 255, 120),
+            onion_after: Color32::from_rgba_unmultiplied(255, 170, 90, 120),
+            joint_trail: Color32::from_rgb(240, 200, 80),
+            planted: Color32::from_rgb(90, 230, 120),
         }
     } else {
         ViewportPalette {
@@ -181,6 +195,11 @@ pub fn viewport_palette(dark: bool) -> ViewportPalette {
             ghost: Color32::from_rgba_unmultiplied(200, 40, 160, 150),
             trail: Color32::from_rgb(40, 110, 200),
             text: Color32::from_gray(30),
+            bone_edge: Color32::from_gray(30),
+            onion_before: Color32::from_rgba_unmultiplied(30, 90, 220, 110),
+            onion_after: Color32::from_rgba_unmultiplied(220, 110, 20, 110),
+            joint_trail: Color32::from_rgb(190, 120, 0),
+            planted: Color32::from_rgb(20, 160, 60),
         }
     }
 }

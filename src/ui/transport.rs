@@ -285,7 +285,8 @@ impl TaglaneApp {
             if let Some(e) = &self.transport.goto_error {
                 ui.colored_label(ui.visuals().error_fg_color, e);
             }
-            ui.separator();
+            // Tags and view on a row of their own.
+            ui.end_row();
             action_button(ui, "New tag", Action::NewTag, q);
             if let Some(t) = self.active_tag {
                 if ui.button("Rename tag").clicked() {

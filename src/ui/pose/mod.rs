@@ -14,8 +14,9 @@ use egui_plot::{Legend, Line, Plot, PlotPoints, Points, VLine};
 use glam::Vec3;
 
 use self::model::{
-    Camera, MaskKind, PoseBuffers, TimeMap, Trajectories, best_match_frame, blended_trajectories,
-    bounds, build_mask, motion_joint, rotation_curve_deg, sample_model, track_at,
+    Camera, ClipPositions, MaskKind, PoseBuffers, TimeMap, Trajectories, best_match_frame,
+    blended_trajectories, bounds, build_mask, motion_joint, rotation_curve_deg, sample_model,
+    track_at,
 };
 use crate::core::anim::{Clip, Extrapolation, RootMotionTrack, RotationInterp, SampleSettings};
 use crate::core::tags::ClipId;
@@ -62,6 +63,39 @@ impl Default for BlendSettings {
     }
 }
 
+/// How bones are drawn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum BoneStyle {
+    /// Capsules whose width follows the bone's length, nearer bones over farther ones.
+    #[default]
+    Volumes,
+    /// Thin lines.
+    Lines,
+}
+
+/// Display options of the viewport.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Display {
+    pub bones: BoneStyle,
+    /// Ghost poses before and after the playhead (0: off).
+    pub onion_count: usize,
+    /// Frames between two onion-skin poses.
+    pub onion_step: u32,
+    /// The joint whose path is drawn (`None`: the root's path on the ground).
+    pub trail_joint: Option<usize>,
+}
+
+impl Default for Display {
+    fn default() -> Self {
+        Self {
+            bones: BoneStyle::Volumes,
+            onion_count: 0,
+            onion_step: 5,
+            trail_joint: None,
+        }
+    }
+}
+
 /// The clip and joint a cached rotation curve belongs to.
 type CurveKey = (ClipId, usize);
 
@@ -100,6 +134,19 @@ pub struct PoseView {
     pub trajectories: Option<Trajectories>,
     /// Ground trail of the current clip's motion joint.
     pub trail: Vec<Vec3>,
+    /// Bones, onion skin, joint trail.
+    pub display: Display,
+    /// Poses around the playhead for the onion skin: (frame offset, positions).
+    pub onion: Vec<(i64, Vec<Vec3>)>,
+    /// Path of [`Display::trail_joint`] over the clip, and its sample at the playhead.
+    pub joint_trail: Vec<Vec3>,
+    pub joint_trail_index: usize,
+    /// The joint left out of drawing and framing (a root standing still at the origin).
+    pub static_root: Option<usize>,
+    /// The joint the camera follows (the one carrying the motion).
+    pub follow_joint: usize,
+    /// Joint positions over the clip, for framing and trails: (clip, load version) and samples.
+    clip_positions: Option<((ClipId, u64), Arc<ClipPositions>)>,
     buffers: PoseBuffers,
     framed_clip: Option<ClipId>,
     trail_key: Option<(ClipId, u64)>,
@@ -130,6 +177,13 @@ impl Default for PoseView {
             load_error: None,
             trajectories: None,
             trail: Vec::new(),
+            display: Display::default(),
+            onion: Vec::new(),
+            joint_trail: Vec::new(),
+            joint_trail_index: 0,
+            static_root: None,
+            follow_joint: 0,
+            clip_positions: None,
             buffers: PoseBuffers::default(),
             framed_clip: None,
             trail_key: None,
@@ -197,12 +251,46 @@ impl PoseView {
                 .unwrap_or_default();
             self.trail_key = Some(key);
         }
+        self.static_root = model::static_root(a);
+        self.follow_joint = motion_joint(a);
+        let positions_key = (input.clip, a.version);
+        if self.clip_positions.as_ref().map(|(k, _)| *k) != Some(positions_key) {
+            self.clip_positions = Some((positions_key, Arc::new(ClipPositions::new(a))));
+        }
+        // The chosen joint's path over the clip.
+        self.joint_trail.clear();
+        if let (Some(j), Some((_, cp))) = (self.display.trail_joint, &self.clip_positions)
+            && j < a.joint_count()
+        {
+            self.joint_trail = cp.track(j);
+            let f = (self.time_s * fps).round().max(0.0) as usize;
+            self.joint_trail_index =
+                (f / cp.stride.max(1)).min(self.joint_trail.len().saturating_sub(1));
+        }
+        // Onion skin: poses a few steps before and after the playhead.
+        self.onion.clear();
+        let step = f64::from(self.display.onion_step.max(1)) / fps;
+        for k in 1..=self.display.onion_count as i64 {
+            for dir in [-1i64, 1] {
+                let t = self.time_s + (dir * k) as f64 * step;
+                if t < 0.0 || t > f64::from(a.duration_s()) {
+                    continue;
+                }
+                let mut buffers = PoseBuffers::default();
+                if sample_model(a, t, &settings, &mut buffers).is_ok() {
+                    self.onion.push((
+                        dir * k * i64::from(self.display.onion_step.max(1)),
+                        buffers.model.iter().map(|t| t.translation).collect(),
+                    ));
+                }
+            }
+        }
         if self.framed_clip != Some(input.clip) {
             self.frame_character();
             self.framed_clip = Some(input.clip);
         }
         if self.follow
-            && let Some(root) = self.base_positions.get(motion_joint(a))
+            && let Some(root) = self.base_positions.get(self.follow_joint)
         {
             self.camera.target.x = root.x;
             self.camera.target.z = root.z;
@@ -342,18 +430,102 @@ impl PoseView {
         Some(egui::pos2(q.x, q.y))
     }
 
-    /// Frames the current pose and its trail.
+    /// Frames the character: while following, the body's extent over the whole clip around the
+    /// moving joint (so it stays framed as it walks); otherwise everything the skeleton covers over
+    /// the clip. A root standing still at the origin is left out either way, and the ground under
+    /// the character is included.
     pub fn frame_character(&mut self) {
-        let mut pts = self.joint_positions.clone();
-        pts.push(Vec3::new(
-            self.joint_positions.first().map_or(0.0, |p| p.x),
-            0.0,
-            self.joint_positions.first().map_or(0.0, |p| p.z),
-        ));
-        if let Some((lo, hi)) = bounds(&pts) {
+        let skip = self.static_root;
+        let framed = self.clip_positions.as_ref().and_then(|(_, cp)| {
+            if self.follow {
+                let (lo, hi) = cp.body_extent(self.follow_joint, skip)?;
+                let at = self.base_positions.get(self.follow_joint).copied()?;
+                let at = Vec3::new(at.x, 0.0, at.z);
+                Some((lo + at, hi + at))
+            } else {
+                cp.bounds(skip)
+            }
+        });
+        let framed = framed.or_else(|| {
+            let pts: Vec<Vec3> = self
+                .joint_positions
+                .iter()
+                .enumerate()
+                .filter(|(j, _)| Some(*j) != skip)
+                .map(|(_, p)| *p)
+                .collect();
+            bounds(&pts)
+        });
+        if let Some((mut lo, hi)) = framed {
+            lo.y = lo.y.min(0.0);
             self.camera.frame(lo, hi);
         }
     }
+}
+
+/// A 0..1 slider filling the row (fine control in a narrow panel), with a typed-value box beside
+/// it, and the mouse wheel stepping it by `step` while hovered.
+fn wide_slider(ui: &mut Ui, value: &mut f32, step: f32) -> egui::Response {
+    ui.spacing_mut().slider_width = (ui.available_width() - 70.0).max(120.0);
+    let r = ui.add(
+        egui::Slider::new(value, 0.0..=1.0)
+            .step_by(f64::from(step) / 10.0)
+            .max_decimals(3),
+    );
+    if r.hovered() {
+        // One step per wheel notch; the panel does not scroll meanwhile.
+        let notches: f32 = ui.input_mut(|i| {
+            i.smooth_scroll_delta.y = 0.0;
+            i.raw
+                .events
+                .iter()
+                .filter_map(|e| match e {
+                    egui::Event::MouseWheel { delta, .. } => Some(delta.y.signum()),
+                    _ => None,
+                })
+                .sum()
+        });
+        if notches != 0.0 {
+            *value = (*value + step * notches).clamp(0.0, 1.0);
+        }
+    }
+    r.on_hover_text("Drag, type a value in the box, or use the mouse wheel")
+}
+
+/// Bones, onion skin and the joint trail.
+fn display_ui(ui: &mut Ui, clip: &Clip, display: &mut Display) {
+    ui.horizontal(|ui| {
+        ui.label("Bones");
+        ui.selectable_value(&mut display.bones, BoneStyle::Volumes, "volumes");
+        ui.selectable_value(&mut display.bones, BoneStyle::Lines, "lines");
+        ui.separator();
+        let label = ui.label("Onion skin");
+        ui.add(egui::DragValue::new(&mut display.onion_count).range(0..=5))
+            .labelled_by(label.id)
+            .on_hover_text("Ghost poses before and after the playhead (0: off)");
+        let every = ui.label("every");
+        ui.add(
+            egui::DragValue::new(&mut display.onion_step)
+                .range(1..=120)
+                .suffix(" f"),
+        )
+        .labelled_by(every.id)
+        .on_hover_text("Frames between two ghost poses");
+    });
+    ui.horizontal(|ui| {
+        let text = display
+            .trail_joint
+            .and_then(|j| clip.skeleton.names.get(j))
+            .map_or("root on the ground".to_owned(), |n| format!("path of {n}"));
+        egui::ComboBox::from_label("Trail")
+            .selected_text(text)
+            .show_ui(ui, |ui| {
+                ui.selectable_value(&mut display.trail_joint, None, "root on the ground");
+                for (j, n) in clip.skeleton.names.iter().enumerate() {
+                    ui.selectable_value(&mut display.trail_joint, Some(j), format!("path of {n}"));
+                }
+            });
+    });
 }
 
 pub fn pose_tab_ui(ui: &mut Ui, input: &ClipContext<'_>, clip: &Arc<Clip>, pose: &mut PoseView) {
@@ -373,12 +545,14 @@ pub fn pose_tab_ui(ui: &mut Ui, input: &ClipContext<'_>, clip: &Arc<Clip>, pose:
         }
     });
     ui.label(format!(
-        "{} joints, {} frames at {} fps, t = {:.3} s",
+        "{} joints, {} frames at {} fps, t = {:.3} s, 1 unit = {} cm",
         clip.joint_count(),
         clip.frame_count,
         clip.fps,
-        pose.time_s
+        pose.time_s,
+        clip.unit_cm
     ));
+    display_ui(ui, clip, &mut pose.display);
     ui.separator();
 
     ui.checkbox(&mut pose.blend.enabled, "Blend with a second clip");
@@ -399,8 +573,7 @@ pub fn pose_tab_ui(ui: &mut Ui, input: &ClipContext<'_>, clip: &Arc<Clip>, pose:
             });
         ui.horizontal(|ui| {
             let label = ui.label("Blend weight");
-            ui.add(egui::Slider::new(&mut pose.blend.weight, 0.0..=1.0))
-                .labelled_by(label.id);
+            wide_slider(ui, &mut pose.blend.weight, 0.01).labelled_by(label.id);
         });
         let mask_text = match pose.blend.mask {
             MaskKind::None => "whole body".to_owned(),
@@ -450,8 +623,7 @@ pub fn pose_tab_ui(ui: &mut Ui, input: &ClipContext<'_>, clip: &Arc<Clip>, pose:
         if pose.blend.sync == SyncMode::BestMatch {
             ui.horizontal(|ui| {
                 let label = ui.label("Position / facing bias");
-                ui.add(egui::Slider::new(&mut pose.blend.position_bias, 0.0..=1.0))
-                    .labelled_by(label.id);
+                wide_slider(ui, &mut pose.blend.position_bias, 0.01).labelled_by(label.id);
             });
         }
         if let Some(tb) = pose.time_b_s {

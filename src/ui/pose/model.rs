@@ -395,6 +395,95 @@ pub fn motion_joint(clip: &Clip) -> usize {
         .unwrap_or(0)
 }
 
+/// The root joint when it stands still while another joint carries the motion (Bandai takes:
+/// `joint_Root` at the origin, the motion on `Hips`): the bone from it to the body is not drawn
+/// and it is left out of the framing.
+pub fn static_root(clip: &Clip) -> Option<usize> {
+    (motion_joint(clip) != 0 && clip.joint_count() > 1).then_some(0)
+}
+
+/// Model-space joint positions of a clip at evenly spaced frames (every `stride` frames, at most
+/// about [`ClipPositions::MAX_SAMPLES`] of them), file units: for framing the whole clip and for
+/// joint trails.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ClipPositions {
+    pub joints: usize,
+    pub stride: usize,
+    /// Frame-major: sample `k` (frame `k * stride`), joint `j` at `k * joints + j`.
+    pub positions: Vec<Vec3>,
+}
+
+impl ClipPositions {
+    pub const MAX_SAMPLES: usize = 2048;
+
+    /// Runs forward kinematics on the sampled frames. An invalid clip gives no samples.
+    pub fn new(clip: &Clip) -> Self {
+        let n = clip.joint_count();
+        let stride = clip.frame_count.div_ceil(Self::MAX_SAMPLES).max(1);
+        let mut out = Self {
+            joints: n,
+            stride,
+            positions: Vec::new(),
+        };
+        if clip.validate().is_err() {
+            return out;
+        }
+        let mut local = vec![Transform::IDENTITY; n];
+        let mut model = vec![Transform::IDENTITY; n];
+        for f in (0..clip.frame_count).step_by(stride) {
+            clip.copy_pose(f, &mut local);
+            if local_to_model(&clip.skeleton, &local, &mut model).is_err() {
+                out.positions.clear();
+                return out;
+            }
+            out.positions.extend(model.iter().map(|m| m.translation));
+        }
+        out
+    }
+
+    pub fn samples(&self) -> usize {
+        self.positions.len() / self.joints.max(1)
+    }
+
+    /// The positions of joint `j` over the clip.
+    pub fn track(&self, j: usize) -> Vec<Vec3> {
+        (0..self.samples())
+            .filter_map(|k| self.positions.get(k * self.joints + j).copied())
+            .collect()
+    }
+
+    /// The box holding every joint but `skip` over the whole clip.
+    pub fn bounds(&self, skip: Option<usize>) -> Option<(Vec3, Vec3)> {
+        let pts: Vec<Vec3> = self
+            .positions
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| Some(i % self.joints.max(1)) != skip)
+            .map(|(_, p)| *p)
+            .collect();
+        bounds(&pts)
+    }
+
+    /// The box holding the body around joint `anchor` over the whole clip (each sample's joints
+    /// relative to that sample's `anchor`), for framing a followed character; `skip` left out.
+    pub fn body_extent(&self, anchor: usize, skip: Option<usize>) -> Option<(Vec3, Vec3)> {
+        let n = self.joints.max(1);
+        let pts: Vec<Vec3> = self
+            .positions
+            .chunks_exact(n)
+            .flat_map(|pose| {
+                let a = pose.get(anchor).copied().unwrap_or(Vec3::ZERO);
+                let a = Vec3::new(a.x, 0.0, a.z);
+                pose.iter()
+                    .enumerate()
+                    .filter(move |(j, _)| Some(*j) != skip)
+                    .map(move |(_, p)| *p - a)
+            })
+            .collect();
+        bounds(&pts)
+    }
+}
+
 /// The trajectories of the root-motion view, on the ground plane (x, z), model units.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Trajectories {

@@ -21,6 +21,18 @@ pub struct Scene<'a> {
     pub trail: &'a [Vec3],
     pub trail_index: usize,
     pub dark: bool,
+    pub bones: super::BoneStyle,
+    /// Onion-skin poses: (frame offset from the playhead, positions).
+    pub onion: &'a [(i64, Vec<Vec3>)],
+    /// The path of a chosen joint over the clip, and its sample at the playhead.
+    pub joint_trail: &'a [Vec3],
+    pub joint_trail_index: usize,
+    /// A joint not drawn, with its bone (a root standing still at the origin).
+    pub skip_joint: Option<usize>,
+    /// Joints drawn as planted (feet in contact).
+    pub planted: &'a [usize],
+    /// Centimetres per model unit (the grid is in centimetres).
+    pub unit_cm: f32,
 }
 
 /// Result of one frame of the viewport.
@@ -97,8 +109,14 @@ pub fn viewport_ui(
     painter.rect_filled(rect, 0.0, pal.background);
 
     // Ground grid around the target, split into short segments so lines crossing behind the eye
-    // still show their visible part.
-    let spacing = grid_spacing(camera.distance);
+    // still show their visible part. Its spacing is a round number of centimetres.
+    let unit_cm = if scene.unit_cm.is_finite() && scene.unit_cm > 0.0 {
+        scene.unit_cm
+    } else {
+        1.0
+    };
+    let spacing_cm = grid_spacing(camera.distance * unit_cm);
+    let spacing = spacing_cm / unit_cm;
     let half = 10i32;
     let cx = (camera.target.x / spacing).round() * spacing;
     let cz = (camera.target.z / spacing).round() * spacing;
@@ -147,27 +165,100 @@ pub fn viewport_ui(
         painter.circle_filled(e(p), 3.0, pal.trail);
     }
 
-    // Overlay pose (thin), then the main pose.
-    if let Some((joints, color)) = scene.overlay {
+    // The chosen joint's path.
+    let path: Vec<Pos2> = scene
+        .joint_trail
+        .iter()
+        .filter_map(|p| project(*p).map(e))
+        .collect();
+    if path.len() >= 2 {
+        painter.add(egui::Shape::line(path, Stroke::new(1.5, pal.joint_trail)));
+    }
+    if let Some(p) = scene
+        .joint_trail
+        .get(scene.joint_trail_index)
+        .and_then(|p| project(*p))
+    {
+        painter.circle_filled(e(p), 3.5, pal.joint_trail);
+    }
+
+    // Onion skin (faded with distance from the playhead), the overlay pose (thin), the main pose.
+    let farthest = scene
+        .onion
+        .iter()
+        .map(|(k, _)| k.abs())
+        .max()
+        .unwrap_or(1)
+        .max(1);
+    for (k, joints) in scene.onion {
+        let base = if *k < 0 {
+            pal.onion_before
+        } else {
+            pal.onion_after
+        };
+        let fade = 1.0 - 0.6 * (k.abs() as f32 / farthest as f32);
+        let color = base.gamma_multiply(fade);
         let s: Vec<Option<Vec2>> = joints.iter().map(|p| project(*p)).collect();
-        draw_skeleton(
+        draw_lines(
             &painter,
             scene.parents,
             &s,
-            Stroke::new(2.0, color),
-            color,
-            2.5,
-            None,
+            scene.skip_joint,
+            Stroke::new(1.5, color),
         );
     }
-    draw_skeleton(
+    if let Some((joints, color)) = scene.overlay {
+        let s: Vec<Option<Vec2>> = joints.iter().map(|p| project(*p)).collect();
+        draw_lines(
+            &painter,
+            scene.parents,
+            &s,
+            scene.skip_joint,
+            Stroke::new(2.0, color),
+        );
+        draw_joints(&painter, &s, scene.skip_joint, color, 2.5, None);
+    }
+    match scene.bones {
+        super::BoneStyle::Lines => draw_lines(
+            &painter,
+            scene.parents,
+            &screen,
+            scene.skip_joint,
+            Stroke::new(3.0, pal.bone),
+        ),
+        super::BoneStyle::Volumes => {
+            let eye = camera.eye();
+            draw_volumes(
+                &painter,
+                scene.parents,
+                scene.joints,
+                &screen,
+                eye,
+                scene.skip_joint,
+                pal.bone,
+                pal.bone_edge,
+            );
+        }
+    }
+    draw_joints(
         &painter,
-        scene.parents,
         &screen,
-        Stroke::new(3.0, pal.bone),
+        scene.skip_joint,
         pal.joint,
         3.5,
         scene.joint_colors,
+    );
+    for &j in scene.planted {
+        if let Some(Some(p)) = screen.get(j) {
+            painter.circle_stroke(e(*p), 7.0, Stroke::new(2.5, pal.planted));
+        }
+    }
+    painter.text(
+        rect.left_bottom() + EVec2::new(6.0, -4.0),
+        egui::Align2::LEFT_BOTTOM,
+        format!("grid {spacing_cm} cm"),
+        egui::FontId::proportional(11.0),
+        pal.text.gamma_multiply(0.6),
     );
     for (j, color) in [(selected, pal.selected), (hovered, pal.hovered)] {
         if let Some(p) = j.and_then(|j| screen.get(j).copied().flatten()) {
@@ -193,27 +284,77 @@ pub fn viewport_ui(
     }
 }
 
-fn draw_skeleton(
+fn draw_lines(
     painter: &egui::Painter,
     parents: &[Option<usize>],
     screen: &[Option<Vec2>],
+    skip: Option<usize>,
     bone: Stroke,
-    joint: Color32,
-    radius: f32,
-    colors: Option<&[Color32]>,
 ) {
     for (j, p) in parents.iter().enumerate() {
         if let (Some(p), Some(Some(a))) = (p, screen.get(j))
+            && Some(*p) != skip
+            && Some(j) != skip
             && let Some(Some(b)) = screen.get(*p)
         {
             painter.line_segment([e(*a), e(*b)], bone);
         }
     }
+}
+
+fn draw_joints(
+    painter: &egui::Painter,
+    screen: &[Option<Vec2>],
+    skip: Option<usize>,
+    joint: Color32,
+    radius: f32,
+    colors: Option<&[Color32]>,
+) {
     for (j, p) in screen.iter().enumerate() {
-        if let Some(p) = p {
+        if let Some(p) = p
+            && Some(j) != skip
+        {
             let c = colors.and_then(|c| c.get(j).copied()).unwrap_or(joint);
             painter.circle_filled(e(*p), radius, c);
         }
+    }
+}
+
+/// Bones as capsules: as wide as a fifth of their length on screen (3 to 16 points), drawn from
+/// the farthest to the nearest so nearer bones cover farther ones, each with an outline.
+#[allow(clippy::too_many_arguments)]
+fn draw_volumes(
+    painter: &egui::Painter,
+    parents: &[Option<usize>],
+    joints: &[Vec3],
+    screen: &[Option<Vec2>],
+    eye: Vec3,
+    skip: Option<usize>,
+    fill: Color32,
+    edge: Color32,
+) {
+    let mut bones: Vec<(f32, Vec2, Vec2)> = parents
+        .iter()
+        .enumerate()
+        .filter_map(|(j, p)| {
+            let p = (*p)?;
+            if Some(p) == skip || Some(j) == skip {
+                return None;
+            }
+            let (a, b) = ((*screen.get(j)?)?, (*screen.get(p)?)?);
+            let mid = (*joints.get(j)? + *joints.get(p)?) * 0.5;
+            Some(((mid - eye).length(), a, b))
+        })
+        .collect();
+    bones.sort_by(|x, y| y.0.total_cmp(&x.0));
+    for (_, a, b) in bones {
+        let w = ((b - a).length() * 0.2).clamp(3.0, 16.0);
+        painter.line_segment([e(a), e(b)], Stroke::new(w + 2.0, edge));
+        painter.circle_filled(e(a), (w + 2.0) * 0.5, edge);
+        painter.circle_filled(e(b), (w + 2.0) * 0.5, edge);
+        painter.line_segment([e(a), e(b)], Stroke::new(w, fill));
+        painter.circle_filled(e(a), w * 0.5, fill);
+        painter.circle_filled(e(b), w * 0.5, fill);
     }
 }
 
