@@ -281,3 +281,65 @@ fn a_note_survives_a_split_and_undo() {
     h.run_steps(2);
     assert!(tag(&h).notes.is_empty());
 }
+
+#[test]
+#[ignore = "needs ../shared/mocap"]
+fn the_camera_follows_hips_on_a_bandai_take_not_its_standing_root() {
+    use taglane::core::tags::{ClipInfo, TagDocument};
+    use taglane::ui::project::Project;
+    let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/mocap/bandai_dataset-1_walk_normal_001.bvh")
+        .canonicalize()
+        .expect("the Bandai walk take");
+    let mut doc = TagDocument::default();
+    doc.add_clip(ClipInfo {
+        name: "walk".into(),
+        frames: 195,
+        fps: 30.0,
+        source: Some(file.display().to_string()),
+        unit_cm: Some(1.0),
+    })
+    .unwrap();
+    let project = Project {
+        doc,
+        ..Project::default()
+    };
+    let app = TaglaneApp::new(
+        project,
+        taglane::ui::app::Prefs::default(),
+        taglane::ui::recovery::Recovery::disabled(),
+    );
+    let mut h = Harness::builder()
+        .with_size([1600.0, 1000.0])
+        .build_ui_state(|ui, app: &mut TaglaneApp| app.ui(ui), app);
+    h.run_steps(3);
+    let hips = {
+        let pose = &h.state().side.pose;
+        assert_eq!(pose.load_error, None);
+        assert_eq!(pose.static_root, Some(0), "joint_Root stands still");
+        pose.follow_joint
+    };
+    let mut last_x = None;
+    for frame in [0.0, 60.0, 120.0, 190.0] {
+        h.state_mut().queue.push(AppCommand::SetPlayhead(frame));
+        h.run_steps(2);
+        let pose = &h.state().side.pose;
+        let at = pose.base_positions[hips];
+        let target = pose.camera.target;
+        assert!(
+            (target.x - at.x).abs() < 1e-3 && (target.z - at.z).abs() < 1e-3,
+            "frame {frame}: camera at {target:?}, Hips at {at:?}"
+        );
+        // The character walks: the target moves with it.
+        if let Some(x) = last_x {
+            assert_ne!(x, (target.x, target.z));
+        }
+        last_x = Some((target.x, target.z));
+        // Framed on the body (about 1.7 m), not on the path from the origin.
+        assert!(
+            pose.camera.distance < 500.0,
+            "distance {}",
+            pose.camera.distance
+        );
+    }
+}
