@@ -236,7 +236,7 @@ fn exported_clips_load_back_with_the_cli() {
 #[test]
 fn compression_view_snapshot() {
     let mut h = Harness::builder()
-        .with_size([1400.0, 1150.0])
+        .with_size([1600.0, 1000.0])
         .with_options(egui_kittest::SnapshotOptions::default().max_failed_pixels(400))
         .wgpu()
         .build_ui_state(|ui, app: &mut TaglaneApp| app.ui(ui), compression_app());

@@ -79,8 +79,8 @@ fn typed_query_shows_both_engine_lanes() {
         .filter(|r| matches!(r, Row::Extra(_)))
         .collect();
     assert_eq!(extra.len(), 2, "{:?}", app.timeline.last_rows);
-    h.get_by_label_contains("(ranges)");
-    h.get_by_label_contains("(masks)");
+    h.get_by_label_contains("(ranges engine)");
+    h.get_by_label_contains("(masks engine)");
 }
 
 #[test]
@@ -383,7 +383,7 @@ fn freeze_timings(h: &mut Harness<'static, TaglaneApp>) {
 #[test]
 fn query_view_screenshot() {
     let mut h = Harness::builder()
-        .with_size([1700.0, 1000.0])
+        .with_size([1600.0, 1000.0])
         .wgpu()
         .build_ui_state(
             |ui, app: &mut TaglaneApp| app.ui(ui),

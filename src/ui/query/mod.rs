@@ -277,7 +277,7 @@ impl QueryPanel {
         let mut lanes = vec![
             ExtraLane {
                 id: LANE_RANGES.to_owned(),
-                label: format!("{} (ranges)", short(&ev.text)),
+                label: "result (ranges engine)".to_owned(),
                 tooltip: format!("{}\nranges engine, {:.0} µs; {warn}", ev.text, ev.ranges_us),
                 color: c.lane_ranges,
                 ranges: ev.ranges.clip_ranges(clip).to_vec(),
@@ -286,8 +286,8 @@ impl QueryPanel {
             ExtraLane {
                 id: LANE_MASKS.to_owned(),
                 label: match &ev.masks_unavailable {
-                    None => format!("{} (masks)", short(&ev.text)),
-                    Some(_) => format!("{} (masks: not run)", short(&ev.text)),
+                    None => "result (masks engine)".to_owned(),
+                    Some(_) => "result (masks: not run)".to_owned(),
                 },
                 tooltip: match &ev.masks_unavailable {
                     None => format!("{}\nmasks engine, {:.0} µs; {warn}", ev.text, ev.masks_us),
@@ -1045,7 +1045,7 @@ fn details_ui(ui: &mut Ui, panel: &mut QueryPanel, doc: &TagDocument, clip: Clip
             });
             ui.end_row();
             ui.label("auto");
-            ui.label(ev.auto_report.reason());
+            ui.add(egui::Label::new(ev.auto_report.reason()).wrap());
             ui.end_row();
         });
     ui.separator();
