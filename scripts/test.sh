@@ -20,8 +20,11 @@ if [ -d ../shared/mocap ]; then
   echo "test: ../shared/mocap found, running the tests that need it too"
 fi
 
+# The core's unit tests without the `ui` feature: the library builds and passes with no UI crate
+# (clippy in .ci/run also checks every target without it). The integration tests (one binary for
+# the core and the command line, tests/core; one for the app, tests/ui) run once, in the second pass.
 echo "test: core alone (--no-default-features)"
-cargo test --no-default-features --lib --tests -- "${ignored[@]}"
+cargo test --no-default-features --lib -- "${ignored[@]}"
 echo "test: everything (default features: core + ui)"
 cargo test --lib --bins --tests -- "${ignored[@]}"
 echo "test: benchmarks, once each in test mode"

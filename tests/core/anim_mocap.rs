@@ -1,16 +1,12 @@
 //! Tests on the real motion-capture files in `../shared/mocap` (see its SOURCES.md).
 //! Run with `cargo test --no-default-features --test anim_mocap -- --include-ignored`.
 
-use std::path::PathBuf;
+use crate::common::mocap;
 
 use glam::{DQuat, DVec3};
 use taglane::core::anim::{
     Clip, ImportOptions, Transform, load_animation, local_to_model, parse_bvh, write_bvh,
 };
-
-fn mocap(name: &str) -> PathBuf {
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/mocap/")).join(name)
-}
 
 /// (file, joints, end sites, frames, fps, channel values per row)
 const BVH_FILES: &[(&str, usize, usize, usize, f32, usize)] = &[

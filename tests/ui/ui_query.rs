@@ -3,6 +3,7 @@
 //! query, freezing into a tag, the cut export, and a screenshot.
 #![cfg(feature = "ui")]
 
+use crate::common::temp_dir;
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -15,21 +16,7 @@ use taglane::ui::query::{LANE_MASKS, LANE_RANGES, QueryExportKind, Tab};
 use taglane::ui::timeline::model::Row;
 
 fn harness() -> Harness<'static, TaglaneApp> {
-    let mut h = Harness::builder()
-        .with_size([1700.0, 1000.0])
-        .build_ui_state(
-            |ui, app: &mut TaglaneApp| app.ui(ui),
-            TaglaneApp::demo_for_tests(),
-        );
-    h.run_steps(3);
-    h
-}
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("taglane-uiq-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    crate::common::demo_harness([1700.0, 1000.0])
 }
 
 /// Clicks the editor and types `text` (replacing what is there).

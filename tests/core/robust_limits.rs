@@ -1,8 +1,8 @@
 //! Limits instead of crashes: file size, joint count, frame count (and joint samples) and query
 //! depth, each refused with a clear error naming the place and the limit.
 
+use crate::common::temp_dir;
 use std::fmt::Write as _;
-use std::path::PathBuf;
 
 use taglane::core::anim::{
     AnimFormat, ImportOptions, Place, load_animation, load_animation_from_bytes,
@@ -14,13 +14,6 @@ use taglane::core::limits::{
     MAX_TAGS_FILE_BYTES, MAX_TLC_FILE_BYTES,
 };
 use taglane::core::tags::{TagDocument, parse_query};
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("taglane-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
 
 /// A sparse file of `len` bytes (no disk space used).
 fn sparse_file(path: &std::path::Path, len: u64) {
@@ -128,7 +121,7 @@ fn bvh_header_frame_count_is_not_trusted() {
     assert!(i.warnings.iter().any(|w| w.message.contains("capped")));
 }
 
-const NO_SKIN_GLTF: &str = include_str!("../fuzz/seeds/gltf/no_skin.gltf");
+const NO_SKIN_GLTF: &str = include_str!("../../fuzz/seeds/gltf/no_skin.gltf");
 
 #[test]
 fn gltf_joint_count_limit() {
@@ -250,7 +243,7 @@ fn file_size_limits_name_the_file() {
 
 /// Patches a header field of a valid `.tlc` and fixes the checksum, so the field check is reached.
 fn patched_tlc(at: usize, value: &[u8]) -> Vec<u8> {
-    let mut b = include_bytes!("../fuzz/seeds/tlc/tiny0_raw.tlc").to_vec();
+    let mut b = include_bytes!("../../fuzz/seeds/tlc/tiny0_raw.tlc").to_vec();
     b[at..at + value.len()].copy_from_slice(value);
     let n = b.len();
     let crc = crc32(&b[..n - 4]);

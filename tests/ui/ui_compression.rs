@@ -3,6 +3,7 @@
 //! and the screenshots of the pose and compression views.
 #![cfg(feature = "ui")]
 
+use crate::common::temp_dir;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -18,11 +19,7 @@ use taglane::ui::project::DEMO_CLIP_FILES;
 use taglane::ui::side_panel::SideTab;
 
 fn harness_with(app: TaglaneApp) -> Harness<'static, TaglaneApp> {
-    let mut h = Harness::builder()
-        .with_size([1400.0, 860.0])
-        .build_ui_state(|ui, app: &mut TaglaneApp| app.ui(ui), app);
-    h.run_steps(3);
-    h
+    crate::common::harness_with(app, [1400.0, 860.0])
 }
 
 /// Steps until the comparison is done (at most `limit` frames, sleeping a little between them).
@@ -52,13 +49,6 @@ fn wait_export(h: &mut Harness<'static, TaglaneApp>) -> Vec<PathBuf> {
         Some(Ok(files)) => files,
         other => panic!("export did not succeed: {other:?}"),
     }
-}
-
-fn temp_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("taglane-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
 }
 
 fn compression_app() -> TaglaneApp {

@@ -3,7 +3,8 @@
 //! its project and never replaces the file the user opened, and file dialogs that never do nothing.
 #![cfg(feature = "ui")]
 
-use std::path::{Path, PathBuf};
+use crate::common::temp_dir;
+use std::path::Path;
 
 use egui::{Key, Modifiers};
 use egui_kittest::Harness;
@@ -18,22 +19,11 @@ use taglane::ui::project::{DEMO_CLIP_FILES, Project};
 use taglane::ui::recovery::{Origin, Recovery};
 
 fn harness_with(app: TaglaneApp) -> Harness<'static, TaglaneApp> {
-    let mut h = Harness::builder()
-        .with_size([1600.0, 1000.0])
-        .build_ui_state(|ui, app: &mut TaglaneApp| app.ui(ui), app);
-    h.run_steps(3);
-    h
+    crate::common::harness_with(app, [1600.0, 1000.0])
 }
 
 fn harness() -> Harness<'static, TaglaneApp> {
     harness_with(TaglaneApp::demo_for_tests())
-}
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("taglane-safety-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
 }
 
 /// One range edit on clip 0, through the app's command path.

@@ -5,6 +5,7 @@
 //! SIGKILL at many different moments and checks, after each kill, that the project file and its
 //! backup are each one of the known versions, byte for byte, and load completely.
 
+use crate::common::temp_dir;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -53,13 +54,6 @@ fn crash_save_child() {
     }
 }
 
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("taglane-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
 /// Which known version `path` holds (panics when it is none of them).
 fn which_version(path: &Path, known: &[(u64, String)], what: &str, kill: usize) -> u64 {
     let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("kill {kill}: {what}: {e}"));
@@ -97,7 +91,7 @@ fn killing_a_save_leaves_the_old_or_the_new_project() {
     for kill in 0..kills {
         let mut child = Command::new(std::env::current_exe().unwrap())
             .args([
-                "crash_save_child",
+                "robust_crash_save::crash_save_child",
                 "--exact",
                 "--nocapture",
                 "--test-threads=1",

@@ -2,6 +2,7 @@
 //! the document and view state after each step.
 #![cfg(feature = "ui")]
 
+use crate::common::temp_dir;
 use egui::{Event, Key, Modifiers, PointerButton, Pos2};
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
@@ -11,14 +12,7 @@ use taglane::ui::command::AppCommand;
 use taglane::ui::project::Project;
 
 fn harness() -> Harness<'static, TaglaneApp> {
-    let mut h = Harness::builder()
-        .with_size([1400.0, 860.0])
-        .build_ui_state(
-            |ui, app: &mut TaglaneApp| app.ui(ui),
-            TaglaneApp::demo_for_tests(),
-        );
-    h.run_steps(3);
-    h
+    crate::common::demo_harness([1400.0, 860.0])
 }
 
 fn tag_index(app: &TaglaneApp, name: &str) -> usize {
@@ -303,13 +297,6 @@ fn unsaved_changes_prompt_before_new() {
         h.state().project.doc.clips.is_empty(),
         "new project after discarding"
     );
-}
-
-fn temp_dir(name: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("taglane-ui-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
 }
 
 #[test]

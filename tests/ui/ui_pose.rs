@@ -16,11 +16,7 @@ use taglane::ui::pose::model::{PoseBuffers, blend_model};
 use taglane::ui::project::DEMO_CLIP_FILES;
 
 fn harness_with(app: TaglaneApp) -> Harness<'static, TaglaneApp> {
-    let mut h = Harness::builder()
-        .with_size([1400.0, 860.0])
-        .build_ui_state(|ui, app: &mut TaglaneApp| app.ui(ui), app);
-    h.run_steps(3);
-    h
+    crate::common::harness_with(app, [1400.0, 860.0])
 }
 
 fn demo_clip(index: usize) -> Clip {

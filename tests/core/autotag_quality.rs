@@ -11,7 +11,7 @@
 //! `cargo test --no-default-features --test autotag_quality -- --include-ignored --nocapture`
 //! prints the tables.
 
-use std::path::PathBuf;
+use crate::common::mocap_dir;
 
 use glam::Vec3;
 use taglane::core::anim::{Clip, ImportOptions, load_animation};
@@ -21,10 +21,6 @@ use taglane::core::autotag::{
     guess_unit,
 };
 use taglane::core::tags::Range;
-
-fn mocap_dir() -> PathBuf {
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/mocap"))
-}
 
 const TAKES: [(&str, f32); 9] = [
     ("cmu_01_01_hops_turn.bvh", CMU_CM_PER_UNIT),

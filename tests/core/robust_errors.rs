@@ -3,18 +3,12 @@
 //! file, the place (line, JSON path, byte offset or query column) and what was expected.
 //! Run with `--nocapture` to print the catalogue.
 
+use crate::common::temp_dir;
 use std::path::{Path, PathBuf};
 
 use taglane::core::anim::{ImportOptions, load_animation};
 use taglane::core::doc::exchange::load_csv_file;
 use taglane::core::tags::{TagDocument, parse_query};
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("taglane-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
 
 /// One catalogue entry: the message shown, and what it must contain.
 struct Case {
@@ -293,7 +287,7 @@ fn query_errors_name_the_column_and_expectation() {
 #[test]
 fn compressed_clip_errors_name_file_byte_and_expectation() {
     let dir = temp_dir("errors-tlc");
-    let good = include_bytes!("../fuzz/seeds/tlc/tiny0_raw.tlc").to_vec();
+    let good = include_bytes!("../../fuzz/seeds/tlc/tiny0_raw.tlc").to_vec();
     let decompress = |name: &str, bytes: &[u8]| {
         let p = write(&dir, name, bytes);
         let out = std::process::Command::new(env!("CARGO_BIN_EXE_taglane"))

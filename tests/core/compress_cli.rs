@@ -1,7 +1,7 @@
 //! The compression subcommands on the built binary, with a small BVH written to a temp dir.
 
-use std::path::PathBuf;
-use std::process::Command;
+use crate::common::bin;
+use crate::common::temp_dir;
 
 const BVH: &str = "HIERARCHY
 ROOT Hips
@@ -42,19 +42,6 @@ Frame Time: .0083333
 0.4 17.2 0.3 4 8 12 16 20 24 -28 32 36 40 0 0
 0.5 17.1 0.4 5 10 15 20 25 30 -35 40 45 50 0 0
 ";
-
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_taglane"))
-}
-
-fn temp_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!(
-        "taglane-compress-cli-{name}-{}",
-        std::process::id()
-    ));
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
 
 fn global_positions(path: &std::path::Path, unit_cm: f32) -> Vec<glam::Vec3> {
     use taglane::core::anim::{ImportOptions, Transform, load_animation, local_to_model};

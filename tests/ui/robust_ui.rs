@@ -61,7 +61,7 @@ fn recovery_file_is_offered_after_a_crash() {
 
     let mut child = Command::new(std::env::current_exe().unwrap())
         .args([
-            "recovery_child",
+            "robust_ui::recovery_child",
             "--exact",
             "--nocapture",
             "--test-threads=1",

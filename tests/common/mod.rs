@@ -1,0 +1,57 @@
+//! Helpers shared by the integration tests (both binaries: `tests/core` and `tests/ui`): unique
+//! temporary folders, the real motion-capture folder, the built `taglane` binary and, with the UI,
+//! harnesses driving the real app.
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// A fresh, empty temporary folder for one test: unique per process and call, so tests running in
+/// parallel never share one.
+pub fn temp_dir(name: &str) -> PathBuf {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let dir = std::env::temp_dir().join(format!(
+        "taglane-test-{name}-{}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("a temporary folder");
+    dir
+}
+
+/// The real takes (`../shared/mocap`, beside the repository); tests that read them are
+/// `#[ignore = "needs ../shared/mocap"]`.
+pub fn mocap_dir() -> PathBuf {
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/mocap"))
+}
+
+/// One file of [`mocap_dir`].
+pub fn mocap(name: &str) -> PathBuf {
+    mocap_dir().join(name)
+}
+
+/// The `taglane` binary of this build.
+pub fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_taglane"))
+}
+
+/// A harness driving the real app on `app` in a window of `size` points, after a few frames.
+#[cfg(feature = "ui")]
+pub fn harness_with(
+    app: taglane::ui::TaglaneApp,
+    size: [f32; 2],
+) -> egui_kittest::Harness<'static, taglane::ui::TaglaneApp> {
+    let mut h = egui_kittest::Harness::builder()
+        .with_size(size)
+        .build_ui_state(|ui, app: &mut taglane::ui::TaglaneApp| app.ui(ui), app);
+    h.run_steps(3);
+    h
+}
+
+/// [`harness_with`] on the embedded demo.
+#[cfg(feature = "ui")]
+pub fn demo_harness(size: [f32; 2]) -> egui_kittest::Harness<'static, taglane::ui::TaglaneApp> {
+    harness_with(taglane::ui::TaglaneApp::demo_for_tests(), size)
+}

@@ -1,0 +1,26 @@
+//! Integration tests of the core and the command line, in one test binary (one link instead of
+//! twenty; see scripts/test.sh). Each module is one area.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod anim_bvh;
+mod anim_cli;
+mod anim_gltf;
+mod anim_mocap;
+mod anim_root_motion;
+mod anim_sample;
+mod autotag_quality;
+mod compress_cli;
+mod compress_format;
+mod compress_mocap;
+mod compress_roundtrip;
+mod cut_cli;
+mod robust_crash_save;
+mod robust_errors;
+mod robust_limits;
+mod robust_regressions;
+mod tags_cli;
+mod tags_engine;
+mod tags_format;
+mod tags_oracle;
