@@ -55,3 +55,36 @@ pub fn harness_with(
 pub fn demo_harness(size: [f32; 2]) -> egui_kittest::Harness<'static, taglane::ui::TaglaneApp> {
     harness_with(taglane::ui::TaglaneApp::demo_for_tests(), size)
 }
+
+/// A press at `from`, four moves to `to` and a release there, one frame each, with `modifiers`
+/// held throughout; `during` looks at the app before the release (the gesture in progress).
+#[cfg(feature = "ui")]
+pub fn drag(
+    h: &mut egui_kittest::Harness<'static, taglane::ui::TaglaneApp>,
+    from: egui::Pos2,
+    to: egui::Pos2,
+    modifiers: egui::Modifiers,
+    during: impl FnOnce(&taglane::ui::TaglaneApp),
+) {
+    use egui::{Event, PointerButton};
+    let button = |pos, pressed| Event::PointerButton {
+        pos,
+        button: PointerButton::Primary,
+        pressed,
+        modifiers,
+    };
+    h.event(Event::ModifiersChanged(modifiers));
+    h.event(Event::PointerMoved(from));
+    h.step();
+    h.event(button(from, true));
+    h.step();
+    for k in 1..=4 {
+        h.event(Event::PointerMoved(from + (to - from) * (k as f32 / 4.0)));
+        h.step();
+    }
+    during(h.state());
+    h.event(button(to, false));
+    h.event(Event::ModifiersChanged(egui::Modifiers::NONE));
+    h.step();
+    h.run_steps(2);
+}

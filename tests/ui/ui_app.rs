@@ -32,32 +32,10 @@ fn ranges(app: &TaglaneApp, tag: usize) -> Vec<Range> {
         .unwrap_or_default()
 }
 
-/// A press at `from`, moves in steps, and a release at `to`, one frame each, with Alt held: these
-/// tests check exact frames, so snapping (tested in ui_editor.rs) is off.
+/// A drag with Alt held: these tests check exact frames, so snapping (tested in ui_editor.rs) is
+/// off.
 fn drag(h: &mut Harness<'static, TaglaneApp>, from: Pos2, to: Pos2) {
-    h.event(Event::ModifiersChanged(Modifiers::ALT));
-    h.event(Event::PointerMoved(from));
-    h.step();
-    h.event(Event::PointerButton {
-        pos: from,
-        button: PointerButton::Primary,
-        pressed: true,
-        modifiers: Modifiers::NONE,
-    });
-    h.step();
-    for k in 1..=4 {
-        h.event(Event::PointerMoved(from + (to - from) * (k as f32 / 4.0)));
-        h.step();
-    }
-    h.event(Event::PointerButton {
-        pos: to,
-        button: PointerButton::Primary,
-        pressed: false,
-        modifiers: Modifiers::NONE,
-    });
-    h.event(Event::ModifiersChanged(Modifiers::NONE));
-    h.step();
-    h.run_steps(2);
+    crate::common::drag(h, from, to, Modifiers::ALT, |_| {});
 }
 
 /// Drags on tag `tag`'s lane from the middle of frame `from` to the middle of frame `to`.

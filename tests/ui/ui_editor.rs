@@ -46,28 +46,6 @@ fn pointer(h: &mut Harness<'static, TaglaneApp>, pos: Pos2, pressed: bool, modif
     h.step();
 }
 
-/// A press at `from`, moves in steps, and a release at `to`; `check` runs before the release.
-fn drag_with(
-    h: &mut Harness<'static, TaglaneApp>,
-    from: Pos2,
-    to: Pos2,
-    modifiers: Modifiers,
-    check: impl FnOnce(&TaglaneApp),
-) {
-    h.event(Event::ModifiersChanged(modifiers));
-    h.event(Event::PointerMoved(from));
-    h.step();
-    pointer(h, from, true, modifiers);
-    for k in 1..=4 {
-        h.event(Event::PointerMoved(from + (to - from) * (k as f32 / 4.0)));
-        h.step();
-    }
-    check(h.state());
-    pointer(h, to, false, modifiers);
-    h.event(Event::ModifiersChanged(Modifiers::NONE));
-    h.run_steps(2);
-}
-
 /// Selects everything in a text field and types `text` over it.
 fn retype(h: &mut Harness<'static, TaglaneApp>, label: &str, text: &str) {
     h.get_by_label(label).focus();
@@ -143,7 +121,7 @@ fn dragging_an_edge_snaps_to_another_lanes_range_edge_unless_alt_is_held() {
             v.lane_boundary_point(running, target).unwrap(),
         )
     };
-    drag_with(&mut h, from, to, Modifiers::ALT, |app| {
+    crate::common::drag(&mut h, from, to, Modifiers::ALT, |app| {
         assert_eq!(app.timeline.snap_line, None, "Alt turns snapping off");
     });
     let moved = ranges(h.state(), running)[0];
@@ -169,7 +147,7 @@ fn dragging_an_edge_snaps_to_another_lanes_range_edge_unless_alt_is_held() {
             v.lane_boundary_point(running, near).unwrap(),
         )
     };
-    drag_with(&mut h, from, to, Modifiers::NONE, |app| {
+    crate::common::drag(&mut h, from, to, Modifiers::NONE, |app| {
         assert_eq!(app.timeline.snap_line, Some(walk.stop));
     });
     let now = ranges(h.state(), running);
@@ -213,7 +191,7 @@ fn markers_are_created_by_key_and_double_click_moved_by_dragging_and_exported() 
             v.lane_point(left, 75).unwrap(),
         )
     };
-    drag_with(&mut h, from, to, Modifiers::ALT, |_| {});
+    crate::common::drag(&mut h, from, to, Modifiers::ALT, |_| {});
     assert_eq!(markers(&h), vec![20, 75]);
     assert_eq!(h.state().marker_selection, vec![(left, 75)]);
     // Queries see a marker as a one-frame range.

@@ -148,38 +148,26 @@ pub fn viewport_ui(
         }
     }
 
-    // Root trail on the ground.
-    let trail: Vec<Pos2> = scene
-        .trail
-        .iter()
-        .filter_map(|p| project(Vec3::new(p.x, 0.0, p.z)).map(e))
-        .collect();
-    if trail.len() >= 2 {
-        painter.add(egui::Shape::line(trail, Stroke::new(1.5, pal.trail)));
-    }
-    if let Some(p) = scene
-        .trail
-        .get(scene.trail_index)
-        .and_then(|p| project(Vec3::new(p.x, 0.0, p.z)))
-    {
-        painter.circle_filled(e(p), 3.0, pal.trail);
-    }
-
-    // The chosen joint's path.
-    let path: Vec<Pos2> = scene
-        .joint_trail
-        .iter()
-        .filter_map(|p| project(*p).map(e))
-        .collect();
-    if path.len() >= 2 {
-        painter.add(egui::Shape::line(path, Stroke::new(1.5, pal.joint_trail)));
-    }
-    if let Some(p) = scene
-        .joint_trail
-        .get(scene.joint_trail_index)
-        .and_then(|p| project(*p))
-    {
-        painter.circle_filled(e(p), 3.5, pal.joint_trail);
+    // Root trail on the ground, and the chosen joint's path.
+    let ground = |p: &Vec3| Vec3::new(p.x, 0.0, p.z);
+    for (points, index, flatten, color, dot) in [
+        (scene.trail, scene.trail_index, true, pal.trail, 3.0),
+        (
+            scene.joint_trail,
+            scene.joint_trail_index,
+            false,
+            pal.joint_trail,
+            3.5,
+        ),
+    ] {
+        let at = |p: &Vec3| project(if flatten { ground(p) } else { *p });
+        let line: Vec<Pos2> = points.iter().filter_map(|p| at(p).map(e)).collect();
+        if line.len() >= 2 {
+            painter.add(egui::Shape::line(line, Stroke::new(1.5, color)));
+        }
+        if let Some(p) = points.get(index).and_then(at) {
+            painter.circle_filled(e(p), dot, color);
+        }
     }
 
     // Onion skin (faded with distance from the playhead), the overlay pose (thin), the main pose.

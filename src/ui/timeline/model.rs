@@ -507,41 +507,29 @@ pub fn delete_selected(
     selected: &[Selected],
     markers: &[MarkerSel],
 ) -> Option<Edit> {
-    let mut tags: Vec<usize> = selected.iter().map(|(t, _)| *t).collect();
+    let lanes = without(selected, |tag| Some(doc.tags.get(tag)?.ranges_on(clip)));
+    let marker_lanes = without(markers, |tag| Some(doc.tags.get(tag)?.markers_on(clip)));
+    items_edit(doc, clip, lanes, marker_lanes, &[], 0)
+}
+
+/// For each tag named in `removed`, its list (from `list_of`) without the removed items.
+fn without<'a, T: Copy + PartialEq + 'a>(
+    removed: &[(usize, T)],
+    list_of: impl Fn(usize) -> Option<&'a [T]>,
+) -> Vec<(usize, Vec<T>)> {
+    let mut tags: Vec<usize> = removed.iter().map(|(t, _)| *t).collect();
     tags.sort_unstable();
     tags.dedup();
-    let lanes = tags
-        .into_iter()
+    tags.into_iter()
         .filter_map(|tag| {
-            let list = doc
-                .tags
-                .get(tag)?
-                .ranges_on(clip)
+            let kept = list_of(tag)?
                 .iter()
-                .filter(|r| !selected.contains(&(tag, **r)))
+                .filter(|x| !removed.contains(&(tag, **x)))
                 .copied()
                 .collect();
-            Some((tag, list))
+            Some((tag, kept))
         })
-        .collect();
-    let mut mtags: Vec<usize> = markers.iter().map(|(t, _)| *t).collect();
-    mtags.sort_unstable();
-    mtags.dedup();
-    let marker_lanes = mtags
-        .into_iter()
-        .filter_map(|tag| {
-            let list = doc
-                .tags
-                .get(tag)?
-                .markers_on(clip)
-                .iter()
-                .filter(|f| !markers.contains(&(tag, **f)))
-                .copied()
-                .collect();
-            Some((tag, list))
-        })
-        .collect();
-    items_edit(doc, clip, lanes, marker_lanes, &[], 0)
+        .collect()
 }
 
 /// Splits ranges at the playhead frame. Touching ranges of one tag are the same frames and merge,
