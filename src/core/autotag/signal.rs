@@ -11,7 +11,11 @@ use crate::core::tags::Range;
 /// Number of frames in `secs` seconds at `fps`, rounded, at least `min`.
 pub fn frames_for(secs: f32, fps: f32, min: usize) -> usize {
     let f = (secs.max(0.0) * fps).round();
-    if f.is_finite() { (f as usize).max(min) } else { min }
+    if f.is_finite() {
+        (f as usize).max(min)
+    } else {
+        min
+    }
 }
 
 /// Speed per frame of a point track (units per second): the distance between the positions `half`
@@ -208,7 +212,10 @@ mod tests {
     fn gaps_fill_and_short_runs_drop() {
         let mut s = [true, false, true, true, false, false, false, true, false];
         fill_gaps(&mut s, 2);
-        assert_eq!(s, [true, true, true, true, false, false, false, true, false]);
+        assert_eq!(
+            s,
+            [true, true, true, true, false, false, false, true, false]
+        );
         drop_short(&mut s, 2);
         assert_eq!(
             s,
@@ -223,7 +230,9 @@ mod tests {
 
     #[test]
     fn windowed_speed_of_a_constant_velocity_is_exact_and_percentile_is_robust() {
-        let p: Vec<Vec3> = (0..10).map(|f| Vec3::new(f as f32 * 2.0, 1.0, 0.0)).collect();
+        let p: Vec<Vec3> = (0..10)
+            .map(|f| Vec3::new(f as f32 * 2.0, 1.0, 0.0))
+            .collect();
         let mut s = Vec::new();
         windowed_speed(&p, 30.0, 2, true, &mut s);
         assert!(s.iter().all(|&x| (x - 60.0).abs() < 1e-4), "{s:?}");
