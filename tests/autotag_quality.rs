@@ -15,7 +15,8 @@
 mod autotag_common;
 
 use autotag_common::{TAKES, demo_precision_recall, load_take, measure_take, pct, shared_table};
-use taglane::core::autotag::{AutotagSettings, guess_unit};
+use taglane::core::anim::Clip;
+use taglane::core::autotag::{AutotagSettings, Autotagged, CMU_CM_PER_UNIT, autotag, guess_unit};
 
 #[test]
 #[ignore = "needs ../shared/mocap"]
@@ -96,4 +97,93 @@ fn demo_takes_precision_and_recall_per_frame() {
     floor("walk", scores.gaits[1], 0.95, 0.95);
     floor("run", scores.gaits[2], 0.95, 0.95);
     floor("turns", scores.turns, 0.95, 0.8);
+}
+
+/// A copy of `clip` with its joints renamed by `rename` and its lengths written in units of
+/// `unit_cm` centimetres.
+fn converted(clip: &Clip, rename: impl Fn(&str) -> String, unit_cm: f32) -> Clip {
+    let mut c = clip.clone();
+    c.skeleton.names = c.skeleton.names.iter().map(|n| rename(n)).collect();
+    let scale = clip.unit_cm / unit_cm;
+    for t in &mut c.translations {
+        *t *= scale;
+    }
+    for r in &mut c.skeleton.rest {
+        r.translation *= scale;
+    }
+    for e in &mut c.skeleton.end_sites {
+        e.offset *= scale;
+    }
+    c.unit_cm = unit_cm;
+    c
+}
+
+/// Frames on which two results agree, over every tag, as a fraction.
+fn agreement(a: &Autotagged, b: &Autotagged, frames: usize) -> f32 {
+    let (mut same, mut total) = (0usize, 0usize);
+    for p in &a.proposals {
+        let x = autotag_common::covered(&p.ranges, frames);
+        let y = autotag_common::covered(b.ranges(&p.tag).unwrap(), frames);
+        same += x.iter().zip(&y).filter(|(u, v)| u == v).count();
+        total += frames;
+    }
+    same as f32 / total as f32
+}
+
+#[test]
+#[ignore = "needs ../shared/mocap"]
+fn other_naming_conventions_and_units_give_the_same_tags() {
+    let settings = AutotagSettings::default();
+    let unreal = |n: &str| -> String {
+        let side = |s: &str| if s.starts_with("Left") { "l" } else { "r" };
+        match n {
+            "Hips" => "pelvis".into(),
+            "LeftUpLeg" | "RightUpLeg" => format!("thigh_{}", side(n)),
+            "LeftLeg" | "RightLeg" => format!("calf_{}", side(n)),
+            "LeftFoot" | "RightFoot" => format!("foot_{}", side(n)),
+            "LeftToeBase" | "RightToeBase" => format!("ball_{}", side(n)),
+            other => other.to_owned(),
+        }
+    };
+    let mixamo = |n: &str| format!("mixamorig:{n}");
+    let smpl_like = |n: &str| -> String {
+        match n {
+            "Foot_L" => "L_Ankle".into(),
+            "Toes_L" => "L_Foot".into(),
+            "Foot_R" => "R_Ankle".into(),
+            "Toes_R" => "R_Foot".into(),
+            other => other.to_owned(),
+        }
+    };
+    let cases: [(&str, f32, &dyn Fn(&str) -> String, f32); 4] = [
+        ("cmu_01_01_hops_turn.bvh", CMU_CM_PER_UNIT, &unreal, 100.0),
+        (
+            "cmu_131_03_hop_start_stop.bvh",
+            CMU_CM_PER_UNIT,
+            &mixamo,
+            2.54,
+        ),
+        (
+            "bandai_dataset-1_kick_normal_001.bvh",
+            1.0,
+            &smpl_like,
+            100.0,
+        ),
+        (
+            "bandai_dataset-2_walk-turn-left_normal_001.bvh",
+            1.0,
+            &mixamo,
+            0.1,
+        ),
+    ];
+    for (file, unit_cm, rename, new_unit) in cases {
+        let clip = load_take(file, unit_cm).expect("../shared/mocap is present");
+        let other = converted(&clip, rename, new_unit);
+        let a = autotag(&clip, &settings, None).unwrap();
+        let b = autotag(&other, &settings, None).unwrap();
+        let same = agreement(&a, &b, clip.frame_count);
+        assert!(same >= 0.999, "{file}: {} of the frames agree", pct(same));
+        // The unit guess finds the new unit.
+        assert_eq!(guess_unit(&other).unwrap().unit_cm, new_unit, "{file}");
+    }
 }
