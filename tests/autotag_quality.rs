@@ -155,7 +155,8 @@ fn other_naming_conventions_and_units_give_the_same_tags() {
             other => other.to_owned(),
         }
     };
-    let cases: [(&str, f32, &dyn Fn(&str) -> String, f32); 4] = [
+    type Rename<'a> = &'a dyn Fn(&str) -> String;
+    let cases: [(&str, f32, Rename, f32); 4] = [
         ("cmu_01_01_hops_turn.bvh", CMU_CM_PER_UNIT, &unreal, 100.0),
         (
             "cmu_131_03_hop_start_stop.bvh",

@@ -141,6 +141,10 @@ fn tag_file(
     for w in &imported.warnings {
         out.messages.push(format!("{shown}: warning: {w}"));
     }
+    if imported.clips.is_empty() {
+        out.messages
+            .push(format!("skipped: {shown}: the file holds no animation"));
+    }
     out.several = imported.clips.len() > 1;
     for mut clip in imported.clips {
         if unit_cm.is_none() {

@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use crate::core::doc::{Edit, EditError, canonicalize};
+use crate::core::tags::document::next_version;
 use crate::core::tags::range::{difference, total_frames, union};
 use crate::core::tags::{ClipId, Range, Tag, TagDocument};
 
@@ -181,7 +182,7 @@ pub fn proposals_edit(
                         name: tag.to_owned(),
                         color: None,
                         ranges,
-                        version: 0,
+                        version: next_version(),
                     },
                 });
             }

@@ -304,13 +304,18 @@ pub fn foot_signals(motion: &Motion, foot: FootJoints, params: &ContactParams) -
     }
 }
 
-/// Planted frames of one foot from its signals (see the module documentation).
-pub fn contact_states(signals: &FootSignals, fps: f32, params: &ContactParams) -> Vec<bool> {
+/// Planted frames of one foot from its height (cm) and speed (cm/s) signals (see the module
+/// documentation).
+pub fn contact_states(
+    height_cm: &[f32],
+    speed_cm_s: &[f32],
+    fps: f32,
+    params: &ContactParams,
+) -> Vec<bool> {
     let mut on = false;
-    let mut states: Vec<bool> = signals
-        .height_cm
+    let mut states: Vec<bool> = height_cm
         .iter()
-        .zip(&signals.speed_cm_s)
+        .zip(speed_cm_s)
         .map(|(&h, &v)| {
             on = if on {
                 h <= params.leave_height_cm && v <= params.leave_speed_cm_s

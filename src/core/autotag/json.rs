@@ -128,10 +128,9 @@ impl<'a> Fields<'a> {
         let Json::Obj(entries) = v else {
             return Err(err(path, format!("expected an object, found {}", v.kind())));
         };
-        for (i, (k, _)) in entries.iter().enumerate() {
-            if entries[..i].iter().any(|(o, _)| o == k) {
-                return Err(err(key_path(path, k), format!("duplicate key `{k}`")));
-            }
+        let mut seen = std::collections::HashSet::with_capacity(entries.len());
+        if let Some((k, _)) = entries.iter().find(|(k, _)| !seen.insert(k.as_str())) {
+            return Err(err(key_path(path, k), format!("duplicate key `{k}`")));
         }
         Ok(Self {
             path: path.to_owned(),

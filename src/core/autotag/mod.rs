@@ -294,7 +294,6 @@ pub struct Measured {
 #[derive(Debug)]
 struct Feet {
     joints: [FootJoints; 2],
-    signals: [contacts::FootSignals; 2],
     height: [Arc<[f32]>; 2],
     speed: [Arc<[f32]>; 2],
     lower: Arc<[f32]>,
@@ -392,14 +391,13 @@ impl Prepared {
         let p = &settings.params;
         let m = &self.motion;
         let feet = contacts::find_feet(&self.name, &self.skeleton, &p.contacts).map(|joints| {
-            let signals = joints.map(|foot| contacts::foot_signals(m, foot, &p.contacts));
-            let lower = contacts::lower_foot_height([&signals[0], &signals[1]]);
+            let [l, r] = joints.map(|foot| contacts::foot_signals(m, foot, &p.contacts));
+            let lower = contacts::lower_foot_height([&l, &r]);
             Feet {
                 joints,
-                height: [0, 1].map(|k| Arc::from(signals[k].height_cm.as_slice())),
-                speed: [0, 1].map(|k| Arc::from(signals[k].speed_cm_s.as_slice())),
+                height: [l.height_cm.into(), r.height_cm.into()],
+                speed: [l.speed_cm_s.into(), r.speed_cm_s.into()],
                 lower: lower.into(),
-                signals,
             }
         });
         let root = locomotion::travelling_root(
@@ -497,10 +495,9 @@ impl Measured {
             .any(|t| wanted(only, t))
         {
             let feet = self.feet.as_ref().map_err(Clone::clone)?;
-            let planted = feet
-                .signals
-                .each_ref()
-                .map(|s| contacts::contact_states(s, fps, &p.contacts));
+            let planted = [0, 1].map(|k| {
+                contacts::contact_states(&feet.height[k], &feet.speed[k], fps, &p.contacts)
+            });
             push(&mut out, CONTACT_LEFT, &planted[0]);
             push(&mut out, CONTACT_RIGHT, &planted[1]);
             let air = contacts::airborne_states(

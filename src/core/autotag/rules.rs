@@ -26,6 +26,7 @@
 //! Unknown fields are errors (they are most likely typos); every error names its JSON path
 //! (`rules[0].when[1].leave`). See `docs/AUTOTAG.md`.
 
+use std::collections::HashMap;
 use std::fmt::Write as _;
 
 use glam::Vec3;
@@ -264,11 +265,12 @@ pub fn read_settings(value: &Json, path: &str) -> Result<AutotagSettings, Settin
         None => Vec::new(),
         Some(Json::Arr(list)) => {
             let mut rules: Vec<Rule> = Vec::with_capacity(list.len());
+            let mut tags = HashMap::with_capacity(list.len());
             for (i, v) in list.iter().enumerate() {
                 let rp = join(path, &format!("rules[{i}]"));
                 let rule = read_rule(v, &rp)?;
                 rule.validate_at(&rp)?;
-                if let Some(j) = rules.iter().position(|o| o.tag == rule.tag) {
+                if let Some(j) = tags.insert(rule.tag.clone(), i) {
                     return Err(err(
                         format!("{rp}.tag"),
                         format!("duplicate tag `{}` (also rules[{j}])", rule.tag),
@@ -691,10 +693,11 @@ impl AutotagSettings {
 
     fn validate_at(&self, path: &str) -> Result<(), SettingsError> {
         self.params.validate_at(&join(path, "params"))?;
+        let mut tags = HashMap::with_capacity(self.rules.len());
         for (i, r) in self.rules.iter().enumerate() {
             let rp = join(path, &format!("rules[{i}]"));
             r.validate_at(&rp)?;
-            if let Some(j) = self.rules[..i].iter().position(|o| o.tag == r.tag) {
+            if let Some(j) = tags.insert(r.tag.as_str(), i) {
                 return Err(err(
                     format!("{rp}.tag"),
                     format!("duplicate tag `{}` (also rules[{j}])", r.tag),

@@ -642,3 +642,27 @@ fn hand_made_figure_sanity() {
     }
     assert_eq!(m.at(0, HEAD).y, 160.0);
 }
+
+#[test]
+fn empty_short_and_broken_clips_never_panic() {
+    let settings = AutotagSettings::default();
+    for frames in [0, 1, 2] {
+        let clip = figure(frames, 30.0, |_, _| {});
+        let out = run(&clip, &settings);
+        assert_eq!(out.proposals.len(), BUILTIN_TAGS.len());
+        assert!(out.signals.iter().all(|s| s.values.len() == frames));
+        if frames > 0 {
+            assert_eq!(out.ranges(IDLE).unwrap(), [r(0, frames as u32)]);
+        }
+    }
+    let mut clip = figure(10, 30.0, |_, _| {});
+    clip.translations[7].y = f32::NAN;
+    let e = autotag(&clip, &settings, None).unwrap_err();
+    assert!(
+        e.to_string().contains("handmade") && e.to_string().contains("not finite"),
+        "{e}"
+    );
+    let mut clip = figure(10, 30.0, |_, _| {});
+    clip.unit_cm = 0.0;
+    assert!(autotag(&clip, &settings, None).is_err());
+}
