@@ -1,15 +1,23 @@
 //! `taglane autotag`: propose tags from the motion of animation files and write them as a tag
-//! document.
+//! document (the project format), one clip per animation.
+//!
+//! Files are tagged in parallel (`--jobs`, default: every core); a progress bar shows on stderr when
+//! it is a terminal. Exit codes: 0 when at least one clip was tagged (files that could not be read
+//! are named on stderr with the reason and skipped), 1 when none was, 2 on bad usage or a bad rule
+//! file.
 
-use std::collections::BTreeMap;
-use std::io::Write as _;
+use std::io::{IsTerminal as _, Write as _};
 use std::path::{Component, Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::Args;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use rayon::prelude::*;
 
 use crate::core::anim::{ImportOptions, load_animation};
-use crate::core::autotag::{AutotagParams, Rule, autotag, guess_unit, known_tags, parse_rules};
+use crate::core::autotag::{
+    AutotagSettings, Prepared, Proposal, guess_unit, known_tags, parse_settings,
+};
 use crate::core::tags::{ClipInfo, Tag, TagDocument};
 
 #[derive(Debug, Args)]
@@ -18,21 +26,25 @@ pub struct AutotagArgs {
     #[arg(required = true)]
     pub anims: Vec<PathBuf>,
     /// What one file unit is: cm, m, in, cmu (5.644 cm), a number of cm, or auto (the unit that
-    /// makes the skeleton 150-200 cm tall, reported on stderr).
+    /// makes each skeleton 150-200 cm tall, reported on stderr).
     #[arg(long, default_value = "auto")]
     pub units: String,
-    /// A JSON rule file with custom rules (see docs/AUTOTAG.md).
+    /// Autotag settings: custom rules and generator parameters (JSON, see docs/AUTOTAG.md). They
+    /// are saved in the output document.
     #[arg(long)]
     pub rules: Option<PathBuf>,
     /// Only these tags, comma-separated (built-in tag names or rule tags).
     #[arg(long, value_delimiter = ',')]
     pub only: Option<Vec<String>>,
-    /// Write the tag document to this file (`.taglane.json`).
+    /// Write the tag document to this file (`.taglane.json`); clip sources are made relative to it.
     #[arg(short = 'o', long = "out")]
     pub out: Option<PathBuf>,
     /// Print the tag document as JSON on stdout.
     #[arg(long)]
     pub json: bool,
+    /// Number of files tagged at once (default: one per core).
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
+    pub jobs: Option<u16>,
 }
 
 /// `None` for `auto`, else centimetres per unit.
@@ -71,28 +83,134 @@ fn relative_to(path: &Path, base: &Path) -> String {
     rel.to_string_lossy().replace('\\', "/")
 }
 
+/// Reads and checks the settings file; the error names the file and the JSON path.
+fn read_settings_file(path: &Path) -> Result<AutotagSettings, String> {
+    let shown = path.display();
+    let bytes = crate::core::limits::read_limited(path, 16 << 20)
+        .map_err(|e| format!("{shown}: cannot read the rule file: {e}"))?;
+    let text = String::from_utf8(bytes).map_err(|e| {
+        format!(
+            "{shown}: byte {}: expected UTF-8 text, found an invalid byte sequence",
+            e.utf8_error().valid_up_to()
+        )
+    })?;
+    parse_settings(&text).map_err(|e| format!("{shown}: {e}"))
+}
+
+/// One tagged clip.
+struct Tagged {
+    /// Name of the clip inside its file (glTF files hold several).
+    clip_name: String,
+    frames: usize,
+    fps: f32,
+    unit_cm: f32,
+    proposals: Vec<Proposal>,
+}
+
+/// What became of one input file: its clips (none when it could not be read), and the messages
+/// for stderr (import warnings, unit guesses, files and clips skipped with the reason).
+struct FileOutcome {
+    clips: Vec<Tagged>,
+    messages: Vec<String>,
+    several: bool,
+}
+
+fn tag_file(
+    path: &Path,
+    unit_cm: Option<f32>,
+    settings: &AutotagSettings,
+    only: Option<&[String]>,
+) -> FileOutcome {
+    let shown = path.display();
+    let mut out = FileOutcome {
+        clips: Vec::new(),
+        messages: Vec::new(),
+        several: false,
+    };
+    let options = ImportOptions {
+        unit_cm,
+        ..ImportOptions::default()
+    };
+    let imported = match load_animation(path, &options) {
+        Ok(i) => i,
+        Err(e) => {
+            out.messages.push(format!("skipped: {e}"));
+            return out;
+        }
+    };
+    for w in &imported.warnings {
+        out.messages.push(format!("{shown}: warning: {w}"));
+    }
+    if imported.clips.is_empty() {
+        out.messages
+            .push(format!("skipped: {shown}: the file holds no animation"));
+    }
+    out.several = imported.clips.len() > 1;
+    for mut clip in imported.clips {
+        if unit_cm.is_none() {
+            match guess_unit(&clip) {
+                Some(g) => {
+                    out.messages.push(format!(
+                        "{shown}: units: {} ({} cm per unit; standing height {:.1} units = {:.0} cm)",
+                        g.name,
+                        g.unit_cm,
+                        g.height_units,
+                        g.height_cm()
+                    ));
+                    clip.unit_cm = g.unit_cm;
+                }
+                None => out.messages.push(format!(
+                    "{shown}: units: cannot measure the skeleton, keeping {} cm per unit",
+                    clip.unit_cm
+                )),
+            }
+        }
+        let result = Prepared::new(&clip).and_then(|p| p.autotag(settings, only));
+        match result {
+            Ok(r) => {
+                for w in &r.warnings {
+                    out.messages.push(format!("{shown}: {w}"));
+                }
+                out.clips.push(Tagged {
+                    clip_name: clip.name.clone(),
+                    frames: clip.frame_count,
+                    fps: clip.fps,
+                    unit_cm: clip.unit_cm,
+                    proposals: r.proposals,
+                });
+            }
+            Err(e) => out.messages.push(format!("skipped: {shown}: {e}")),
+        }
+    }
+    out
+}
+
+fn progress_bar(files: usize) -> ProgressBar {
+    let target = if std::io::stderr().is_terminal() {
+        ProgressDrawTarget::stderr()
+    } else {
+        ProgressDrawTarget::hidden()
+    };
+    let bar = ProgressBar::with_draw_target(Some(files as u64), target);
+    if let Ok(style) = ProgressStyle::with_template(
+        "{spinner} autotag [{bar:30}] {pos}/{len} files, {elapsed}, eta {eta} {msg}",
+    ) {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    bar
+}
+
 pub fn autotag_cmd(args: AutotagArgs) -> ExitCode {
     let unit_cm = match parse_units_arg(&args.units) {
         Ok(u) => u,
         Err(e) => return super::fail_usage(e),
     };
-    let rules: Vec<Rule> = match &args.rules {
-        None => Vec::new(),
-        Some(path) => {
-            let text = match crate::core::limits::read_limited(path, 16 << 20) {
-                Ok(b) => String::from_utf8_lossy(&b).into_owned(),
-                Err(e) => {
-                    return super::fail_usage(format!(
-                        "{}: cannot read the rule file: {e}",
-                        path.display()
-                    ));
-                }
-            };
-            match parse_rules(&text) {
-                Ok(set) => set.rules,
-                Err(e) => return super::fail_usage(format!("{}: {e}", path.display())),
-            }
-        }
+    let settings = match &args.rules {
+        None => AutotagSettings::default(),
+        Some(path) => match read_settings_file(path) {
+            Ok(s) => s,
+            Err(e) => return super::fail_usage(e),
+        },
     };
     let only: Option<Vec<String>> = args.only.as_ref().map(|list| {
         list.iter()
@@ -100,8 +218,8 @@ pub fn autotag_cmd(args: AutotagArgs) -> ExitCode {
             .filter(|t| !t.is_empty())
             .collect()
     });
+    let known = known_tags(&settings.rules);
     if let Some(only) = &only {
-        let known = known_tags(&rules);
         if only.is_empty() {
             return super::fail_usage("--only: expected at least one tag name");
         }
@@ -112,149 +230,137 @@ pub fn autotag_cmd(args: AutotagArgs) -> ExitCode {
             ));
         }
     }
+    let pool = match rayon::ThreadPoolBuilder::new()
+        .num_threads(args.jobs.map_or(0, usize::from))
+        .build()
+    {
+        Ok(p) => p,
+        Err(e) => return super::fail_usage(format!("--jobs: {e}")),
+    };
+
+    let bar = progress_bar(args.anims.len());
+    let outcomes: Vec<FileOutcome> = pool.install(|| {
+        args.anims
+            .par_iter()
+            .map(|path| {
+                let outcome = tag_file(path, unit_cm, &settings, only.as_deref());
+                bar.suspend(|| {
+                    for m in &outcome.messages {
+                        eprintln!("taglane: {m}");
+                    }
+                });
+                bar.inc(1);
+                outcome
+            })
+            .collect()
+    });
+    bar.finish_and_clear();
+
+    // The document, in input order.
     let out_dir = args
         .out
         .as_ref()
         .map(|o| o.parent().unwrap_or(Path::new("")).to_path_buf());
-    let params = AutotagParams::default();
-    let options = ImportOptions {
-        unit_cm,
-        ..ImportOptions::default()
-    };
-    let mut clips: Vec<ClipInfo> = Vec::new();
-    let mut ranges: BTreeMap<String, BTreeMap<u32, Vec<crate::core::tags::Range>>> =
-        BTreeMap::new();
-    let mut tag_order: Vec<String> = Vec::new();
-    for path in &args.anims {
-        let imported = match load_animation(path, &options) {
-            Ok(i) => i,
-            Err(e) => {
-                eprintln!("taglane: skipped: {e}");
-                continue;
-            }
-        };
-        let several = imported.clips.len() > 1;
-        let stem = path
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        for mut clip in imported.clips {
-            if unit_cm.is_none() {
-                match guess_unit(&clip) {
-                    Some(g) => {
-                        eprintln!(
-                            "taglane: {}: units: {} ({} cm per unit; standing height {:.1} units = {:.0} cm)",
-                            path.display(),
-                            g.name,
-                            g.unit_cm,
-                            g.height_units,
-                            g.height_cm()
-                        );
-                        clip.unit_cm = g.unit_cm;
-                    }
-                    None => eprintln!(
-                        "taglane: {}: units: cannot measure the skeleton, keeping {} cm per unit",
-                        path.display(),
-                        clip.unit_cm
-                    ),
-                }
-            }
-            let result = match autotag(&clip, &params, &rules, only.as_deref()) {
-                Ok(r) => r,
-                Err(e) => {
-                    eprintln!("taglane: skipped: {}: {e}", path.display());
-                    continue;
-                }
-            };
-            for w in &result.warnings {
-                eprintln!("taglane: {}: {w}", path.display());
-            }
-            let base = if several {
-                format!("{stem}/{}", clip.name)
-            } else {
-                stem.clone()
-            };
-            let mut name = base.clone();
-            let mut k = 2;
-            while clips.iter().any(|c| c.name == name) {
-                name = format!("{base}_{k}");
-                k += 1;
-            }
-            let id = clips.len() as u32;
-            let source = match &out_dir {
-                Some(dir) => relative_to(path, dir),
-                None => path.display().to_string(),
-            };
-            clips.push(ClipInfo {
-                name,
-                frames: clip.frame_count as u32,
-                fps: clip.fps,
-                source: Some(source),
-                unit_cm: Some(clip.unit_cm),
-            });
-            for p in result.proposals {
-                if !tag_order.contains(&p.tag) {
-                    tag_order.push(p.tag.clone());
-                }
-                if !p.ranges.is_empty() {
-                    ranges.entry(p.tag).or_default().insert(id, p.ranges);
-                }
-            }
-        }
-    }
-    if clips.is_empty() {
-        return super::fail_input("no clip could be tagged");
-    }
-    let doc = TagDocument {
-        clips,
-        tags: tag_order
-            .into_iter()
+    let tag_names: Vec<&String> = known
+        .iter()
+        .filter(|t| only.as_ref().is_none_or(|o| o.contains(t)))
+        .collect();
+    let mut doc = TagDocument {
+        tags: tag_names
+            .iter()
             .map(|name| Tag {
-                ranges: ranges.remove(&name).unwrap_or_default(),
-                name,
+                name: (*name).clone(),
                 color: None,
+                ranges: Default::default(),
                 markers: Default::default(),
                 notes: Default::default(),
                 version: 0,
             })
             .collect(),
-        queries: Vec::new(),
+        autotag: args.rules.is_some().then(|| settings.clone()),
         ..Default::default()
     };
+    for (path, outcome) in args.anims.iter().zip(outcomes) {
+        let stem = path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        for t in outcome.clips {
+            let base = if outcome.several {
+                format!("{stem}/{}", t.clip_name)
+            } else {
+                stem.clone()
+            };
+            let mut name = base.clone();
+            let mut k = 2;
+            while doc.clips.iter().any(|c| c.name == name) {
+                name = format!("{base}_{k}");
+                k += 1;
+            }
+            let id = doc.clips.len() as u32;
+            doc.clips.push(ClipInfo {
+                name,
+                frames: t.frames as u32,
+                fps: t.fps,
+                source: Some(match &out_dir {
+                    Some(dir) => relative_to(path, dir),
+                    None => path.display().to_string(),
+                }),
+                unit_cm: Some(t.unit_cm),
+            });
+            for p in t.proposals {
+                if let Some(tag) = doc.tags.iter_mut().find(|x| x.name == p.tag)
+                    && !p.ranges.is_empty()
+                {
+                    tag.ranges.insert(id, p.ranges);
+                }
+            }
+        }
+    }
+    if doc.clips.is_empty() {
+        return super::fail_input("no clip could be tagged");
+    }
     if let Some(out) = &args.out
         && let Err(e) = doc.save(out, false)
     {
         return super::fail_input(e);
     }
-    if args.json {
+    let text = if args.json {
         match doc.to_json_string() {
-            Ok(text) => {
-                let mut stdout = std::io::stdout().lock();
-                let _ = stdout.write_all(text.as_bytes());
-                let _ = stdout.write_all(b"\n");
-                let _ = stdout.flush();
-            }
+            Ok(text) => text,
             Err(e) => return super::fail_input(e),
         }
     } else {
-        let mut text = String::new();
-        for (c, clip) in doc.clips.iter().enumerate() {
-            text.push_str(&format!("{} ({} frames)\n", clip.name, clip.frames));
-            for t in &doc.tags {
-                let list = t.ranges.get(&(c as u32)).map_or(&[][..], Vec::as_slice);
-                let frames: u32 = list.iter().map(|r| r.len()).sum();
-                text.push_str(&format!(
-                    "  {:<22} {:>4} ranges {:>7} frames\n",
-                    t.name,
-                    list.len(),
-                    frames
-                ));
-            }
-        }
-        if let Some(out) = &args.out {
-            text.push_str(&format!("wrote {}\n", out.display()));
-        }
-        let _ = std::io::stdout().lock().write_all(text.as_bytes());
-    }
+        summary(&doc, args.out.as_deref())
+    };
+    let mut stdout = std::io::stdout().lock();
+    let _ = stdout.write_all(text.as_bytes());
+    let _ = stdout.flush();
     ExitCode::SUCCESS
+}
+
+/// Per clip: each tag's range count and frames.
+fn summary(doc: &TagDocument, out: Option<&Path>) -> String {
+    let width = doc.tags.iter().map(|t| t.name.len()).max().unwrap_or(0);
+    let mut text = String::new();
+    for (c, clip) in doc.clips.iter().enumerate() {
+        text.push_str(&format!(
+            "{} ({} frames, {} fps)\n",
+            clip.name, clip.frames, clip.fps
+        ));
+        for t in &doc.tags {
+            let list = t.ranges.get(&(c as u32)).map_or(&[][..], Vec::as_slice);
+            let frames: u32 = list.iter().map(|r| r.len()).sum();
+            text.push_str(&format!(
+                "  {:<width$} {:>5} ranges {:>8} frames\n",
+                t.name,
+                list.len(),
+                frames
+            ));
+        }
+    }
+    if let Some(out) = out {
+        text.push_str(&format!("wrote {}\n", out.display()));
+    }
+    text
 }

@@ -10,6 +10,8 @@ mod anim_gltf;
 mod anim_mocap;
 mod anim_root_motion;
 mod anim_sample;
+mod autotag_cli;
+mod autotag_common;
 mod autotag_quality;
 mod compress_cli;
 mod compress_format;

@@ -327,3 +327,76 @@ fn bad_markers_and_notes_name_their_json_path() {
     let (p, _) = bad("\"note\": \"heel strike\"", "\"note\": 5");
     assert_eq!(p, "tags[0].notes.walk_01[1].note");
 }
+
+/// The sample as this build writes it, before the `autotag` field existed: a file without autotag
+/// settings must still be written byte for byte like this.
+const GOOD_WRITTEN: &str = r##"{
+  "format": "taglane.tags",
+  "version": 1,
+  "clips": [
+    {"name": "walk_01", "frames": 195, "fps": 30.0, "source": "mocap/walk_01.bvh"},
+    {"name": "walk 02", "frames": 1, "fps": 120.0}
+  ],
+  "tags": [
+    {"name": "locomotion:Walk", "color": "#4e9a06", "ranges": {
+      "walk_01": [[0, 120], [150, 195]],
+      "walk 02": [[0, 1]]
+    }},
+    {"name": "Tired", "ranges": {}}
+  ],
+  "queries": [
+    {"name": "tired walkers", "expr": "locomotion:Walk & Tired"}
+  ]
+}
+"##;
+
+#[test]
+fn autotag_settings_are_saved_in_the_project_and_files_without_them_are_unchanged() {
+    // No settings: the bytes of the format before the field, and the field stays absent.
+    let (doc, _) = load_tags_str(GOOD, "sample.json").unwrap();
+    assert_eq!(doc.autotag, None);
+    assert_eq!(tags_to_string(&doc, "s").unwrap(), GOOD_WRITTEN);
+    // Settings with a rule and a parameter round-trip.
+    let with = GOOD.trim_end().trim_end_matches('}').to_owned()
+        + r#", "autotag": {"version": 1,
+              "params": {"contacts": {"enter_height_cm": 3.5}},
+              "rules": [{"tag": "pose:HandsUp", "when": [
+                {"signal": "y", "joint": "LeftHand", "relative_to": "Head", "above": 5, "leave": 0},
+                {"signal": "y", "joint": "RightHand", "relative_to": "Head", "above": 5, "leave": 0}],
+                "min_duration_s": 0.2}]}}"#;
+    let (doc, warnings) = load_tags_str(&with, "sample.json").unwrap();
+    assert!(warnings.is_empty(), "{warnings:?}");
+    let settings = doc.autotag.as_ref().unwrap();
+    assert_eq!(settings.params.contacts.enter_height_cm, 3.5);
+    assert_eq!(settings.rules[0].tag, "pose:HandsUp");
+    let text = tags_to_string(&doc, "s").unwrap();
+    assert!(
+        text.starts_with(GOOD_WRITTEN.trim_end().trim_end_matches("\n}")),
+        "{text}"
+    );
+    let (again, _) = load_tags_str(&text, "s").unwrap();
+    assert_eq!(again.autotag, doc.autotag);
+    assert_eq!(tags_to_string(&again, "s").unwrap(), text);
+    // Errors inside the settings name their path from the top of the file.
+    let bad = with.replace("\"leave\": 0}", "\"leave\": 9}");
+    let (p, m) = invalid(&bad);
+    assert_eq!(p, "autotag.rules[0].when[0].leave");
+    assert!(m.contains("<= `above` (5)"), "{m}");
+    let (p, m) = invalid(&with.replace(
+        "\"autotag\": {\"version\": 1,",
+        "\"autotag\": {\"version\": 7,",
+    ));
+    assert_eq!(p, "autotag.version");
+    assert!(m.contains("unsupported autotag settings version 7"), "{m}");
+    let (p, _) = invalid(&with.replace("enter_height_cm", "enter_hieght_cm"));
+    assert_eq!(p, "autotag.params.contacts.enter_hieght_cm");
+    // A document holding invalid settings is not written.
+    let mut broken = doc.clone();
+    broken.autotag.as_mut().unwrap().params.turning.window_s = -1.0;
+    match tags_to_string(&broken, "s") {
+        Err(TagsFileError::Invalid { path, .. }) => {
+            assert_eq!(path, "autotag.params.turning.window_s")
+        }
+        other => panic!("{other:?}"),
+    }
+}

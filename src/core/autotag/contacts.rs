@@ -1,49 +1,68 @@
 //! Foot contacts (`contact:LeftFoot`, `contact:RightFoot`) and `contact:Airborne`.
 //!
-//! Per foot, each of its joints (ankle, toe) gets a ground level: a low percentile of that joint's
-//! height over the clip (not the minimum, so a take starting in the air, on a step, or with one
-//! glitch frame still finds the floor the foot stands on most). Per frame, the foot's **height** is
-//! the lowest of its joints above their ground levels, and its **speed** is the 3D stillness speed
-//! of that lowest joint (the smaller of its speeds just before and just after the frame, so the
-//! landing frame and the last frame before lift-off count as still). The foot is planted from the frame both are under their `enter` thresholds
-//! until one of them rises over its `leave` threshold; gaps shorter than `min_gap_s` are closed and
-//! contacts shorter than `min_contact_s` dropped.
+//! **Feet.** Each foot is an ankle joint and, when the rig has one, a toe joint, found by name
+//! across conventions (see [`find_feet`]) or named by the user.
+//!
+//! **Ground.** Each foot joint gets its own ground level: the `ground_percentile` quantile (5% by
+//! default) of its height over the clip. A low quantile rather than the minimum: a take that starts
+//! in the air, on a step, with a T-pose frame or with a glitch frame below the floor still finds the
+//! level the foot stands on for most of its stance frames. The ankle and the toe rest at different
+//! heights, hence one level per joint. One level per clip: a foot planted on a step higher than
+//! `leave_height_cm` above the floor is not a contact (see `docs/AUTOTAG.md`, limits).
+//!
+//! **Signals.** Per frame, the foot's **height** is the lowest of its joints above their own ground
+//! levels, and its **speed** is the stillness speed of that joint (3D; the smaller of its speeds over
+//! `speed_window_s` before and after the frame, [`still_speed`]): the landing frame and the last
+//! frame before lift-off count as still, so a foot that stops for exactly `k` frames is still on
+//! exactly those frames.
+//!
+//! **States.** A foot becomes planted on the frame where its height is under `enter_height_cm` and
+//! its speed under `enter_speed_cm_s`, and stays planted until the height rises over
+//! `leave_height_cm` or the speed over `leave_speed_cm_s` (hysteresis: noise between the two
+//! thresholds does not chatter). Then gaps shorter than `min_gap_s` between two contacts are closed
+//! and contacts shorter than `min_contact_s` dropped.
+//!
+//! **Airborne** frames are those where neither foot is planted and both feet are more than
+//! `min_height_cm` above their ground; flights shorter than `min_duration_s` are dropped.
 
 use glam::Vec3;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use crate::core::anim::Skeleton;
 
+use super::AutotagError;
 use super::motion::Motion;
 use super::signal::{drop_short, fill_gaps, frames_for, percentile, still_speed};
-use super::{AutotagError, Signal, Threshold};
 
-/// Parameters of the foot-contact generator. Heights in centimetres, speeds in centimetres per
-/// second, durations in seconds.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
+/// Parameters of the foot-contact generator. Heights in centimetres above the foot's ground level,
+/// speeds in centimetres per second, durations in seconds.
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ContactParams {
     /// Quantile (0..1) of each foot joint's height over the clip taken as its ground level. 0.05.
     pub ground_percentile: f32,
-    /// A foot enters contact when its lowest joint is less than this above its ground level. 4.0 cm.
+    /// A foot enters contact when its lowest joint is less than this above its ground level. 4 cm.
     pub enter_height_cm: f32,
-    /// ... and leaves contact when it rises more than this above it. 7.0 cm.
+    /// ... and leaves contact when it rises more than this above it (>= enter). 7 cm.
     pub leave_height_cm: f32,
-    /// A foot enters contact when that joint moves slower than this. 20.0 cm/s.
+    /// A foot enters contact when that joint moves slower than this. 20 cm/s.
     pub enter_speed_cm_s: f32,
-    /// ... and leaves contact when it moves faster than this. 30.0 cm/s.
+    /// ... and leaves contact when it moves faster than this (>= enter). 30 cm/s.
     pub leave_speed_cm_s: f32,
-    /// Window over which speeds are measured: the smaller of the speeds over this long before and
-    /// after the frame (see `signal::still_speed`). 0.03 s.
+    /// Window over which foot speeds are measured, on each side of the frame (see
+    /// [`still_speed`]); at least one frame. 0.03 s.
     pub speed_window_s: f32,
     /// Contacts shorter than this are dropped. 0.05 s.
     pub min_contact_s: f32,
-    /// Gaps between two contacts of one foot shorter than this are closed. 0.05 s.
+    /// Gaps shorter than this between two contacts of one foot are closed. 0.05 s.
     pub min_gap_s: f32,
-    /// Joint names overriding the automatic search (exact names). `None`: search by convention.
+    /// Exact joint names overriding the search by convention (`None`: search).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub left_ankle: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub left_toe: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub right_ankle: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub right_toe: Option<String>,
 }
 
@@ -66,11 +85,11 @@ impl Default for ContactParams {
     }
 }
 
-/// Parameters of the airborne generator (`contact:Airborne`: neither foot planted).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
+/// Parameters of the airborne generator (`contact:Airborne`: neither foot planted, both off the
+/// ground).
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct AirborneParams {
-    /// Both feet must also be at least this far above their ground levels. 3.0 cm.
+    /// Both feet must be more than this above their ground levels. 3 cm.
     pub min_height_cm: f32,
     /// Shorter flights are dropped. 0.05 s.
     pub min_duration_s: f32,
@@ -85,32 +104,41 @@ impl Default for AirborneParams {
     }
 }
 
-/// Normalised joint name for matching conventions: lower case, without a namespace prefix
-/// (`mixamorig:`) and without `_`, `.`, `-` and spaces.
+/// A joint name reduced for matching conventions: the part after the last namespace separator
+/// (`mixamorig:`, `Armature|`), lower case, without `_`, `.`, `-` and spaces.
 pub fn normalize_joint_name(name: &str) -> String {
-    let base = name.rsplit(':').next().unwrap_or(name);
+    let base = name.rsplit([':', '|']).next().unwrap_or(name);
     base.chars()
         .filter(|c| !matches!(c, '_' | '.' | '-' | ' '))
         .flat_map(char::to_lowercase)
         .collect()
 }
 
-/// Names (normalised, see [`normalize_joint_name`]) tried in order for each foot joint. `{s}` is
-/// `left`/`right`, `{c}` `l`/`r`.
-const ANKLE_PATTERNS: [&str; 8] = [
-    "{s}foot", "{s}ankle", "foot{c}", "ankle{c}", "{c}foot", "{c}ankle", "foot{s}", "ankle{s}",
-];
-const TOE_PATTERNS: [&str; 10] = [
+/// Name patterns (normalised) of each kind of foot joint; `{s}` is `left`/`right`, `{c}` `l`/`r`.
+/// Ankle: `LeftAnkle`, `AnkleLeft` (Kinect), `L_Ankle` (SMPL), `ankle.L`.
+const ANKLE: [&str; 4] = ["{s}ankle", "ankle{s}", "{c}ankle", "ankle{c}"];
+/// Foot: `LeftFoot` (CMU, Mixamo), `Foot_L` (Bandai), `foot_l` (Unreal), `foot.L` (Rigify), `lFoot`
+/// (Daz), `FootLeft`.
+const FOOT: [&str; 4] = ["{s}foot", "foot{s}", "{c}foot", "foot{c}"];
+/// Toe: `LeftToeBase` (CMU, Mixamo), `LeftToe`, `LeftToes`, `Toes_L` (Bandai), `ball_l` (Unreal),
+/// `toe.L` (Rigify), `lToe` (Daz).
+const TOE: [&str; 16] = [
     "{s}toebase",
-    "{s}toe",
-    "{s}toes",
-    "toes{c}",
-    "toe{c}",
+    "toebase{s}",
+    "{c}toebase",
     "toebase{c}",
-    "{c}toe",
-    "{c}toes",
+    "{s}toe",
     "toe{s}",
+    "{c}toe",
+    "toe{c}",
+    "{s}toes",
     "toes{s}",
+    "{c}toes",
+    "toes{c}",
+    "{s}ball",
+    "ball{s}",
+    "{c}ball",
+    "ball{c}",
 ];
 
 fn patterns(list: &[&str], left: bool) -> Vec<String> {
@@ -120,16 +148,37 @@ fn patterns(list: &[&str], left: bool) -> Vec<String> {
         .collect()
 }
 
-/// Finds a joint by any of the normalised names in `wanted` (first pattern wins).
-fn find_by_patterns(skeleton: &Skeleton, wanted: &[String]) -> Option<usize> {
-    let normalized: Vec<String> = skeleton
-        .names
-        .iter()
-        .map(|n| normalize_joint_name(n))
-        .collect();
-    wanted
+/// The first joint (in pattern order, then joint order) whose normalised name is one of
+/// `wanted`; failing that, whose name without trailing digits ends with one, after a character that
+/// is not a letter (`Bip01 L Foot`, `Bip01 L Toe0`, `Character1_LeftFoot`).
+fn find_by_patterns(normalized: &[String], wanted: &[String]) -> Option<usize> {
+    if let Some(j) = wanted
         .iter()
         .find_map(|w| normalized.iter().position(|n| n == w))
+    {
+        return Some(j);
+    }
+    wanted.iter().find_map(|w| {
+        normalized.iter().position(|n| {
+            let n = n.trim_end_matches(|c: char| c.is_ascii_digit());
+            n.len() > w.len()
+                && n.ends_with(w.as_str())
+                && !n[..n.len() - w.len()]
+                    .chars()
+                    .next_back()
+                    .is_some_and(char::is_alphabetic)
+        })
+    })
+}
+
+fn is_descendant(skeleton: &Skeleton, mut j: usize, ancestor: usize) -> bool {
+    while let Some(p) = skeleton.parents[j] {
+        if p == ancestor {
+            return true;
+        }
+        j = p;
+    }
+    false
 }
 
 /// The joints of one foot.
@@ -139,56 +188,79 @@ pub struct FootJoints {
     pub toe: Option<usize>,
 }
 
-/// Finds both feet: `[left, right]`. Overrides name joints exactly; otherwise conventions are
-/// searched (`LeftFoot`/`LeftToeBase`, `LeftAnkle`/`LeftToe(s)`, `Foot_L`/`Toes_L`,
-/// `mixamorig:LeftFoot`, `foot.L`, ...). A missing toe is allowed (the ankle alone is used).
+/// Finds both feet, `[left, right]`.
+///
+/// Overrides (`left_ankle`, ...) name joints exactly. Otherwise, per side: the ankle is the joint
+/// named like an ankle (`LeftAnkle`, `AnkleLeft`, `L_Ankle`) or else like a foot (`LeftFoot`,
+/// `Foot_L`, `foot_l`, `foot.L`, `mixamorig:LeftFoot`, `Bip01 L Foot`); the toe is the joint named
+/// like a toe (`LeftToeBase`, `LeftToe(s)`, `Toes_L`, `ball_l`), or else the foot-named joint below an
+/// ankle-named one (SMPL's `L_Ankle` / `L_Foot`, Kinect's `AnkleLeft` / `FootLeft`), or else the
+/// ankle's first child. A foot without a toe uses its ankle alone.
 pub fn find_feet(
     clip_name: &str,
     skeleton: &Skeleton,
     params: &ContactParams,
 ) -> Result<[FootJoints; 2], AutotagError> {
+    let normalized: Vec<String> = skeleton
+        .names
+        .iter()
+        .map(|n| normalize_joint_name(n))
+        .collect();
     let mut out = [FootJoints {
         ankle: 0,
         toe: None,
     }; 2];
     for (side, left) in [(0, true), (1, false)] {
-        let (ankle_override, toe_override) = if left {
-            (&params.left_ankle, &params.left_toe)
+        let (ankle_override, toe_override, side_name) = if left {
+            (&params.left_ankle, &params.left_toe, "left")
         } else {
-            (&params.right_ankle, &params.right_toe)
+            (&params.right_ankle, &params.right_toe, "right")
         };
-        let by_name = |name: &str| {
+        let by_name = |name: &str, param: &str| {
             skeleton
                 .find(name)
                 .ok_or_else(|| AutotagError::NoSuchJoint {
                     clip: clip_name.to_owned(),
                     joint: name.to_owned(),
-                    what: "foot joint override".to_owned(),
+                    what: format!("contacts.{param}"),
                 })
         };
-        let ankle =
-            match ankle_override {
-                Some(name) => by_name(name)?,
-                None => find_by_patterns(skeleton, &patterns(&ANKLE_PATTERNS, left)).ok_or_else(
-                    || AutotagError::NoFootJoints {
-                        clip: clip_name.to_owned(),
-                        side: if left { "left" } else { "right" },
+        let ankle_named = find_by_patterns(&normalized, &patterns(&ANKLE, left));
+        let foot_named = find_by_patterns(&normalized, &patterns(&FOOT, left));
+        let ankle = match ankle_override {
+            Some(name) => by_name(name, &format!("{side_name}_ankle"))?,
+            None => ankle_named
+                .or(foot_named)
+                .ok_or_else(|| AutotagError::NoFootJoints {
+                    clip: clip_name.to_owned(),
+                    side: side_name,
+                    examples: if left {
+                        "LeftAnkle, LeftFoot, Foot_L, foot_l, foot.L, L_Ankle"
+                    } else {
+                        "RightAnkle, RightFoot, Foot_R, foot_r, foot.R, R_Ankle"
                     },
-                )?,
-            };
+                })?,
+        };
         let toe = match toe_override {
-            Some(name) => Some(by_name(name)?),
-            None => find_by_patterns(skeleton, &patterns(&TOE_PATTERNS, left)),
+            Some(name) => Some(by_name(name, &format!("{side_name}_toe"))?),
+            None => find_by_patterns(&normalized, &patterns(&TOE, left))
+                .filter(|&t| t != ankle)
+                .or_else(|| foot_named.filter(|&f| f != ankle && is_descendant(skeleton, f, ankle)))
+                .or_else(|| {
+                    (ankle + 1..skeleton.len()).find(|&k| skeleton.parents[k] == Some(ankle))
+                }),
         };
         out[side] = FootJoints { ankle, toe };
     }
     Ok(out)
 }
 
-/// The per-frame signals of one foot: height above ground (cm) and speed (cm/s) of its lowest joint.
+/// The per-frame signals of one foot.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FootSignals {
+    /// Height of the lowest joint above its ground level, cm.
     pub height_cm: Vec<f32>,
+    /// Stillness speed of that joint, cm/s.
     pub speed_cm_s: Vec<f32>,
     /// Ground level of each of the foot's joints (ankle, then toe), cm.
     pub ground_cm: Vec<f32>,
@@ -196,15 +268,16 @@ pub struct FootSignals {
 
 /// Computes the height and speed signals of one foot.
 pub fn foot_signals(motion: &Motion, foot: FootJoints, params: &ContactParams) -> FootSignals {
-    let joints: Vec<usize> = std::iter::once(foot.ankle).chain(foot.toe).collect();
     let half = frames_for(params.speed_window_s, motion.fps, 1);
-    let mut tracks: Vec<Vec<Vec3>> = Vec::with_capacity(joints.len());
-    let mut speeds: Vec<Vec<f32>> = Vec::with_capacity(joints.len());
-    let mut ground_cm = Vec::with_capacity(joints.len());
-    for &j in &joints {
+    let mut tracks: Vec<Vec<Vec3>> = Vec::with_capacity(2);
+    let mut speeds: Vec<Vec<f32>> = Vec::with_capacity(2);
+    let mut ground_cm = Vec::with_capacity(2);
+    let mut heights = Vec::with_capacity(motion.frames);
+    for j in std::iter::once(foot.ankle).chain(foot.toe) {
         let mut t = Vec::new();
         motion.track(j, &mut t);
-        let heights: Vec<f32> = t.iter().map(|p| p.y).collect();
+        heights.clear();
+        heights.extend(t.iter().map(|p| p.y));
         ground_cm.push(percentile(&heights, params.ground_percentile).unwrap_or(0.0));
         let mut s = Vec::new();
         still_speed(&t, motion.fps, half, &mut s);
@@ -215,8 +288,8 @@ pub fn foot_signals(motion: &Motion, foot: FootJoints, params: &ContactParams) -
     let mut speed_cm_s = Vec::with_capacity(motion.frames);
     for f in 0..motion.frames {
         let mut best = (f32::INFINITY, 0.0);
-        for k in 0..joints.len() {
-            let h = tracks[k][f].y - ground_cm[k];
+        for (k, t) in tracks.iter().enumerate() {
+            let h = t[f].y - ground_cm[k];
             if h < best.0 {
                 best = (h, speeds[k][f]);
             }
@@ -231,13 +304,18 @@ pub fn foot_signals(motion: &Motion, foot: FootJoints, params: &ContactParams) -
     }
 }
 
-/// Planted frames of one foot from its signals.
-pub fn contact_states(signals: &FootSignals, fps: f32, params: &ContactParams) -> Vec<bool> {
+/// Planted frames of one foot from its height (cm) and speed (cm/s) signals (see the module
+/// documentation).
+pub fn contact_states(
+    height_cm: &[f32],
+    speed_cm_s: &[f32],
+    fps: f32,
+    params: &ContactParams,
+) -> Vec<bool> {
     let mut on = false;
-    let mut states: Vec<bool> = signals
-        .height_cm
+    let mut states: Vec<bool> = height_cm
         .iter()
-        .zip(&signals.speed_cm_s)
+        .zip(speed_cm_s)
         .map(|(&h, &v)| {
             on = if on {
                 h <= params.leave_height_cm && v <= params.leave_speed_cm_s
@@ -252,99 +330,110 @@ pub fn contact_states(signals: &FootSignals, fps: f32, params: &ContactParams) -
     states
 }
 
-/// Airborne frames: neither foot planted and both above `min_height_cm`.
+/// The lower of the two feet's heights per frame, cm (the airborne signal).
+pub fn lower_foot_height(feet: [&FootSignals; 2]) -> Vec<f32> {
+    feet[0]
+        .height_cm
+        .iter()
+        .zip(&feet[1].height_cm)
+        .map(|(a, b)| a.min(*b))
+        .collect()
+}
+
+/// Airborne frames: neither foot planted and the lower foot more than `min_height_cm` up.
 pub fn airborne_states(
-    feet: &[(FootSignals, Vec<bool>); 2],
+    lower_height_cm: &[f32],
+    planted: [&[bool]; 2],
     fps: f32,
     params: &AirborneParams,
 ) -> Vec<bool> {
-    let n = feet[0].1.len();
-    let mut states: Vec<bool> = (0..n)
-        .map(|f| {
-            feet.iter()
-                .all(|(s, c)| !c[f] && s.height_cm[f] > params.min_height_cm)
-        })
+    let mut states: Vec<bool> = lower_height_cm
+        .iter()
+        .enumerate()
+        .map(|(f, &h)| !planted[0][f] && !planted[1][f] && h > params.min_height_cm)
         .collect();
     drop_short(&mut states, frames_for(params.min_duration_s, fps, 1));
     states
 }
 
-/// The plot-ready signals of one foot.
-pub fn foot_plot_signals(
-    side: &str,
-    tag: &str,
-    s: &FootSignals,
-    params: &ContactParams,
-) -> [Signal; 2] {
-    [
-        Signal {
-            name: format!("{side} foot height"),
-            tags: vec![tag.to_owned()],
-            unit: "cm".to_owned(),
-            values: s.height_cm.clone(),
-            thresholds: vec![Threshold {
-                label: "planted below".to_owned(),
-                enter: params.enter_height_cm,
-                leave: params.leave_height_cm,
-            }],
-        },
-        Signal {
-            name: format!("{side} foot speed"),
-            tags: vec![tag.to_owned()],
-            unit: "cm/s".to_owned(),
-            values: s.speed_cm_s.clone(),
-            thresholds: vec![Threshold {
-                label: "planted below".to_owned(),
-                enter: params.enter_speed_cm_s,
-                leave: params.leave_speed_cm_s,
-            }],
-        },
-    ]
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core::anim::Transform;
 
     fn skeleton(names: &[&str]) -> Skeleton {
         let n = names.len();
         Skeleton::new(
             names.iter().map(|s| (*s).to_owned()).collect(),
             (0..n).map(|i| i.checked_sub(1)).collect(),
-            vec![crate::core::anim::Transform::IDENTITY; n],
+            vec![Transform::IDENTITY; n],
         )
+    }
+
+    /// Left and right legs as two chains under a root: `root, l.., r..`.
+    fn legs(root: &str, left: &[&str], right: &[&str]) -> Skeleton {
+        let mut names = vec![root.to_owned()];
+        let mut parents = vec![None];
+        for side in [left, right] {
+            for (k, n) in side.iter().enumerate() {
+                parents.push(Some(if k == 0 { 0 } else { names.len() - 1 }));
+                names.push((*n).to_owned());
+            }
+        }
+        let n = names.len();
+        Skeleton::new(names, parents, vec![Transform::IDENTITY; n])
+    }
+
+    fn found(sk: &Skeleton) -> [String; 4] {
+        let [l, r] = find_feet("c", sk, &ContactParams::default()).unwrap();
+        let name = |j: Option<usize>| j.map_or("-".to_owned(), |j| sk.names[j].clone());
+        [
+            name(Some(l.ankle)),
+            name(l.toe),
+            name(Some(r.ankle)),
+            name(r.toe),
+        ]
     }
 
     #[test]
     fn feet_are_found_across_naming_conventions() {
-        let cases: [(&[&str], [&str; 4]); 5] = [
+        type Case<'a> = (&'a str, &'a [&'a str], &'a [&'a str], [&'a str; 4]);
+        let cases: [Case; 10] = [
+            // CMU, Mixamo-like.
             (
-                &[
-                    "Hips",
-                    "LeftFoot",
-                    "LeftToeBase",
-                    "RightFoot",
-                    "RightToeBase",
-                ],
+                "Hips",
+                &["LeftUpLeg", "LeftLeg", "LeftFoot", "LeftToeBase"],
+                &["RightUpLeg", "RightLeg", "RightFoot", "RightToeBase"],
                 ["LeftFoot", "LeftToeBase", "RightFoot", "RightToeBase"],
             ),
             (
-                &["Hips", "LeftAnkle", "LeftToe", "RightAnkle", "RightToe"],
+                "Hips",
+                &["LeftHip", "LeftKnee", "LeftAnkle", "LeftToe"],
+                &["RightHip", "RightKnee", "RightAnkle", "RightToe"],
                 ["LeftAnkle", "LeftToe", "RightAnkle", "RightToe"],
             ),
+            // Bandai.
             (
-                &["joint_Root", "Hips", "Foot_L", "Toes_L", "Foot_R", "Toes_R"],
+                "joint_Root",
+                &["UpperLeg_L", "LowerLeg_L", "Foot_L", "Toes_L"],
+                &["UpperLeg_R", "LowerLeg_R", "Foot_R", "Toes_R"],
                 ["Foot_L", "Toes_L", "Foot_R", "Toes_R"],
             ),
             (
-                &["Hips", "LeftAnkle", "LeftToes", "RightAnkle", "RightToes"],
+                "Hips",
+                &["LeftHip", "LeftKnee", "LeftAnkle", "LeftToes"],
+                &["RightHip", "RightKnee", "RightAnkle", "RightToes"],
                 ["LeftAnkle", "LeftToes", "RightAnkle", "RightToes"],
             ),
             (
+                "mixamorig:Hips",
                 &[
-                    "mixamorig:Hips",
+                    "mixamorig:LeftUpLeg",
                     "mixamorig:LeftFoot",
                     "mixamorig:LeftToeBase",
+                ],
+                &[
+                    "mixamorig:RightUpLeg",
                     "mixamorig:RightFoot",
                     "mixamorig:RightToeBase",
                 ],
@@ -355,20 +444,59 @@ mod tests {
                     "mixamorig:RightToeBase",
                 ],
             ),
-        ];
-        for (names, want) in cases {
-            let sk = skeleton(names);
-            let [l, r] = find_feet("c", &sk, &ContactParams::default()).unwrap();
-            let name = |j: usize| sk.names[j].as_str();
-            assert_eq!(
-                [
-                    name(l.ankle),
-                    name(l.toe.unwrap()),
-                    name(r.ankle),
-                    name(r.toe.unwrap())
+            // Unreal: the toe is the ball.
+            (
+                "pelvis",
+                &["thigh_l", "calf_l", "foot_l", "ball_l"],
+                &["thigh_r", "calf_r", "foot_r", "ball_r"],
+                ["foot_l", "ball_l", "foot_r", "ball_r"],
+            ),
+            // SMPL: L_Foot is below L_Ankle, so it is the toe.
+            (
+                "Pelvis",
+                &["L_Hip", "L_Knee", "L_Ankle", "L_Foot"],
+                &["R_Hip", "R_Knee", "R_Ankle", "R_Foot"],
+                ["L_Ankle", "L_Foot", "R_Ankle", "R_Foot"],
+            ),
+            // Rigify / Blender.
+            (
+                "hips",
+                &["thigh.L", "shin.L", "foot.L", "toe.L"],
+                &["thigh.R", "shin.R", "foot.R", "toe.R"],
+                ["foot.L", "toe.L", "foot.R", "toe.R"],
+            ),
+            // 3ds Max Biped: matched on the end of the name.
+            (
+                "Bip01 Pelvis",
+                &[
+                    "Bip01 L Thigh",
+                    "Bip01 L Calf",
+                    "Bip01 L Foot",
+                    "Bip01 L Toe0",
                 ],
-                want
-            );
+                &[
+                    "Bip01 R Thigh",
+                    "Bip01 R Calf",
+                    "Bip01 R Foot",
+                    "Bip01 R Toe0",
+                ],
+                [
+                    "Bip01 L Foot",
+                    "Bip01 L Toe0",
+                    "Bip01 R Foot",
+                    "Bip01 R Toe0",
+                ],
+            ),
+            // No toe name: the ankle's child is the toe.
+            (
+                "Hips",
+                &["LeftUpLeg", "LeftLeg", "LeftFoot", "LeftFootEnd"],
+                &["RightUpLeg", "RightLeg", "RightFoot"],
+                ["LeftFoot", "LeftFootEnd", "RightFoot", "-"],
+            ),
+        ];
+        for (root, l, r, want) in cases {
+            assert_eq!(found(&legs(root, l, r)), want, "{root}");
         }
     }
 
@@ -378,7 +506,7 @@ mod tests {
         let err = find_feet("take_07", &sk, &ContactParams::default()).unwrap_err();
         let msg = err.to_string();
         assert!(
-            msg.contains("take_07") && msg.contains("left foot"),
+            msg.contains("take_07") && msg.contains("left foot") && msg.contains("left_ankle"),
             "{msg}"
         );
         let params = ContactParams {
@@ -387,12 +515,24 @@ mod tests {
             ..ContactParams::default()
         };
         let [l, r] = find_feet("take_07", &sk, &params).unwrap();
-        assert_eq!((l.ankle, l.toe, r.ankle, r.toe), (1, None, 2, None));
+        assert_eq!((l.ankle, r.ankle), (1, 2));
         let params = ContactParams {
             left_ankle: Some("Nope".into()),
             ..ContactParams::default()
         };
         let msg = find_feet("take_07", &sk, &params).unwrap_err().to_string();
-        assert!(msg.contains("take_07") && msg.contains("Nope"), "{msg}");
+        assert!(
+            msg.contains("take_07") && msg.contains("Nope") && msg.contains("contacts.left_ankle"),
+            "{msg}"
+        );
+    }
+
+    #[test]
+    fn a_right_foot_is_never_taken_for_a_left_one() {
+        let sk = skeleton(&["Hips", "RightFoot", "RightToeBase"]);
+        let msg = find_feet("one_leg", &sk, &ContactParams::default())
+            .unwrap_err()
+            .to_string();
+        assert!(msg.contains("left foot"), "{msg}");
     }
 }

@@ -1,24 +1,27 @@
-//! Model-space joint positions of every frame of a clip, in centimetres, computed once by the
-//! animation core's forward kinematics and shared by every generator.
+//! Model-space joint positions and rotations of every frame of a clip, in centimetres, computed once
+//! by the animation core's forward kinematics and shared by every generator.
 
-use glam::Vec3;
+use glam::{Quat, Vec3};
 
 use crate::core::anim::{Clip, Transform, local_to_model};
 
 use super::AutotagError;
 
-/// Model-space positions of every joint at every frame, in centimetres (file units times
-/// [`Clip::unit_cm`]), frame-major like the clip: joint `j` at frame `f` is `positions[f * joints + j]`.
-#[derive(Debug, Clone)]
+/// Model-space transforms of every joint at every frame, frame-major like the clip: joint `j` at
+/// frame `f` is index `f * joints + j`. Positions are in centimetres (file units times
+/// [`Clip::unit_cm`]); Y is up.
+#[derive(Debug, Clone, PartialEq)]
 pub struct Motion {
     pub joints: usize,
     pub frames: usize,
     pub fps: f32,
     pub positions_cm: Vec<Vec3>,
+    pub rotations: Vec<Quat>,
 }
 
 impl Motion {
-    /// Runs forward kinematics on every frame. Fails (naming the clip) on an invalid clip.
+    /// Runs forward kinematics on every frame. Fails (naming the clip) on an invalid clip: bad
+    /// track lengths, a non-finite value, a non-positive rate or unit.
     pub fn new(clip: &Clip) -> Result<Self, AutotagError> {
         let bad = |message: String| AutotagError::InvalidClip {
             clip: clip.name.clone(),
@@ -27,24 +30,28 @@ impl Motion {
         clip.validate().map_err(bad)?;
         if !(clip.unit_cm.is_finite() && clip.unit_cm > 0.0) {
             return Err(bad(format!(
-                "unit_cm must be positive, found {}",
+                "centimetres per unit must be positive, found {}",
                 clip.unit_cm
             )));
         }
         let n = clip.joint_count();
+        let total = n * clip.frame_count;
         let mut local = vec![Transform::IDENTITY; n];
         let mut model = vec![Transform::IDENTITY; n];
-        let mut positions_cm = Vec::with_capacity(n * clip.frame_count);
+        let mut positions_cm = Vec::with_capacity(total);
+        let mut rotations = Vec::with_capacity(total);
         for f in 0..clip.frame_count {
             clip.copy_pose(f, &mut local);
             local_to_model(&clip.skeleton, &local, &mut model).map_err(|e| bad(e.to_string()))?;
             positions_cm.extend(model.iter().map(|m| m.translation * clip.unit_cm));
+            rotations.extend(model.iter().map(|m| m.rotation));
         }
         Ok(Self {
             joints: n,
             frames: clip.frame_count,
             fps: clip.fps,
             positions_cm,
+            rotations,
         })
     }
 
@@ -54,7 +61,13 @@ impl Motion {
         self.positions_cm[f * self.joints + j]
     }
 
-    /// The track of one joint (one position per frame), written into `out`.
+    /// Model-space rotation of joint `j` at frame `f`.
+    #[inline]
+    pub fn rotation(&self, f: usize, j: usize) -> Quat {
+        self.rotations[f * self.joints + j]
+    }
+
+    /// The track of one joint (one position per frame, cm), written into `out`.
     pub fn track(&self, j: usize, out: &mut Vec<Vec3>) {
         out.clear();
         out.extend((0..self.frames).map(|f| self.at(f, j)));

@@ -1,85 +1,86 @@
-//! Custom rules: a small JSON format that proposes a tag wherever conditions on joint signals hold.
+//! Autotag settings (the parameters of the built-in generators and the custom rules) in their JSON
+//! form, a rule file or a project's `autotag` field, and the evaluation of custom rules.
 //!
 //! ```json
 //! {
 //!   "version": 1,
+//!   "params": { "contacts": { "enter_height_cm": 3.5 }, "turning": { "enter_deg_s": 25 } },
 //!   "rules": [
-//!     {
-//!       "tag": "HandsUp",
+//!     { "tag": "pose:HandsUp",
 //!       "when": [
 //!         { "signal": "y", "joint": "LeftHand", "relative_to": "Head", "above": 5, "leave": 0 },
 //!         { "signal": "y", "joint": "RightHand", "relative_to": "Head", "above": 5, "leave": 0 }
 //!       ],
-//!       "min_duration_s": 0.2
-//!     }
+//!       "min_duration_s": 0.2 }
 //!   ]
 //! }
 //! ```
 //!
-//! A rule's tag is on while **every** condition is on. A condition thresholds one signal of a joint,
-//! in centimetres, centimetres per second or degrees (see [`SignalKind`]): with `"above": E` it turns
-//! on when the signal rises above `E` and off when it falls below `leave`; with `"below": E` the
-//! reverse. `leave` defaults to `E` (no hysteresis) and must lie on the off side of `E`. Then gaps
-//! shorter than `min_gap_s` (default 0) are closed and runs shorter than `min_duration_s` (default
-//! 0.1 s) dropped. Every error names its JSON path (`rules[0].when[1].leave`).
+//! Every field but `version` may be omitted (parameters take their defaults). A rule's tag is on
+//! while **every** condition is on. A condition thresholds one signal of a joint ([`SignalKind`]) in
+//! centimetres, centimetres per second or degrees: with `"above": E` it turns on when the signal
+//! rises above `E` and off when it falls below `leave`; with `"below": E` the reverse. `leave`
+//! defaults to `E` (no hysteresis) and must lie on the off side of `E`. Then gaps shorter than
+//! `min_gap_s` (default 0) are closed and runs shorter than `min_duration_s` (default 0.1 s) dropped.
+//!
+//! Unknown fields are errors (they are most likely typos); every error names its JSON path
+//! (`rules[0].when[1].leave`). See `docs/AUTOTAG.md`.
 
-use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use std::collections::HashMap;
+use std::fmt::Write as _;
 
-use crate::core::anim::Clip;
+use glam::Vec3;
+use serde::Serialize;
 
+use crate::core::anim::Skeleton;
+
+use super::contacts::{AirborneParams, ContactParams};
+use super::json::{Fields, Json, err};
+use super::locomotion::{LocomotionParams, TurnParams};
 use super::motion::Motion;
 use super::signal::{
     Side, drop_short, fill_gaps, frames_for, hysteresis, percentile, windowed_speed,
 };
-use super::{Signal, Threshold};
+use super::{AutotagParams, BUILTIN_TAGS, SettingsError};
 
-/// Version of the rule format this code reads and writes.
-pub const RULES_VERSION: u32 = 1;
+/// Version of the settings format this build reads and writes.
+pub const SETTINGS_VERSION: u64 = 1;
 
-/// A rule file: a version and a list of rules.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RuleSet {
-    /// Format version, [`RULES_VERSION`]; may be omitted.
-    #[serde(default = "default_version")]
-    pub version: u32,
+/// The parameters of the built-in generators and the custom rules: what a rule file holds and what
+/// a project saves in its `autotag` field.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct AutotagSettings {
+    pub params: AutotagParams,
     pub rules: Vec<Rule>,
 }
 
-fn default_version() -> u32 {
-    RULES_VERSION
-}
-
 /// One rule: the tag it proposes and the conditions that must all hold.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Rule {
-    /// Tag name (may be namespaced, `pose:HandsUp`).
+    /// Tag name (may be namespaced, `pose:HandsUp`); not a built-in tag.
     pub tag: String,
     /// Conditions, all of which must hold (at least one).
-    #[serde(default)]
     pub when: Vec<Condition>,
     /// Runs shorter than this are dropped, seconds. Default 0.1.
-    #[serde(default = "default_min_duration")]
     pub min_duration_s: f32,
     /// Gaps shorter than this between two runs are closed, seconds. Default 0.
-    #[serde(default)]
     pub min_gap_s: f32,
 }
 
-fn default_min_duration() -> f32 {
-    0.1
-}
+/// Default of [`Rule::min_duration_s`].
+pub const DEFAULT_MIN_DURATION_S: f32 = 0.1;
+/// Default of [`Condition::smooth_s`] for `speed`.
+pub const DEFAULT_SPEED_SMOOTH_S: f32 = 0.1;
 
-/// What a condition measures on its joint. All positions are model-space, Y up, in centimetres.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+/// What a condition measures on its joint. Positions are model-space, Y up, in centimetres.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SignalKind {
-    /// Height above the floor (cm): the joint's Y minus the clip's floor (the 5th percentile over
-    /// frames of the lowest joint's Y), or minus `relative_to`'s Y.
+    /// Height (cm): the joint's Y above the clip's floor (the 5th percentile over frames of the
+    /// lowest joint's Y), or above `relative_to`'s Y.
     Height,
-    /// Speed of the joint (cm/s, 3D), measured over `smooth_s` (default 0.1 s).
+    /// Speed of the joint (cm/s, 3D): distance covered over `smooth_s` (default 0.1 s) centred on
+    /// the frame, divided by that time.
     Speed,
     /// Model-space X, Y or Z (cm), minus `relative_to`'s when given.
     X,
@@ -87,13 +88,24 @@ pub enum SignalKind {
     Z,
     /// Distance between `joint` and `to` (cm).
     Distance,
-    /// Rotation angle of the joint relative to its rest orientation (degrees, 0..180), from its
-    /// local rotation (e.g. the bend of a one-axis knee or elbow).
+    /// Bend of the joint (degrees, 0 = straight, 180 = folded back): the angle between the bone
+    /// coming in from its parent and the bone going out to `to` (default: its first child). Joints
+    /// at the same place as their parent or child (zero-length bones) are skipped over.
     Angle,
 }
 
 impl SignalKind {
-    fn unit(self) -> &'static str {
+    pub const ALL: [(&'static str, SignalKind); 7] = [
+        ("height", SignalKind::Height),
+        ("speed", SignalKind::Speed),
+        ("x", SignalKind::X),
+        ("y", SignalKind::Y),
+        ("z", SignalKind::Z),
+        ("distance", SignalKind::Distance),
+        ("angle", SignalKind::Angle),
+    ];
+
+    pub fn unit(self) -> &'static str {
         match self {
             SignalKind::Speed => "cm/s",
             SignalKind::Angle => "deg",
@@ -101,48 +113,52 @@ impl SignalKind {
         }
     }
 
-    fn name(self) -> &'static str {
-        match self {
-            SignalKind::Height => "height",
-            SignalKind::Speed => "speed",
-            SignalKind::X => "x",
-            SignalKind::Y => "y",
-            SignalKind::Z => "z",
-            SignalKind::Distance => "distance",
-            SignalKind::Angle => "angle",
-        }
+    pub fn name(self) -> &'static str {
+        Self::ALL
+            .iter()
+            .find(|(_, k)| *k == self)
+            .map_or("?", |(n, _)| n)
     }
 }
 
-/// One thresholded signal of a joint.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// What a condition's signal depends on.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct SignalKey {
+    kind: SignalKind,
+    joint: String,
+    relative_to: Option<String>,
+    to: Option<String>,
+    smooth_bits: u32,
+}
+
+/// One thresholded signal of a joint. A valid condition has exactly one of `above` and `below`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Condition {
     pub signal: SignalKind,
     /// Exact joint name.
     pub joint: String,
-    /// For `height`, `x`, `y`, `z`: subtract this joint's value.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// For `height`, `x`, `y`, `z`: measure relative to this joint.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub relative_to: Option<String>,
-    /// For `distance`: the other joint (required).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// For `distance` (required) and `angle` (optional): the other joint.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub to: Option<String>,
-    /// On above this value (exactly one of `above`, `below`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// On above this value.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub above: Option<f32>,
     /// On below this value.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub below: Option<f32>,
     /// Off threshold (hysteresis); defaults to the on threshold.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub leave: Option<f32>,
     /// For `speed`: the measuring window in seconds (default 0.1).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub smooth_s: Option<f32>,
 }
 
 impl Condition {
-    /// `(side, enter, leave)`; valid conditions always have one.
+    /// `(side, enter, leave)` of a valid condition.
     pub fn threshold(&self) -> (Side, f32, f32) {
         match (self.above, self.below) {
             (Some(e), _) => (Side::Above, e, self.leave.unwrap_or(e)),
@@ -150,305 +166,733 @@ impl Condition {
             (None, None) => (Side::Above, f32::INFINITY, f32::INFINITY),
         }
     }
-}
 
-/// A rule file error: the JSON path (or `line L column C` for syntax errors) and what was expected.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("{path}: {message}")]
-pub struct RuleError {
-    pub path: String,
-    pub message: String,
-}
-
-fn err(path: impl Into<String>, message: impl Into<String>) -> RuleError {
-    RuleError {
-        path: path.into(),
-        message: message.into(),
-    }
-}
-
-/// Parses and validates a rule file. Errors name the JSON path of the offending value.
-pub fn parse_rules(text: &str) -> Result<RuleSet, RuleError> {
-    let root: Value = serde_json::from_str(text).map_err(|e| {
-        err(
-            format!("line {} column {}", e.line(), e.column()),
-            format!("invalid JSON: {e}"),
-        )
-    })?;
-    let Value::Object(mut top) = root else {
-        return Err(err(
-            "$",
-            "expected an object with a `rules` array, found another JSON value",
-        ));
-    };
-    let version = match top.remove("version") {
-        None => RULES_VERSION,
-        Some(v) => match v.as_u64() {
-            Some(v) if v == u64::from(RULES_VERSION) => RULES_VERSION,
-            _ => {
-                return Err(err(
-                    "version",
-                    format!("unsupported rule format version {v}, expected {RULES_VERSION}"),
-                ));
-            }
-        },
-    };
-    let rules_value = top
-        .remove("rules")
-        .ok_or_else(|| err("rules", "missing: expected an array of rules"))?;
-    if let Some(k) = top.keys().next() {
-        return Err(err(
-            k.clone(),
-            "unknown field, expected `version` or `rules`",
-        ));
-    }
-    let Value::Array(list) = rules_value else {
-        return Err(err("rules", "expected an array of rules"));
-    };
-    let mut rules = Vec::with_capacity(list.len());
-    for (i, mut v) in list.into_iter().enumerate() {
-        let path = format!("rules[{i}]");
-        let when = match v.as_object_mut() {
-            Some(o) => o.remove("when"),
-            None => return Err(err(path, "expected an object")),
-        };
-        let mut rule: Rule =
-            serde_json::from_value(v).map_err(|e| err(path.clone(), e.to_string()))?;
-        let Some(Value::Array(when)) = when else {
-            return Err(err(
-                format!("{path}.when"),
-                "expected a non-empty array of conditions",
-            ));
-        };
-        for (k, c) in when.into_iter().enumerate() {
-            let cpath = format!("{path}.when[{k}]");
-            let c: Condition =
-                serde_json::from_value(c).map_err(|e| err(cpath.clone(), e.to_string()))?;
-            validate_condition(&c, &cpath)?;
-            rule.when.push(c);
+    /// Sets the on and off thresholds, keeping the side.
+    pub fn set_threshold(&mut self, enter: f32, leave: f32) {
+        if self.below.is_some() {
+            self.below = Some(enter);
+        } else {
+            self.above = Some(enter);
         }
-        validate_rule(&rule, &path)?;
-        if let Some(j) = rules.iter().position(|r: &Rule| r.tag == rule.tag) {
-            return Err(err(
-                format!("{path}.tag"),
-                format!("duplicate tag `{}` (also rules[{j}])", rule.tag),
-            ));
-        }
-        rules.push(rule);
+        self.leave = (leave != enter).then_some(leave);
     }
-    Ok(RuleSet { version, rules })
-}
 
-fn validate_rule(rule: &Rule, path: &str) -> Result<(), RuleError> {
-    if rule.tag.trim().is_empty() {
-        return Err(err(format!("{path}.tag"), "expected a non-empty tag name"));
-    }
-    if rule.when.is_empty() {
-        return Err(err(
-            format!("{path}.when"),
-            "expected a non-empty array of conditions",
-        ));
-    }
-    for (field, v) in [
-        ("min_duration_s", rule.min_duration_s),
-        ("min_gap_s", rule.min_gap_s),
-    ] {
-        if !(v.is_finite() && v >= 0.0) {
-            return Err(err(
-                format!("{path}.{field}"),
-                format!("expected a number of seconds >= 0, found {v}"),
-            ));
+    /// What the signal depends on (not the thresholds): equal keys give equal signals.
+    pub(crate) fn signal_key(&self) -> SignalKey {
+        SignalKey {
+            kind: self.signal,
+            joint: self.joint.clone(),
+            relative_to: self.relative_to.clone(),
+            to: self.to.clone(),
+            smooth_bits: self.smooth_s.unwrap_or(DEFAULT_SPEED_SMOOTH_S).to_bits(),
         }
     }
-    Ok(())
 }
 
-fn validate_condition(c: &Condition, path: &str) -> Result<(), RuleError> {
-    if c.joint.is_empty() {
-        return Err(err(format!("{path}.joint"), "expected a joint name"));
+// ---------------------------------------------------------------------------------------------
+// Reading and checking.
+// ---------------------------------------------------------------------------------------------
+
+const TOP_FIELDS: [&str; 3] = ["version", "params", "rules"];
+const PARAM_GROUPS: [&str; 4] = ["contacts", "airborne", "locomotion", "turning"];
+const RULE_FIELDS: [&str; 4] = ["tag", "when", "min_duration_s", "min_gap_s"];
+const CONDITION_FIELDS: [&str; 8] = [
+    "signal",
+    "joint",
+    "relative_to",
+    "to",
+    "above",
+    "below",
+    "leave",
+    "smooth_s",
+];
+
+fn join(prefix: &str, path: &str) -> String {
+    match (prefix.is_empty(), path.starts_with('[')) {
+        (true, _) => path.to_owned(),
+        (false, true) => format!("{prefix}{path}"),
+        (false, false) => format!("{prefix}.{path}"),
     }
-    let enter = match (c.above, c.below) {
-        (Some(e), None) | (None, Some(e)) => e,
-        _ => {
+}
+
+/// Parses and checks a settings text (a rule file). Errors name the JSON path of the offending
+/// value (`rules[0].when[1].leave`), or the line and column of a syntax error.
+pub fn parse_settings(text: &str) -> Result<AutotagSettings, SettingsError> {
+    parse_settings_at(text, "")
+}
+
+/// [`parse_settings`] for a value nested in a larger file: paths start with `prefix` (`autotag`).
+pub fn parse_settings_at(text: &str, prefix: &str) -> Result<AutotagSettings, SettingsError> {
+    let value = Json::parse(text)?;
+    read_settings(&value, prefix)
+}
+
+/// Reads settings from a JSON tree at `path`.
+pub fn read_settings(value: &Json, path: &str) -> Result<AutotagSettings, SettingsError> {
+    let mut top = Fields::new(value, path)?;
+    match top.get("version") {
+        None => {
             return Err(err(
                 path,
-                "expected exactly one of `above` or `below` (the on threshold)",
+                format!(
+                    "missing required field `version` (this build reads version {SETTINGS_VERSION})"
+                ),
+            ));
+        }
+        Some(Json::Num(v)) if *v == SETTINGS_VERSION as f64 => {}
+        Some(other) => {
+            let found = match other {
+                Json::Num(v) => v.to_string(),
+                o => o.kind().to_owned(),
+            };
+            return Err(err(
+                top.at("version"),
+                format!(
+                    "unsupported autotag settings version {found}; this build reads version {SETTINGS_VERSION}"
+                ),
+            ));
+        }
+    }
+    let params = match top.get("params") {
+        None => AutotagParams::default(),
+        Some(v) => {
+            let params = read_params(v, &top.at("params"))?;
+            params.validate_at(&top.at("params"))?;
+            params
+        }
+    };
+    let rules = match top.get("rules") {
+        None => Vec::new(),
+        Some(Json::Arr(list)) => {
+            let mut rules: Vec<Rule> = Vec::with_capacity(list.len());
+            let mut tags = HashMap::with_capacity(list.len());
+            for (i, v) in list.iter().enumerate() {
+                let rp = join(path, &format!("rules[{i}]"));
+                let rule = read_rule(v, &rp)?;
+                rule.validate_at(&rp)?;
+                if let Some(j) = tags.insert(rule.tag.clone(), i) {
+                    return Err(err(
+                        format!("{rp}.tag"),
+                        format!("duplicate tag `{}` (also rules[{j}])", rule.tag),
+                    ));
+                }
+                rules.push(rule);
+            }
+            rules
+        }
+        Some(other) => {
+            return Err(err(
+                top.at("rules"),
+                format!("expected an array of rules, found {}", other.kind()),
             ));
         }
     };
-    let field = if c.above.is_some() { "above" } else { "below" };
-    if !enter.is_finite() {
-        return Err(err(format!("{path}.{field}"), "expected a finite number"));
-    }
-    if let Some(l) = c.leave {
-        let ok = if c.above.is_some() {
-            l <= enter
-        } else {
-            l >= enter
-        };
-        if !l.is_finite() || !ok {
-            let rel = if c.above.is_some() { "<=" } else { ">=" };
-            return Err(err(
-                format!("{path}.leave"),
-                format!("expected a number {rel} `{field}` ({enter}), found {l}"),
-            ));
-        }
-    }
-    match c.signal {
-        SignalKind::Distance if c.to.is_none() => {
-            return Err(err(
-                format!("{path}.to"),
-                "missing: signal `distance` needs the other joint in `to`",
-            ));
-        }
-        SignalKind::Distance => {}
-        _ if c.to.is_some() => {
-            return Err(err(
-                format!("{path}.to"),
-                "only signal `distance` takes `to` (use `relative_to` for coordinates)",
-            ));
-        }
-        _ => {}
-    }
-    if c.relative_to.is_some()
-        && !matches!(
-            c.signal,
-            SignalKind::Height | SignalKind::X | SignalKind::Y | SignalKind::Z
-        )
-    {
-        return Err(err(
-            format!("{path}.relative_to"),
-            "only signals `height`, `x`, `y` and `z` take `relative_to`",
-        ));
-    }
-    if let Some(s) = c.smooth_s {
-        if c.signal != SignalKind::Speed {
-            return Err(err(
-                format!("{path}.smooth_s"),
-                "only signal `speed` takes `smooth_s`",
-            ));
-        }
-        if !(s.is_finite() && s > 0.0) {
-            return Err(err(
-                format!("{path}.smooth_s"),
-                format!("expected a positive number of seconds, found {s}"),
-            ));
-        }
-    }
-    Ok(())
+    top.finish(&TOP_FIELDS)?;
+    Ok(AutotagSettings { params, rules })
 }
 
-/// Evaluates one condition's signal on a clip; `Err(joint name)` when a joint is missing.
-pub fn condition_signal(
-    clip: &Clip,
-    motion: &Motion,
-    floor_cm: &mut Option<f32>,
-    c: &Condition,
-) -> Result<Vec<f32>, String> {
-    let find = |name: &str| clip.skeleton.find(name).ok_or_else(|| name.to_owned());
-    let j = find(&c.joint)?;
-    let other = match (&c.relative_to, &c.to) {
-        (Some(n), _) | (None, Some(n)) => Some(find(n)?),
-        _ => None,
-    };
-    let frames = motion.frames;
-    let coord = |axis: usize| -> Vec<f32> {
-        (0..frames)
-            .map(|f| {
-                let v = motion.at(f, j)[axis];
-                other.map_or(v, |o| v - motion.at(f, o)[axis])
-            })
-            .collect()
-    };
-    Ok(match c.signal {
-        SignalKind::X => coord(0),
-        SignalKind::Y => coord(1),
-        SignalKind::Z => coord(2),
-        SignalKind::Height => {
-            if other.is_some() {
-                coord(1)
-            } else {
-                let floor = *floor_cm.get_or_insert_with(|| {
-                    let lowest: Vec<f32> = (0..frames)
-                        .map(|f| {
-                            (0..motion.joints)
-                                .map(|k| motion.at(f, k).y)
-                                .fold(f32::INFINITY, f32::min)
-                        })
-                        .collect();
-                    percentile(&lowest, 0.05).unwrap_or(0.0)
-                });
-                coord(1).into_iter().map(|y| y - floor).collect()
+fn read_params(v: &Json, path: &str) -> Result<AutotagParams, SettingsError> {
+    let mut groups = Fields::new(v, path)?;
+    let mut p = AutotagParams::default();
+    if let Some(v) = groups.get("contacts") {
+        let mut f = Fields::new(v, &groups.at("contacts"))?;
+        let d = ContactParams::default();
+        p.contacts = ContactParams {
+            ground_percentile: f.f32_or("ground_percentile", d.ground_percentile)?,
+            enter_height_cm: f.f32_or("enter_height_cm", d.enter_height_cm)?,
+            leave_height_cm: f.f32_or("leave_height_cm", d.leave_height_cm)?,
+            enter_speed_cm_s: f.f32_or("enter_speed_cm_s", d.enter_speed_cm_s)?,
+            leave_speed_cm_s: f.f32_or("leave_speed_cm_s", d.leave_speed_cm_s)?,
+            speed_window_s: f.f32_or("speed_window_s", d.speed_window_s)?,
+            min_contact_s: f.f32_or("min_contact_s", d.min_contact_s)?,
+            min_gap_s: f.f32_or("min_gap_s", d.min_gap_s)?,
+            left_ankle: f.opt_string("left_ankle")?,
+            left_toe: f.opt_string("left_toe")?,
+            right_ankle: f.opt_string("right_ankle")?,
+            right_toe: f.opt_string("right_toe")?,
+        };
+        f.finish(&[
+            "ground_percentile",
+            "enter_height_cm",
+            "leave_height_cm",
+            "enter_speed_cm_s",
+            "leave_speed_cm_s",
+            "speed_window_s",
+            "min_contact_s",
+            "min_gap_s",
+            "left_ankle",
+            "left_toe",
+            "right_ankle",
+            "right_toe",
+        ])?;
+    }
+    if let Some(v) = groups.get("airborne") {
+        let mut f = Fields::new(v, &groups.at("airborne"))?;
+        let d = AirborneParams::default();
+        p.airborne = AirborneParams {
+            min_height_cm: f.f32_or("min_height_cm", d.min_height_cm)?,
+            min_duration_s: f.f32_or("min_duration_s", d.min_duration_s)?,
+        };
+        f.finish(&["min_height_cm", "min_duration_s"])?;
+    }
+    if let Some(v) = groups.get("locomotion") {
+        let mut f = Fields::new(v, &groups.at("locomotion"))?;
+        let d = LocomotionParams::default();
+        p.locomotion = LocomotionParams {
+            idle_max_m_s: f.f32_or("idle_max_m_s", d.idle_max_m_s)?,
+            walk_max_m_s: f.f32_or("walk_max_m_s", d.walk_max_m_s)?,
+            hysteresis_m_s: f.f32_or("hysteresis_m_s", d.hysteresis_m_s)?,
+            smooth_s: f.f32_or("smooth_s", d.smooth_s)?,
+            min_segment_s: f.f32_or("min_segment_s", d.min_segment_s)?,
+            root_joint: f.opt_string("root_joint")?,
+        };
+        f.finish(&[
+            "idle_max_m_s",
+            "walk_max_m_s",
+            "hysteresis_m_s",
+            "smooth_s",
+            "min_segment_s",
+            "root_joint",
+        ])?;
+    }
+    if let Some(v) = groups.get("turning") {
+        let mut f = Fields::new(v, &groups.at("turning"))?;
+        let d = TurnParams::default();
+        p.turning = TurnParams {
+            enter_deg_s: f.f32_or("enter_deg_s", d.enter_deg_s)?,
+            leave_deg_s: f.f32_or("leave_deg_s", d.leave_deg_s)?,
+            window_s: f.f32_or("window_s", d.window_s)?,
+            min_duration_s: f.f32_or("min_duration_s", d.min_duration_s)?,
+        };
+        f.finish(&["enter_deg_s", "leave_deg_s", "window_s", "min_duration_s"])?;
+    }
+    groups.finish(&PARAM_GROUPS)?;
+    Ok(p)
+}
+
+fn read_rule(v: &Json, path: &str) -> Result<Rule, SettingsError> {
+    let mut f = Fields::new(v, path)?;
+    let tag = f.string("tag")?;
+    let when = match f.get("when") {
+        Some(Json::Arr(list)) => {
+            let mut out = Vec::with_capacity(list.len());
+            for (k, c) in list.iter().enumerate() {
+                out.push(read_condition(c, &format!("{path}.when[{k}]"))?);
             }
-        }
-        SignalKind::Distance => {
-            let o = other.unwrap_or(j);
-            (0..frames)
-                .map(|f| motion.at(f, j).distance(motion.at(f, o)))
-                .collect()
-        }
-        SignalKind::Speed => {
-            let mut track = Vec::new();
-            motion.track(j, &mut track);
-            let half = frames_for(c.smooth_s.unwrap_or(0.1) / 2.0, motion.fps, 1);
-            let mut out = Vec::new();
-            windowed_speed(&track, motion.fps, half, false, &mut out);
             out
         }
-        SignalKind::Angle => {
-            let rest = clip.skeleton.rest[j].rotation.inverse();
-            (0..frames)
-                .map(|f| {
-                    let q = rest * clip.rotations[f * clip.joint_count() + j];
-                    (2.0 * q.w.abs().min(1.0).acos()).to_degrees()
-                })
-                .collect()
+        Some(other) => {
+            return Err(err(
+                f.at("when"),
+                format!("expected an array of conditions, found {}", other.kind()),
+            ));
         }
+        None => {
+            return Err(err(
+                path,
+                "missing required field `when` (an array of conditions)",
+            ));
+        }
+    };
+    let rule = Rule {
+        tag,
+        when,
+        min_duration_s: f.f32_or("min_duration_s", DEFAULT_MIN_DURATION_S)?,
+        min_gap_s: f.f32_or("min_gap_s", 0.0)?,
+    };
+    f.finish(&RULE_FIELDS)?;
+    Ok(rule)
+}
+
+fn read_condition(v: &Json, path: &str) -> Result<Condition, SettingsError> {
+    let mut f = Fields::new(v, path)?;
+    let signal = match f.get("signal") {
+        None => return Err(err(path, "missing required field `signal`")),
+        Some(Json::Str(s)) => SignalKind::ALL
+            .iter()
+            .find(|(n, _)| n == s)
+            .map(|(_, k)| *k)
+            .ok_or_else(|| {
+                let names: Vec<&str> = SignalKind::ALL.iter().map(|(n, _)| *n).collect();
+                err(
+                    f.at("signal"),
+                    format!(
+                        "unknown signal `{s}`; expected one of: {}",
+                        names.join(", ")
+                    ),
+                )
+            })?,
+        Some(other) => {
+            return Err(err(
+                f.at("signal"),
+                format!("expected a signal name (a string), found {}", other.kind()),
+            ));
+        }
+    };
+    let c = Condition {
+        signal,
+        joint: f.string("joint")?,
+        relative_to: f.opt_string("relative_to")?,
+        to: f.opt_string("to")?,
+        above: f.opt_f32("above")?,
+        below: f.opt_f32("below")?,
+        leave: f.opt_f32("leave")?,
+        smooth_s: f.opt_f32("smooth_s")?,
+    };
+    f.finish(&CONDITION_FIELDS)?;
+    Ok(c)
+}
+
+fn check(ok: bool, path: String, message: impl FnOnce() -> String) -> Result<(), SettingsError> {
+    if ok {
+        Ok(())
+    } else {
+        Err(err(path, message()))
+    }
+}
+
+/// `value >= 0` and finite, seconds.
+fn seconds(value: f32, path: String) -> Result<(), SettingsError> {
+    check(value.is_finite() && value >= 0.0, path, || {
+        format!("expected a number of seconds >= 0, found {value}")
     })
 }
 
-/// The result of one rule on one clip: its states and its plot signals.
-pub fn evaluate_rule(
-    clip: &Clip,
-    motion: &Motion,
-    floor_cm: &mut Option<f32>,
-    rule: &Rule,
-) -> Result<(Vec<bool>, Vec<Signal>), String> {
-    let mut all = vec![true; motion.frames];
-    let mut signals = Vec::with_capacity(rule.when.len());
+/// `enter` and `leave` of a threshold on the "below" side: `0 < enter <= leave`.
+fn below_pair(enter: (f32, String), leave: (f32, String), what: &str) -> Result<(), SettingsError> {
+    check(enter.0 > 0.0, enter.1.clone(), || {
+        format!("expected a {what} > 0, found {}", enter.0)
+    })?;
+    let name = enter.1.rsplit('.').next().unwrap_or_default().to_owned();
+    check(leave.0 >= enter.0, leave.1, || {
+        format!(
+            "expected a {what} >= `{name}` ({}), found {}",
+            enter.0, leave.0
+        )
+    })
+}
+
+impl AutotagParams {
+    /// Checks every parameter; the error names its path (`params.contacts.leave_height_cm`).
+    pub fn validate(&self) -> Result<(), SettingsError> {
+        self.validate_at("params")
+    }
+
+    fn validate_at(&self, path: &str) -> Result<(), SettingsError> {
+        let at = |group: &str, field: &str| join(path, &format!("{group}.{field}"));
+        let c = &self.contacts;
+        check(
+            (0.0..=1.0).contains(&c.ground_percentile),
+            at("contacts", "ground_percentile"),
+            || {
+                format!(
+                    "expected a quantile between 0 and 1, found {}",
+                    c.ground_percentile
+                )
+            },
+        )?;
+        below_pair(
+            (c.enter_height_cm, at("contacts", "enter_height_cm")),
+            (c.leave_height_cm, at("contacts", "leave_height_cm")),
+            "height in cm",
+        )?;
+        below_pair(
+            (c.enter_speed_cm_s, at("contacts", "enter_speed_cm_s")),
+            (c.leave_speed_cm_s, at("contacts", "leave_speed_cm_s")),
+            "speed in cm/s",
+        )?;
+        check(
+            c.speed_window_s > 0.0 && c.speed_window_s <= 10.0,
+            at("contacts", "speed_window_s"),
+            || {
+                format!(
+                    "expected a window in seconds, > 0 and <= 10, found {}",
+                    c.speed_window_s
+                )
+            },
+        )?;
+        seconds(c.min_contact_s, at("contacts", "min_contact_s"))?;
+        seconds(c.min_gap_s, at("contacts", "min_gap_s"))?;
+        let a = &self.airborne;
+        check(
+            a.min_height_cm >= 0.0,
+            at("airborne", "min_height_cm"),
+            || format!("expected a height in cm >= 0, found {}", a.min_height_cm),
+        )?;
+        seconds(a.min_duration_s, at("airborne", "min_duration_s"))?;
+        let l = &self.locomotion;
+        check(
+            l.idle_max_m_s > 0.0,
+            at("locomotion", "idle_max_m_s"),
+            || format!("expected a speed in m/s > 0, found {}", l.idle_max_m_s),
+        )?;
+        check(
+            l.walk_max_m_s > l.idle_max_m_s,
+            at("locomotion", "walk_max_m_s"),
+            || {
+                format!(
+                    "expected a speed in m/s > `idle_max_m_s` ({}), found {}",
+                    l.idle_max_m_s, l.walk_max_m_s
+                )
+            },
+        )?;
+        let gap = (l.walk_max_m_s - l.idle_max_m_s) / 2.0;
+        check(
+            l.hysteresis_m_s >= 0.0 && l.hysteresis_m_s < gap.min(l.idle_max_m_s),
+            at("locomotion", "hysteresis_m_s"),
+            || {
+                format!(
+                    "expected a speed in m/s >= 0 and below both `idle_max_m_s` and half the walk band ({}), found {}",
+                    gap.min(l.idle_max_m_s),
+                    l.hysteresis_m_s
+                )
+            },
+        )?;
+        check(
+            l.smooth_s > 0.0 && l.smooth_s <= 60.0,
+            at("locomotion", "smooth_s"),
+            || {
+                format!(
+                    "expected a window in seconds, > 0 and <= 60, found {}",
+                    l.smooth_s
+                )
+            },
+        )?;
+        seconds(l.min_segment_s, at("locomotion", "min_segment_s"))?;
+        let t = &self.turning;
+        check(t.enter_deg_s > 0.0, at("turning", "enter_deg_s"), || {
+            format!("expected a rate in deg/s > 0, found {}", t.enter_deg_s)
+        })?;
+        check(
+            t.leave_deg_s >= 0.0 && t.leave_deg_s <= t.enter_deg_s,
+            at("turning", "leave_deg_s"),
+            || {
+                format!(
+                    "expected a rate in deg/s >= 0 and <= `enter_deg_s` ({}), found {}",
+                    t.enter_deg_s, t.leave_deg_s
+                )
+            },
+        )?;
+        check(
+            t.window_s > 0.0 && t.window_s <= 60.0,
+            at("turning", "window_s"),
+            || {
+                format!(
+                    "expected a window in seconds, > 0 and <= 60, found {}",
+                    t.window_s
+                )
+            },
+        )?;
+        seconds(t.min_duration_s, at("turning", "min_duration_s"))
+    }
+}
+
+impl Rule {
+    /// Checks the rule (`path`: where it is, `rules[2]`).
+    pub fn validate_at(&self, path: &str) -> Result<(), SettingsError> {
+        check(!self.tag.trim().is_empty(), format!("{path}.tag"), || {
+            "expected a non-empty tag name".to_owned()
+        })?;
+        check(
+            !BUILTIN_TAGS.contains(&self.tag.as_str()),
+            format!("{path}.tag"),
+            || {
+                format!(
+                    "`{}` is a built-in tag; name the rule's tag differently",
+                    self.tag
+                )
+            },
+        )?;
+        check(!self.when.is_empty(), format!("{path}.when"), || {
+            "expected a non-empty array of conditions".to_owned()
+        })?;
+        for (k, c) in self.when.iter().enumerate() {
+            c.validate_at(&format!("{path}.when[{k}]"))?;
+        }
+        seconds(self.min_duration_s, format!("{path}.min_duration_s"))?;
+        seconds(self.min_gap_s, format!("{path}.min_gap_s"))
+    }
+}
+
+impl Condition {
+    /// Checks the condition (`path`: where it is, `rules[2].when[0]`).
+    pub fn validate_at(&self, path: &str) -> Result<(), SettingsError> {
+        check(!self.joint.is_empty(), format!("{path}.joint"), || {
+            "expected a joint name".to_owned()
+        })?;
+        let (field, enter) = match (self.above, self.below) {
+            (Some(e), None) => ("above", e),
+            (None, Some(e)) => ("below", e),
+            _ => {
+                return Err(err(
+                    path,
+                    "expected exactly one of `above` or `below` (the on threshold)",
+                ));
+            }
+        };
+        check(enter.is_finite(), format!("{path}.{field}"), || {
+            "expected a finite number".to_owned()
+        })?;
+        if let Some(l) = self.leave {
+            let ok = l.is_finite()
+                && if field == "above" {
+                    l <= enter
+                } else {
+                    l >= enter
+                };
+            let rel = if field == "above" { "<=" } else { ">=" };
+            check(ok, format!("{path}.leave"), || {
+                format!("expected a number {rel} `{field}` ({enter}), found {l}")
+            })?;
+        }
+        match (self.signal, &self.to) {
+            (SignalKind::Distance, None) => {
+                return Err(err(
+                    format!("{path}.to"),
+                    "missing: signal `distance` needs the other joint in `to`",
+                ));
+            }
+            (SignalKind::Distance | SignalKind::Angle, _) | (_, None) => {}
+            (_, Some(_)) => {
+                return Err(err(
+                    format!("{path}.to"),
+                    "only signals `distance` and `angle` take `to` (use `relative_to` for heights and coordinates)",
+                ));
+            }
+        }
+        if self.relative_to.is_some()
+            && !matches!(
+                self.signal,
+                SignalKind::Height | SignalKind::X | SignalKind::Y | SignalKind::Z
+            )
+        {
+            return Err(err(
+                format!("{path}.relative_to"),
+                "only signals `height`, `x`, `y` and `z` take `relative_to`",
+            ));
+        }
+        if let Some(s) = self.smooth_s {
+            check(
+                self.signal == SignalKind::Speed,
+                format!("{path}.smooth_s"),
+                || "only signal `speed` takes `smooth_s`".to_owned(),
+            )?;
+            check(s > 0.0 && s <= 60.0, format!("{path}.smooth_s"), || {
+                format!("expected a window in seconds, > 0 and <= 60, found {s}")
+            })?;
+        }
+        Ok(())
+    }
+}
+
+impl AutotagSettings {
+    /// Checks the parameters and the rules (no two rules with one tag).
+    pub fn validate(&self) -> Result<(), SettingsError> {
+        self.validate_at("")
+    }
+
+    fn validate_at(&self, path: &str) -> Result<(), SettingsError> {
+        self.params.validate_at(&join(path, "params"))?;
+        let mut tags = HashMap::with_capacity(self.rules.len());
+        for (i, r) in self.rules.iter().enumerate() {
+            let rp = join(path, &format!("rules[{i}]"));
+            r.validate_at(&rp)?;
+            if let Some(j) = tags.insert(r.tag.as_str(), i) {
+                return Err(err(
+                    format!("{rp}.tag"),
+                    format!("duplicate tag `{}` (also rules[{j}])", r.tag),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The settings as JSON text, in the layout a project file uses (`indent` spaces before each
+    /// line after the first; one parameter group and one rule per line). [`parse_settings`] reads
+    /// it back to equal settings.
+    pub fn to_json(&self, indent: usize) -> String {
+        let pad = " ".repeat(indent);
+        let p = &self.params;
+        let mut s = String::new();
+        let _ = write!(
+            s,
+            "{{\n{pad}  \"version\": {SETTINGS_VERSION},\n{pad}  \"params\": {{\n\
+             {pad}    \"contacts\": {},\n{pad}    \"airborne\": {},\n\
+             {pad}    \"locomotion\": {},\n{pad}    \"turning\": {}\n{pad}  }},\n{pad}  \"rules\": [",
+            compact(&p.contacts),
+            compact(&p.airborne),
+            compact(&p.locomotion),
+            compact(&p.turning),
+        );
+        for (k, r) in self.rules.iter().enumerate() {
+            s.push_str(if k == 0 { "\n" } else { ",\n" });
+            let _ = write!(s, "{pad}    {}", compact(r));
+        }
+        if !self.rules.is_empty() {
+            let _ = write!(s, "\n{pad}  ");
+        }
+        let _ = write!(s, "]\n{pad}}}");
+        s
+    }
+}
+
+/// Compact JSON of a parameter group or a rule (they hold only strings and finite numbers).
+fn compact<T: Serialize>(v: &T) -> String {
+    serde_json::to_string(v).unwrap_or_else(|_| "null".to_owned())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Evaluation.
+// ---------------------------------------------------------------------------------------------
+
+/// What rule signals are measured on.
+pub struct RuleInput<'a> {
+    pub skeleton: &'a Skeleton,
+    pub motion: &'a Motion,
+}
+
+impl RuleInput<'_> {
+    fn find(&self, name: &str) -> Result<usize, String> {
+        self.skeleton
+            .find(name)
+            .ok_or_else(|| format!("no joint named `{name}`"))
+    }
+
+    /// The clip's floor for `height`: the 5th percentile over frames of the lowest joint's Y.
+    fn floor_cm(&self) -> f32 {
+        let m = self.motion;
+        let lowest: Vec<f32> = (0..m.frames)
+            .map(|f| {
+                (0..m.joints)
+                    .map(|k| m.at(f, k).y)
+                    .fold(f32::INFINITY, f32::min)
+            })
+            .collect();
+        percentile(&lowest, 0.05).unwrap_or(0.0)
+    }
+
+    fn has_offset(&self, j: usize) -> bool {
+        self.skeleton.rest[j].translation.length_squared() > 1e-12
+    }
+
+    /// The joint above `j` at another place: its parent, skipping zero-length bones.
+    fn parent_end(&self, j: usize) -> Option<usize> {
+        let mut a = j;
+        while let Some(p) = self.skeleton.parents[a] {
+            if self.has_offset(a) {
+                return Some(p);
+            }
+            a = p;
+        }
+        None
+    }
+
+    /// The joint below `j` at another place: its first child, skipping zero-length bones.
+    fn child_end(&self, j: usize) -> Option<usize> {
+        let parents = &self.skeleton.parents;
+        let mut queue = vec![j];
+        while let Some(a) = queue.pop() {
+            let children: Vec<usize> = (a + 1..parents.len())
+                .filter(|&k| parents[k] == Some(a))
+                .collect();
+            if let Some(&c) = children.iter().find(|&&c| self.has_offset(c)) {
+                return Some(c);
+            }
+            queue.extend(children.iter().rev());
+        }
+        None
+    }
+
+    /// The signal of one condition, one value per frame; `Err` says why it cannot be measured on
+    /// this clip (a missing joint).
+    pub fn signal(&self, c: &Condition, floor: &mut Option<f32>) -> Result<Vec<f32>, String> {
+        let m = self.motion;
+        let j = self.find(&c.joint)?;
+        let coord = |axis: usize, other: Option<usize>| -> Vec<f32> {
+            (0..m.frames)
+                .map(|f| {
+                    let v = m.at(f, j)[axis];
+                    other.map_or(v, |o| v - m.at(f, o)[axis])
+                })
+                .collect()
+        };
+        let relative = match &c.relative_to {
+            Some(n) => Some(self.find(n)?),
+            None => None,
+        };
+        Ok(match c.signal {
+            SignalKind::X => coord(0, relative),
+            SignalKind::Y => coord(1, relative),
+            SignalKind::Z => coord(2, relative),
+            SignalKind::Height => match relative {
+                Some(o) => coord(1, Some(o)),
+                None => {
+                    let floor = *floor.get_or_insert_with(|| self.floor_cm());
+                    coord(1, None).into_iter().map(|y| y - floor).collect()
+                }
+            },
+            SignalKind::Distance => {
+                let o = self.find(c.to.as_deref().unwrap_or(&c.joint))?;
+                (0..m.frames)
+                    .map(|f| m.at(f, j).distance(m.at(f, o)))
+                    .collect()
+            }
+            SignalKind::Speed => {
+                let mut track = Vec::new();
+                m.track(j, &mut track);
+                let half = frames_for(c.smooth_s.unwrap_or(DEFAULT_SPEED_SMOOTH_S) / 2.0, m.fps, 1);
+                let mut out = Vec::new();
+                windowed_speed(&track, m.fps, half, false, &mut out);
+                out
+            }
+            SignalKind::Angle => {
+                let name = &self.skeleton.names[j];
+                let a = self
+                    .parent_end(j)
+                    .ok_or_else(|| format!("joint `{name}` has no parent to measure an angle"))?;
+                let b = match &c.to {
+                    Some(n) => self.find(n)?,
+                    None => self.child_end(j).ok_or_else(|| {
+                        format!("joint `{name}` has no child to measure an angle; name one in `to`")
+                    })?,
+                };
+                (0..m.frames)
+                    .map(|f| {
+                        let p = m.at(f, j);
+                        let (u, v) = (m.at(f, a) - p, m.at(f, b) - p);
+                        bend_deg(u, v)
+                    })
+                    .collect()
+            }
+        })
+    }
+}
+
+/// Bend between the incoming bone (towards `to_parent`) and the outgoing one (`to_child`):
+/// 0 degrees when they are aligned (straight), 180 when folded back; 0 when a bone has no length.
+fn bend_deg(to_parent: Vec3, to_child: Vec3) -> f32 {
+    let d = to_parent.length() * to_child.length();
+    if d <= 1e-9 {
+        return 0.0;
+    }
+    let cos = (to_parent.dot(to_child) / d).clamp(-1.0, 1.0);
+    180.0 - cos.acos().to_degrees()
+}
+
+/// Frames where a rule holds, from the signals of its conditions (in `when` order).
+pub fn rule_states(rule: &Rule, signals: &[&[f32]], fps: f32, frames: usize) -> Vec<bool> {
+    let mut all = vec![true; frames];
     let mut states = Vec::new();
-    for c in &rule.when {
-        let values = condition_signal(clip, motion, floor_cm, c)?;
+    for (c, values) in rule.when.iter().zip(signals) {
         let (side, enter, leave) = c.threshold();
-        hysteresis(&values, side, enter, leave, &mut states);
+        hysteresis(values, side, enter, leave, &mut states);
         for (a, s) in all.iter_mut().zip(&states) {
             *a &= *s;
         }
-        let of = match (&c.relative_to, &c.to) {
-            (Some(o), _) => format!(" - {o} {}", c.signal.name()),
-            (None, Some(o)) => format!(" to {o}"),
-            _ => String::new(),
-        };
-        signals.push(Signal {
-            name: format!("{}: {} {}{of}", rule.tag, c.joint, c.signal.name()),
-            tags: vec![rule.tag.clone()],
-            unit: c.signal.unit().to_owned(),
-            values,
-            thresholds: vec![Threshold {
-                label: if side == Side::Above {
-                    "on above"
-                } else {
-                    "on below"
-                }
-                .to_owned(),
-                enter,
-                leave,
-            }],
-        });
     }
-    fill_gaps(&mut all, frames_for(rule.min_gap_s, motion.fps, 0));
-    drop_short(&mut all, frames_for(rule.min_duration_s, motion.fps, 1));
-    Ok((all, signals))
+    fill_gaps(&mut all, frames_for(rule.min_gap_s, fps, 0));
+    drop_short(&mut all, frames_for(rule.min_duration_s, fps, 1));
+    all
 }
 
 #[cfg(test)]
@@ -462,56 +906,126 @@ mod tests {
 
     #[test]
     fn a_good_rule_file_parses_and_round_trips() {
-        let set = parse_rules(GOOD).unwrap();
+        let set = parse_settings(GOOD).unwrap();
+        assert_eq!(set.params, AutotagParams::default());
         assert_eq!(set.rules.len(), 1);
         let r = &set.rules[0];
         assert_eq!(r.tag, "HandsUp");
         assert_eq!(r.when[0].threshold(), (Side::Above, 5.0, 0.0));
         assert_eq!(r.when[1].threshold(), (Side::Below, 30.0, 30.0));
         assert_eq!(r.min_gap_s, 0.0);
-        let text = serde_json::to_string(&set).unwrap();
-        assert_eq!(parse_rules(&text).unwrap(), set);
+        let text = set.to_json(0);
+        assert_eq!(parse_settings(&text).unwrap(), set, "{text}");
+        // Parameters and overrides round-trip too, nested at any indent.
+        let mut set = set;
+        set.params.contacts.left_ankle = Some("L_Ankle".into());
+        set.params.turning.enter_deg_s = 33.5;
+        set.params.locomotion.root_joint = Some("pelvis".into());
+        let text = set.to_json(2);
+        assert_eq!(parse_settings(&text).unwrap(), set, "{text}");
+        assert!(text.lines().all(|l| l.len() < 400), "{text}");
     }
 
     #[test]
     fn errors_name_the_json_path() {
         let cases = [
-            ("[1]", "$"),
-            (r#"{"rulez": []}"#, "rules"),
-            (r#"{"rules": [], "x": 1}"#, "x"),
+            ("[1]", "(top level)"),
+            (r#"{"rules": []}"#, "(top level)"),
+            (r#"{"version": 1, "rulez": []}"#, "rulez"),
             (r#"{"version": 9, "rules": []}"#, "version"),
-            (r#"{"rules": [{"tag": "A"}]}"#, "rules[0].when"),
+            (r#"{"version": 1, "rules": {}}"#, "rules"),
+            (r#"{"version": 1, "rules": [{"tag": "A"}]}"#, "rules[0]"),
             (
-                r#"{"rules": [{"tag": "A", "when": [{"signal": "heigth", "joint": "H", "above": 1}]}]}"#,
-                "rules[0].when[0]",
+                r#"{"version": 1, "rules": [{"tag": "A", "when": [{"signal": "heigth", "joint": "H", "above": 1}]}]}"#,
+                "rules[0].when[0].signal",
             ),
             (
-                r#"{"rules": [{"tag": "A", "when": [{"signal": "y", "joint": "H", "above": 1, "leave": 2}]}]}"#,
+                r#"{"version": 1, "rules": [{"tag": "A", "when": [{"signal": "y", "joint": "H", "above": 1, "leave": 2}]}]}"#,
                 "rules[0].when[0].leave",
             ),
             (
-                r#"{"rules": [{"tag": "A", "when": [{"signal": "y", "joint": "H", "above": 1}]},
+                r#"{"version": 1, "rules": [{"tag": "A", "when": [{"signal": "y", "joint": "H", "above": 1}]},
                    {"tag": "B", "when": [{"signal": "distance", "joint": "H", "below": 1}]}]}"#,
                 "rules[1].when[0].to",
             ),
             (
-                r#"{"rules": [{"tag": "A", "when": [{"signal": "y", "joint": "H", "above": 1, "below": 2}]}]}"#,
+                r#"{"version": 1, "rules": [{"tag": "A", "when": [{"signal": "y", "joint": "H", "above": 1, "below": 2}]}]}"#,
                 "rules[0].when[0]",
             ),
             (
-                r#"{"rules": [{"tag": "A", "when": [{"signal": "y", "joint": "H", "above": 1}]},
+                r#"{"version": 1, "rules": [{"tag": "A", "when": [{"signal": "y", "joint": "H", "above": 1}]},
                    {"tag": "A", "when": [{"signal": "y", "joint": "H", "above": 1}]}]}"#,
                 "rules[1].tag",
             ),
             (
-                r#"{"rules": [{"tag": "A", "min_duration_s": -1, "when": [{"signal": "y", "joint": "H", "above": 1}]}]}"#,
+                r#"{"version": 1, "rules": [{"tag": "A", "min_duration_s": -1, "when": [{"signal": "y", "joint": "H", "above": 1}]}]}"#,
                 "rules[0].min_duration_s",
             ),
-            ("{\"rules\": [\n{\"tag\": }]}", "line 2 column 9"),
+            (
+                r#"{"version": 1, "rules": [{"tag": "A", "min_duration": 1, "when": [{"signal": "y", "joint": "H", "above": 1}]}]}"#,
+                "rules[0].min_duration",
+            ),
+            (
+                r#"{"version": 1, "rules": [{"tag": "A", "when": [{"signal": "y", "joint": "H", "joint": "G", "above": 1}]}]}"#,
+                "rules[0].when[0].joint",
+            ),
+            (
+                r#"{"version": 1, "rules": [{"tag": "A", "when": [{"signal": "speed", "joint": "H", "above": "fast"}]}]}"#,
+                "rules[0].when[0].above",
+            ),
+            (
+                r#"{"version": 1, "rules": [{"tag": "contact:LeftFoot", "when": [{"signal": "y", "joint": "H", "above": 1}]}]}"#,
+                "rules[0].tag",
+            ),
+            (
+                r#"{"version": 1, "params": {"contacts": {"leave_height_cm": 1}}}"#,
+                "params.contacts.leave_height_cm",
+            ),
+            (
+                r#"{"version": 1, "params": {"contacts": {"enter_hieght_cm": 1}}}"#,
+                "params.contacts.enter_hieght_cm",
+            ),
+            (
+                r#"{"version": 1, "params": {"locomotion": {"walk_max_m_s": 0.2}}}"#,
+                "params.locomotion.walk_max_m_s",
+            ),
+            (
+                r#"{"version": 1, "params": {"turning": {"window_s": 0}}}"#,
+                "params.turning.window_s",
+            ),
+            (r#"{"version": 1, "params": {"gait": {}}}"#, "params.gait"),
+            (
+                r#"{"version": 1, "params": {"contacts": {"left_ankle": 3}}}"#,
+                "params.contacts.left_ankle",
+            ),
+            (
+                "{\"version\": 1, \"rules\": [\n{\"tag\": }]}",
+                "line 2 column 9",
+            ),
         ];
         for (text, path) in cases {
-            let e = parse_rules(text).unwrap_err();
+            let e = parse_settings(text).unwrap_err();
             assert_eq!(e.path, path, "{text}: {e}");
         }
+        // Nested in a project: the prefix starts every path.
+        let e =
+            parse_settings_at(r#"{"version": 1, "rules": [{"tag": "A"}]}"#, "autotag").unwrap_err();
+        assert_eq!(e.path, "autotag.rules[0]");
+        let e =
+            parse_settings_at(r#"{"version": 1, "params": {"gait": 1}}"#, "autotag").unwrap_err();
+        assert_eq!(e.path, "autotag.params.gait");
+        // Unknown fields suggest the closest known one.
+        let e = parse_settings(r#"{"version": 1, "params": {"contacts": {"enter_hieght_cm": 1}}}"#)
+            .unwrap_err();
+        assert!(e.message.contains("did you mean `enter_height_cm`"), "{e}");
+    }
+
+    #[test]
+    fn the_bend_of_a_joint_is_zero_straight_and_grows_as_it_folds() {
+        let up = Vec3::Y;
+        assert!(bend_deg(up, -up).abs() < 1e-3);
+        assert!((bend_deg(up, Vec3::X) - 90.0).abs() < 1e-3);
+        assert!((bend_deg(up, up) - 180.0).abs() < 1e-3);
+        assert_eq!(bend_deg(Vec3::ZERO, up), 0.0);
     }
 }

@@ -1,8 +1,8 @@
 //! Per-frame signal helpers shared by the generators: windowed speeds, percentiles, hysteresis
 //! thresholds, gap filling, minimum durations and the conversion of per-frame states to ranges.
 //!
-//! All of them take slices in and write into caller buffers or return new vectors; none allocate
-//! more than their output.
+//! They take slices in and write into caller buffers or return new vectors; only [`percentile`]
+//! allocates (a copy to select in).
 
 use glam::Vec3;
 

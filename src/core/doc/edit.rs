@@ -2,6 +2,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::core::autotag::AutotagSettings;
 use crate::core::tags::document::next_version;
 use crate::core::tags::parse::rename_tag_in_expr;
 use crate::core::tags::{Anchor, ClipId, ClipInfo, Note, Range, SavedQuery, Tag, TagDocument};
@@ -66,6 +67,9 @@ pub enum Edit {
     },
     /// Replace the saved queries.
     SetQueries(Vec<SavedQuery>),
+    /// Replace the autotag settings (generator parameters and custom rules); `None` removes them.
+    /// Refused when they do not pass `AutotagSettings::validate`.
+    SetAutotag(Option<Box<AutotagSettings>>),
     /// Several edits as one step (applied in order, undone in reverse).
     Batch(Vec<Edit>),
 }
@@ -85,6 +89,8 @@ pub enum EditError {
     EmptyName,
     #[error("a note is on {0:?}, which tag {1} does not have on that clip")]
     NoAnchor(Anchor, usize),
+    #[error("invalid autotag settings: {0}")]
+    InvalidAutotag(String),
 }
 
 /// Makes a range list canonical for a clip of `frames` frames: clamps to `[0, frames)`, then sorts,
@@ -189,7 +195,10 @@ impl Edit {
                     .get(*clip as usize)
                     .ok_or(EditError::NoClip(*clip as usize))?;
             }
-            Edit::SetQueries(_) => {}
+            Edit::SetQueries(_) | Edit::SetAutotag(None) => {}
+            Edit::SetAutotag(Some(settings)) => settings
+                .validate()
+                .map_err(|e| EditError::InvalidAutotag(e.to_string()))?,
             Edit::Batch(edits) => {
                 if edits.iter().all(|e| {
                     matches!(
@@ -470,6 +479,9 @@ impl Edit {
             Edit::SetQueries(queries) => {
                 Edit::SetQueries(std::mem::replace(&mut doc.queries, queries))
             }
+            Edit::SetAutotag(settings) => Edit::SetAutotag(
+                std::mem::replace(&mut doc.autotag, settings.map(|s| *s)).map(Box::new),
+            ),
             Edit::Batch(edits) => {
                 let mut inverses: Vec<Edit> =
                     edits.into_iter().map(|e| e.apply_checked(doc)).collect();
@@ -795,6 +807,7 @@ mod tests {
             clips: vec![clip("a", 100), clip("b", 50)],
             tags: vec![walk],
             queries: vec![],
+            autotag: None,
             clips_version: 0,
         }
     }
@@ -1265,5 +1278,27 @@ mod tests {
         let c = Note::combine([&a, &b, &a]);
         assert_eq!(c.text, "a; b");
         assert_eq!(c.data_text(), "j=3;k=1");
+    }
+
+    #[test]
+    fn autotag_settings_are_one_undoable_edit_and_invalid_ones_are_refused() {
+        let mut d = doc();
+        let mut settings = AutotagSettings::default();
+        settings.params.turning.enter_deg_s = 25.0;
+        let inverse = Edit::SetAutotag(Some(Box::new(settings.clone())))
+            .apply(&mut d)
+            .unwrap();
+        assert_eq!(d.autotag.as_ref(), Some(&settings));
+        inverse.apply(&mut d).unwrap();
+        assert_eq!(d.autotag, None);
+        settings.params.turning.leave_deg_s = 99.0;
+        let e = Edit::SetAutotag(Some(Box::new(settings)))
+            .apply(&mut d)
+            .unwrap_err();
+        assert!(
+            matches!(&e, EditError::InvalidAutotag(m) if m.contains("params.turning.leave_deg_s")),
+            "{e}"
+        );
+        assert_eq!(d.autotag, None);
     }
 }

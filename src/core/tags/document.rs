@@ -209,6 +209,9 @@ pub struct TagDocument {
     pub clips: Vec<ClipInfo>,
     pub tags: Vec<Tag>,
     pub queries: Vec<SavedQuery>,
+    /// The project's autotag settings (generator parameters and custom rules), saved in the
+    /// optional `autotag` field; `None` when the project has none (the defaults apply).
+    pub autotag: Option<crate::core::autotag::AutotagSettings>,
     /// Version of the clip list (count, order, frame counts): a fresh [`next_version`] whenever a
     /// clip is inserted, removed or changes length. Query results cover every clip (a complement,
     /// `first(..)`), so caches compare this as well as the versions of the tags a query read.

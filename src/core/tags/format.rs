@@ -23,6 +23,7 @@ use super::document::{ClipInfo, SavedQuery, Tag, TagDocument};
 use super::parse::{closest_names, parse_query};
 use super::query::next_version;
 use super::range::Range;
+use crate::core::autotag::{AutotagSettings, SettingsError, parse_settings_at};
 
 /// The value of the `format` field.
 pub const FORMAT_TAG: &str = "taglane.tags";
@@ -33,6 +34,32 @@ pub const FORMAT_VERSION: u64 = 2;
 /// The longest clip accepted, in frames (2^28: over 620 hours at 120 fps). Masks allocate one bit
 /// per frame, so the limit bounds what a file can make us allocate for one clip (32 MiB).
 pub const MAX_CLIP_FRAMES: u64 = 1 << 28;
+
+/// The fields of the top level, in the order the writer emits them.
+const TOP_LEVEL_FIELDS: [&str; 6] = ["format", "version", "clips", "tags", "queries", "autotag"];
+
+/// Reads the optional `autotag` field (autotag settings, versioned on their own; see
+/// docs/AUTOTAG.md). Errors carry the JSON path from the top (`autotag.rules[0].when[1].leave`).
+fn read_autotag(raw: &str) -> Result<AutotagSettings, SettingsError> {
+    parse_settings_at(raw, "autotag")
+}
+
+/// Appends `,\n  "autotag": {...}` for a document with autotag settings (nothing otherwise, so a
+/// document without them is written exactly as before the field existed). Refuses settings the
+/// loader would reject.
+fn write_autotag(s: &mut String, doc: &TagDocument, file_label: &str) -> Result<(), TagsFileError> {
+    let Some(settings) = &doc.autotag else {
+        return Ok(());
+    };
+    settings.validate().map_err(|e| TagsFileError::Invalid {
+        file: file_label.to_string(),
+        path: format!("autotag.{}", e.path),
+        message: e.message,
+    })?;
+    s.push_str(",\n  \"autotag\": ");
+    s.push_str(&settings.to_json(2));
+    Ok(())
+}
 
 /// A tag file that cannot be read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -390,6 +417,7 @@ struct Loader<'a> {
     clips: Vec<ClipInfo>,
     tags: Vec<Tag>,
     queries: Vec<SavedQuery>,
+    autotag: Option<AutotagSettings>,
     /// Clip ids by name: a linear `clip_index` per range entry made loading quadratic (22 s for the
     /// 10,000-clip stress project, see docs/ROBUSTNESS.md).
     clip_ids: NameMap<u32>,
@@ -415,6 +443,7 @@ impl<'a> Loader<'a> {
             clips: Vec::new(),
             tags: Vec::new(),
             queries: Vec::new(),
+            autotag: None,
             clip_ids: NameMap::default(),
             tag_ids: NameMap::default(),
             clip_seen: Vec::new(),
@@ -838,6 +867,7 @@ impl<'de> Shape<'de> for Top<'_, '_> {
         let (mut format, mut version) = (None, None);
         let (mut clips, mut tags, mut queries) =
             (Section::Absent, Section::Absent, Section::Absent);
+        let mut autotag: Option<&'de RawValue> = None;
         let mut dup = false;
         while let Some(Key(k)) = a.next_key()? {
             if dup || keys.contains(&k) {
@@ -873,6 +903,7 @@ impl<'de> Shape<'de> for Top<'_, '_> {
                     queries = Section::Done;
                 }
                 "queries" => queries = Section::Raw(a.next_value()?),
+                "autotag" => autotag = Some(a.next_value()?),
                 _ => {
                     a.next_value::<Check>()?;
                 }
@@ -884,11 +915,7 @@ impl<'de> Shape<'de> for Top<'_, '_> {
         let section_error = l.error.take();
         let before = l.warnings.len();
         let checked = l
-            .keys(
-                keys.iter().map(|k| k.as_ref()),
-                "",
-                &["format", "version", "clips", "tags", "queries"],
-            )
+            .keys(keys.iter().map(|k| k.as_ref()), "", &TOP_LEVEL_FIELDS)
             .and_then(|()| l.header(format.as_ref(), version.as_ref()));
         // Top-level warnings come first.
         let top_warnings = l.warnings.len() - before;
@@ -921,6 +948,12 @@ impl<'de> Shape<'de> for Top<'_, '_> {
             read.map_err(de::Error::custom)?;
             if l.error.is_some() {
                 return Ok(());
+            }
+        }
+        if let Some(raw) = autotag {
+            match read_autotag(raw.get()) {
+                Ok(settings) => l.autotag = Some(settings),
+                Err(e) => l.error = Some(l.fail(&e.path, e.message)),
             }
         }
         Ok(())
@@ -1366,6 +1399,7 @@ pub fn load_tags_str(
         clips: l.clips,
         tags: l.tags,
         queries: l.queries,
+        autotag: l.autotag,
         ..Default::default()
     };
     doc.touch_clips();
@@ -1534,11 +1568,9 @@ pub fn tags_to_string(doc: &TagDocument, file_label: &str) -> Result<String, Tag
         s.push_str(&json_str(&q.expr));
         s.push('}');
     }
-    s.push_str(if doc.queries.is_empty() {
-        "]\n}\n"
-    } else {
-        "\n  ]\n}\n"
-    });
+    s.push_str(if doc.queries.is_empty() { "]" } else { "\n  ]" });
+    write_autotag(&mut s, doc, file_label)?;
+    s.push_str("\n}\n");
     Ok(s)
 }
 

@@ -16,6 +16,7 @@ fn outcome(r: Result<(TagDocument, Vec<super::LoadWarning>), super::TagsFileErro
                     t.name, t.color, t.ranges, t.markers, t.notes
                 );
             }
+            s += &format!("autotag {:?}\n", doc.autotag);
             for w in warnings {
                 s += &format!("warning {w}\n");
             }
@@ -38,6 +39,20 @@ fn same(text: &str, what: &str) {
     }
 }
 
+/// A project with autotag settings (parameters and two rules).
+const AUTOTAG_SEED: &str = r#"{"format": "taglane.tags", "version": 1,
+  "clips": [{"name": "a", "frames": 50, "fps": 30}],
+  "tags": [{"name": "walk", "ranges": {"a": [[0, 3]]}}],
+  "queries": [],
+  "autotag": {"version": 1,
+    "params": {"contacts": {"enter_height_cm": 3.5, "left_ankle": "L_Ankle"}, "turning": {"enter_deg_s": 25}},
+    "rules": [
+      {"tag": "pose:HandsUp", "when": [
+        {"signal": "y", "joint": "LeftHand", "relative_to": "Head", "above": 5, "leave": 0},
+        {"signal": "y", "joint": "RightHand", "relative_to": "Head", "above": 5, "leave": 0}],
+       "min_duration_s": 0.2},
+      {"tag": "Crouch", "when": [{"signal": "height", "joint": "Hips", "below": 60, "leave": 65}]}]}}"#;
+
 fn seeds() -> Vec<(String, String)> {
     let mut out = vec![
         (
@@ -58,6 +73,7 @@ fn seeds() -> Vec<(String, String)> {
             .unwrap(),
         ),
     ];
+    out.push(("autotag".to_string(), AUTOTAG_SEED.to_string()));
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/seeds/tags_json");
     let mut files: Vec<_> = std::fs::read_dir(&dir)
         .unwrap()
@@ -119,6 +135,11 @@ const PIECES: &[&str] = &[
     "\"fps\": 0,",
     "\"frames\": -3,",
     "\"expr\": \"a & (\",",
+    "\"autotag\": {\"version\": 1},",
+    "\"autotag\": {\"version\": 2},",
+    "\"below\": 3,",
+    "\"leave\": 99,",
+    "\"signal\": \"angle\",",
 ];
 
 fn mutate(text: &str, rng: &mut Rng) -> String {
@@ -212,4 +233,39 @@ fn permute(a: &mut [usize; 5], k: usize, out: &mut Vec<[usize; 5]>) {
         permute(a, k + 1, out);
         a.swap(k, i);
     }
+}
+
+#[test]
+fn autotag_settings_load_and_write_the_same_wherever_they_are() {
+    let sections = [
+        "\"format\": \"taglane.tags\"",
+        "\"version\": 1",
+        "\"clips\": [{\"name\": \"a\", \"frames\": 50, \"fps\": 30}]",
+        "\"tags\": [{\"name\": \"walk\", \"ranges\": {\"a\": [[1, 4]]}}]",
+        "\"queries\": [{\"expr\": \"walk\", \"name\": \"q\"}]",
+    ];
+    let autotags = [
+        r#""autotag": {"version": 1}"#,
+        r#""autotag": {"version": 1, "rules": [{"tag": "Up", "when": [{"signal": "y", "joint": "Head", "above": 170}]}]}"#,
+        r#""autotag": {"version": 1, "rules": [{"tag": "Up", "when": [{"signal": "y", "joint": "Head", "above": 170, "leave": 180}]}]}"#,
+        r#""autotag": {"version": 3}"#,
+        r#""autotag": []"#,
+        r#""autotag": {"version": 1, "params": {"contacts": {"enter_height_cm": "low"}}}"#,
+    ];
+    for autotag in autotags {
+        for at in 0..=sections.len() {
+            let mut body: Vec<&str> = sections.to_vec();
+            body.insert(at, autotag);
+            same(&format!("{{{}}}", body.join(", ")), "autotag placed");
+            // With an error in another section too: the same one wins in both loaders.
+            let broken = format!("{{{}}}", body.join(", ")).replace("[[1, 4]]", "[[4, 1]]");
+            same(&broken, "autotag and a bad range");
+        }
+    }
+    // Errors name the path inside the settings.
+    let text = format!("{{{}, {}}}", sections.join(", "), autotags[2]);
+    let e = super::load_tags_str(&text, "f.json")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("autotag.rules[0].when[0].leave"), "{e}");
 }

@@ -16,12 +16,14 @@ use super::{
     FORMAT_TAG, FORMAT_VERSION, LoadWarning, MAX_CLIP_FRAMES, TagsFileError, annotations, key_path,
     parse_color,
 };
+use crate::core::autotag::json::Json;
+use crate::core::autotag::rules::read_settings;
 
 /// A JSON value that keeps object keys in file order, duplicates included.
 #[derive(Debug, Clone)]
 enum J {
     Null,
-    Bool,
+    Bool(bool),
     Num(serde_json::Number),
     Str(String),
     Arr(Vec<J>),
@@ -33,7 +35,7 @@ impl J {
         use annotations::Tree;
         match self {
             J::Null => Tree::Null,
-            J::Bool => Tree::Bool(false),
+            J::Bool(b) => Tree::Bool(*b),
             J::Num(n) => Tree::Num(n.clone()),
             J::Str(s) => Tree::Str(s.clone()),
             J::Arr(v) => Tree::Arr(v.iter().map(J::to_tree).collect()),
@@ -53,8 +55,8 @@ impl<'de> Deserialize<'de> for J {
             fn visit_unit<E>(self) -> Result<J, E> {
                 Ok(J::Null)
             }
-            fn visit_bool<E>(self, _v: bool) -> Result<J, E> {
-                Ok(J::Bool)
+            fn visit_bool<E>(self, v: bool) -> Result<J, E> {
+                Ok(J::Bool(v))
             }
             fn visit_u64<E>(self, v: u64) -> Result<J, E> {
                 Ok(J::Num(v.into()))
@@ -91,10 +93,22 @@ impl<'de> Deserialize<'de> for J {
 }
 
 impl J {
+    /// The same value as the autotag settings reader's tree.
+    fn to_json(&self) -> Json {
+        match self {
+            J::Null => Json::Null,
+            J::Bool(b) => Json::Bool(*b),
+            J::Num(n) => Json::Num(n.as_f64().unwrap_or(f64::NAN)),
+            J::Str(s) => Json::Str(s.clone()),
+            J::Arr(v) => Json::Arr(v.iter().map(J::to_json).collect()),
+            J::Obj(v) => Json::Obj(v.iter().map(|(k, x)| (k.clone(), x.to_json())).collect()),
+        }
+    }
+
     fn kind(&self) -> &'static str {
         match self {
             J::Null => "null",
-            J::Bool => "a boolean",
+            J::Bool(_) => "a boolean",
             J::Num(_) => "a number",
             J::Str(_) => "a string",
             J::Arr(_) => "an array",
@@ -199,7 +213,11 @@ impl Loader<'_> {
     }
 
     fn load(&mut self, root: &J) -> R<TagDocument> {
-        let top = self.object(root, "", &["format", "version", "clips", "tags", "queries"])?;
+        let top = self.object(
+            root,
+            "",
+            &["format", "version", "clips", "tags", "queries", "autotag"],
+        )?;
         let format = self.required(&top, "", "format")?;
         match format {
             J::Str(s) if s == FORMAT_TAG => {}
@@ -401,6 +419,14 @@ impl Loader<'_> {
                     expr: expr.to_string(),
                 });
             }
+        }
+        // The optional autotag settings (added after the streaming loader replaced this one; both
+        // read them with the same function, from the same tree).
+        if let Some(v) = top.get("autotag") {
+            doc.autotag = Some(
+                read_settings(&v.to_json(), "autotag")
+                    .map_err(|e| self.fail(&e.path, e.message))?,
+            );
         }
         Ok(doc)
     }
@@ -624,10 +650,13 @@ pub fn tags_to_string(doc: &TagDocument, file_label: &str) -> Result<String, Tag
             json_str(&q.expr)
         );
     }
-    s.push_str(if doc.queries.is_empty() {
-        "]\n}\n"
-    } else {
-        "\n  ]\n}\n"
-    });
+    s.push_str(if doc.queries.is_empty() { "]" } else { "\n  ]" });
+    if let Some(settings) = &doc.autotag {
+        settings
+            .validate()
+            .map_err(|e| fail(format!("autotag.{}", e.path), e.message))?;
+        let _ = write!(s, ",\n  \"autotag\": {}", settings.to_json(2));
+    }
+    s.push_str("\n}\n");
     Ok(s)
 }
