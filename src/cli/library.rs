@@ -38,12 +38,6 @@ pub struct ImportArgs {
     /// Give clips whose take changed length the new frame count (ranges past the end are clipped).
     #[arg(long)]
     pub update_changed: bool,
-    /// Drop the first frame of every take (the synthetic T-pose of the CMU conversions).
-    #[arg(long)]
-    pub skip_first_frame: bool,
-    /// Frames per second at which glTF animations are resampled.
-    #[arg(long, default_value_t = 30.0)]
-    pub gltf_fps: f32,
     /// Also write the full report (every added clip with its unit) to this file.
     #[arg(long)]
     pub report: Option<PathBuf>,
@@ -52,12 +46,6 @@ pub struct ImportArgs {
 pub fn import(args: ImportArgs) -> ExitCode {
     if args.jobs == Some(0) {
         return super::fail_usage("--jobs must be at least 1");
-    }
-    if !(args.gltf_fps.is_finite() && args.gltf_fps > 0.0 && args.gltf_fps <= 10_000.0) {
-        return super::fail_usage(format!(
-            "--gltf-fps must be in (0, 10000], found {}",
-            args.gltf_fps
-        ));
     }
     let exists = args.project.exists();
     let was_sidecar = exists && is_sidecar_project(&args.project);
@@ -93,8 +81,6 @@ pub fn import(args: ImportArgs) -> ExitCode {
     let settings = ImportSettings {
         units: args.units,
         jobs: args.jobs,
-        skip_first_frame: args.skip_first_frame,
-        gltf_fps: args.gltf_fps,
     };
     let bar = progress_bar();
     let show = |p: &Progress| {

@@ -20,6 +20,7 @@ pub mod plan;
 pub mod scan;
 pub mod sidecar;
 pub mod store;
+pub mod synth;
 pub mod units;
 pub mod walk;
 
@@ -38,4 +39,4 @@ pub use store::{
     clip_bytes,
 };
 pub use units::{UnitChoice, UnitSetting, choose_unit, describe_unit};
-pub use walk::{TakeFile, Walk, find_takes};
+pub use walk::{TakeFile, Walk, find_takes, find_takes_until};

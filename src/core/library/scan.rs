@@ -12,42 +12,20 @@ use std::time::{Duration, Instant};
 use rayon::prelude::*;
 
 use super::units::UnitSetting;
-use super::walk::{TakeFile, Walk, find_takes};
+use super::walk::{TakeFile, Walk, find_takes_until};
 use crate::core::anim::{FileScan, ImportError, ImportOptions, scan_animation};
 
 /// Settings of a library import.
-#[derive(Debug, Clone, PartialEq)]
+///
+/// Takes are scanned with the default import options (no frame dropped, glTF resampled at
+/// 30 fps), the options [`crate::core::project::load`] uses when a clip is shown, so the frame
+/// counts in the project match the loaded animation.
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ImportSettings {
     /// How each clip's unit is chosen.
     pub units: UnitSetting,
     /// Worker threads; `None` uses every core (rayon's global pool).
     pub jobs: Option<usize>,
-    /// Drop the first frame of every take (the CMU conversions start with a T-pose). Default false.
-    pub skip_first_frame: bool,
-    /// Rate at which glTF animations are resampled, frames per second. Default 30.
-    pub gltf_fps: f32,
-}
-
-impl Default for ImportSettings {
-    fn default() -> Self {
-        Self {
-            units: UnitSetting::Auto,
-            jobs: None,
-            skip_first_frame: false,
-            gltf_fps: ImportOptions::default().gltf_fps,
-        }
-    }
-}
-
-impl ImportSettings {
-    /// The per-file import options: the unit is left to [`super::units::choose_unit`].
-    pub fn import_options(&self) -> ImportOptions {
-        ImportOptions {
-            unit_cm: None,
-            skip_first_frame: self.skip_first_frame,
-            gltf_fps: self.gltf_fps,
-        }
-    }
 }
 
 /// How far a scan is. Sent after the walk and after each file.
@@ -110,8 +88,8 @@ impl LibraryScan {
 pub struct Cancelled;
 
 /// Walks `roots` and scans every take on `settings.jobs` threads. `progress` is called from the
-/// worker threads after each file (keep it cheap); `cancel` is checked before each file: once set,
-/// the files in flight finish and the scan returns [`Cancelled`].
+/// worker threads after each file (keep it cheap); `cancel` is checked for each folder of the walk
+/// and before each file: once set, the files in flight finish and the scan returns [`Cancelled`].
 pub fn scan_library(
     roots: &[PathBuf],
     settings: &ImportSettings,
@@ -119,7 +97,7 @@ pub fn scan_library(
     cancel: &AtomicBool,
 ) -> Result<LibraryScan, Cancelled> {
     let started = Instant::now();
-    let walk = find_takes(roots);
+    let walk = find_takes_until(roots, cancel);
     if cancel.load(Ordering::Relaxed) {
         return Err(Cancelled);
     }
@@ -160,7 +138,7 @@ fn scan_walk(
     });
     let files_done = AtomicUsize::new(0);
     let bytes_done = AtomicU64::new(0);
-    let options = settings.import_options();
+    let options = ImportOptions::default();
     let scanned: Vec<Option<ScannedFile>> = walk
         .files
         .into_par_iter()

@@ -11,6 +11,7 @@
 
 use std::collections::HashSet;
 use std::path::{Component, Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::core::anim::AnimFormat;
 
@@ -99,6 +100,11 @@ fn is_hidden(name: &str) -> bool {
 
 /// Walks `roots` (folders or take files).
 pub fn find_takes(roots: &[PathBuf]) -> Walk {
+    find_takes_until(roots, &AtomicBool::new(false))
+}
+
+/// [`find_takes`] that stops early (with what it found so far) once `cancel` is set.
+pub fn find_takes_until(roots: &[PathBuf], cancel: &AtomicBool) -> Walk {
     let mut walk = Walk {
         roots: roots.iter().map(|r| absolute(r)).collect(),
         ..Walk::default()
@@ -142,6 +148,9 @@ pub fn find_takes(roots: &[PathBuf]) -> Walk {
         // Depth-first, entries sorted by name, with an explicit stack (deep trees cannot overflow).
         let mut stack = vec![(root.clone(), vec![root_name])];
         while let Some((dir, folders)) = stack.pop() {
+            if cancel.load(Ordering::Relaxed) {
+                return walk;
+            }
             let key = std::fs::canonicalize(&dir).unwrap_or_else(|_| dir.clone());
             if !seen_dirs.insert(key) {
                 continue;
