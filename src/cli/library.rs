@@ -11,7 +11,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::core::library::{
     ImportSettings, Progress, UnitSetting, is_sidecar_project, load_any, load_sidecar_project,
-    plan_import, save_sidecar_project, scan_library, source_for,
+    plan_import, save_sidecar_project, scan_library, source_for, walk,
 };
 use crate::core::project::Project;
 
@@ -167,14 +167,17 @@ fn save_sidecar(
     } else {
         Vec::new()
     };
-    let base = project
-        .base_dir()
-        .map(|d| crate::core::library::walk::absolute(&d));
+    let base = project.base_dir().map(|d| walk::absolute(&d));
+    let resolve = |f: &str| match &base {
+        Some(b) if !Path::new(f).is_absolute() => walk::normalize(&b.join(f)),
+        _ => walk::normalize(Path::new(f)),
+    };
     for root in roots.iter().filter(|r| r.is_dir()) {
-        let folder = source_for(root, base.as_deref());
-        if !folders.contains(&folder) {
-            folders.push(folder);
+        // A root inside a listed folder is already walked.
+        if folders.iter().any(|f| root.starts_with(resolve(f))) {
+            continue;
         }
+        folders.push(source_for(root, base.as_deref()));
     }
     let report =
         save_sidecar_project(path, &project.doc, Some(&folders)).map_err(|e| e.to_string())?;
