@@ -1,4 +1,4 @@
-//! `taglane inspect` and `taglane sample`.
+//! `taglane inspect` (one file, or many in parallel) and `taglane sample`.
 
 use std::fmt::Write as _;
 use std::io::Write as _;
@@ -7,10 +7,16 @@ use std::process::ExitCode;
 
 use clap::Args;
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use rayon::prelude::*;
+
+use crate::core::anim::units::standing_height_units;
 use crate::core::anim::{
-    Clip, ImportOptions, MixSettings, RotationInterp, SampleBuffer, SampleSettings, Transform,
-    load_animation, local_to_model, mix,
+    AnimFormat, Clip, ClipScan, ImportOptions, MixSettings, RotationInterp, SampleBuffer,
+    SampleSettings, Transform, load_animation, local_to_model, mix, scan_animation,
 };
+use crate::core::library::{UnitSetting, choose_unit, find_takes};
 
 /// Import options shared by `inspect` and `sample`.
 #[derive(Debug, Args, Clone)]
@@ -49,13 +55,21 @@ impl ImportArgs {
 
 #[derive(Debug, Args)]
 pub struct InspectArgs {
-    /// Animation file (.bvh, .glb, .gltf).
-    pub file: PathBuf,
+    /// Animation files (.bvh, .glb, .gltf), or folders searched recursively for them.
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
     #[command(flatten)]
     pub import: ImportArgs,
-    /// Print one JSON object.
+    /// Print JSON: one object for one file, one line per file for several.
     #[arg(long)]
     pub json: bool,
+    /// Worker threads for several files (default: every core).
+    #[arg(long)]
+    pub jobs: Option<usize>,
+    /// Read only what the summary needs (joints, frames, rate, unit guess) without importing the
+    /// motion: much faster; malformed numbers are then only found by a full import.
+    #[arg(long)]
+    pub fast: bool,
 }
 
 #[derive(Debug, Args)]
@@ -86,60 +100,177 @@ pub fn inspect(args: InspectArgs) -> ExitCode {
         Ok(o) => o,
         Err(e) => return super::fail_usage(e),
     };
-    let imported = match load_animation(&args.file, &options) {
-        Ok(i) => i,
-        Err(e) => return super::fail_input(e),
+    if args.jobs == Some(0) {
+        return super::fail_usage("--jobs must be at least 1");
+    }
+    if let [file] = args.files.as_slice()
+        && !file.is_dir()
+    {
+        return match describe(file, &options, args.fast) {
+            Ok(d) => {
+                emit(&if args.json {
+                    format!("{}\n", d.json)
+                } else {
+                    d.text
+                });
+                ExitCode::SUCCESS
+            }
+            Err(e) => super::fail_input(e),
+        };
+    }
+    // Several files (or folders): in parallel, printed in order, one JSON line each.
+    let mut files = Vec::new();
+    let mut failed = 0usize;
+    for f in &args.files {
+        if f.is_dir() {
+            let walk = find_takes(std::slice::from_ref(f));
+            for p in &walk.problems {
+                eprintln!("taglane: {p}");
+                failed += 1;
+            }
+            files.extend(walk.files.into_iter().map(|t| (t.path, t.bytes)));
+        } else {
+            let bytes = std::fs::metadata(f).map_or(0, |m| m.len());
+            files.push((f.clone(), bytes));
+        }
+    }
+    let bar = super::library::progress_bar();
+    bar.set_length(files.iter().map(|f| f.1).sum());
+    let done = AtomicUsize::new(0);
+    let total = files.len();
+    let work = || {
+        files
+            .par_iter()
+            .with_max_len(1)
+            .map(|(path, bytes)| {
+                let d = describe(path, &options, args.fast);
+                bar.inc(*bytes);
+                let n = done.fetch_add(1, Ordering::Relaxed) + 1;
+                bar.set_message(format!("{n}/{total} files"));
+                d
+            })
+            .collect::<Vec<_>>()
     };
-    let warnings: Vec<String> = imported.warnings.iter().map(ToString::to_string).collect();
-    let clips: Vec<serde_json::Value> = imported
-        .clips
-        .iter()
-        .map(|c| clip_summary(c, &warnings))
-        .collect();
-    if args.json {
-        // One clip (BVH): the object itself; several (glTF): the first clip's fields plus `clips`.
-        let mut out = clips.first().cloned().unwrap_or_else(|| {
-            serde_json::json!({"joints": 0, "frames": 0, "fps": 0.0, "duration_s": 0.0,
-                "joint_names": [], "warnings": warnings})
-        });
-        if clips.len() > 1
-            && let Some(obj) = out.as_object_mut()
-        {
-            obj.insert("clips".into(), serde_json::Value::Array(clips.clone()));
+    let results = match args.jobs {
+        Some(n) => match rayon::ThreadPoolBuilder::new().num_threads(n).build() {
+            Ok(pool) => pool.install(work),
+            Err(_) => work(),
+        },
+        None => work(),
+    };
+    bar.finish_and_clear();
+    let mut out = String::new();
+    for ((path, _), r) in files.iter().zip(results) {
+        match r {
+            Ok(mut d) => {
+                if args.json {
+                    if let Some(obj) = d.json.as_object_mut() {
+                        obj.insert("file".into(), path.display().to_string().into());
+                    }
+                    let _ = writeln!(out, "{}", d.json);
+                } else {
+                    out.push_str(&d.text);
+                }
+            }
+            Err(e) => {
+                failed += 1;
+                eprintln!("taglane: {e}");
+                if args.json {
+                    let line = serde_json::json!({"file": path.display().to_string(), "error": e});
+                    let _ = writeln!(out, "{line}");
+                }
+            }
         }
-        emit(&format!("{out}\n"));
-    } else {
-        let mut text = format!("{}\n", args.file.display());
-        for c in &imported.clips {
-            let _ = writeln!(
-                text,
-                "clip {:?}: {} joints, {} frames at {} fps, duration {:.4} s, unit {} cm",
-                c.name,
-                c.joint_count(),
-                c.frame_count,
-                c.fps,
-                c.duration_s(),
-                c.unit_cm
-            );
-            let _ = writeln!(text, "  joints: {}", c.skeleton.names.join(", "));
-        }
-        for w in &warnings {
-            let _ = writeln!(text, "warning: {w}");
-        }
-        emit(&text);
+    }
+    emit(&out);
+    if failed > 0 {
+        eprintln!("taglane: {failed} of {total} file(s) could not be read");
+        return ExitCode::from(1);
     }
     ExitCode::SUCCESS
 }
 
-fn clip_summary(c: &Clip, warnings: &[String]) -> serde_json::Value {
+/// One file described: its JSON object and its text.
+struct Described {
+    json: serde_json::Value,
+    text: String,
+}
+
+/// Describes a file: a full import, or the fast scan with `fast`. The error names the file.
+fn describe(path: &Path, options: &ImportOptions, fast: bool) -> Result<Described, String> {
+    let (format, clips, warnings) = if fast {
+        let s = scan_animation(path, options).map_err(|e| e.to_string())?;
+        (s.format, s.clips, s.warnings)
+    } else {
+        let imported = load_animation(path, options).map_err(|e| e.to_string())?;
+        let format = AnimFormat::from_path(path).unwrap_or(AnimFormat::Bvh);
+        let clips = imported
+            .clips
+            .iter()
+            .map(|c| ClipScan {
+                name: c.name.clone(),
+                joint_names: c.skeleton.names.clone(),
+                parents: c.skeleton.parents.clone(),
+                frames: c.frame_count,
+                fps: c.fps,
+                unit_cm: c.unit_cm,
+                height_units: standing_height_units(c),
+            })
+            .collect();
+        (format, clips, imported.warnings)
+    };
+    let warnings: Vec<String> = warnings.iter().map(ToString::to_string).collect();
+    let summaries: Vec<serde_json::Value> = clips
+        .iter()
+        .map(|c| clip_summary(c, format, &warnings))
+        .collect();
+    // One clip (BVH): the object itself; several (glTF): the first clip's fields plus `clips`.
+    let mut json = summaries.first().cloned().unwrap_or_else(|| {
+        serde_json::json!({"joints": 0, "frames": 0, "fps": 0.0, "duration_s": 0.0,
+            "joint_names": [], "warnings": warnings})
+    });
+    if summaries.len() > 1
+        && let Some(obj) = json.as_object_mut()
+    {
+        obj.insert("clips".into(), serde_json::Value::Array(summaries.clone()));
+    }
+    let mut text = format!("{}\n", path.display());
+    for c in &clips {
+        let _ = writeln!(
+            text,
+            "clip {:?}: {} joints, {} frames at {} fps, duration {:.4} s, unit {} cm",
+            c.name,
+            c.joint_names.len(),
+            c.frames,
+            c.fps,
+            c.duration_s(),
+            c.unit_cm
+        );
+        let _ = writeln!(text, "  joints: {}", c.joint_names.join(", "));
+        let _ = writeln!(
+            text,
+            "  unit {}",
+            choose_unit(UnitSetting::Auto, format, c).reason
+        );
+    }
+    for w in &warnings {
+        let _ = writeln!(text, "warning: {w}");
+    }
+    Ok(Described { json, text })
+}
+
+fn clip_summary(c: &ClipScan, format: AnimFormat, warnings: &[String]) -> serde_json::Value {
+    let auto = choose_unit(UnitSetting::Auto, format, c);
     serde_json::json!({
         "name": c.name,
-        "joints": c.joint_count(),
-        "frames": c.frame_count,
+        "joints": c.joint_names.len(),
+        "frames": c.frames,
         "fps": c.fps,
         "duration_s": c.duration_s(),
         "unit_cm": c.unit_cm,
-        "joint_names": c.skeleton.names,
+        "joint_names": c.joint_names,
+        "height_units": c.height_units,
+        "unit_auto": {"unit_cm": auto.unit_cm, "reason": auto.reason, "confident": auto.confident},
         "warnings": warnings,
     })
 }

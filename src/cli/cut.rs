@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use clap::Args;
 
 use crate::core::cut::{DEFAULT_PATTERN, cut_clips, load_source_clip, plan_cut};
-use crate::core::tags::load_tags_file;
+use crate::core::library::load_any;
 use crate::core::tags::query::{Engine, evaluate};
 
 #[derive(Debug, Args)]
@@ -25,7 +25,7 @@ pub struct CutArgs {
 }
 
 pub fn cut(args: CutArgs) -> ExitCode {
-    let doc = match load_tags_file(&args.file) {
+    let doc = match load_any(&args.file) {
         Ok((doc, warnings)) => {
             for w in warnings {
                 eprintln!("taglane: warning: {}: {w}", args.file.display());

@@ -12,6 +12,7 @@ mod anim;
 mod autotag;
 mod compress;
 mod cut;
+mod library;
 mod tags;
 
 /// Tag motion-capture takes with frame ranges, query them, preview and compress animation.
@@ -32,8 +33,10 @@ pub enum Command {
     Query(tags::QueryArgs),
     /// List the tags of a tag data file with clip and frame counts.
     Tags(tags::TagsArgs),
-    /// Describe an animation file (BVH or glTF).
+    /// Describe animation files (BVH or glTF); with several, one JSON line each (--json).
     Inspect(anim::InspectArgs),
+    /// Import folders of takes into a project (new takes are added, changed ones reported).
+    Import(library::ImportArgs),
     /// Sample model-space joint positions of an animation at a time, optionally blended.
     Sample(anim::SampleArgs),
     /// Compress a BVH clip into the taglane compressed clip format (.tlc).
@@ -58,6 +61,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Some(Command::Query(args)) => tags::query(args),
         Some(Command::Tags(args)) => tags::tags(args),
         Some(Command::Inspect(args)) => anim::inspect(args),
+        Some(Command::Import(args)) => library::import(args),
         Some(Command::Sample(args)) => anim::sample(args),
         Some(Command::Compress(args)) => compress::compress(args),
         Some(Command::Decompress(args)) => compress::decompress(args),

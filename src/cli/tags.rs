@@ -6,9 +6,10 @@ use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
 
+use crate::core::library::load_any;
+use crate::core::tags::TagDocument;
 use crate::core::tags::query::{Engine, evaluate};
 use crate::core::tags::range::total_frames;
-use crate::core::tags::{TagDocument, load_tags_file};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum EngineArg {
@@ -49,7 +50,7 @@ pub struct TagsArgs {
 
 /// Loads the file, printing warnings to stderr; `Err` carries the exit code.
 fn load(file: &std::path::Path) -> Result<TagDocument, ExitCode> {
-    match load_tags_file(file) {
+    match load_any(file) {
         Ok((doc, warnings)) => {
             for w in warnings {
                 eprintln!("taglane: warning: {}: {w}", file.display());

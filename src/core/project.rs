@@ -85,9 +85,10 @@ impl Project {
         }
     }
 
-    /// Loads a project file; warnings (merged ranges) are returned for the status bar.
+    /// Loads a project file, single-file or sidecar mode (see `core::library::sidecar`); warnings
+    /// (merged ranges, sidecars that could not be read) are returned for the status bar.
     pub fn load(path: &Path) -> Result<(Self, Vec<String>), String> {
-        let (doc, warnings) = TagDocument::load(path).map_err(|e| e.to_string())?;
+        let (doc, warnings) = crate::core::library::load_any(path).map_err(|e| e.to_string())?;
         Ok((
             Self {
                 doc,
@@ -112,8 +113,14 @@ impl Project {
     }
 
     /// Saves atomically (temp file + rename, one `.bak` backup kept) and marks the history saved.
+    /// A sidecar-mode project file stays one: each clip's tags go to its sidecar.
     pub fn save_to(&mut self, path: &Path) -> Result<(), String> {
-        self.doc.save(path, true).map_err(|e| e.to_string())?;
+        if crate::core::library::is_sidecar_project(path) {
+            crate::core::library::save_sidecar_project(path, &self.doc, None)
+                .map_err(|e| e.to_string())?;
+        } else {
+            self.doc.save(path, true).map_err(|e| e.to_string())?;
+        }
         self.path = Some(path.to_path_buf());
         self.is_demo = false;
         self.history.mark_saved();
@@ -146,23 +153,31 @@ impl Project {
 }
 
 /// Where a clip's animation comes from.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum ClipSource {
     /// An embedded demo BVH: `(file name, text)`.
     Embedded {
         file: &'static str,
         text: &'static str,
     },
-    /// A file on disk.
+    /// A file on disk, in its format's unit (BVH centimetres, glTF metres).
     File(PathBuf),
+    /// A file on disk whose unit the project stores (the clip's `unit_cm`, centimetres per unit).
+    FileWithUnit { path: PathBuf, unit_cm: f32 },
 }
 
+// `unit_cm` is a checked positive finite number (never NaN), so equality is an equivalence.
+impl Eq for ClipSource {}
+
 impl ClipSource {
-    /// A stable key (cache invalidation when the source changes).
+    /// A stable key (cache invalidation when the source or its unit changes).
     pub fn key(&self) -> String {
         match self {
             ClipSource::Embedded { file, .. } => format!("demo:{file}"),
             ClipSource::File(p) => format!("file:{}", p.display()),
+            ClipSource::FileWithUnit { path, unit_cm } => {
+                format!("file:{}@{unit_cm}cm", path.display())
+            }
         }
     }
 }
@@ -221,7 +236,10 @@ impl ClipRequest {
                     }
                     _ => p,
                 };
-                ClipSource::File(p)
+                match info.unit_cm {
+                    Some(unit_cm) => ClipSource::FileWithUnit { path: p, unit_cm },
+                    None => ClipSource::File(p),
+                }
             }
         };
         Ok(ClipRequest {
@@ -233,16 +251,23 @@ impl ClipRequest {
     }
 }
 
-/// Loads the animation of a request. Errors name the file and what went wrong.
+/// Loads the animation of a request, in the clip's stored unit. Errors name the file and what went
+/// wrong.
 pub fn load(request: &ClipRequest) -> Result<Clip, String> {
-    let options = ImportOptions::default();
+    let options = ImportOptions {
+        unit_cm: match request.source {
+            ClipSource::FileWithUnit { unit_cm, .. } => Some(unit_cm),
+            _ => None,
+        },
+        ..ImportOptions::default()
+    };
     let imported = match &request.source {
         ClipSource::Embedded { file, text } => {
             let stem = file.trim_end_matches(".bvh");
             load_animation_from_bytes(text.as_bytes(), AnimFormat::Bvh, stem, None, &options)
                 .map_err(|e| format!("{file}: {e}"))?
         }
-        ClipSource::File(path) => {
+        ClipSource::File(path) | ClipSource::FileWithUnit { path, .. } => {
             if !path.exists() {
                 return Err(format!("{}: the file does not exist", path.display()));
             }
@@ -251,7 +276,7 @@ pub fn load(request: &ClipRequest) -> Result<Clip, String> {
     };
     let file = match &request.source {
         ClipSource::Embedded { file, .. } => (*file).to_owned(),
-        ClipSource::File(p) => p.display().to_string(),
+        ClipSource::File(p) | ClipSource::FileWithUnit { path: p, .. } => p.display().to_string(),
     };
     let mut clips = imported.clips;
     let index = if clips.len() == 1 {
@@ -260,6 +285,11 @@ pub fn load(request: &ClipRequest) -> Result<Clip, String> {
         clips
             .iter()
             .position(|c| c.name == request.name)
+            .or_else(|| {
+                // Library imports name them `FILE#ANIMATION` (see `core::library::naming`).
+                let animation = crate::core::library::animation_of(&request.name);
+                clips.iter().position(|c| c.name == animation)
+            })
             .or_else(|| {
                 // Imports rename duplicates `NAME_2`, `NAME_3`, ...: strip such a suffix.
                 let base = request.name.rsplit_once('_').map(|(b, _)| b)?;

@@ -400,3 +400,11 @@ fn autotag_settings_are_saved_in_the_project_and_files_without_them_are_unchange
         other => panic!("{other:?}"),
     }
 }
+
+#[test]
+fn a_sidecar_mode_project_is_named_as_such_by_the_single_file_loader() {
+    let text = r#"{"format": "taglane.tags", "version": 2, "storage": "sidecar", "folders": ["takes"], "tags": []}"#;
+    let (path, message) = invalid(text);
+    assert_eq!(path, "storage");
+    assert!(message.contains("sidecar-mode project"), "{message}");
+}

@@ -43,83 +43,20 @@ pub fn parse_bvh_bytes(
     name: &str,
     options: &ImportOptions,
 ) -> Result<(Clip, Vec<ImportWarning>), ImportError> {
-    // A UTF-8 byte order mark (written by some Windows tools) is skipped.
-    let start = if bytes.starts_with(b"\xEF\xBB\xBF") {
-        3
-    } else {
-        0
-    };
+    let Header {
+        hierarchy: h,
+        header_frames,
+        header_frames_line,
+        fps,
+        motion_pos,
+        motion_line,
+    } = parse_header(bytes)?;
     let mut p = Parser {
         s: bytes,
-        pos: start,
-        line: 1,
+        pos: motion_pos,
+        line: motion_line,
     };
     let mut warnings = Vec::new();
-    let mut h = Hierarchy::default();
-
-    let (tok, line) = p.expect_token("the keyword HIERARCHY")?;
-    if !tok.eq_ignore_ascii_case(b"HIERARCHY") {
-        return Err(err_found(line, "the keyword HIERARCHY", tok));
-    }
-    // Roots until MOTION.
-    loop {
-        let (tok, line) = p.expect_token("ROOT or MOTION")?;
-        if tok.eq_ignore_ascii_case(b"ROOT") {
-            p.parse_root(&mut h, line)?;
-        } else if tok.eq_ignore_ascii_case(b"MOTION") {
-            break;
-        } else {
-            return Err(err_found(line, "ROOT or MOTION", tok));
-        }
-    }
-    if h.names.is_empty() {
-        return Err(ImportError::new(
-            Place::Line(p.line),
-            "expected at least one ROOT joint before MOTION",
-        ));
-    }
-
-    // Frames: n
-    let (tok, line) = p.expect_token("`Frames:`")?;
-    let header_frames_line = line;
-    let header_frames: u64 = if tok.eq_ignore_ascii_case(b"Frames:") {
-        p.expect_uint("the frame count after `Frames:`")?
-    } else if tok.eq_ignore_ascii_case(b"Frames") {
-        let (c, l) = p.expect_token("`:` after `Frames`")?;
-        if c != b":" {
-            return Err(err_found(l, "`:` after `Frames`", c));
-        }
-        p.expect_uint("the frame count after `Frames:`")?
-    } else {
-        return Err(err_found(line, "`Frames:`", tok));
-    };
-    // Frame Time: t
-    let (tok, line) = p.expect_token("`Frame Time:`")?;
-    if !tok.eq_ignore_ascii_case(b"Frame") {
-        return Err(err_found(line, "`Frame Time:`", tok));
-    }
-    let (tok, line) = p.expect_token("`Time:` after `Frame`")?;
-    if tok.eq_ignore_ascii_case(b"Time") {
-        let (c, l) = p.expect_token("`:` after `Frame Time`")?;
-        if c != b":" {
-            return Err(err_found(l, "`:` after `Frame Time`", c));
-        }
-    } else if !tok.eq_ignore_ascii_case(b"Time:") {
-        return Err(err_found(line, "`Time:` after `Frame`", tok));
-    }
-    let (tok, line) = p.expect_token("the frame time in seconds")?;
-    let frame_time = parse_f64(tok)
-        .filter(|t| *t > 0.0)
-        .ok_or_else(|| err_found(line, "a positive finite frame time in seconds", tok))?;
-    let fps = (1.0 / frame_time) as f32;
-    if !(fps.is_finite() && fps > 0.0) {
-        return Err(err_found(
-            line,
-            "a frame time giving a finite frame rate",
-            tok,
-        ));
-    }
-    p.skip_rest_of_line();
 
     // Motion rows.
     let joints = h.names.len();
@@ -246,20 +183,7 @@ pub fn parse_bvh_bytes(
         });
     }
 
-    let skeleton = Skeleton {
-        names: h.names,
-        parents: h.parents,
-        rest: h
-            .offsets
-            .iter()
-            .map(|o| Transform {
-                translation: *o,
-                rotation: Quat::IDENTITY,
-                scale: Vec3::ONE,
-            })
-            .collect(),
-        end_sites: h.end_sites,
-    };
+    let skeleton = h.into_skeleton();
     let scales = vec![Vec3::ONE; rotations.len()];
     let clip = Clip {
         name: name.to_owned(),
@@ -274,9 +198,109 @@ pub fn parse_bvh_bytes(
     Ok((clip, warnings))
 }
 
+/// The HIERARCHY section and the MOTION header of a BVH file, and where the frame rows start.
+pub(super) struct Header {
+    pub hierarchy: Hierarchy,
+    /// The `Frames:` count (a hint: the rows present decide).
+    pub header_frames: u64,
+    pub header_frames_line: usize,
+    pub fps: f32,
+    /// Byte offset and line of the first frame row (just after the `Frame Time:` line).
+    pub motion_pos: usize,
+    pub motion_line: usize,
+}
+
+/// Parses everything before the frame rows.
+pub(super) fn parse_header(bytes: &[u8]) -> Result<Header, ImportError> {
+    // A UTF-8 byte order mark (written by some Windows tools) is skipped.
+    let start = if bytes.starts_with(b"\xEF\xBB\xBF") {
+        3
+    } else {
+        0
+    };
+    let mut p = Parser {
+        s: bytes,
+        pos: start,
+        line: 1,
+    };
+    let mut h = Hierarchy::default();
+
+    let (tok, line) = p.expect_token("the keyword HIERARCHY")?;
+    if !tok.eq_ignore_ascii_case(b"HIERARCHY") {
+        return Err(err_found(line, "the keyword HIERARCHY", tok));
+    }
+    // Roots until MOTION.
+    loop {
+        let (tok, line) = p.expect_token("ROOT or MOTION")?;
+        if tok.eq_ignore_ascii_case(b"ROOT") {
+            p.parse_root(&mut h, line)?;
+        } else if tok.eq_ignore_ascii_case(b"MOTION") {
+            break;
+        } else {
+            return Err(err_found(line, "ROOT or MOTION", tok));
+        }
+    }
+    if h.names.is_empty() {
+        return Err(ImportError::new(
+            Place::Line(p.line),
+            "expected at least one ROOT joint before MOTION",
+        ));
+    }
+
+    // Frames: n
+    let (tok, line) = p.expect_token("`Frames:`")?;
+    let header_frames_line = line;
+    let header_frames: u64 = if tok.eq_ignore_ascii_case(b"Frames:") {
+        p.expect_uint("the frame count after `Frames:`")?
+    } else if tok.eq_ignore_ascii_case(b"Frames") {
+        let (c, l) = p.expect_token("`:` after `Frames`")?;
+        if c != b":" {
+            return Err(err_found(l, "`:` after `Frames`", c));
+        }
+        p.expect_uint("the frame count after `Frames:`")?
+    } else {
+        return Err(err_found(line, "`Frames:`", tok));
+    };
+    // Frame Time: t
+    let (tok, line) = p.expect_token("`Frame Time:`")?;
+    if !tok.eq_ignore_ascii_case(b"Frame") {
+        return Err(err_found(line, "`Frame Time:`", tok));
+    }
+    let (tok, line) = p.expect_token("`Time:` after `Frame`")?;
+    if tok.eq_ignore_ascii_case(b"Time") {
+        let (c, l) = p.expect_token("`:` after `Frame Time`")?;
+        if c != b":" {
+            return Err(err_found(l, "`:` after `Frame Time`", c));
+        }
+    } else if !tok.eq_ignore_ascii_case(b"Time:") {
+        return Err(err_found(line, "`Time:` after `Frame`", tok));
+    }
+    let (tok, line) = p.expect_token("the frame time in seconds")?;
+    let frame_time = parse_f64(tok)
+        .filter(|t| *t > 0.0)
+        .ok_or_else(|| err_found(line, "a positive finite frame time in seconds", tok))?;
+    let fps = (1.0 / frame_time) as f32;
+    if !(fps.is_finite() && fps > 0.0) {
+        return Err(err_found(
+            line,
+            "a frame time giving a finite frame rate",
+            tok,
+        ));
+    }
+    p.skip_rest_of_line();
+    Ok(Header {
+        hierarchy: h,
+        header_frames,
+        header_frames_line,
+        fps,
+        motion_pos: p.pos,
+        motion_line: p.line,
+    })
+}
+
 #[derive(Default)]
-struct Hierarchy {
-    names: Vec<String>,
+pub(super) struct Hierarchy {
+    pub names: Vec<String>,
     /// The same names, for the uniqueness check in O(1).
     name_set: std::collections::HashSet<String>,
     parents: Vec<Option<usize>>,
@@ -284,12 +308,36 @@ struct Hierarchy {
     end_sites: Vec<EndSite>,
     /// Channels of each joint, in file order.
     channels: Vec<Vec<Channel>>,
-    channel_count: usize,
+    /// Values per frame row (the sum of the CHANNELS counts).
+    pub channel_count: usize,
 }
 
 impl Hierarchy {
+    /// The skeleton: joints in file order, rest translations from the OFFSETs.
+    pub fn into_skeleton(self) -> Skeleton {
+        Skeleton {
+            names: self.names,
+            parents: self.parents,
+            rest: self
+                .offsets
+                .iter()
+                .map(|o| Transform {
+                    translation: *o,
+                    rotation: Quat::IDENTITY,
+                    scale: Vec3::ONE,
+                })
+                .collect(),
+            end_sites: self.end_sites,
+        }
+    }
+
     /// Converts one motion row into local transforms and appends them.
-    fn append_frame(&self, row: &[f64], rotations: &mut Vec<Quat>, translations: &mut Vec<Vec3>) {
+    pub fn append_frame(
+        &self,
+        row: &[f64],
+        rotations: &mut Vec<Quat>,
+        translations: &mut Vec<Vec3>,
+    ) {
         let joints = self.names.len();
         let prev_start = rotations.len().checked_sub(joints);
         let mut col = 0usize;
@@ -619,7 +667,7 @@ fn channel_from(tok: &[u8]) -> Option<Channel> {
     }
 }
 
-fn err_found(line: usize, expected: &str, found: &[u8]) -> ImportError {
+pub(super) fn err_found(line: usize, expected: &str, found: &[u8]) -> ImportError {
     let shown: String = String::from_utf8_lossy(&found[..found.len().min(40)]).into_owned();
     let more = if found.len() > 40 { "..." } else { "" };
     ImportError::new(

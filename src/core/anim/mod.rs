@@ -1,9 +1,10 @@
 //! Skeletal animation: skeletons, clips, sampling, mixing, forward kinematics, root motion, tag events,
-//! and the BVH and glTF importers.
+//! the BVH and glTF importers, the fast scan of animation files and length units.
 //!
 //! See `docs/ANIMATION.md` for the model, conventions and import policies.
 
 pub mod bvh;
+mod bvh_scan;
 pub mod clip;
 pub mod events;
 pub mod fk;
@@ -12,7 +13,9 @@ pub mod import;
 pub mod mix;
 pub mod root_motion;
 pub mod sample;
+pub mod scan;
 pub mod skeleton;
+pub mod units;
 
 pub use bvh::{bvh_export_losses, parse_bvh, parse_bvh_bytes, save_bvh, write_bvh};
 pub use clip::Clip;
@@ -32,4 +35,6 @@ pub use sample::{
     Extrapolation, FramePosition, RotationInterp, SampleSettings, frame_position, interp_rotation,
     interp_transform, nlerp, sample_clip, slerp,
 };
+pub use scan::{ClipScan, FileScan, scan_animation, scan_animation_bytes};
 pub use skeleton::{EndSite, Skeleton, Transform};
+pub use units::{CMU_CM_PER_UNIT, UnitGuess, guess_unit};

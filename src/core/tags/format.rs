@@ -36,7 +36,12 @@ pub const FORMAT_VERSION: u64 = 2;
 pub const MAX_CLIP_FRAMES: u64 = 1 << 28;
 
 /// The fields of the top level, in the order the writer emits them.
-const TOP_LEVEL_FIELDS: [&str; 6] = ["format", "version", "clips", "tags", "queries", "autotag"];
+const TOP_LEVEL_FIELDS: [&str; 7] = [
+    "format", "version", "clips", "tags", "queries", "autotag", "storage",
+];
+
+/// What a single-file loader says of a sidecar-mode project (see docs/TAGS_FORMAT.md).
+pub(crate) const SIDECAR_PROJECT_MESSAGE: &str = "this is a sidecar-mode project: its tags are in the takes' .tags.json files; open it as a project (taglane PROJECT, File > Open) rather than as a tag file";
 
 /// Reads the optional `autotag` field (autotag settings, versioned on their own; see
 /// docs/AUTOTAG.md). Errors carry the JSON path from the top (`autotag.rules[0].when[1].leave`).
@@ -922,6 +927,10 @@ impl<'de> Shape<'de> for Top<'_, '_> {
         l.warnings.rotate_right(top_warnings);
         if let Err(e) = checked {
             l.error = Some(e);
+            return Ok(());
+        }
+        if keys.iter().any(|k| k == "storage") {
+            l.error = Some(l.fail("storage", SIDECAR_PROJECT_MESSAGE));
             return Ok(());
         }
         if let Some(e) = section_error {

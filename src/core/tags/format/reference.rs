@@ -216,7 +216,9 @@ impl Loader<'_> {
         let top = self.object(
             root,
             "",
-            &["format", "version", "clips", "tags", "queries", "autotag"],
+            &[
+                "format", "version", "clips", "tags", "queries", "autotag", "storage",
+            ],
         )?;
         let format = self.required(&top, "", "format")?;
         match format {
@@ -247,6 +249,9 @@ impl Loader<'_> {
                     "unsupported version {version}; this build reads versions 1 to {FORMAT_VERSION}"
                 ),
             ));
+        }
+        if top.contains_key("storage") {
+            return Err(self.fail("storage", super::SIDECAR_PROJECT_MESSAGE));
         }
         let mut doc = TagDocument::default();
         // Clip ids by name: a linear `clip_index` per range entry made loading quadratic (22 s

@@ -1,0 +1,212 @@
+//! `taglane import`: folders of takes into a project, on every core, with a progress bar.
+
+use std::io::IsTerminal as _;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+use clap::Args;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use crate::core::library::{
+    ImportSettings, Progress, UnitSetting, is_sidecar_project, load_any, load_sidecar_project,
+    plan_import, save_sidecar_project, scan_library, source_for, walk,
+};
+use crate::core::project::Project;
+
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// Folders of takes (searched recursively for .bvh, .glb and .gltf) or take files.
+    #[arg(required = true)]
+    pub dirs: Vec<PathBuf>,
+    /// The project file to create, or to import into when it exists (new takes are added, changed
+    /// ones reported).
+    #[arg(short = 'o', long = "output")]
+    pub project: PathBuf,
+    /// Unit of the takes: auto (per clip, from the skeleton's height), cm, m, mm, in, cmu (5.644 cm,
+    /// the CMU conversions) or centimetres per unit.
+    #[arg(long, default_value = "auto")]
+    pub units: UnitSetting,
+    /// Worker threads (default: every core).
+    #[arg(long)]
+    pub jobs: Option<usize>,
+    /// Keep each clip's tags in a sidecar file next to its take (TAKE.tags.json); the project
+    /// then lists only folders, tags and saved queries.
+    #[arg(long)]
+    pub sidecar: bool,
+    /// Give clips whose take changed length the new frame count (ranges past the end are clipped).
+    #[arg(long)]
+    pub update_changed: bool,
+    /// Also write the full report (every added clip with its unit) to this file.
+    #[arg(long)]
+    pub report: Option<PathBuf>,
+}
+
+pub fn import(args: ImportArgs) -> ExitCode {
+    if args.jobs == Some(0) {
+        return super::fail_usage("--jobs must be at least 1");
+    }
+    let exists = args.project.exists();
+    let was_sidecar = exists && is_sidecar_project(&args.project);
+    let sidecar = args.sidecar || was_sidecar;
+    // Takes whose sidecar cannot be read stay out of the import (saving would write over it).
+    let mut bad_takes = Vec::new();
+    let loaded = if was_sidecar {
+        load_sidecar_project(&args.project).map(|l| {
+            bad_takes = l.bad_takes.clone();
+            let mut warnings: Vec<String> = l.warnings.iter().map(ToString::to_string).collect();
+            warnings.extend(l.problem_messages());
+            (l.doc, warnings)
+        })
+    } else if exists {
+        load_any(&args.project)
+            .map(|(doc, w)| (doc, w.iter().map(ToString::to_string).collect::<Vec<_>>()))
+    } else {
+        Ok(Default::default())
+    };
+    let mut project = match loaded {
+        Ok((doc, warnings)) => {
+            for w in warnings {
+                eprintln!("taglane: warning: {}: {w}", args.project.display());
+            }
+            Project {
+                doc,
+                path: Some(args.project.clone()),
+                ..Project::default()
+            }
+        }
+        Err(e) => return super::fail_input(e),
+    };
+    let settings = ImportSettings {
+        units: args.units,
+        jobs: args.jobs,
+    };
+    let bar = progress_bar();
+    let show = |p: &Progress| {
+        if bar.length() != Some(p.bytes_total) {
+            bar.set_length(p.bytes_total);
+        }
+        bar.set_position(p.bytes_done);
+        bar.set_message(format!("{}/{} files", p.files_done, p.files_total));
+    };
+    let never = AtomicBool::new(false);
+    let scan = match scan_library(&args.dirs, &settings, &show, &never) {
+        Ok(s) => s,
+        Err(e) => return super::fail_input(e),
+    };
+    bar.finish_and_clear();
+    let mut scan = scan;
+    scan.files.retain(|f| {
+        let bad = bad_takes.contains(&f.file.path);
+        if bad {
+            eprintln!(
+                "taglane: {}: skipped: its sidecar cannot be read (see the warning above)",
+                f.file.path.display()
+            );
+        }
+        !bad
+    });
+    let plan = plan_import(&project.doc, project.base_dir().as_deref(), &scan);
+    eprint!("{}", plan.report_text(false));
+    if let Some(path) = &args.report
+        && let Err(e) = std::fs::write(path, plan.report_text(true))
+    {
+        eprintln!("taglane: {}: cannot write the report: {e}", path.display());
+    }
+    let found = plan.added.len() + plan.unchanged + plan.changed.len();
+    if found == 0 {
+        return super::fail_input(format!(
+            "nothing imported: no readable take in {}",
+            args.dirs
+                .iter()
+                .map(|d| d.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    if !plan.edit.is_empty()
+        && let Err(e) = project.apply(plan.edit.clone(), "import folders")
+    {
+        return super::fail_input(format!("{}: {e}", args.project.display()));
+    }
+    if args.update_changed {
+        let update = plan.update_changed_edit();
+        if !update.is_empty()
+            && let Err(e) = project.apply(update, "update changed takes")
+        {
+            return super::fail_input(format!("{}: {e}", args.project.display()));
+        }
+    }
+    let converting = sidecar && !was_sidecar;
+    if exists && !converting && !project.history.is_dirty() {
+        return ExitCode::SUCCESS;
+    }
+    let result = if sidecar {
+        save_sidecar(&project, &args.project, was_sidecar, &scan.roots)
+    } else {
+        project.save_to(&args.project)
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => super::fail_input(e),
+    }
+}
+
+/// Saves in sidecar mode; the import's folders join the project's.
+fn save_sidecar(
+    project: &Project,
+    path: &Path,
+    was_sidecar: bool,
+    roots: &[PathBuf],
+) -> Result<(), String> {
+    let mut folders = if was_sidecar {
+        load_sidecar_project(path)
+            .map_err(|e| e.to_string())?
+            .folders
+    } else {
+        Vec::new()
+    };
+    let base = project.base_dir().map(|d| walk::absolute(&d));
+    let resolve = |f: &str| match &base {
+        Some(b) if !Path::new(f).is_absolute() => walk::normalize(&b.join(f)),
+        _ => walk::normalize(Path::new(f)),
+    };
+    for root in roots.iter().filter(|r| r.is_dir()) {
+        // A root inside a listed folder is already walked.
+        if folders.iter().any(|f| root.starts_with(resolve(f))) {
+            continue;
+        }
+        folders.push(source_for(root, base.as_deref()));
+    }
+    let report =
+        save_sidecar_project(path, &project.doc, Some(&folders)).map_err(|e| e.to_string())?;
+    for f in &report.folders_added {
+        eprintln!("taglane: added the folder {f} to the project");
+    }
+    if !report.stale.is_empty() {
+        eprintln!(
+            "taglane: {} sidecar(s) belong to no clip of the project and were left in place, e.g. {}",
+            report.stale.len(),
+            report.stale[0].display()
+        );
+    }
+    Ok(())
+}
+
+/// A progress bar on stderr (files, MB, ETA), hidden when stderr is not a terminal.
+pub(crate) fn progress_bar() -> ProgressBar {
+    let target = if std::io::stderr().is_terminal() {
+        ProgressDrawTarget::stderr()
+    } else {
+        ProgressDrawTarget::hidden()
+    };
+    let bar = ProgressBar::with_draw_target(Some(0), target);
+    if let Ok(style) = ProgressStyle::with_template(
+        "{spinner} [{elapsed_precise}] {wide_bar} {decimal_bytes}/{decimal_total_bytes} {msg} ETA {eta}",
+    ) {
+        bar.set_style(style);
+    }
+    bar.enable_steady_tick(Duration::from_millis(100));
+    bar
+}

@@ -1,0 +1,486 @@
+//! Turning a scan into one edit of a document: new clips are added, takes already in the project
+//! are recognised by their source file (re-importing adds nothing), changed takes and bad files are
+//! reported.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use super::naming::{ANIMATION_SEPARATOR, NameRequest, base_name, unique_names};
+use super::scan::LibraryScan;
+use super::units::{UnitChoice, choose_unit, describe_unit};
+use super::walk::normalize;
+use crate::core::doc::Edit;
+use crate::core::tags::{ClipId, ClipInfo, TagDocument};
+
+/// A clip the import adds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AddedClip {
+    /// Its unique name in the project.
+    pub name: String,
+    /// The take file (absolute).
+    pub path: PathBuf,
+    /// The source as stored in the project (relative to the project's folder when it can be).
+    pub source: String,
+    pub frames: u32,
+    pub fps: f32,
+    pub joints: usize,
+    pub unit: UnitChoice,
+}
+
+/// A take already in the project whose file now has another length or rate.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChangedClip {
+    pub clip: ClipId,
+    pub name: String,
+    pub path: PathBuf,
+    pub frames_before: u32,
+    pub frames_now: u32,
+    pub fps_before: f32,
+    pub fps_now: f32,
+}
+
+/// A take that could not be imported.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FailedFile {
+    pub path: PathBuf,
+    /// The importer's message: `FILE: line N: what was expected`.
+    pub message: String,
+}
+
+/// A remark on an imported take (the header's frame count differs from the rows, a glTF
+/// without animation, ...).
+#[derive(Debug, Clone, PartialEq)]
+pub struct FileWarning {
+    pub path: PathBuf,
+    pub message: String,
+}
+
+/// A clip of the project whose source is under an imported folder but was not found there.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MissingClip {
+    pub clip: ClipId,
+    pub name: String,
+    pub path: PathBuf,
+}
+
+/// What an import will do, and the edit that does it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ImportPlan {
+    /// One undoable step: an [`Edit::Batch`] of [`Edit::InsertClip`]s appending `added` in order
+    /// (empty when nothing is new).
+    pub edit: Edit,
+    pub added: Vec<AddedClip>,
+    /// Takes already in the project, unchanged.
+    pub unchanged: usize,
+    pub changed: Vec<ChangedClip>,
+    pub missing: Vec<MissingClip>,
+    pub failed: Vec<FailedFile>,
+    pub warnings: Vec<FileWarning>,
+    /// Files that are not takes.
+    pub ignored: Vec<PathBuf>,
+    /// Folders that could not be read.
+    pub problems: Vec<String>,
+    /// Takes scanned and their total size.
+    pub files: usize,
+    pub bytes: u64,
+    pub elapsed: Duration,
+}
+
+/// The source string stored for `path` in a project whose file is in `base_dir`: relative (with
+/// `..` when needed) when both share a folder below the file system root, else absolute. Always
+/// with `/` separators.
+pub fn source_for(path: &Path, base_dir: Option<&Path>) -> String {
+    let path = normalize(path);
+    let relative = base_dir.map(normalize).and_then(|base| {
+        let p: Vec<_> = path.components().collect();
+        let b: Vec<_> = base.components().collect();
+        let common = p.iter().zip(&b).take_while(|(x, y)| x == y).count();
+        // Sharing only the root (`/`) or a drive: keep the path absolute.
+        let shares_folder = common > 1 || (common == 1 && !path.has_root());
+        if !shares_folder {
+            return None;
+        }
+        let mut rel = PathBuf::new();
+        for _ in common..b.len() {
+            rel.push("..");
+        }
+        for c in &p[common..] {
+            rel.push(c.as_os_str());
+        }
+        Some(rel)
+    });
+    let text = relative.unwrap_or(path).to_string_lossy().into_owned();
+    if cfg!(windows) {
+        text.replace('\\', "/")
+    } else {
+        text
+    }
+}
+
+/// Where clip `info`'s source is on disk (absolute, normalised), when it has one.
+pub fn source_path(info: &ClipInfo, base_dir: Option<&Path>) -> Option<PathBuf> {
+    let source = info.source.as_deref().filter(|s| !s.trim().is_empty())?;
+    let p = PathBuf::from(source);
+    match base_dir {
+        _ if p.is_absolute() => Some(normalize(&p)),
+        Some(base) => Some(normalize(&base.join(p))),
+        None => None,
+    }
+}
+
+/// The animation a project clip names in a file with several animations: the part after the
+/// last `#`, or the whole name.
+pub fn animation_of(clip_name: &str) -> &str {
+    clip_name
+        .rsplit_once(ANIMATION_SEPARATOR)
+        .map_or(clip_name, |(_, a)| a)
+}
+
+/// Plans the import of `scan` into `doc`, whose file is in `base_dir` (`None`: an unsaved project;
+/// sources are then absolute).
+pub fn plan_import(doc: &TagDocument, base_dir: Option<&Path>, scan: &LibraryScan) -> ImportPlan {
+    let base_dir = base_dir.map(super::walk::absolute);
+    let base = base_dir.as_deref();
+    let mut by_path: HashMap<PathBuf, Vec<ClipId>> = HashMap::new();
+    for (i, info) in doc.clips.iter().enumerate() {
+        if let Some(p) = source_path(info, base) {
+            by_path.entry(p).or_default().push(i as ClipId);
+        }
+    }
+    let mut plan = ImportPlan {
+        edit: Edit::Batch(Vec::new()),
+        added: Vec::new(),
+        unchanged: 0,
+        changed: Vec::new(),
+        missing: Vec::new(),
+        failed: Vec::new(),
+        warnings: Vec::new(),
+        ignored: scan.ignored.clone(),
+        problems: scan.problems.clone(),
+        files: scan.files.len(),
+        bytes: scan.bytes(),
+        elapsed: scan.elapsed,
+    };
+    let mut requests = Vec::new();
+    let mut pending = Vec::new();
+    let mut seen: HashSet<&Path> = HashSet::new();
+    for f in &scan.files {
+        let path = &f.file.path;
+        seen.insert(path.as_path());
+        let scanned = match &f.result {
+            Ok(s) => s,
+            Err(e) => {
+                plan.failed.push(FailedFile {
+                    path: path.clone(),
+                    message: e.to_string(),
+                });
+                continue;
+            }
+        };
+        for w in &scanned.warnings {
+            plan.warnings.push(FileWarning {
+                path: path.clone(),
+                message: format!("{}: {w}", path.display()),
+            });
+        }
+        if scanned.clips.is_empty() {
+            plan.warnings.push(FileWarning {
+                path: path.clone(),
+                message: format!(
+                    "{}: the file holds no animation; nothing imported",
+                    path.display()
+                ),
+            });
+        }
+        let multi = scanned.clips.len() > 1;
+        let existing = by_path.get(path).map(Vec::as_slice).unwrap_or(&[]);
+        for c in &scanned.clips {
+            let found = existing.iter().copied().find(|&id| {
+                !multi || {
+                    let name = &doc.clips[id as usize].name;
+                    name == &c.name || animation_of(name) == c.name
+                }
+            });
+            if let Some(id) = found {
+                let info = &doc.clips[id as usize];
+                if u64::from(info.frames) != c.frames as u64 || info.fps != c.fps {
+                    plan.changed.push(ChangedClip {
+                        clip: id,
+                        name: info.name.clone(),
+                        path: path.clone(),
+                        frames_before: info.frames,
+                        frames_now: c.frames as u32,
+                        fps_before: info.fps,
+                        fps_now: c.fps,
+                    });
+                } else {
+                    plan.unchanged += 1;
+                }
+                continue;
+            }
+            requests.push(NameRequest {
+                base: base_name(&f.file.stem(), multi.then_some(c.name.as_str())),
+                folders: f.file.folders.clone(),
+                extension: path
+                    .extension()
+                    .map(|e| e.to_string_lossy().into_owned())
+                    .unwrap_or_default(),
+            });
+            pending.push(AddedClip {
+                name: String::new(),
+                path: path.clone(),
+                source: source_for(path, base),
+                frames: c.frames as u32,
+                fps: c.fps,
+                joints: c.joint_names.len(),
+                unit: choose_unit(scan.units, scanned.format, c),
+            });
+        }
+    }
+    // Clips whose source is under an imported root but was not found.
+    for (p, ids) in &by_path {
+        if !seen.contains(p.as_path()) && scan.roots.iter().any(|r| p.starts_with(r)) {
+            for &id in ids {
+                plan.missing.push(MissingClip {
+                    clip: id,
+                    name: doc.clips[id as usize].name.clone(),
+                    path: p.clone(),
+                });
+            }
+        }
+    }
+    plan.missing.sort_by_key(|m| m.clip);
+    // Names in use, and the file names (stems) of the takes already in the project: a new take
+    // named like an existing one gets its folder even when the existing clip was named otherwise.
+    let mut taken: HashSet<String> = doc.clips.iter().map(|c| c.name.clone()).collect();
+    for c in &doc.clips {
+        if let Some(stem) = source_path(c, base)
+            .and_then(|p| p.file_stem().map(|s| s.to_string_lossy().into_owned()))
+        {
+            let animation = c
+                .name
+                .contains(ANIMATION_SEPARATOR)
+                .then(|| animation_of(&c.name));
+            taken.insert(base_name(&stem, animation));
+        }
+    }
+    let names = unique_names(&requests, &taken);
+    let first = doc.clips.len();
+    let mut edits = Vec::with_capacity(pending.len());
+    for (k, (mut added, name)) in pending.into_iter().zip(names).enumerate() {
+        added.name = name;
+        edits.push(Edit::InsertClip {
+            index: first + k,
+            clip: ClipInfo {
+                name: added.name.clone(),
+                frames: added.frames,
+                fps: added.fps,
+                source: Some(added.source.clone()),
+                unit_cm: Some(added.unit.unit_cm),
+            },
+            ranges: Vec::new(),
+        });
+        plan.added.push(added);
+    }
+    plan.edit = Edit::Batch(edits);
+    plan
+}
+
+impl ImportPlan {
+    /// True when the import adds at least one clip.
+    pub fn imported_any(&self) -> bool {
+        !self.added.is_empty()
+    }
+
+    /// The edit that gives the changed clips their new frame counts (ranges past the new end are
+    /// clipped; undo restores them). Not part of [`ImportPlan::edit`]: the user decides.
+    pub fn update_changed_edit(&self) -> Edit {
+        Edit::Batch(
+            self.changed
+                .iter()
+                .filter(|c| c.frames_now != c.frames_before)
+                .map(|c| Edit::SetClipFrames {
+                    clip: c.clip,
+                    frames: c.frames_now,
+                })
+                .collect(),
+        )
+    }
+
+    /// Clips added per chosen unit: `[("cmu (5.644 cm)", 120), ("cm", 118)]`, most used first.
+    pub fn units_summary(&self) -> Vec<(String, usize)> {
+        let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+        for a in &self.added {
+            *counts.entry(describe_unit(a.unit.unit_cm)).or_default() += 1;
+        }
+        let mut v: Vec<(String, usize)> = counts.into_iter().collect();
+        v.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        v
+    }
+
+    /// One line: what the import did.
+    pub fn summary(&self) -> String {
+        let mut s = format!(
+            "added {} clip(s) from {} take file(s) ({:.1} MB) in {:.2} s",
+            self.added.len(),
+            self.files,
+            self.bytes as f64 / 1e6,
+            self.elapsed.as_secs_f64()
+        );
+        let mut parts = Vec::new();
+        if self.unchanged > 0 {
+            parts.push(format!("{} already in the project", self.unchanged));
+        }
+        if !self.changed.is_empty() {
+            parts.push(format!("{} changed", self.changed.len()));
+        }
+        if !self.missing.is_empty() {
+            parts.push(format!("{} missing", self.missing.len()));
+        }
+        if !self.failed.is_empty() {
+            parts.push(format!("{} failed", self.failed.len()));
+        }
+        if !self.warnings.is_empty() {
+            parts.push(format!("{} warning(s)", self.warnings.len()));
+        }
+        if !self.ignored.is_empty() {
+            parts.push(format!("{} other file(s) ignored", self.ignored.len()));
+        }
+        if !parts.is_empty() {
+            let _ = write!(s, "; {}", parts.join(", "));
+        }
+        s
+    }
+
+    /// The report a user can copy: the summary, the units chosen, then every changed, missing and
+    /// failed take, the warnings, the ignored files and the folders that could not be read. With
+    /// `list_added`, every added clip with its source, length and unit reason.
+    pub fn report_text(&self, list_added: bool) -> String {
+        let mut s = self.summary();
+        s.push('\n');
+        let units = self.units_summary();
+        if !units.is_empty() {
+            let list: Vec<String> = units.iter().map(|(u, n)| format!("{u}: {n}")).collect();
+            let _ = writeln!(s, "units: {}", list.join(", "));
+            let doubtful: Vec<&AddedClip> =
+                self.added.iter().filter(|a| !a.unit.confident).collect();
+            if !doubtful.is_empty() {
+                let _ = writeln!(s, "units to check ({}):", doubtful.len());
+                for a in doubtful {
+                    let _ = writeln!(s, "  {}: {}", a.name, a.unit.reason);
+                }
+            }
+        }
+        if list_added && !self.added.is_empty() {
+            let _ = writeln!(s, "added ({}):", self.added.len());
+            for a in &self.added {
+                let _ = writeln!(
+                    s,
+                    "  {} <- {}: {} frames at {} fps, {} joints; unit {}",
+                    a.name, a.source, a.frames, a.fps, a.joints, a.unit.reason
+                );
+            }
+        }
+        if !self.changed.is_empty() {
+            let _ = writeln!(
+                s,
+                "changed since they were imported ({}; the project keeps its values):",
+                self.changed.len()
+            );
+            for c in &self.changed {
+                let _ = writeln!(
+                    s,
+                    "  {} ({}): {} frames at {} fps in the project, {} frames at {} fps in the file",
+                    c.name,
+                    c.path.display(),
+                    c.frames_before,
+                    c.fps_before,
+                    c.frames_now,
+                    c.fps_now
+                );
+            }
+        }
+        if !self.missing.is_empty() {
+            let _ = writeln!(
+                s,
+                "missing from the imported folders ({}):",
+                self.missing.len()
+            );
+            for m in &self.missing {
+                let _ = writeln!(s, "  {} ({})", m.name, m.path.display());
+            }
+        }
+        if !self.failed.is_empty() {
+            let _ = writeln!(s, "failed ({}):", self.failed.len());
+            for f in &self.failed {
+                let _ = writeln!(s, "  {}", f.message);
+            }
+        }
+        if !self.warnings.is_empty() {
+            let _ = writeln!(s, "warnings ({}):", self.warnings.len());
+            for w in &self.warnings {
+                let _ = writeln!(s, "  {}", w.message);
+            }
+        }
+        if !self.ignored.is_empty() {
+            let _ = writeln!(
+                s,
+                "ignored, not .bvh, .glb or .gltf ({}):",
+                self.ignored.len()
+            );
+            for p in &self.ignored {
+                let _ = writeln!(s, "  {}", p.display());
+            }
+        }
+        if !self.problems.is_empty() {
+            let _ = writeln!(s, "could not be read ({}):", self.problems.len());
+            for p in &self.problems {
+                let _ = writeln!(s, "  {p}");
+            }
+        }
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sources_are_relative_when_they_share_a_folder() {
+        let base = Path::new("/work/proj");
+        assert_eq!(
+            source_for(Path::new("/work/proj/a/b.bvh"), Some(base)),
+            "a/b.bvh"
+        );
+        assert_eq!(
+            source_for(Path::new("/work/shared/mocap/x.bvh"), Some(base)),
+            "../shared/mocap/x.bvh"
+        );
+        assert_eq!(
+            source_for(Path::new("/data/x.bvh"), Some(base)),
+            "/data/x.bvh"
+        );
+        assert_eq!(source_for(Path::new("/data/x.bvh"), None), "/data/x.bvh");
+        let info = ClipInfo {
+            name: "x".into(),
+            frames: 1,
+            fps: 30.0,
+            source: Some("../shared/mocap/x.bvh".into()),
+            unit_cm: None,
+        };
+        assert_eq!(
+            source_path(&info, Some(base)),
+            Some(PathBuf::from("/work/shared/mocap/x.bvh"))
+        );
+    }
+
+    #[test]
+    fn animation_names_follow_the_last_separator() {
+        assert_eq!(animation_of("Fox#Survey"), "Survey");
+        assert_eq!(animation_of("day1/Fox#Run"), "Run");
+        assert_eq!(animation_of("walk"), "walk");
+    }
+}

@@ -1,0 +1,1185 @@
+//! Sidecar mode: each clip's tags live in a file next to its take (`walk.bvh.tags.json`), and the
+//! project file lists only the folders of takes, the tags (names and colours) and the saved
+//! queries. Two animators tagging different takes under version control then never touch the same
+//! file. See docs/LIBRARY.md and docs/TAGS_FORMAT.md for the formats.
+//!
+//! - A sidecar is the per-clip JSON of `core::doc::exchange::per_clip_json` (`taglane.cliptags`
+//!   version 1: `clip`, `frames`, `fps`, `tags`), plus an optional `unit_cm`. A clip of a file with
+//!   several animations (named `FILE#ANIMATION`) has its own sidecar, `Fox.glb#Walk.tags.json`.
+//! - Loading walks the folders, reads every sidecar and builds the document: clips in walk order,
+//!   tags in the project's order then the others by name. A sidecar that cannot be read is reported
+//!   (file and JSON path) and its take left out; saving never writes over it. Takes without a
+//!   sidecar are listed as untracked: importing the folder adds them.
+//! - Saving checks everything first, then writes each sidecar whose text changed and finally the
+//!   project file, each with [`crate::core::io::write_atomic`]. Unchanged files are not rewritten,
+//!   so version control sees only what changed. Sidecars of clips that are not in the document
+//!   are left in place and reported (delete them, or their takes, to drop the takes for good).
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use rayon::prelude::*;
+
+use super::json::{self, Json, check_keys, get, key_path};
+use super::naming::ANIMATION_SEPARATOR;
+use super::plan::{animation_of, source_for, source_path};
+use super::walk::{SIDECAR_SUFFIX, absolute, find_takes};
+use crate::core::tags::format::annotations::{self, Tree};
+use crate::core::tags::format::{FORMAT_TAG, MAX_CLIP_FRAMES};
+use crate::core::tags::{
+    Anchor, ClipId, ClipInfo, LoadWarning, Note, Range, SavedQuery, Tag, TagDocument,
+    TagsFileError, load_tags_str, parse_query,
+};
+
+/// The `format` of a sidecar.
+pub const CLIPTAGS_FORMAT: &str = "taglane.cliptags";
+/// The newest sidecar version this build reads and the one it writes.
+pub const CLIPTAGS_VERSION: u64 = 1;
+/// The project file version of sidecar mode.
+pub const SIDECAR_PROJECT_VERSION: u64 = 2;
+/// The value of the project's `storage` field in sidecar mode.
+pub const STORAGE_SIDECAR: &str = "sidecar";
+
+/// One clip's tags as a sidecar holds them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClipTags {
+    pub clip: String,
+    pub frames: u32,
+    pub fps: f32,
+    pub unit_cm: Option<f32>,
+    /// Tag name and canonical ranges, in file order.
+    pub tags: Vec<(String, Vec<Range>)>,
+    /// Tag name and markers (sorted frames).
+    pub markers: Vec<(String, Vec<u32>)>,
+    /// Tag name and notes on its ranges and markers.
+    pub notes: Vec<(String, Vec<(Anchor, Note)>)>,
+}
+
+/// The project file of sidecar mode.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct SidecarProject {
+    /// Folders of takes, relative to the project file (or absolute).
+    pub folders: Vec<String>,
+    /// Tags in display order, with their colours.
+    pub tags: Vec<(String, Option<[u8; 3]>)>,
+    pub queries: Vec<SavedQuery>,
+    /// The project's autotag settings (docs/AUTOTAG.md), as in a single-file project.
+    pub autotag: Option<crate::core::autotag::AutotagSettings>,
+}
+
+/// The sidecar of a take (`walk.bvh.tags.json`), or of one animation of it (`Fox.glb#Walk.tags.json`).
+pub fn sidecar_path(take: &Path, animation: Option<&str>) -> PathBuf {
+    let mut name = take
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    if let Some(a) = animation {
+        name.push(ANIMATION_SEPARATOR);
+        name.extend(a.chars().map(|c| {
+            if matches!(c, '/' | '\\' | ':' | '*' | '?' | '"' | '<' | '>' | '|') || c.is_control() {
+                '_'
+            } else {
+                c
+            }
+        }));
+    }
+    name.push_str(SIDECAR_SUFFIX);
+    take.with_file_name(name)
+}
+
+fn invalid(file: &str, path: &str, message: impl Into<String>) -> TagsFileError {
+    TagsFileError::Invalid {
+        file: file.to_owned(),
+        path: if path.is_empty() {
+            "(top level)".to_owned()
+        } else {
+            path.to_owned()
+        },
+        message: message.into(),
+    }
+}
+
+fn json_str(s: &str) -> String {
+    serde_json::to_string(s).unwrap_or_else(|_| "\"\"".to_owned())
+}
+
+fn json_f32(x: f32) -> String {
+    let s = format!("{x}");
+    if s.contains(['.', 'e', 'E']) {
+        s
+    } else {
+        format!("{s}.0")
+    }
+}
+
+fn parse_color(s: &str) -> Option<[u8; 3]> {
+    let hex = s.strip_prefix('#')?;
+    if hex.len() != 6 || !hex.is_ascii() {
+        return None;
+    }
+    let byte = |i: usize| u8::from_str_radix(&hex[i..i + 2], 16).ok();
+    Some([byte(0)?, byte(2)?, byte(4)?])
+}
+
+/// A whole number in `[0, max]` at `path`.
+fn uint(v: &Json, path: &str, max: u64, what: &str, file: &str) -> Result<u64, TagsFileError> {
+    match v {
+        Json::Num(n) => match n.as_u64() {
+            Some(x) if x <= max => Ok(x),
+            Some(x) => Err(invalid(
+                file,
+                path,
+                format!("{what} {x} is too large; the limit is {max}"),
+            )),
+            None => Err(invalid(
+                file,
+                path,
+                format!("expected {what} as a whole number >= 0, found {n}"),
+            )),
+        },
+        other => Err(invalid(
+            file,
+            path,
+            format!("expected {what} (a whole number), found {}", other.kind()),
+        )),
+    }
+}
+
+fn string<'a>(v: &'a Json, path: &str, file: &str) -> Result<&'a str, TagsFileError> {
+    match v {
+        Json::Str(s) => Ok(s),
+        other => Err(invalid(
+            file,
+            path,
+            format!("expected a string, found {}", other.kind()),
+        )),
+    }
+}
+
+fn required<'a>(
+    fields: &'a [(String, Json)],
+    path: &str,
+    key: &str,
+    file: &str,
+) -> Result<&'a Json, TagsFileError> {
+    get(fields, key).ok_or_else(|| invalid(file, path, format!("missing required field `{key}`")))
+}
+
+fn object<'a>(v: &'a Json, path: &str, file: &str) -> Result<&'a [(String, Json)], TagsFileError> {
+    match v {
+        Json::Obj(f) => Ok(f),
+        other => Err(invalid(
+            file,
+            path,
+            format!("expected an object, found {}", other.kind()),
+        )),
+    }
+}
+
+fn array<'a>(v: &'a Json, path: &str, file: &str) -> Result<&'a [Json], TagsFileError> {
+    match v {
+        Json::Arr(a) => Ok(a),
+        other => Err(invalid(
+            file,
+            path,
+            format!("expected an array, found {}", other.kind()),
+        )),
+    }
+}
+
+fn warn_unknown(
+    unknown: Vec<&str>,
+    path: &str,
+    known: &[&str],
+    file: &str,
+    warnings: &mut Vec<LoadWarning>,
+) {
+    for k in unknown {
+        warnings.push(LoadWarning {
+            path: format!("{file}: {}", key_path(path, k)),
+            message: format!(
+                "unknown field `{k}` is ignored and will not be saved (known: {})",
+                known.join(", ")
+            ),
+        });
+    }
+}
+
+/// Checks `format` and `version` of a file.
+fn header(
+    fields: &[(String, Json)],
+    format: &str,
+    versions: std::ops::RangeInclusive<u64>,
+    file: &str,
+) -> Result<u64, TagsFileError> {
+    let f = string(required(fields, "", "format", file)?, "format", file)?;
+    if f != format {
+        return Err(invalid(
+            file,
+            "format",
+            format!("expected \"{format}\", found \"{f}\""),
+        ));
+    }
+    let v = uint(
+        required(fields, "", "version", file)?,
+        "version",
+        u64::MAX,
+        "the version",
+        file,
+    )?;
+    if !versions.contains(&v) {
+        return Err(invalid(
+            file,
+            "version",
+            format!(
+                "unsupported version {v}; this build reads versions {} to {}",
+                versions.start(),
+                versions.end()
+            ),
+        ));
+    }
+    Ok(v)
+}
+
+/// Parses a sidecar (`file` names it in messages). Ranges must lie in `[0, frames)`; overlapping or
+/// adjacent ranges are merged with a warning.
+pub fn parse_cliptags(
+    text: &str,
+    file: &str,
+) -> Result<(ClipTags, Vec<LoadWarning>), TagsFileError> {
+    const KNOWN: [&str; 9] = [
+        "format", "version", "clip", "frames", "fps", "unit_cm", "tags", "markers", "notes",
+    ];
+    let root = json::parse(text, file)?;
+    let fields = object(&root, "", file)?;
+    let fail = |p: &str, m: String| invalid(file, p, m);
+    let unknown = check_keys(fields, "", &KNOWN, &fail)?;
+    let mut warnings = Vec::new();
+    warn_unknown(unknown, "", &KNOWN, file, &mut warnings);
+    header(fields, CLIPTAGS_FORMAT, 1..=CLIPTAGS_VERSION, file)?;
+    let clip = string(required(fields, "", "clip", file)?, "clip", file)?;
+    if clip.trim().is_empty() {
+        return Err(invalid(file, "clip", "expected a non-empty clip name"));
+    }
+    let frames = uint(
+        required(fields, "", "frames", file)?,
+        "frames",
+        MAX_CLIP_FRAMES,
+        "frames",
+        file,
+    )? as u32;
+    let fps = match required(fields, "", "fps", file)? {
+        Json::Num(n) => n.as_f64().unwrap_or(f64::NAN),
+        other => {
+            return Err(invalid(
+                file,
+                "fps",
+                format!(
+                    "expected frames per second (a number), found {}",
+                    other.kind()
+                ),
+            ));
+        }
+    };
+    if !(fps > 0.0 && fps <= 100_000.0) {
+        return Err(invalid(
+            file,
+            "fps",
+            format!("frames per second must be > 0 and at most 100000, found {fps}"),
+        ));
+    }
+    let unit_cm = match get(fields, "unit_cm") {
+        None => None,
+        Some(Json::Num(n)) => {
+            let u = n.as_f64().unwrap_or(f64::NAN) as f32;
+            if !(u.is_finite() && u > 0.0) {
+                return Err(invalid(
+                    file,
+                    "unit_cm",
+                    format!("centimetres per unit must be a positive finite number, found {n}"),
+                ));
+            }
+            Some(u)
+        }
+        Some(other) => {
+            return Err(invalid(
+                file,
+                "unit_cm",
+                format!(
+                    "expected centimetres per unit (a number), found {}",
+                    other.kind()
+                ),
+            ));
+        }
+    };
+    let mut tags = Vec::new();
+    if let Some(t) = get(fields, "tags") {
+        let entries = object(t, "tags", file)?;
+        check_keys(entries, "tags", &[], &fail)?;
+        for (name, list) in entries {
+            let path = key_path("tags", name);
+            if name.trim().is_empty() {
+                return Err(invalid(file, &path, "expected a non-empty tag name"));
+            }
+            let items = array(list, &path, file)?;
+            let mut ranges = Vec::with_capacity(items.len());
+            for (k, item) in items.iter().enumerate() {
+                let ip = format!("{path}[{k}]");
+                let pair = array(item, &ip, file)?;
+                if pair.len() != 2 {
+                    return Err(invalid(
+                        file,
+                        &ip,
+                        format!(
+                            "expected a range [start, stop] with 2 numbers, found {} values",
+                            pair.len()
+                        ),
+                    ));
+                }
+                let start = uint(
+                    &pair[0],
+                    &format!("{ip}[0]"),
+                    u64::from(u32::MAX),
+                    "the start frame",
+                    file,
+                )? as u32;
+                let stop = uint(
+                    &pair[1],
+                    &format!("{ip}[1]"),
+                    u64::from(u32::MAX),
+                    "the stop frame",
+                    file,
+                )? as u32;
+                if start >= stop {
+                    return Err(invalid(
+                        file,
+                        &ip,
+                        format!(
+                            "range [{start}, {stop}] is empty or reversed; expected start < stop (stop is exclusive)"
+                        ),
+                    ));
+                }
+                if stop > frames {
+                    return Err(invalid(
+                        file,
+                        &ip,
+                        format!(
+                            "range [{start}, {stop}] is outside clip `{clip}`, which has {frames} frames: expected 0 <= start < stop <= {frames}"
+                        ),
+                    ));
+                }
+                ranges.push(Range::new(start, stop));
+            }
+            let mut canonical = ranges.clone();
+            crate::core::tags::range::canonicalize(&mut canonical);
+            if canonical.len() != ranges.len() {
+                warnings.push(LoadWarning {
+                    path: format!("{file}: {path}"),
+                    message: format!(
+                        "overlapping or adjacent ranges merged: {} ranges became {}",
+                        ranges.len(),
+                        canonical.len()
+                    ),
+                });
+            }
+            tags.push((name.clone(), canonical));
+        }
+    }
+    // Markers and notes, keyed by tag name like the ranges.
+    let mut markers: Vec<(String, Vec<u32>)> = Vec::new();
+    if let Some(m) = get(fields, "markers") {
+        let entries = object(m, "markers", file)?;
+        check_keys(entries, "markers", &[], &fail)?;
+        for (name, list) in entries {
+            let path = key_path("markers", name);
+            let list =
+                annotations::read_marker_list(file, &to_tree(list), &path, frames, &mut warnings)?;
+            if !list.is_empty() {
+                markers.push((name.clone(), list));
+            }
+        }
+    }
+    let mut notes: Vec<(String, Vec<(Anchor, Note)>)> = Vec::new();
+    if let Some(n) = get(fields, "notes") {
+        let entries = object(n, "notes", file)?;
+        check_keys(entries, "notes", &[], &fail)?;
+        for (name, list) in entries {
+            let path = key_path("notes", name);
+            let ranges = tags
+                .iter()
+                .find(|(t, _)| t == name)
+                .map_or(&[][..], |(_, r)| r.as_slice());
+            let marks = markers
+                .iter()
+                .find(|(t, _)| t == name)
+                .map_or(&[][..], |(_, m)| m.as_slice());
+            let list = annotations::read_note_list(
+                file,
+                &to_tree(list),
+                &path,
+                frames,
+                ranges,
+                marks,
+                &mut warnings,
+            )?;
+            if !list.is_empty() {
+                notes.push((name.clone(), list));
+            }
+        }
+    }
+    Ok((
+        ClipTags {
+            clip: clip.to_owned(),
+            frames,
+            fps: fps as f32,
+            unit_cm,
+            tags,
+            markers,
+            notes,
+        },
+        warnings,
+    ))
+}
+
+fn to_value(v: &Json) -> serde_json::Value {
+    match v {
+        Json::Null => serde_json::Value::Null,
+        Json::Bool(b) => serde_json::Value::Bool(*b),
+        Json::Num(n) => serde_json::Value::Number(n.clone()),
+        Json::Str(s) => serde_json::Value::String(s.clone()),
+        Json::Arr(a) => serde_json::Value::Array(a.iter().map(to_value).collect()),
+        Json::Obj(o) => {
+            serde_json::Value::Object(o.iter().map(|(k, x)| (k.clone(), to_value(x))).collect())
+        }
+    }
+}
+
+fn to_tree(v: &Json) -> Tree {
+    match v {
+        Json::Null => Tree::Null,
+        Json::Bool(b) => Tree::Bool(*b),
+        Json::Num(n) => Tree::Num(n.clone()),
+        Json::Str(s) => Tree::Str(s.clone()),
+        Json::Arr(a) => Tree::Arr(a.iter().map(to_tree).collect()),
+        Json::Obj(o) => Tree::Obj(o.iter().map(|(k, x)| (k.clone(), to_tree(x))).collect()),
+    }
+}
+
+/// The sidecar text of clip `clip` of `doc`: the tags with ranges on it in document order, one
+/// range list per line.
+pub fn cliptags_text(doc: &TagDocument, clip: ClipId) -> String {
+    let info = &doc.clips[clip as usize];
+    let mut s = String::with_capacity(256);
+    let _ = write!(
+        s,
+        "{{\n  \"format\": \"{CLIPTAGS_FORMAT}\",\n  \"version\": {CLIPTAGS_VERSION},\n  \"clip\": {},\n  \"frames\": {},\n  \"fps\": {}",
+        json_str(&info.name),
+        info.frames,
+        json_f32(info.fps)
+    );
+    if let Some(u) = info.unit_cm {
+        let _ = write!(s, ",\n  \"unit_cm\": {}", json_f32(u));
+    }
+    s.push_str(",\n  \"tags\": {");
+    let mut first = true;
+    for tag in &doc.tags {
+        let Some(list) = tag.ranges.get(&clip) else {
+            continue;
+        };
+        s.push_str(if first { "\n    " } else { ",\n    " });
+        first = false;
+        s.push_str(&json_str(&tag.name));
+        s.push_str(": [");
+        for (j, r) in list.iter().enumerate() {
+            if j > 0 {
+                s.push_str(", ");
+            }
+            let _ = write!(s, "[{}, {}]", r.start, r.stop);
+        }
+        s.push(']');
+    }
+    s.push_str(if first { "}" } else { "\n  }" });
+    // Markers and notes, by tag, only when the clip has some.
+    let with_markers: Vec<&Tag> = doc
+        .tags
+        .iter()
+        .filter(|t| !t.markers_on(clip).is_empty())
+        .collect();
+    if !with_markers.is_empty() {
+        s.push_str(",\n  \"markers\": {");
+        for (k, t) in with_markers.iter().enumerate() {
+            s.push_str(if k == 0 { "\n    " } else { ",\n    " });
+            s.push_str(&json_str(&t.name));
+            s.push_str(": [");
+            for (j, f) in t.markers_on(clip).iter().enumerate() {
+                if j > 0 {
+                    s.push_str(", ");
+                }
+                let _ = write!(s, "{f}");
+            }
+            s.push(']');
+        }
+        s.push_str("\n  }");
+    }
+    let with_notes: Vec<&Tag> = doc
+        .tags
+        .iter()
+        .filter(|t| !t.notes_on(clip).is_empty())
+        .collect();
+    if !with_notes.is_empty() {
+        s.push_str(",\n  \"notes\": {");
+        for (k, t) in with_notes.iter().enumerate() {
+            s.push_str(if k == 0 { "\n    " } else { ",\n    " });
+            s.push_str(&json_str(&t.name));
+            s.push_str(": ");
+            annotations::write_note_list(&mut s, t.notes_on(clip), json_str);
+        }
+        s.push_str("\n  }");
+    }
+    s.push_str("\n}\n");
+    s
+}
+
+/// Parses the project file of sidecar mode.
+pub fn parse_sidecar_project(
+    text: &str,
+    file: &str,
+) -> Result<(SidecarProject, Vec<LoadWarning>), TagsFileError> {
+    const KNOWN: [&str; 7] = [
+        "format", "version", "storage", "folders", "tags", "queries", "autotag",
+    ];
+    let root = json::parse(text, file)?;
+    let fields = object(&root, "", file)?;
+    let fail = |p: &str, m: String| invalid(file, p, m);
+    let unknown = check_keys(fields, "", &KNOWN, &fail)?;
+    let mut warnings = Vec::new();
+    warn_unknown(unknown, "", &KNOWN, file, &mut warnings);
+    header(
+        fields,
+        FORMAT_TAG,
+        SIDECAR_PROJECT_VERSION..=SIDECAR_PROJECT_VERSION,
+        file,
+    )?;
+    let storage = string(required(fields, "", "storage", file)?, "storage", file)?;
+    if storage != STORAGE_SIDECAR {
+        return Err(invalid(
+            file,
+            "storage",
+            format!("expected \"{STORAGE_SIDECAR}\", found \"{storage}\""),
+        ));
+    }
+    let mut project = SidecarProject::default();
+    for (i, f) in array(required(fields, "", "folders", file)?, "folders", file)?
+        .iter()
+        .enumerate()
+    {
+        let p = format!("folders[{i}]");
+        let folder = string(f, &p, file)?;
+        if folder.trim().is_empty() {
+            return Err(invalid(
+                file,
+                &p,
+                "expected a folder path, found an empty string",
+            ));
+        }
+        if !project.folders.iter().any(|x| x == folder) {
+            project.folders.push(folder.to_owned());
+        }
+    }
+    if let Some(tags) = get(fields, "tags") {
+        for (i, t) in array(tags, "tags", file)?.iter().enumerate() {
+            let p = format!("tags[{i}]");
+            let tf = object(t, &p, file)?;
+            if get(tf, "ranges").is_some() {
+                return Err(invalid(
+                    file,
+                    &format!("{p}.ranges"),
+                    "in sidecar mode ranges live in the takes' `.tags.json` files, not in the project",
+                ));
+            }
+            let unknown = check_keys(tf, &p, &["name", "color"], &fail)?;
+            warn_unknown(unknown, &p, &["name", "color"], file, &mut warnings);
+            let name = string(required(tf, &p, "name", file)?, &format!("{p}.name"), file)?;
+            if name.is_empty() {
+                return Err(invalid(
+                    file,
+                    &format!("{p}.name"),
+                    "expected a non-empty name",
+                ));
+            }
+            if let Some(j) = project.tags.iter().position(|(n, _)| n == name) {
+                return Err(invalid(
+                    file,
+                    &format!("{p}.name"),
+                    format!("duplicate tag name `{name}` (also tags[{j}])"),
+                ));
+            }
+            let color = match get(tf, "color") {
+                None => None,
+                Some(c) => {
+                    let cp = format!("{p}.color");
+                    let s = string(c, &cp, file)?;
+                    Some(parse_color(s).ok_or_else(|| {
+                        invalid(
+                            file,
+                            &cp,
+                            format!("expected a colour like \"#4e9a06\", found \"{s}\""),
+                        )
+                    })?)
+                }
+            };
+            project.tags.push((name.to_owned(), color));
+        }
+    }
+    if let Some(queries) = get(fields, "queries") {
+        let mut parsed = Vec::new();
+        for (i, q) in array(queries, "queries", file)?.iter().enumerate() {
+            let p = format!("queries[{i}]");
+            let qf = object(q, &p, file)?;
+            let unknown = check_keys(qf, &p, &["name", "expr"], &fail)?;
+            warn_unknown(unknown, &p, &["name", "expr"], file, &mut warnings);
+            let name = string(required(qf, &p, "name", file)?, &format!("{p}.name"), file)?;
+            if name.is_empty() {
+                return Err(invalid(
+                    file,
+                    &format!("{p}.name"),
+                    "expected a non-empty name",
+                ));
+            }
+            if let Some(j) = parsed.iter().position(|q: &SavedQuery| q.name == name) {
+                return Err(invalid(
+                    file,
+                    &format!("{p}.name"),
+                    format!("duplicate query name `{name}` (also queries[{j}])"),
+                ));
+            }
+            let expr = string(required(qf, &p, "expr", file)?, &format!("{p}.expr"), file)?;
+            parsed.push(SavedQuery {
+                name: name.to_owned(),
+                expr: expr.to_owned(),
+            });
+        }
+        // Tags also come from the sidecars: the queries are checked once the document is built.
+        project.queries = parsed;
+    }
+    if let Some(v) = get(fields, "autotag") {
+        let raw = serde_json::to_string(&to_value(v)).unwrap_or_default();
+        project.autotag = Some(
+            crate::core::autotag::parse_settings_at(&raw, "autotag")
+                .map_err(|e| invalid(file, &e.path, e.message))?,
+        );
+    }
+    Ok((project, warnings))
+}
+
+/// The project file text of sidecar mode.
+pub fn sidecar_project_text(project: &SidecarProject) -> String {
+    let mut s = format!(
+        "{{\n  \"format\": \"{FORMAT_TAG}\",\n  \"version\": {SIDECAR_PROJECT_VERSION},\n  \"storage\": \"{STORAGE_SIDECAR}\",\n  \"folders\": ["
+    );
+    for (i, f) in project.folders.iter().enumerate() {
+        s.push_str(if i == 0 { "" } else { ", " });
+        s.push_str(&json_str(f));
+    }
+    s.push_str("],\n  \"tags\": [");
+    for (i, (name, color)) in project.tags.iter().enumerate() {
+        s.push_str(if i == 0 { "\n" } else { ",\n" });
+        let _ = write!(s, "    {{\"name\": {}", json_str(name));
+        if let Some([r, g, b]) = color {
+            let _ = write!(s, ", \"color\": \"#{r:02x}{g:02x}{b:02x}\"");
+        }
+        s.push('}');
+    }
+    s.push_str(if project.tags.is_empty() {
+        "],\n"
+    } else {
+        "\n  ],\n"
+    });
+    s.push_str("  \"queries\": [");
+    for (i, q) in project.queries.iter().enumerate() {
+        s.push_str(if i == 0 { "\n" } else { ",\n" });
+        let _ = write!(
+            s,
+            "    {{\"name\": {}, \"expr\": {}}}",
+            json_str(&q.name),
+            json_str(&q.expr)
+        );
+    }
+    s.push_str(if project.queries.is_empty() {
+        "]"
+    } else {
+        "\n  ]"
+    });
+    if let Some(settings) = &project.autotag {
+        s.push_str(",\n  \"autotag\": ");
+        s.push_str(&settings.to_json(2));
+    }
+    s.push_str("\n}\n");
+    s
+}
+
+/// True when `text` is a sidecar-mode project file (its top-level `storage` is `"sidecar"`).
+/// Cheap on other files: only a text holding `"storage"` is parsed.
+pub fn is_sidecar_project_text(text: &str) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Head {
+        #[serde(default)]
+        storage: Option<serde_json::Value>,
+    }
+    text.contains("\"storage\"")
+        && serde_json::from_str::<Head>(text)
+            .is_ok_and(|h| h.storage.as_ref().and_then(|v| v.as_str()) == Some(STORAGE_SIDECAR))
+}
+
+/// True when the file at `path` is a sidecar-mode project.
+pub fn is_sidecar_project(path: &Path) -> bool {
+    crate::core::limits::read_limited(path, crate::core::limits::MAX_TAGS_FILE_BYTES)
+        .ok()
+        .and_then(|b| String::from_utf8(b).ok())
+        .is_some_and(|t| is_sidecar_project_text(&t))
+}
+
+/// A loaded sidecar-mode project.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SidecarLoad {
+    pub doc: TagDocument,
+    /// The project's folders as written.
+    pub folders: Vec<String>,
+    /// Fixed or ignored things (merged ranges, unknown fields, renamed duplicate clips, queries
+    /// that do not run), each naming the file and the JSON path.
+    pub warnings: Vec<LoadWarning>,
+    /// Sidecars that could not be read; their takes are not in the document.
+    pub bad_sidecars: Vec<TagsFileError>,
+    /// The takes of those sidecars (an import must not add them again: saving would have to write
+    /// over the sidecar).
+    pub bad_takes: Vec<PathBuf>,
+    /// Takes in the folders without a sidecar (not in the project yet).
+    pub untracked: Vec<PathBuf>,
+    /// Sidecars whose take is missing.
+    pub orphans: Vec<PathBuf>,
+    /// Folders that could not be read.
+    pub problems: Vec<String>,
+}
+
+impl SidecarLoad {
+    /// The problems that are not warnings (bad sidecars, orphans, unreadable folders, untracked
+    /// takes), as lines for a status bar or stderr.
+    pub fn problem_messages(&self) -> Vec<String> {
+        let mut m: Vec<String> = self
+            .bad_sidecars
+            .iter()
+            .map(|e| format!("not loaded: {e}"))
+            .collect();
+        m.extend(self.problems.iter().cloned());
+        m.extend(self.orphans.iter().map(|p| {
+            format!(
+                "{}: sidecar without its take (kept, not loaded)",
+                p.display()
+            )
+        }));
+        if let Some(first) = self.untracked.first() {
+            m.push(format!(
+                "{} take(s) in the folders have no sidecar yet (import the folders to add them), e.g. {}",
+                self.untracked.len(),
+                first.display()
+            ));
+        }
+        m
+    }
+}
+
+fn project_dir(path: &Path) -> PathBuf {
+    absolute(path)
+        .parent()
+        .map_or_else(|| PathBuf::from("/"), Path::to_path_buf)
+}
+
+fn resolve_folder(folder: &str, dir: &Path) -> PathBuf {
+    let p = PathBuf::from(folder);
+    if p.is_absolute() {
+        super::walk::normalize(&p)
+    } else {
+        super::walk::normalize(&dir.join(p))
+    }
+}
+
+/// Reads a text file of at most the tag file limit.
+fn read_text(path: &Path) -> Result<String, TagsFileError> {
+    let label = path.display().to_string();
+    let bytes = crate::core::limits::read_limited(path, crate::core::limits::MAX_TAGS_FILE_BYTES)
+        .map_err(|e| TagsFileError::Io {
+        file: label.clone(),
+        message: format!("cannot read: {e}"),
+    })?;
+    String::from_utf8(bytes).map_err(|e| TagsFileError::Invalid {
+        file: label,
+        path: format!("byte {}", e.utf8_error().valid_up_to()),
+        message: "expected UTF-8 text, found an invalid byte sequence".to_owned(),
+    })
+}
+
+/// Loads a sidecar-mode project (see the module documentation). Fails only when the project file
+/// itself cannot be read; bad sidecars are reported in [`SidecarLoad::bad_sidecars`].
+pub fn load_sidecar_project(path: &Path) -> Result<SidecarLoad, TagsFileError> {
+    let label = path.display().to_string();
+    let text = read_text(path)?;
+    let (project, mut warnings) = parse_sidecar_project(&text, &label)?;
+    let dir = project_dir(path);
+    let roots: Vec<PathBuf> = project
+        .folders
+        .iter()
+        .map(|f| resolve_folder(f, &dir))
+        .collect();
+    let walk = find_takes(&roots);
+    let takes: HashSet<&Path> = walk.files.iter().map(|f| f.path.as_path()).collect();
+
+    // Each sidecar's take and animation.
+    let mut by_take: HashMap<&Path, Vec<(Option<String>, &Path)>> = HashMap::new();
+    let mut orphans = Vec::new();
+    for s in &walk.sidecars {
+        let name = s
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let stem = &name[..name.len() - SIDECAR_SUFFIX.len()];
+        let found = if takes.contains(s.with_file_name(stem).as_path()) {
+            Some((s.with_file_name(stem), None))
+        } else {
+            stem.match_indices(ANIMATION_SEPARATOR).find_map(|(i, _)| {
+                let take = s.with_file_name(&stem[..i]);
+                takes
+                    .contains(take.as_path())
+                    .then(|| (take, Some(stem[i + 1..].to_owned())))
+            })
+        };
+        match found {
+            Some((take, animation)) => {
+                let key = *takes.get(take.as_path()).expect("found in the set");
+                by_take
+                    .entry(key)
+                    .or_default()
+                    .push((animation, s.as_path()));
+            }
+            None => orphans.push(s.clone()),
+        }
+    }
+    // Read the sidecars in parallel, in walk order.
+    let mut jobs: Vec<(&Path, &Path)> = Vec::new();
+    let mut untracked = Vec::new();
+    for f in &walk.files {
+        match by_take.get_mut(f.path.as_path()) {
+            Some(list) => {
+                list.sort_by(|a, b| a.0.cmp(&b.0));
+                jobs.extend(list.iter().map(|(_, s)| (f.path.as_path(), *s)));
+            }
+            None => untracked.push(f.path.clone()),
+        }
+    }
+    let read: Vec<Result<(ClipTags, Vec<LoadWarning>), TagsFileError>> = jobs
+        .par_iter()
+        .map(|(_, s)| read_text(s).and_then(|t| parse_cliptags(&t, &s.display().to_string())))
+        .collect();
+
+    let mut doc = TagDocument::default();
+    let mut bad_sidecars = Vec::new();
+    let mut bad_takes: Vec<PathBuf> = Vec::new();
+    let mut tag_ranges: BTreeMap<String, BTreeMap<ClipId, Vec<Range>>> = BTreeMap::new();
+    let mut tag_markers: BTreeMap<String, BTreeMap<ClipId, Vec<u32>>> = BTreeMap::new();
+    let mut tag_notes: BTreeMap<String, BTreeMap<ClipId, Vec<(Anchor, Note)>>> = BTreeMap::new();
+    let mut names: HashSet<String> = HashSet::new();
+    for ((take, sidecar), result) in jobs.iter().zip(read) {
+        let (ct, w) = match result {
+            Ok(r) => r,
+            Err(e) => {
+                bad_sidecars.push(e);
+                if !bad_takes.iter().any(|t| t == take) {
+                    bad_takes.push(take.to_path_buf());
+                }
+                continue;
+            }
+        };
+        warnings.extend(w);
+        let mut name = ct.clip.clone();
+        if names.contains(&name) {
+            let mut n = 2;
+            while names.contains(&format!("{}_{n}", ct.clip)) {
+                n += 1;
+            }
+            name = format!("{}_{n}", ct.clip);
+            warnings.push(LoadWarning {
+                path: format!("{}: clip", sidecar.display()),
+                message: format!(
+                    "clip name `{}` is used by another sidecar; loaded as `{name}` (saved so)",
+                    ct.clip
+                ),
+            });
+        }
+        names.insert(name.clone());
+        let id = doc.clips.len() as ClipId;
+        doc.clips.push(ClipInfo {
+            name,
+            frames: ct.frames,
+            fps: ct.fps,
+            source: Some(source_for(take, Some(&dir))),
+            unit_cm: ct.unit_cm,
+        });
+        for (tag, ranges) in ct.tags {
+            tag_ranges.entry(tag).or_default().insert(id, ranges);
+        }
+        for (tag, frames) in ct.markers {
+            tag_markers.entry(tag).or_default().insert(id, frames);
+        }
+        for (tag, notes) in ct.notes {
+            tag_notes.entry(tag).or_default().insert(id, notes);
+        }
+    }
+    // Tags: the project's order, then the others by name.
+    for (name, color) in &project.tags {
+        let ranges = tag_ranges.remove(name).unwrap_or_default();
+        doc.tags.push(new_tag(name, *color, ranges));
+    }
+    let mut others: Vec<String> = tag_ranges.keys().cloned().collect();
+    others.extend(tag_markers.keys().cloned());
+    others.sort();
+    others.dedup();
+    for name in others {
+        if doc.tag_index(&name).is_none() {
+            let ranges = tag_ranges.remove(&name).unwrap_or_default();
+            doc.tags.push(new_tag(&name, None, ranges));
+        }
+    }
+    for t in &mut doc.tags {
+        if let Some(m) = tag_markers.remove(&t.name) {
+            t.markers = m;
+        }
+        if let Some(n) = tag_notes.remove(&t.name) {
+            t.notes = n;
+        }
+    }
+    for t in &mut doc.tags {
+        t.ranges.retain(|_, l| !l.is_empty());
+    }
+    let tag_names: Vec<&str> = doc.tags.iter().map(|t| t.name.as_str()).collect();
+    for (i, q) in project.queries.iter().enumerate() {
+        if let Err(e) = parse_query(&q.expr, &tag_names) {
+            warnings.push(LoadWarning {
+                path: format!("{label}: queries[{i}].expr"),
+                message: format!("the saved query does not run: {e} (kept as written)"),
+            });
+        }
+    }
+    doc.queries = project.queries;
+    doc.autotag = project.autotag;
+    doc.touch_all();
+    Ok(SidecarLoad {
+        doc,
+        folders: project.folders,
+        warnings,
+        bad_sidecars,
+        bad_takes,
+        untracked,
+        orphans,
+        problems: walk.problems,
+    })
+}
+
+fn new_tag(name: &str, color: Option<[u8; 3]>, ranges: BTreeMap<ClipId, Vec<Range>>) -> Tag {
+    Tag {
+        name: name.to_owned(),
+        color,
+        ranges,
+        markers: Default::default(),
+        notes: Default::default(),
+        version: crate::core::tags::document::next_version(),
+    }
+}
+
+/// What a sidecar save did.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct SidecarSave {
+    /// Files written (sidecars, then the project file when it changed).
+    pub written: Vec<PathBuf>,
+    /// Files left as they were because their text did not change.
+    pub unchanged: usize,
+    /// Folders added to the project so that it covers every clip's take.
+    pub folders_added: Vec<String>,
+    /// Sidecars in the folders that belong to no clip of the document (left in place).
+    pub stale: Vec<PathBuf>,
+}
+
+/// The sidecar path of each clip of `doc`, for a project file in `dir`. Errors name the clip.
+fn sidecar_paths(
+    doc: &TagDocument,
+    dir: &Path,
+    file: &str,
+) -> Result<Vec<(PathBuf, PathBuf)>, TagsFileError> {
+    let mut takes = Vec::with_capacity(doc.clips.len());
+    let mut count: HashMap<PathBuf, usize> = HashMap::new();
+    for (i, c) in doc.clips.iter().enumerate() {
+        let take = source_path(c, Some(dir)).ok_or_else(|| {
+            invalid(
+                file,
+                &format!("clips[{i}].source"),
+                format!(
+                    "clip `{}` has no take file: in sidecar mode each clip's tags are saved next to its take",
+                    c.name
+                ),
+            )
+        })?;
+        *count.entry(take.clone()).or_default() += 1;
+        takes.push(take);
+    }
+    let mut seen: HashMap<PathBuf, usize> = HashMap::new();
+    let mut out = Vec::with_capacity(takes.len());
+    for (i, take) in takes.into_iter().enumerate() {
+        let name = &doc.clips[i].name;
+        let animation =
+            (name.contains(ANIMATION_SEPARATOR) || count[&take] > 1).then(|| animation_of(name));
+        let sidecar = sidecar_path(&take, animation);
+        if let Some(&j) = seen.get(&sidecar) {
+            return Err(invalid(
+                file,
+                &format!("clips[{i}]"),
+                format!(
+                    "clips `{}` and `{name}` would share the sidecar {}: name the clips of one file `FILE#ANIMATION`",
+                    doc.clips[j].name,
+                    sidecar.display()
+                ),
+            ));
+        }
+        seen.insert(sidecar.clone(), i);
+        out.push((take, sidecar));
+    }
+    Ok(out)
+}
+
+/// Saves `doc` in sidecar mode to the project file `path` (see the module documentation).
+/// `folders`: the project's folders; `None` keeps those of the existing project file at `path`.
+/// Folders are added for clips whose take is outside them.
+pub fn save_sidecar_project(
+    path: &Path,
+    doc: &TagDocument,
+    folders: Option<&[String]>,
+) -> Result<SidecarSave, TagsFileError> {
+    let label = path.display().to_string();
+    let dir = project_dir(path);
+    let mut folders: Vec<String> = match folders {
+        Some(f) => f.to_vec(),
+        None if path.exists() => parse_sidecar_project(&read_text(path)?, &label)?.0.folders,
+        None => Vec::new(),
+    };
+    // Everything is checked and formatted before anything is written.
+    let paths = sidecar_paths(doc, &dir, &label)?;
+    for (i, t) in doc.tags.iter().enumerate() {
+        if t.ranges.keys().any(|&c| c as usize >= doc.clips.len()) {
+            return Err(invalid(
+                &label,
+                &format!("tags[{i}].ranges"),
+                "ranges on a clip id that does not exist",
+            ));
+        }
+    }
+    for (i, c) in doc.clips.iter().enumerate() {
+        if !(c.fps.is_finite() && c.fps > 0.0) {
+            return Err(invalid(
+                &label,
+                &format!("clips[{i}].fps"),
+                format!(
+                    "frames per second must be a positive number, found {}",
+                    c.fps
+                ),
+            ));
+        }
+        if let Some(u) = c.unit_cm
+            && !(u.is_finite() && u > 0.0)
+        {
+            return Err(invalid(
+                &label,
+                &format!("clips[{i}].unit_cm"),
+                format!("centimetres per unit must be a positive finite number, found {u}"),
+            ));
+        }
+    }
+    let mut report = SidecarSave::default();
+    let mut roots: Vec<PathBuf> = folders.iter().map(|f| resolve_folder(f, &dir)).collect();
+    for (take, _) in &paths {
+        if !roots.iter().any(|r| take.starts_with(r))
+            && let Some(parent) = take.parent()
+        {
+            let folder = source_for(parent, Some(&dir));
+            report.folders_added.push(folder.clone());
+            folders.push(folder);
+            roots.push(parent.to_path_buf());
+        }
+    }
+    let project = SidecarProject {
+        folders,
+        tags: doc.tags.iter().map(|t| (t.name.clone(), t.color)).collect(),
+        queries: doc.queries.clone(),
+        autotag: doc.autotag.clone(),
+    };
+    let mut files: Vec<(PathBuf, String, bool)> = paths
+        .iter()
+        .enumerate()
+        .map(|(i, (_, s))| (s.clone(), cliptags_text(doc, i as ClipId), false))
+        .collect();
+    files.push((path.to_path_buf(), sidecar_project_text(&project), true));
+    // Existing files: unchanged ones are skipped; a sidecar that cannot be read is never written
+    // over (it may hold tags the document does not have).
+    let mut changed = Vec::with_capacity(files.len());
+    for (file, text, is_project) in &files {
+        match std::fs::read(file) {
+            Ok(old) if old == text.as_bytes() => report.unchanged += 1,
+            Ok(old) if !is_project => {
+                let label = file.display().to_string();
+                let readable = String::from_utf8(old)
+                    .map_err(|_| invalid(&label, "byte 0", "expected UTF-8 text"))
+                    .and_then(|t| parse_cliptags(&t, &label));
+                if let Err(e) = readable {
+                    return Err(invalid(
+                        &label,
+                        "(sidecar)",
+                        format!(
+                            "this sidecar cannot be read ({e}); it was not overwritten and nothing was saved: fix or delete it"
+                        ),
+                    ));
+                }
+                changed.push((file, text, *is_project));
+            }
+            _ => changed.push((file, text, *is_project)),
+        }
+    }
+    for (file, text, backup) in changed {
+        crate::core::io::write_atomic(file, text.as_bytes(), backup).map_err(|e| {
+            TagsFileError::Io {
+                file: file.display().to_string(),
+                message: format!("cannot save: {e}"),
+            }
+        })?;
+        report.written.push(file.clone());
+    }
+    let ours: HashSet<&Path> = paths.iter().map(|(_, s)| s.as_path()).collect();
+    report.stale = find_takes(&roots)
+        .sidecars
+        .into_iter()
+        .filter(|s| !ours.contains(s.as_path()))
+        .collect();
+    Ok(report)
+}
+
+/// Loads a project file of either layout: a single `taglane.tags` file, or a sidecar-mode project
+/// (whose bad sidecars, untracked takes and orphans become warnings).
+pub fn load_any(path: &Path) -> Result<(TagDocument, Vec<LoadWarning>), TagsFileError> {
+    let text = read_text(path)?;
+    if is_sidecar_project_text(&text) {
+        let load = load_sidecar_project(path)?;
+        let mut warnings = load.warnings.clone();
+        warnings.extend(load.problem_messages().into_iter().map(|m| LoadWarning {
+            path: path.display().to_string(),
+            message: m,
+        }));
+        return Ok((load.doc, warnings));
+    }
+    load_tags_str(&text, &path.display().to_string())
+}

@@ -1,0 +1,226 @@
+//! Finding the takes under the folders of an import: a recursive walk, in a stable order.
+//!
+//! - Take files are `.bvh`, `.glb` and `.gltf`, in any letter case. A root may also be a take file.
+//! - Hidden entries (a name starting with `.`: `.git`, the temporary files of atomic saves) and the
+//!   sidecar tag files (`*.tags.json`) are skipped silently; any other file is listed as ignored.
+//! - Symbolic links are followed; a folder reached twice (a link loop, overlapping roots) is
+//!   walked once, and a file reached twice is listed once.
+//! - A folder that cannot be read is reported and the walk goes on.
+//! - Paths are made absolute and normalised lexically (`.` and `..` folded), never resolved through
+//!   links, so the sources written into a project stay as the user sees them.
+
+use std::collections::HashSet;
+use std::path::{Component, Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use crate::core::anim::AnimFormat;
+
+/// The suffix of sidecar tag files (see `sidecar.rs`).
+pub const SIDECAR_SUFFIX: &str = ".tags.json";
+
+/// A take found by the walk.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TakeFile {
+    /// Absolute, normalised path.
+    pub path: PathBuf,
+    /// Index of the root it was found under.
+    pub root: usize,
+    /// Folders from the root's own folder name down to the file's folder (`["mocap", "day1"]` for
+    /// `mocap/day1/walk.bvh` under the root `mocap`). Used to tell apart takes with the same name.
+    pub folders: Vec<String>,
+    pub format: AnimFormat,
+    /// Size in bytes.
+    pub bytes: u64,
+}
+
+impl TakeFile {
+    /// The file name without its extension.
+    pub fn stem(&self) -> String {
+        self.path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    }
+}
+
+/// What the walk found.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Walk {
+    /// Absolute, normalised roots.
+    pub roots: Vec<PathBuf>,
+    /// Takes, sorted by root, then path.
+    pub files: Vec<TakeFile>,
+    /// Files that are not takes (not hidden, not sidecars).
+    pub ignored: Vec<PathBuf>,
+    /// Sidecar tag files (`*.tags.json`) found beside the takes.
+    pub sidecars: Vec<PathBuf>,
+    /// Folders or roots that could not be read, with the reason.
+    pub problems: Vec<String>,
+}
+
+impl Walk {
+    /// Total size of the takes in bytes.
+    pub fn bytes(&self) -> u64 {
+        self.files.iter().map(|f| f.bytes).sum()
+    }
+}
+
+/// `path` made absolute (against the current folder) and normalised lexically.
+pub fn absolute(path: &Path) -> PathBuf {
+    let joined = if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        std::env::current_dir()
+            .map(|d| d.join(path))
+            .unwrap_or_else(|_| path.to_path_buf())
+    };
+    normalize(&joined)
+}
+
+/// Folds `.` and `..` components without touching the file system.
+pub fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if !out.pop() {
+                    out.push("..");
+                }
+            }
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}
+
+fn is_hidden(name: &str) -> bool {
+    name.starts_with('.')
+}
+
+/// Walks `roots` (folders or take files).
+pub fn find_takes(roots: &[PathBuf]) -> Walk {
+    find_takes_until(roots, &AtomicBool::new(false))
+}
+
+/// [`find_takes`] that stops early (with what it found so far) once `cancel` is set.
+pub fn find_takes_until(roots: &[PathBuf], cancel: &AtomicBool) -> Walk {
+    let mut walk = Walk {
+        roots: roots.iter().map(|r| absolute(r)).collect(),
+        ..Walk::default()
+    };
+    let mut seen_dirs: HashSet<PathBuf> = HashSet::new();
+    let mut seen_files: HashSet<PathBuf> = HashSet::new();
+    for (index, root) in walk.roots.clone().iter().enumerate() {
+        let meta = match std::fs::metadata(root) {
+            Ok(m) => m,
+            Err(e) => {
+                walk.problems
+                    .push(format!("{}: cannot read: {e}", root.display()));
+                continue;
+            }
+        };
+        let root_name = root
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        if meta.is_file() {
+            match AnimFormat::from_path(root) {
+                Some(format) if seen_files.insert(root.clone()) => walk.files.push(TakeFile {
+                    path: root.clone(),
+                    root: index,
+                    folders: root
+                        .parent()
+                        .and_then(Path::file_name)
+                        .map(|n| vec![n.to_string_lossy().into_owned()])
+                        .unwrap_or_default(),
+                    format,
+                    bytes: meta.len(),
+                }),
+                Some(_) => {}
+                None => walk.problems.push(format!(
+                    "{}: not a take: expected a folder or a .bvh, .glb or .gltf file",
+                    root.display()
+                )),
+            }
+            continue;
+        }
+        // Depth-first, entries sorted by name, with an explicit stack (deep trees cannot overflow).
+        let mut stack = vec![(root.clone(), vec![root_name])];
+        while let Some((dir, folders)) = stack.pop() {
+            if cancel.load(Ordering::Relaxed) {
+                return walk;
+            }
+            let key = std::fs::canonicalize(&dir).unwrap_or_else(|_| dir.clone());
+            if !seen_dirs.insert(key) {
+                continue;
+            }
+            let entries = match std::fs::read_dir(&dir) {
+                Ok(e) => e,
+                Err(e) => {
+                    walk.problems
+                        .push(format!("{}: cannot read the folder: {e}", dir.display()));
+                    continue;
+                }
+            };
+            let mut names: Vec<(String, PathBuf)> = Vec::new();
+            for entry in entries {
+                match entry {
+                    Ok(e) => names.push((e.file_name().to_string_lossy().into_owned(), e.path())),
+                    Err(e) => walk
+                        .problems
+                        .push(format!("{}: cannot list an entry: {e}", dir.display())),
+                }
+            }
+            names.sort();
+            let mut subdirs = Vec::new();
+            for (name, path) in names {
+                if is_hidden(&name) {
+                    continue;
+                }
+                let meta = match std::fs::metadata(&path) {
+                    Ok(m) => m,
+                    Err(e) => {
+                        walk.problems
+                            .push(format!("{}: cannot read: {e}", path.display()));
+                        continue;
+                    }
+                };
+                if meta.is_dir() {
+                    let mut f = folders.clone();
+                    f.push(name);
+                    subdirs.push((path, f));
+                } else if let Some(format) = AnimFormat::from_path(&path) {
+                    if seen_files.insert(path.clone()) {
+                        walk.files.push(TakeFile {
+                            path,
+                            root: index,
+                            folders: folders.clone(),
+                            format,
+                            bytes: meta.len(),
+                        });
+                    }
+                } else if name.to_ascii_lowercase().ends_with(SIDECAR_SUFFIX) {
+                    walk.sidecars.push(path);
+                } else {
+                    walk.ignored.push(path);
+                }
+            }
+            // Pushed in reverse so the first folder is walked first.
+            stack.extend(subdirs.into_iter().rev());
+        }
+    }
+    walk
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn normalize_folds_dots() {
+        assert_eq!(normalize(Path::new("/a/./b/../c")), PathBuf::from("/a/c"));
+        assert_eq!(normalize(Path::new("a/../../b")), PathBuf::from("../b"));
+        assert!(absolute(Path::new("x")).is_absolute());
+    }
+}

@@ -1,0 +1,213 @@
+//! `taglane import` and `taglane inspect` over many files, run as the built binary.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use taglane::core::project::DEMO_CLIP_FILES;
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("taglane-libcli-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn run(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_taglane"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// `lib/s1/` with two demo takes, `lib/s2/` with one named like one of them and a broken take.
+fn library(dir: &Path) -> PathBuf {
+    let lib = dir.join("lib");
+    for (sub, i, name) in [
+        ("s1", 0, "walk.bvh"),
+        ("s1", 1, "run.bvh"),
+        ("s2", 2, "walk.bvh"),
+    ] {
+        std::fs::create_dir_all(lib.join(sub)).unwrap();
+        std::fs::write(lib.join(sub).join(name), DEMO_CLIP_FILES[i].1).unwrap();
+    }
+    std::fs::write(
+        lib.join("s2/broken.bvh"),
+        "HIERARCHY\nROOT Hips\n{\n  OFFSET 0 0 zero\n",
+    )
+    .unwrap();
+    lib
+}
+
+#[test]
+fn import_creates_then_reimports_a_project() {
+    let dir = temp_dir("import");
+    let lib = library(&dir);
+    let project = dir.join("p.taglane.json");
+    let p = project.to_str().unwrap();
+    let out = run(&["import", lib.to_str().unwrap(), "-o", p, "--jobs", "2"]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(err.contains("added 3 clip(s) from 4 take file(s)"), "{err}");
+    assert!(
+        err.contains("broken.bvh: line 4"),
+        "the bad file with its line: {err}"
+    );
+    assert!(err.contains("units: cm: 3"), "{err}");
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&project).unwrap()).unwrap();
+    let names: Vec<&str> = doc["clips"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["run", "s1/walk", "s2/walk"]);
+    assert_eq!(doc["clips"][0]["source"], "lib/s1/run.bvh");
+    assert_eq!(doc["clips"][0]["unit_cm"], 1.0);
+    // Re-import: nothing added, the file is not rewritten.
+    let before = std::fs::read(&project).unwrap();
+    let report = dir.join("report.txt");
+    let out = run(&[
+        "import",
+        lib.to_str().unwrap(),
+        "-o",
+        p,
+        "--report",
+        report.to_str().unwrap(),
+    ]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("added 0 clip(s)") && err.contains("3 already in the project"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(&project).unwrap(), before);
+    assert!(
+        std::fs::read_to_string(&report)
+            .unwrap()
+            .contains("failed (1)")
+    );
+    // The project's commands read it.
+    let out = run(&["tags", p]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn import_units_sidecar_and_exit_codes() {
+    let dir = temp_dir("codes");
+    let lib = library(&dir);
+    let project = dir.join("p.taglane.json");
+    let p = project.to_str().unwrap();
+    let l = lib.to_str().unwrap();
+    // Usage errors: 2.
+    for bad in [
+        vec!["import", l, "-o", p, "--units", "feet"],
+        vec!["import", l, "-o", p, "--jobs", "0"],
+        vec!["import", "-o", p],
+        vec!["import", l],
+    ] {
+        let out = run(&bad);
+        assert_eq!(out.status.code(), Some(2), "{bad:?}: {}", text(&out.stderr));
+    }
+    // Nothing importable: 1, and no project written.
+    let empty = dir.join("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    std::fs::write(empty.join("a.bvh"), "not a take").unwrap();
+    let out = run(&["import", empty.to_str().unwrap(), "-o", p]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("a.bvh: line 1"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(!project.exists());
+    // A fixed unit, in sidecar mode.
+    let out = run(&["import", l, "-o", p, "--units", "cmu", "--sidecar"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let side = lib.join("s1/run.bvh.tags.json");
+    let sidecar: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&side).unwrap()).unwrap();
+    assert_eq!(sidecar["unit_cm"], 5.644);
+    assert_eq!(sidecar["clip"], "run");
+    let project_text = std::fs::read_to_string(&project).unwrap();
+    assert!(
+        project_text.contains("\"folders\": [\"lib\"]"),
+        "{project_text}"
+    );
+    // Re-importing into the sidecar project adds nothing.
+    let out = run(&["import", l, "-o", p]);
+    assert!(
+        text(&out.stderr).contains("added 0 clip(s)"),
+        "{}",
+        text(&out.stderr)
+    );
+    // The other commands read a sidecar-mode project.
+    let out = run(&["tags", p]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn inspect_json_over_many_files_prints_one_line_each() {
+    let dir = temp_dir("inspect");
+    let lib = library(&dir);
+    for fast in [false, true] {
+        let mut args = vec!["inspect", lib.to_str().unwrap(), "--json", "--jobs", "2"];
+        if fast {
+            args.push("--fast");
+        }
+        let out = run(&args);
+        assert_eq!(out.status.code(), Some(1), "one file is broken");
+        let stdout = text(&out.stdout);
+        let lines: Vec<serde_json::Value> = stdout
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(lines.len(), 4, "{stdout}");
+        let files: Vec<&str> = lines.iter().map(|v| v["file"].as_str().unwrap()).collect();
+        assert!(
+            files[0].ends_with("s1/run.bvh") && files[3].ends_with("s2/walk.bvh"),
+            "{files:?}"
+        );
+        assert!(
+            lines[2]["error"]
+                .as_str()
+                .unwrap()
+                .contains("broken.bvh: line 4")
+        );
+        assert_eq!(lines[0]["frames"].as_u64(), Some(u64::from(demo_frames(1))));
+        assert_eq!(lines[0]["unit_auto"]["unit_cm"], 1.0);
+        assert!(text(&out.stderr).contains("1 of 4 file(s) could not be read"));
+    }
+    // Two good files: exit 0.
+    let a = lib.join("s1/run.bvh");
+    let b = lib.join("s1/walk.bvh");
+    let out = run(&[
+        "inspect",
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(text(&out.stdout).lines().count(), 2);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+fn demo_frames(i: usize) -> u32 {
+    let (doc, _) = taglane::core::tags::TagDocument::from_json_str(
+        taglane::core::project::DEMO_PROJECT_JSON,
+        "demo",
+    )
+    .unwrap();
+    let file = DEMO_CLIP_FILES[i].0;
+    doc.clips
+        .iter()
+        .find(|c| c.source.as_deref() == Some(file))
+        .unwrap()
+        .frames
+}

@@ -1,0 +1,373 @@
+//! Library import on a generated tree: nested folders, duplicate names, broken files, a text file,
+//! a glTF with two animations; re-import, changed takes, progress, cancellation, units and loading
+//! the imported clips in their units.
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use taglane::core::anim::units::CMU_CM_PER_UNIT;
+use taglane::core::anim::{ImportOptions, parse_bvh, write_bvh};
+use taglane::core::library::{
+    Cancelled, ImportSettings, LibraryScan, Progress, UnitSetting, plan_import, scan_library,
+};
+use taglane::core::project::{DEMO_CLIP_FILES, Project};
+use taglane::core::tags::TagDocument;
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("taglane-lib-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn demo(file: &str) -> &'static str {
+    DEMO_CLIP_FILES.iter().find(|(f, _)| *f == file).unwrap().1
+}
+
+/// A demo take rewritten in another unit (`unit_cm` centimetres per file unit).
+fn in_unit(file: &str, unit_cm: f32) -> String {
+    let (mut clip, _) = parse_bvh(demo(file), "x", &ImportOptions::default()).unwrap();
+    for t in &mut clip.translations {
+        *t /= unit_cm;
+    }
+    for r in &mut clip.skeleton.rest {
+        r.translation /= unit_cm;
+    }
+    for e in &mut clip.skeleton.end_sites {
+        e.offset /= unit_cm;
+    }
+    write_bvh(&clip)
+}
+
+fn write(path: &Path, text: impl AsRef<[u8]>) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+fn f32s(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+fn base64(bytes: &[u8]) -> String {
+    const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut s = String::new();
+    for c in bytes.chunks(3) {
+        let b = [c[0], *c.get(1).unwrap_or(&0), *c.get(2).unwrap_or(&0)];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for k in 0..4 {
+            if k <= c.len() {
+                s.push(A[((n >> (18 - 6 * k)) & 63) as usize] as char);
+            } else {
+                s.push('=');
+            }
+        }
+    }
+    s
+}
+
+/// A glTF with a two-joint skin 1.7 m tall and two animations, `Walk` (1 s) and `Run` (2 s).
+fn gltf() -> String {
+    let mut d = f32s(&[0.0, 1.0, 2.0]);
+    d.extend(f32s(&[0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 2.0, 0.0, 0.0]));
+    format!(
+        r#"{{"asset": {{"version": "2.0"}}, "scene": 0, "scenes": [{{"nodes": [0]}}],
+  "nodes": [{{"name": "hips", "children": [1]}}, {{"name": "head", "translation": [0, 1.7, 0]}}],
+  "skins": [{{"joints": [0, 1]}}],
+  "buffers": [{{"byteLength": {len}, "uri": "data:application/octet-stream;base64,{b64}"}}],
+  "bufferViews": [{{"buffer": 0, "byteOffset": 0, "byteLength": {len}}}],
+  "accessors": [
+    {{"bufferView": 0, "byteOffset": 0, "componentType": 5126, "count": 2, "type": "SCALAR", "min": [0], "max": [1]}},
+    {{"bufferView": 0, "byteOffset": 0, "componentType": 5126, "count": 3, "type": "SCALAR", "min": [0], "max": [2]}},
+    {{"bufferView": 0, "byteOffset": 12, "componentType": 5126, "count": 2, "type": "VEC3"}},
+    {{"bufferView": 0, "byteOffset": 12, "componentType": 5126, "count": 3, "type": "VEC3"}}],
+  "animations": [
+    {{"name": "Walk", "samplers": [{{"input": 0, "output": 2}}], "channels": [{{"sampler": 0, "target": {{"node": 0, "path": "translation"}}}}]}},
+    {{"name": "Run", "samplers": [{{"input": 1, "output": 3}}], "channels": [{{"sampler": 0, "target": {{"node": 0, "path": "translation"}}}}]}}]}}"#,
+        len = d.len(),
+        b64 = base64(&d)
+    )
+}
+
+/// The tree:
+/// ```text
+/// lib/day1/walk.bvh          demo walk, cm
+/// lib/day2/walk.bvh          demo run, CMU unit (same name as day1's)
+/// lib/day2/deep/idle.BVH     upper-case extension, metres
+/// lib/day2/deep/rig.gltf     two animations
+/// lib/broken/cut.bvh         truncated in the hierarchy
+/// lib/broken/row.bvh         a frame row with a missing value
+/// lib/notes.txt              not a take
+/// lib/.hidden/x.bvh          hidden folder: skipped
+/// ```
+fn tree(name: &str) -> (PathBuf, PathBuf) {
+    let dir = temp_dir(name);
+    let lib = dir.join("lib");
+    write(&lib.join("day1/walk.bvh"), demo("walk_male_01.bvh"));
+    write(
+        &lib.join("day2/walk.bvh"),
+        in_unit("run_male_01.bvh", CMU_CM_PER_UNIT),
+    );
+    write(
+        &lib.join("day2/deep/idle.BVH"),
+        in_unit("idle_female_01.bvh", 100.0),
+    );
+    write(&lib.join("day2/deep/rig.gltf"), gltf());
+    let text = demo("walk_male_01.bvh");
+    write(
+        &lib.join("broken/cut.bvh"),
+        &text[..text.find("MOTION").unwrap() / 2],
+    );
+    let motion = text.find("Frame Time").unwrap();
+    let row_start = motion + text[motion..].find('\n').unwrap() + 1;
+    let row_end = row_start + text[row_start..].find('\n').unwrap();
+    let row = &text[row_start..row_end];
+    let shorter = &row[..row.rfind(' ').unwrap()];
+    write(
+        &lib.join("broken/row.bvh"),
+        format!("{}{shorter}{}", &text[..row_start], &text[row_end..]),
+    );
+    write(&lib.join("notes.txt"), "session notes");
+    write(&lib.join(".hidden/x.bvh"), demo("walk_male_01.bvh"));
+    (dir, lib)
+}
+
+fn scan(roots: &[PathBuf], settings: &ImportSettings) -> LibraryScan {
+    scan_library(roots, settings, &|_| {}, &AtomicBool::new(false)).unwrap()
+}
+
+#[test]
+fn a_tree_imports_with_unique_names_units_and_a_report() {
+    let (dir, lib) = tree("tree");
+    let s = scan(std::slice::from_ref(&lib), &ImportSettings::default());
+    assert_eq!(s.files.len(), 6, "{:?}", s.files);
+    let base = dir.clone();
+    let doc = TagDocument::default();
+    let plan = plan_import(&doc, Some(&base), &s);
+    let names: Vec<&str> = plan.added.iter().map(|a| a.name.as_str()).collect();
+    assert_eq!(
+        names,
+        ["day1/walk", "day2/walk", "idle", "rig#Walk", "rig#Run"],
+        "{}",
+        plan.report_text(true)
+    );
+    let sources: Vec<&str> = plan.added.iter().map(|a| a.source.as_str()).collect();
+    assert_eq!(sources[0], "lib/day1/walk.bvh");
+    assert_eq!(sources[3], "lib/day2/deep/rig.gltf");
+    // Units: cm, the CMU unit, metres (BVH guessed), metres (glTF by specification).
+    let units: Vec<f32> = plan.added.iter().map(|a| a.unit.unit_cm).collect();
+    assert_eq!(units, [1.0, CMU_CM_PER_UNIT, 100.0, 100.0, 100.0]);
+    assert!(
+        plan.added[1].unit.reason.starts_with("auto: cmu"),
+        "{}",
+        plan.added[1].unit.reason
+    );
+    assert!(plan.added.iter().all(|a| a.unit.confident));
+    assert_eq!((plan.added[3].frames, plan.added[4].frames), (31, 61));
+    // Bad files: the importer's message, with the file and the line.
+    assert_eq!(plan.failed.len(), 2, "{:?}", plan.failed);
+    assert!(
+        plan.failed[0].message.contains("cut.bvh: line "),
+        "{}",
+        plan.failed[0].message
+    );
+    let row = &plan.failed[1].message;
+    assert!(
+        row.contains("row.bvh: line ") && row.contains("values in the frame row"),
+        "{row}"
+    );
+    assert_eq!(plan.ignored, vec![lib.join("notes.txt")]);
+    let report = plan.report_text(false);
+    for needle in [
+        "added 5 clip(s) from 6 take file(s)",
+        "2 failed",
+        "notes.txt",
+        "row.bvh: line",
+    ] {
+        assert!(report.contains(needle), "{needle}\n{report}");
+    }
+
+    // One undoable step through the project's history.
+    let mut project = Project {
+        path: Some(dir.join("p.taglane.json")),
+        ..Project::default()
+    };
+    project.apply(plan.edit.clone(), "import").unwrap();
+    assert_eq!(project.doc.clips.len(), 5);
+    assert_eq!(project.doc.clips[1].unit_cm, Some(CMU_CM_PER_UNIT));
+    project.save_to(&dir.join("p.taglane.json")).unwrap();
+    project.history.undo(&mut project.doc).unwrap();
+    assert!(project.doc.clips.is_empty());
+    project.history.redo(&mut project.doc).unwrap();
+
+    // Loading a clip applies its stored unit; the glTF animations are found by name.
+    let (loaded, _) = Project::load(&dir.join("p.taglane.json")).unwrap();
+    let run = loaded.load_clip(1).unwrap();
+    assert_eq!(run.unit_cm, CMU_CM_PER_UNIT);
+    let walk = loaded.load_clip(0).unwrap();
+    assert_eq!(walk.unit_cm, 1.0);
+    let rig_run = loaded.load_clip(4).unwrap();
+    assert_eq!((rig_run.name.as_str(), rig_run.frame_count), ("Run", 61));
+    for (i, c) in loaded.doc.clips.iter().enumerate() {
+        assert_eq!(
+            loaded.load_clip(i as u32).unwrap().frame_count as u32,
+            c.frames,
+            "{}",
+            c.name
+        );
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn reimporting_adds_nothing_and_reports_changed_and_missing_takes() {
+    let (dir, lib) = tree("reimport");
+    let mut doc = TagDocument::default();
+    let s = scan(std::slice::from_ref(&lib), &ImportSettings::default());
+    plan_import(&doc, Some(&dir), &s)
+        .edit
+        .apply(&mut doc)
+        .unwrap();
+    let again = plan_import(&doc, Some(&dir), &s);
+    assert!(
+        again.added.is_empty() && again.edit.is_empty(),
+        "{}",
+        again.report_text(true)
+    );
+    assert_eq!(again.unchanged, 5);
+    // One take grows, one disappears, one is new.
+    let walk = lib.join("day1/walk.bvh");
+    let text = std::fs::read_to_string(&walk).unwrap();
+    let last_row = text.trim_end().rsplit('\n').next().unwrap().to_owned();
+    std::fs::write(&walk, format!("{}\n{last_row}\n", text.trim_end())).unwrap();
+    std::fs::remove_file(lib.join("day2/deep/idle.BVH")).unwrap();
+    write(&lib.join("day3/walk.bvh"), demo("tired_walk_female_03.bvh"));
+    let s = scan(std::slice::from_ref(&lib), &ImportSettings::default());
+    let plan = plan_import(&doc, Some(&dir), &s);
+    assert_eq!(
+        plan.added
+            .iter()
+            .map(|a| a.name.as_str())
+            .collect::<Vec<_>>(),
+        ["day3/walk"]
+    );
+    assert_eq!(plan.changed.len(), 1);
+    let c = &plan.changed[0];
+    assert_eq!(
+        (c.name.as_str(), c.frames_now),
+        ("day1/walk", c.frames_before + 1)
+    );
+    assert_eq!(plan.missing.len(), 1);
+    assert_eq!(plan.missing[0].name, "idle");
+    let report = plan.report_text(false);
+    assert!(
+        report.contains("1 changed") && report.contains("1 missing"),
+        "{report}"
+    );
+    // Applying the update edit gives the clip its new length.
+    plan.update_changed_edit().apply(&mut doc).unwrap();
+    assert_eq!(doc.clips[0].frames, c.frames_now);
+    // Importing a subfolder of what is already there adds nothing either.
+    let sub = scan(&[lib.join("day2")], &ImportSettings::default());
+    assert!(plan_import(&doc, Some(&dir), &sub).added.is_empty());
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn fixed_units_and_thread_counts_give_the_same_import() {
+    let (dir, lib) = tree("settings");
+    let doc = TagDocument::default();
+    let one = scan(
+        std::slice::from_ref(&lib),
+        &ImportSettings {
+            jobs: Some(1),
+            ..ImportSettings::default()
+        },
+    );
+    let all = scan(std::slice::from_ref(&lib), &ImportSettings::default());
+    assert_eq!(
+        plan_import(&doc, Some(&dir), &one).edit,
+        plan_import(&doc, Some(&dir), &all).edit
+    );
+    let inches = scan(
+        std::slice::from_ref(&lib),
+        &ImportSettings {
+            units: "in".parse::<UnitSetting>().unwrap(),
+            ..ImportSettings::default()
+        },
+    );
+    let plan = plan_import(&doc, Some(&dir), &inches);
+    assert!(plan.added.iter().all(|a| a.unit.unit_cm == 2.54));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn progress_is_reported_and_cancel_stops_the_scan() {
+    let (dir, lib) = tree("progress");
+    let seen: Mutex<Vec<Progress>> = Mutex::new(Vec::new());
+    let s = scan_library(
+        std::slice::from_ref(&lib),
+        &ImportSettings::default(),
+        &|p| seen.lock().unwrap().push(*p),
+        &AtomicBool::new(false),
+    )
+    .unwrap();
+    let seen = seen.into_inner().unwrap();
+    assert_eq!(seen.len(), 7, "the start and one per file");
+    assert_eq!(seen[0].files_done, 0);
+    let last = seen.iter().max_by_key(|p| p.files_done).unwrap();
+    assert_eq!((last.files_done, last.files_total), (6, 6));
+    assert_eq!((last.bytes_done, last.bytes_total), (s.bytes(), s.bytes()));
+
+    // Cancelled before it starts, and from the progress callback after the first file.
+    let cancel = AtomicBool::new(true);
+    let r = scan_library(
+        std::slice::from_ref(&lib),
+        &ImportSettings::default(),
+        &|_| {},
+        &cancel,
+    );
+    assert_eq!(r.unwrap_err(), Cancelled);
+    let cancel = AtomicBool::new(false);
+    let done = Mutex::new(0usize);
+    let r = scan_library(
+        std::slice::from_ref(&lib),
+        &ImportSettings {
+            jobs: Some(1),
+            ..ImportSettings::default()
+        },
+        &|p| {
+            *done.lock().unwrap() = p.files_done;
+            if p.files_done >= 1 {
+                cancel.store(true, Ordering::Relaxed);
+            }
+        },
+        &cancel,
+    );
+    assert_eq!(r.unwrap_err(), Cancelled);
+    assert_eq!(*done.lock().unwrap(), 1, "no file started after the cancel");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn missing_roots_and_files_are_reported() {
+    let dir = temp_dir("missing");
+    let s = scan(
+        &[dir.join("nope"), dir.join("take.bvh")],
+        &ImportSettings::default(),
+    );
+    assert!(s.files.is_empty());
+    assert_eq!(s.problems.len(), 2, "{:?}", s.problems);
+    assert!(s.problems[0].contains("nope"), "{:?}", s.problems);
+    // A take file given directly is imported.
+    write(&dir.join("take.bvh"), demo("walk_male_01.bvh"));
+    let s = scan(&[dir.join("take.bvh")], &ImportSettings::default());
+    let plan = plan_import(&TagDocument::default(), None, &s);
+    assert_eq!(plan.added.len(), 1);
+    assert_eq!(plan.added[0].name, "take");
+    assert!(
+        plan.added[0].source.starts_with('/'),
+        "absolute without a project folder"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}

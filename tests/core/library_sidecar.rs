@@ -1,0 +1,382 @@
+//! Sidecar mode: each clip's tags in `TAKE.tags.json` next to its take, the project listing
+//! folders, tags and queries. Round trip, minimal writes, bad sidecars (reported with file and JSON
+//! path, never written over), atomic saves, and the single-file layout still loading.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+
+use taglane::core::doc::Edit;
+use taglane::core::doc::exchange::per_clip_json;
+use taglane::core::library::sidecar::{cliptags_text, parse_cliptags};
+use taglane::core::library::{
+    ImportSettings, is_sidecar_project, load_any, load_sidecar_project, plan_import,
+    save_sidecar_project, scan_library, sidecar_path,
+};
+use taglane::core::project::{DEMO_CLIP_FILES, Project};
+use taglane::core::tags::{Range, SavedQuery, Tag, TagDocument, TagsFileError};
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("taglane-side-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// `dir/takes/a/` and `dir/takes/b/` with three demo takes, imported into a document.
+fn library(dir: &Path) -> TagDocument {
+    for (i, (file, text)) in DEMO_CLIP_FILES.iter().take(3).enumerate() {
+        let sub = dir.join("takes").join(if i == 0 { "a" } else { "b" });
+        std::fs::create_dir_all(&sub).unwrap();
+        std::fs::write(sub.join(file), text).unwrap();
+    }
+    let scan = scan_library(
+        &[dir.join("takes")],
+        &ImportSettings::default(),
+        &|_| {},
+        &AtomicBool::new(false),
+    )
+    .unwrap();
+    let mut doc = TagDocument::default();
+    plan_import(&doc, Some(dir), &scan)
+        .edit
+        .apply(&mut doc)
+        .unwrap();
+    let mut walk = Tag {
+        name: "locomotion:Walk".into(),
+        color: Some([0x4e, 0x9a, 0x06]),
+        ranges: Default::default(),
+        markers: Default::default(),
+        notes: Default::default(),
+        version: 0,
+    };
+    walk.ranges
+        .insert(0, vec![Range::new(0, 40), Range::new(60, 90)]);
+    walk.ranges.insert(2, vec![Range::new(5, 6)]);
+    // Markers and notes travel in the sidecars too.
+    walk.markers.insert(0, vec![50]);
+    let mut gravel = taglane::core::tags::Note {
+        text: "on \"gravel\"".into(),
+        ..Default::default()
+    };
+    gravel.data.insert("surface".into(), "gravel".into());
+    walk.notes.insert(
+        0,
+        vec![
+            (
+                taglane::core::tags::Anchor::Range(Range::new(0, 40)),
+                gravel,
+            ),
+            (
+                taglane::core::tags::Anchor::Marker(50),
+                taglane::core::tags::Note {
+                    text: "step".into(),
+                    ..Default::default()
+                },
+            ),
+        ],
+    );
+    Edit::InsertTag {
+        index: 0,
+        tag: walk,
+    }
+    .apply(&mut doc)
+    .unwrap();
+    let tired = Tag {
+        name: "Tired \"really\"".into(),
+        color: None,
+        ranges: [(1, vec![Range::new(0, 10)])].into_iter().collect(),
+        markers: Default::default(),
+        notes: Default::default(),
+        version: 0,
+    };
+    Edit::InsertTag {
+        index: 1,
+        tag: tired,
+    }
+    .apply(&mut doc)
+    .unwrap();
+    // A tag with no range anywhere still survives (the project lists it).
+    let empty = Tag {
+        name: "Unused".into(),
+        color: Some([1, 2, 3]),
+        ranges: Default::default(),
+        markers: Default::default(),
+        notes: Default::default(),
+        version: 0,
+    };
+    Edit::InsertTag {
+        index: 2,
+        tag: empty,
+    }
+    .apply(&mut doc)
+    .unwrap();
+    Edit::SetQueries(vec![SavedQuery {
+        name: "walks".into(),
+        expr: "locomotion:Walk".into(),
+    }])
+    .apply(&mut doc)
+    .unwrap();
+    // The project's autotag settings are kept in sidecar mode too.
+    let mut settings = taglane::core::autotag::AutotagSettings::default();
+    settings.params.turning.enter_deg_s = 25.0;
+    Edit::SetAutotag(Some(Box::new(settings)))
+        .apply(&mut doc)
+        .unwrap();
+    doc
+}
+
+/// Clips, tags and queries, without versions.
+fn content(doc: &TagDocument) -> String {
+    let mut s = format!("{:?}\n{:?}\n{:?}\n", doc.clips, doc.queries, doc.autotag);
+    for t in &doc.tags {
+        s += &format!(
+            "{:?} {:?} {:?} {:?} {:?}\n",
+            t.name, t.color, t.ranges, t.markers, t.notes
+        );
+    }
+    s
+}
+
+fn temp_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.to_string_lossy().ends_with(".tmp") {
+                out.push(p);
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn round_trip_and_minimal_writes() {
+    let dir = temp_dir("round");
+    let doc = library(&dir);
+    let project = dir.join("lib.taglane.json");
+    let first = save_sidecar_project(&project, &doc, Some(&["takes".to_owned()])).unwrap();
+    assert_eq!(first.written.len(), 4, "three sidecars and the project");
+    assert!(first.folders_added.is_empty() && first.stale.is_empty());
+    assert!(temp_files(&dir).is_empty());
+    // The project lists folders, tags and queries only.
+    let text = std::fs::read_to_string(&project).unwrap();
+    assert!(
+        text.contains("\"storage\": \"sidecar\"") && text.contains("\"version\": 2"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("clips") && !text.contains("ranges"),
+        "{text}"
+    );
+    assert!(is_sidecar_project(&project));
+    // Each take has its sidecar.
+    let take0 = dir.join(doc.clips[0].source.as_deref().unwrap());
+    let side0 = sidecar_path(&take0, None);
+    assert_eq!(
+        side0,
+        dir.join(format!("takes/a/{}.tags.json", DEMO_CLIP_FILES[0].0))
+    );
+    let side = std::fs::read_to_string(&side0).unwrap();
+    assert!(
+        side.contains("\"locomotion:Walk\": [[0, 40], [60, 90]]"),
+        "{side}"
+    );
+
+    let load = load_sidecar_project(&project).unwrap();
+    assert!(
+        load.warnings.is_empty() && load.bad_sidecars.is_empty(),
+        "{:?}",
+        load.problem_messages()
+    );
+    assert!(load.untracked.is_empty());
+    assert_eq!(content(&load.doc), content(&doc));
+    // The same through the project and the generic loader.
+    let (p, warnings) = Project::load(&project).unwrap();
+    assert!(warnings.is_empty(), "{warnings:?}");
+    assert_eq!(content(&p.doc), content(&doc));
+
+    // Saving again writes nothing; tagging one clip rewrites only its sidecar.
+    let again = save_sidecar_project(&project, &load.doc, None).unwrap();
+    assert!(again.written.is_empty(), "{:?}", again.written);
+    let mut p = p;
+    p.apply(
+        Edit::SetRanges {
+            tag: 1,
+            clip: 2,
+            ranges: vec![Range::new(1, 3)],
+        },
+        "tag",
+    )
+    .unwrap();
+    let before = std::fs::read(&project).unwrap();
+    p.save_to(&project).unwrap();
+    assert_eq!(
+        std::fs::read(&project).unwrap(),
+        before,
+        "the project file is untouched"
+    );
+    let (back, _) = Project::load(&project).unwrap();
+    assert_eq!(content(&back.doc), content(&p.doc));
+    assert_eq!(back.doc.tags[1].ranges[&2], vec![Range::new(1, 3)]);
+    assert!(temp_files(&dir).is_empty());
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn a_bad_sidecar_is_reported_and_never_written_over() {
+    let dir = temp_dir("bad");
+    let doc = library(&dir);
+    let project = dir.join("lib.taglane.json");
+    save_sidecar_project(&project, &doc, Some(&["takes".to_owned()])).unwrap();
+    // Clip 1 is the take with the `Tired "really"` range.
+    let take1 = dir.join(doc.clips[1].source.as_deref().unwrap());
+    let side1 = sidecar_path(&take1, None);
+    let damaged = std::fs::read_to_string(&side1)
+        .unwrap()
+        .replace("[[0, 10]]", "[[0, \"ten\"]]");
+    std::fs::write(&side1, &damaged).unwrap();
+    let load = load_sidecar_project(&project).unwrap();
+    assert_eq!(load.bad_sidecars.len(), 1);
+    match &load.bad_sidecars[0] {
+        TagsFileError::Invalid {
+            file,
+            path,
+            message,
+        } => {
+            assert!(file.ends_with(".bvh.tags.json"), "{file}");
+            assert_eq!(path, "tags[\"Tired \\\"really\\\"\"][0][1]");
+            assert!(message.contains("stop frame"), "{message}");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(load.bad_takes, vec![take1.clone()]);
+    assert_eq!(load.doc.clips.len(), 2);
+    // The other clips still save; the bad sidecar stays as it was.
+    save_sidecar_project(&project, &load.doc, None).unwrap();
+    assert_eq!(std::fs::read_to_string(&side1).unwrap(), damaged);
+    // A document that has the clip again (re-imported) cannot write over it: nothing is saved.
+    let e = save_sidecar_project(&project, &doc, None)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("was not overwritten") && e.contains(".bvh.tags.json"),
+        "{e}"
+    );
+    assert_eq!(std::fs::read_to_string(&side1).unwrap(), damaged);
+    // Syntax errors name the line and column.
+    std::fs::write(&side1, "{\"format\": ").unwrap();
+    let load = load_sidecar_project(&project).unwrap();
+    assert!(matches!(
+        load.bad_sidecars[0],
+        TagsFileError::Syntax { line: 1, .. }
+    ));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn untracked_takes_orphans_and_stale_sidecars_are_reported() {
+    let dir = temp_dir("untracked");
+    let doc = library(&dir);
+    let project = dir.join("lib.taglane.json");
+    save_sidecar_project(&project, &doc, Some(&["takes".to_owned()])).unwrap();
+    // A new take without a sidecar, and a sidecar without its take.
+    std::fs::write(dir.join("takes/a/new.bvh"), DEMO_CLIP_FILES[4].1).unwrap();
+    std::fs::write(dir.join("takes/a/gone.bvh.tags.json"), "{}").unwrap();
+    let load = load_sidecar_project(&project).unwrap();
+    assert_eq!(load.untracked, vec![dir.join("takes/a/new.bvh")]);
+    assert_eq!(load.orphans, vec![dir.join("takes/a/gone.bvh.tags.json")]);
+    let messages = load.problem_messages().join("\n");
+    assert!(
+        messages.contains("no sidecar") && messages.contains("gone.bvh.tags.json"),
+        "{messages}"
+    );
+    // Removing a clip leaves its sidecar in place, reported.
+    let mut fewer = load.doc.clone();
+    Edit::RemoveClip { index: 0 }.apply(&mut fewer).unwrap();
+    let report = save_sidecar_project(&project, &fewer, None).unwrap();
+    assert_eq!(report.stale.len(), 2, "{:?}", report.stale);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn clips_outside_the_folders_add_folders_and_project_errors_name_the_path() {
+    let dir = temp_dir("folders");
+    let doc = library(&dir);
+    let project = dir.join("lib.taglane.json");
+    let report = save_sidecar_project(&project, &doc, Some(&["takes/a".to_owned()])).unwrap();
+    assert_eq!(report.folders_added, vec!["takes/b".to_owned()]);
+    assert_eq!(load_sidecar_project(&project).unwrap().doc.clips.len(), 3);
+    // A clip without a take cannot be saved in this mode; nothing is written.
+    let mut orphan = doc.clone();
+    orphan.clips[0].source = None;
+    let before = std::fs::read(&project).unwrap();
+    let e = save_sidecar_project(&project, &orphan, None)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("clips[0].source") && e.contains("no take file"),
+        "{e}"
+    );
+    assert_eq!(std::fs::read(&project).unwrap(), before);
+    // Errors in the project file name the JSON path.
+    for (from, to, path) in [
+        (
+            "\"storage\": \"sidecar\"",
+            "\"storage\": \"cloud\"",
+            "storage",
+        ),
+        ("\"folders\": [", "\"folders\": [3, ", "folders[0]"),
+        (
+            "{\"name\": \"Unused\"",
+            "{\"name\": \"Unused\", \"ranges\": {}",
+            "tags[2].ranges",
+        ),
+        ("\"version\": 2", "\"version\": 3", "version"),
+    ] {
+        let text = String::from_utf8(before.clone()).unwrap();
+        assert!(text.contains(from), "{from}\n{text}");
+        std::fs::write(&project, text.replace(from, to)).unwrap();
+        match load_sidecar_project(&project).unwrap_err() {
+            TagsFileError::Invalid { path: p, .. } => assert_eq!(p, path),
+            other => panic!("{other:?}"),
+        }
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn single_file_projects_still_load_and_per_clip_json_reads_as_a_sidecar() {
+    let dir = temp_dir("v1");
+    let doc = library(&dir);
+    let single = dir.join("single.taglane.json");
+    let mut p = Project {
+        doc: doc.clone(),
+        ..Project::default()
+    };
+    p.save_to(&single).unwrap();
+    assert!(!is_sidecar_project(&single));
+    // Version 2 only because the fixture has markers and notes (see docs/TAGS_FORMAT.md).
+    assert!(
+        std::fs::read_to_string(&single)
+            .unwrap()
+            .contains("\"version\": 2")
+    );
+    let (back, _) = load_any(&single).unwrap();
+    assert_eq!(content(&back), content(&doc));
+    // The exchange format's per-clip files are sidecars.
+    for (i, (name, text)) in per_clip_json(&doc).iter().enumerate() {
+        let (ct, warnings) = parse_cliptags(text, name).unwrap();
+        assert!(warnings.is_empty());
+        assert_eq!(ct.clip, *name);
+        let (mine, _) = parse_cliptags(&cliptags_text(&doc, i as u32), name).unwrap();
+        assert_eq!(
+            (mine.frames, &mine.tags, &mine.markers, &mine.notes),
+            (ct.frames, &ct.tags, &ct.markers, &ct.notes)
+        );
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
