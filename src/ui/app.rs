@@ -9,6 +9,7 @@ use std::path::PathBuf;
 use egui::Ui;
 
 use crate::core::tags::ClipId;
+use crate::ui::bottom_panel::BottomTab;
 use crate::ui::browser::{self, BrowserState};
 use crate::ui::command::{AppCommand, Guarded};
 use crate::ui::file_dialog::DialogBackend;
@@ -64,6 +65,8 @@ pub struct TaglaneApp {
     pub browser: BrowserState,
     /// The selected range or marker, frame-exact (under the clip browser).
     pub inspector: crate::ui::inspector::InspectorState,
+    /// The tool shown in the bottom panel.
+    pub bottom_tab: BottomTab,
     /// The query panel (bottom).
     pub query: crate::ui::query::QueryPanel,
     /// The right panel: pose preview, compression, the loaded animations.
@@ -96,6 +99,7 @@ impl TaglaneApp {
             timeline: TimelineView::default(),
             browser: BrowserState::default(),
             inspector: Default::default(),
+            bottom_tab: BottomTab::default(),
             query: crate::ui::query::QueryPanel::default(),
             side: SidePanel::default(),
             files: Files::new(recovery),
@@ -238,19 +242,26 @@ impl TaglaneApp {
                 self.side.ui(ui, &input, &mut self.queue);
             });
         self.query.update(&self.project.doc);
-        egui::Panel::bottom("query_panel")
+        egui::Panel::bottom("tools_panel")
             .resizable(true)
             .default_size(300.0)
             .show(ui, |ui| {
-                crate::ui::query::query_ui(
-                    ui,
-                    &mut self.query,
-                    &self.project.doc,
-                    self.current_clip,
-                    self.prefs.dark,
-                    &mut self.queue,
-                );
+                if BottomTab::ALL.len() > 1 {
+                    crate::ui::bottom_panel::tab_bar(ui, &mut self.bottom_tab);
+                    ui.separator();
+                }
+                match self.bottom_tab {
+                    BottomTab::Query => crate::ui::query::query_ui(
+                        ui,
+                        &mut self.query,
+                        &self.project.doc,
+                        self.current_clip,
+                        self.prefs.dark,
+                        &mut self.queue,
+                    ),
+                }
             });
+        // Read-only lanes under the tags: the query's results.
         let query_lanes =
             self.query
                 .extra_lanes(&self.project.doc, self.current_clip, self.prefs.dark);
