@@ -155,10 +155,11 @@ impl Project {
 /// Where a clip's animation comes from.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ClipSource {
-    /// An embedded demo BVH: `(file name, text)`.
+    /// An embedded demo BVH: `(file name, text)`, and the unit the project gives it, if any.
     Embedded {
         file: &'static str,
         text: &'static str,
+        unit_cm: Option<f32>,
     },
     /// A file on disk, in its format's unit (BVH centimetres, glTF metres).
     File(PathBuf),
@@ -173,7 +174,16 @@ impl ClipSource {
     /// A stable key (cache invalidation when the source or its unit changes).
     pub fn key(&self) -> String {
         match self {
-            ClipSource::Embedded { file, .. } => format!("demo:{file}"),
+            ClipSource::Embedded {
+                file,
+                unit_cm: None,
+                ..
+            } => format!("demo:{file}"),
+            ClipSource::Embedded {
+                file,
+                unit_cm: Some(u),
+                ..
+            } => format!("demo:{file}@{u}cm"),
             ClipSource::File(p) => format!("file:{}", p.display()),
             ClipSource::FileWithUnit { path, unit_cm } => {
                 format!("file:{}@{unit_cm}cm", path.display())
@@ -222,7 +232,11 @@ impl ClipRequest {
             .then(|| DEMO_CLIP_FILES.iter().find(|(f, _)| *f == source))
             .flatten();
         let source = match embedded {
-            Some((file, text)) => ClipSource::Embedded { file, text },
+            Some((file, text)) => ClipSource::Embedded {
+                file,
+                text,
+                unit_cm: info.unit_cm,
+            },
             None => {
                 let p = PathBuf::from(source);
                 let p = match base_dir {
@@ -257,12 +271,13 @@ pub fn load(request: &ClipRequest) -> Result<Clip, String> {
     let options = ImportOptions {
         unit_cm: match request.source {
             ClipSource::FileWithUnit { unit_cm, .. } => Some(unit_cm),
-            _ => None,
+            ClipSource::Embedded { unit_cm, .. } => unit_cm,
+            ClipSource::File(_) => None,
         },
         ..ImportOptions::default()
     };
     let imported = match &request.source {
-        ClipSource::Embedded { file, text } => {
+        ClipSource::Embedded { file, text, .. } => {
             let stem = file.trim_end_matches(".bvh");
             load_animation_from_bytes(text.as_bytes(), AnimFormat::Bvh, stem, None, &options)
                 .map_err(|e| format!("{file}: {e}"))?

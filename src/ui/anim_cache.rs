@@ -1,21 +1,24 @@
-//! Loading and caching the animation of the project's clips, for the pose preview and the
-//! compression view.
+//! The animation of the project's clips for the app, loaded lazily in the background within a
+//! memory budget (the core's [`AnimStore`]: least recently used clips are evicted above it).
 //!
 //! A clip's `source` is a path relative to the project file's folder (or absolute); the embedded
-//! demo's sources name entries of `core::project::DEMO_CLIP_FILES`. A file holding several animations (glTF)
-//! yields the one named like the project clip. Loading never panics: a missing or broken source
-//! becomes an error message naming the file, shown with a "Re-link" button.
+//! demo's sources name entries of `core::project::DEMO_CLIP_FILES` and load at once (they are tiny).
+//! A file holding several animations (glTF) yields the one named like the project clip. Loading
+//! never panics: a missing or broken source becomes an error message naming the file, shown with a
+//! "Re-link" button. Views key what they derive from a clip by `(clip id, load version)`.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::core::anim::Clip;
+use crate::core::library::{AnimStore, ClipStatus, StoreSettings, StoreSnapshot};
 use crate::core::project::Project;
 pub use crate::core::project::{ClipRequest, ClipSource, load, resolve};
 use crate::core::tags::ClipId;
 
 /// A loaded clip and the version of this load: views key their caches by `(id, version)`, which
-/// changes whenever the clip is loaded again (its source changed), never by pointer address.
+/// changes whenever the clip is loaded again (its source or unit changed, or it was evicted and
+/// reloaded), never by pointer address.
 #[derive(Debug, Clone)]
 pub struct Loaded {
     pub id: ClipId,
@@ -31,50 +34,130 @@ impl std::ops::Deref for Loaded {
     }
 }
 
-struct Entry {
-    key: String,
-    clip: Result<Loaded, String>,
+/// Where a clip's animation is.
+#[derive(Debug, Clone)]
+pub enum AnimState {
+    Ready(Loaded),
+    /// Queued or loading in the background.
+    Pending,
+    /// The load failed: why (naming the file).
+    Failed(String),
 }
 
-/// Loaded clips by project clip id, reloaded when a clip's source changes.
-#[derive(Default)]
+impl AnimState {
+    pub fn ready(&self) -> Option<&Loaded> {
+        match self {
+            AnimState::Ready(l) => Some(l),
+            _ => None,
+        }
+    }
+}
+
+/// The app's loaded animations.
 pub struct AnimCache {
-    entries: HashMap<ClipId, Entry>,
+    store: AnimStore,
+    /// The last clip handed out for each id, and its version.
+    versions: HashMap<ClipId, (Arc<Clip>, u64)>,
+    repaint_set: bool,
+}
+
+impl Default for AnimCache {
+    fn default() -> Self {
+        Self::with_budget(crate::core::library::DEFAULT_BUDGET_BYTES)
+    }
 }
 
 impl AnimCache {
-    /// The animation of clip `clip`, loading it on first use.
-    pub fn get(&mut self, project: &Project, clip: ClipId) -> Result<Loaded, String> {
-        let request = resolve(project, clip)?;
-        let key = format!(
-            "{}|{}|{}",
-            request.source.key(),
-            request.name,
-            request.frames
-        );
-        if let Some(e) = self.entries.get(&clip)
-            && e.key == key
-        {
-            return e.clip.clone();
+    /// A cache keeping at most `budget_bytes` of animation loaded.
+    pub fn with_budget(budget_bytes: u64) -> Self {
+        Self {
+            store: AnimStore::new(StoreSettings {
+                budget_bytes,
+                ..StoreSettings::default()
+            }),
+            versions: HashMap::new(),
+            repaint_set: false,
         }
-        let loaded = load(&request).map(|c| Loaded {
-            id: clip,
-            version: crate::core::tags::query::next_version(),
-            clip: Arc::new(c),
-        });
-        self.entries.insert(
-            clip,
-            Entry {
-                key,
-                clip: loaded.clone(),
-            },
-        );
-        loaded
     }
 
-    /// Forgets every loaded clip (e.g. after a file changed on disk).
+    /// Wakes the UI whenever a load finishes (set once).
+    pub fn repaint_on_load(&mut self, ctx: &egui::Context) {
+        if !self.repaint_set {
+            let ctx = ctx.clone();
+            self.store.set_on_change(move |_| ctx.request_repaint());
+            self.repaint_set = true;
+        }
+    }
+
+    /// The animation of clip `clip`: ready, or queued for loading in the background (embedded demo
+    /// clips load at once).
+    pub fn fetch(&mut self, project: &Project, clip: ClipId) -> AnimState {
+        let request = match resolve(project, clip) {
+            Ok(r) => r,
+            Err(e) => return AnimState::Failed(e),
+        };
+        let status = if matches!(request.source, ClipSource::Embedded { .. }) {
+            match self.store.load_blocking(&request) {
+                Ok(c) => ClipStatus::Ready(c),
+                Err(e) => ClipStatus::Failed(e),
+            }
+        } else {
+            self.store.request(&request)
+        };
+        match status {
+            ClipStatus::Ready(c) => AnimState::Ready(self.versioned(clip, c)),
+            ClipStatus::Failed(e) => AnimState::Failed(e),
+            ClipStatus::NotLoaded | ClipStatus::Queued | ClipStatus::Loading => AnimState::Pending,
+        }
+    }
+
+    /// The animation of clip `clip`, waiting for it (tests, exports).
+    pub fn get(&mut self, project: &Project, clip: ClipId) -> Result<Loaded, String> {
+        let request = resolve(project, clip)?;
+        let c = self.store.load_blocking(&request)?;
+        Ok(self.versioned(clip, c))
+    }
+
+    fn versioned(&mut self, id: ClipId, clip: Arc<Clip>) -> Loaded {
+        let version = match self.versions.get(&id) {
+            Some((last, v)) if Arc::ptr_eq(last, &clip) => *v,
+            _ => {
+                let v = crate::core::tags::query::next_version();
+                self.versions.insert(id, (Arc::clone(&clip), v));
+                v
+            }
+        };
+        Loaded { id, version, clip }
+    }
+
+    /// Where clip `clip` is, without asking for it (the clip browser's indicator).
+    pub fn status(&self, clip: ClipId) -> ClipStatus {
+        self.store.status(clip)
+    }
+
+    /// What is loaded, and the memory used against the budget.
+    pub fn snapshot(&self) -> StoreSnapshot {
+        self.store.snapshot()
+    }
+
+    /// Sets the memory budget, evicting least recently used clips to fit.
+    pub fn set_budget(&mut self, bytes: u64) {
+        self.store.set_budget(bytes);
+    }
+
+    pub fn budget(&self) -> u64 {
+        self.store.budget()
+    }
+
+    /// A number that changes whenever the store does.
+    pub fn generation(&self) -> u64 {
+        self.store.generation()
+    }
+
+    /// Forgets every loaded clip (a project was closed, or files changed on disk).
     pub fn clear(&mut self) {
-        self.entries.clear();
+        self.store.clear();
+        self.versions.clear();
     }
 }
 
@@ -91,6 +174,9 @@ mod tests {
         for (i, info) in project.doc.clips.iter().enumerate() {
             let clip = cache.get(&project, i as ClipId).unwrap();
             assert_eq!(clip.frame_count, info.frames as usize, "{}", info.name);
+            // The demo loads at once, and the same load keeps its version.
+            let again = cache.fetch(&project, i as ClipId);
+            assert_eq!(again.ready().map(|l| l.version), Some(clip.version));
         }
     }
 
@@ -113,15 +199,32 @@ mod tests {
     }
 
     #[test]
-    fn a_broken_file_is_an_error() {
+    fn files_load_in_the_background_and_a_broken_one_is_an_error() {
         let dir = std::env::temp_dir().join(format!("taglane-cache-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join("walk_male_01.bvh"), "HIERARCHY\nROOT x {\n").unwrap();
+        std::fs::write(
+            dir.join("run_male_01.bvh"),
+            crate::core::project::DEMO_CLIP_FILES[1].1,
+        )
+        .unwrap();
         let mut project = Project::demo();
         project.is_demo = false;
         project.path = Some(dir.join("p.taglane.json"));
-        let e = AnimCache::default().get(&project, 0).unwrap_err();
+        let mut cache = AnimCache::default();
+        let e = cache.get(&project, 0).unwrap_err();
         assert!(e.contains("walk_male_01.bvh"), "{e}");
+        // The first fetch of a file queues it; it is ready once the worker is done.
+        let first = cache.fetch(&project, 1);
+        assert!(matches!(first, AnimState::Pending | AnimState::Ready(_)));
+        let loaded = cache.get(&project, 1).unwrap();
+        assert!(matches!(cache.fetch(&project, 1), AnimState::Ready(_)));
+        assert!(cache.snapshot().used_bytes > 0);
+        // A new unit is a new load, with a new version.
+        project.doc.clips[1].unit_cm = Some(5.644);
+        let again = cache.get(&project, 1).unwrap();
+        assert_ne!(again.version, loaded.version);
+        assert_eq!(again.unit_cm, 5.644);
         std::fs::remove_dir_all(&dir).ok();
     }
 }

@@ -39,6 +39,13 @@ pub struct Prefs {
     /// The system's file dialogs (with the in-app browser as fallback), or always the in-app one.
     #[serde(default)]
     pub dialogs: DialogBackend,
+    /// Memory the loaded animations may use, in MiB (least recently used clips are unloaded).
+    #[serde(default = "default_budget_mib")]
+    pub anim_budget_mib: u64,
+}
+
+fn default_budget_mib() -> u64 {
+    crate::core::library::DEFAULT_BUDGET_BYTES >> 20
 }
 
 impl Default for Prefs {
@@ -47,6 +54,7 @@ impl Default for Prefs {
             dark: true,
             recent: Vec::new(),
             dialogs: DialogBackend::System,
+            anim_budget_mib: default_budget_mib(),
         }
     }
 }
@@ -73,6 +81,8 @@ pub struct TaglaneApp {
     pub side: SidePanel,
     /// File dialogs, the in-app file browser, autosave and recovery.
     pub files: Files,
+    /// Library imports (background scan, report) and clip units.
+    pub library: crate::ui::library::LibraryState,
     pub prefs: Prefs,
     pub status: Option<(Level, String)>,
     pub dialog: Option<Dialog>,
@@ -103,6 +113,7 @@ impl TaglaneApp {
             query: crate::ui::query::QueryPanel::default(),
             side: SidePanel::default(),
             files: Files::new(recovery),
+            library: Default::default(),
             prefs,
             status: None,
             dialog: None,
@@ -113,6 +124,7 @@ impl TaglaneApp {
             last_title: None,
         };
         app.active_tag = (!app.project.doc.tags.is_empty()).then_some(0);
+        app.side.anim.set_budget(app.prefs.anim_budget_mib << 20);
         app.offer_recovery();
         let others = app
             .files
@@ -191,6 +203,7 @@ impl TaglaneApp {
         });
         let keys = crate::ui::keymap::shortcuts(&ctx);
         self.queue.extend(keys);
+        self.poll_import();
         self.advance_playback(&ctx);
         self.handle_dropped_files(&ctx);
 
@@ -220,13 +233,15 @@ impl TaglaneApp {
                             );
                         });
                     });
-                browser::browser_ui(
-                    ui,
-                    &self.project.doc,
-                    self.current_clip,
-                    &mut self.browser,
-                    &mut self.queue,
-                );
+                self.import_progress_ui(ui);
+                let input = browser::BrowserInput {
+                    doc: &self.project.doc,
+                    base_dir: self.project.base_dir(),
+                    is_demo: self.project.is_demo,
+                    current: self.current_clip,
+                    anim: &self.side.anim,
+                };
+                browser::browser_ui(ui, &input, &mut self.browser, &mut self.queue);
             });
         egui::Panel::right("pose_panel")
             .resizable(true)
@@ -283,6 +298,7 @@ impl TaglaneApp {
             timeline::timeline_ui(ui, &input, &mut self.timeline, &mut self.queue);
         });
         self.dialogs_ui(&ctx);
+        self.import_report_ui(&ctx);
         self.file_browser_ui(&ctx);
         crate::ui::keymap::help_ui(&ctx, &mut self.show_help);
 

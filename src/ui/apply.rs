@@ -18,6 +18,9 @@ impl TaglaneApp {
         let Some(cmd) = self.editing_command(cmd) else {
             return;
         };
+        let Some(cmd) = self.library_command(cmd, ctx) else {
+            return;
+        };
         let Some(cmd) = self.file_command(cmd, ctx) else {
             return;
         };
@@ -72,6 +75,10 @@ impl TaglaneApp {
                 self.timeline.zoom_around(f64::from(f), centre);
             }
             AppCommand::SetDarkMode(d) => self.prefs.dark = d,
+            AppCommand::SetAnimBudget(mib) => {
+                self.prefs.anim_budget_mib = mib.clamp(64, 65_536);
+                self.side.anim.set_budget(self.prefs.anim_budget_mib << 20);
+            }
             AppCommand::ShowHelp(s) => self.show_help = s,
             AppCommand::ExtraRangeClicked { range, .. } => {
                 self.playback.playing = false;

@@ -1,103 +1,626 @@
-//! The clip browser: search, and one row per clip with its frame count, rate, duration and number
-//! of tags. Only the visible rows are laid out, so 10,000 clips scroll smoothly.
+//! The clip browser: clips grouped by folder, filtered by name, tag, duration and "untagged",
+//! sorted, with what is loaded shown beside each clip. Several clips can be selected (Ctrl/Shift
+//! click) to set their units at once. Only the visible rows are laid out, so thousands of clips
+//! scroll smoothly; the row list is rebuilt only when the filters or the document change.
+
+use std::collections::{BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
 
 use egui::Ui;
 
+use crate::core::library::ClipStatus;
 use crate::core::tags::{ClipId, TagDocument};
+use crate::ui::anim_cache::AnimCache;
 use crate::ui::command::AppCommand;
 
-/// Browser state: the search text and the cached list of matching clips.
-#[derive(Debug, Clone, Default)]
-pub struct BrowserState {
-    pub search: String,
-    cache_key: Option<(String, usize, usize)>,
-    matches: Vec<ClipId>,
+/// How clips are ordered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SortKey {
+    /// Project order.
+    #[default]
+    Project,
+    Name,
+    Duration,
+    Tags,
 }
 
-impl BrowserState {
-    /// Clip ids whose name contains the search text (case-insensitive), recomputed only when the
-    /// search text or the clip list changes.
-    pub fn matches(&mut self, doc: &TagDocument) -> &[ClipId] {
-        let names_hash = doc.clips.iter().map(|c| c.name.len()).sum::<usize>();
-        let key = (self.search.clone(), doc.clips.len(), names_hash);
-        if self.cache_key.as_ref() != Some(&key) {
-            let needle = self.search.to_lowercase();
-            self.matches = doc
-                .clips
-                .iter()
-                .enumerate()
-                .filter(|(_, c)| needle.is_empty() || c.name.to_lowercase().contains(&needle))
-                .map(|(i, _)| i as ClipId)
-                .collect();
-            self.cache_key = Some(key);
+/// Which clips the tag filter keeps.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum TagFilter {
+    #[default]
+    Any,
+    /// Clips without any range or marker.
+    Untagged,
+    /// Clips where this tag (by name) has a range or marker.
+    Tag(String),
+}
+
+/// The browser's filters and sort.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Filters {
+    pub search: String,
+    pub tag: TagFilter,
+    /// Duration bounds in seconds (`None`: no bound).
+    pub min_s: Option<f32>,
+    pub max_s: Option<f32>,
+    pub sort: SortKey,
+    pub descending: bool,
+    pub group_by_folder: bool,
+}
+
+/// One row of the list.
+#[derive(Debug, Clone, PartialEq)]
+pub enum BrowserRow {
+    /// A folder header: its path (as shown), clip count, collapsed or not.
+    Folder {
+        folder: String,
+        count: usize,
+        collapsed: bool,
+    },
+    Clip(ClipId),
+}
+
+/// Browser state.
+#[derive(Debug, Clone, Default)]
+pub struct BrowserState {
+    pub filters: Filters,
+    /// Collapsed folder groups.
+    pub collapsed: BTreeSet<String>,
+    /// Clips selected for group actions (units); the current clip is separate.
+    pub selected: Vec<ClipId>,
+    /// The last clip clicked, for Shift+click ranges.
+    anchor: Option<ClipId>,
+    cache_key: Option<(Filters, BTreeSet<String>, u64, u64, usize)>,
+    rows: Vec<BrowserRow>,
+    matches: usize,
+    /// Tags (ranges and markers) per clip, from the last rebuild.
+    tag_counts: HashMap<ClipId, usize>,
+}
+
+/// The folder a clip's take is in, as shown in the browser: the source's folder relative to the
+/// project (or absolute), `demo` for the embedded demo, `(no source)` without a source.
+pub fn clip_folder(source: Option<&str>, base_dir: Option<&Path>) -> String {
+    let Some(s) = source.filter(|s| !s.trim().is_empty()) else {
+        return "(no source)".to_owned();
+    };
+    let p = PathBuf::from(s);
+    let parent = p.parent().map(Path::to_path_buf).unwrap_or_default();
+    if parent.as_os_str().is_empty() {
+        return base_dir.map_or_else(|| ".".to_owned(), |_| ".".to_owned());
+    }
+    parent.to_string_lossy().replace('\\', "/")
+}
+
+/// Builds the rows for `doc` under `filters`: `(rows, clips matched, tag counts)`.
+pub fn build_rows(
+    doc: &TagDocument,
+    base_dir: Option<&Path>,
+    is_demo: bool,
+    filters: &Filters,
+    collapsed: &BTreeSet<String>,
+) -> (Vec<BrowserRow>, usize, HashMap<ClipId, usize>) {
+    let mut tag_counts: HashMap<ClipId, usize> = HashMap::new();
+    for t in &doc.tags {
+        for c in t.clips_used() {
+            *tag_counts.entry(c).or_default() += 1;
         }
-        &self.matches
+    }
+    let wanted_tag = match &filters.tag {
+        TagFilter::Tag(name) => doc.tag_index(name),
+        _ => None,
+    };
+    let needle = filters.search.to_lowercase();
+    let mut clips: Vec<ClipId> = doc
+        .clips
+        .iter()
+        .enumerate()
+        .filter(|(i, c)| {
+            let id = *i as ClipId;
+            let secs = duration_s(c.frames, c.fps);
+            (needle.is_empty() || c.name.to_lowercase().contains(&needle))
+                && filters.min_s.is_none_or(|m| secs >= m)
+                && filters.max_s.is_none_or(|m| secs <= m)
+                && match &filters.tag {
+                    TagFilter::Any => true,
+                    TagFilter::Untagged => !tag_counts.contains_key(&id),
+                    TagFilter::Tag(_) => wanted_tag.is_some_and(|t| {
+                        let t = &doc.tags[t];
+                        !t.ranges_on(id).is_empty() || !t.markers_on(id).is_empty()
+                    }),
+                }
+        })
+        .map(|(i, _)| i as ClipId)
+        .collect();
+    let info = |c: ClipId| &doc.clips[c as usize];
+    match filters.sort {
+        SortKey::Project => {}
+        SortKey::Name => clips.sort_by(|a, b| info(*a).name.cmp(&info(*b).name)),
+        SortKey::Duration => clips.sort_by(|a, b| {
+            let (x, y) = (info(*a), info(*b));
+            duration_s(x.frames, x.fps).total_cmp(&duration_s(y.frames, y.fps))
+        }),
+        SortKey::Tags => clips.sort_by_key(|c| tag_counts.get(c).copied().unwrap_or(0)),
+    }
+    if filters.descending {
+        clips.reverse();
+    }
+    let matched = clips.len();
+    if !filters.group_by_folder {
+        return (
+            clips.into_iter().map(BrowserRow::Clip).collect(),
+            matched,
+            tag_counts,
+        );
+    }
+    let folder_of = |c: ClipId| {
+        if is_demo {
+            "demo".to_owned()
+        } else {
+            clip_folder(info(c).source.as_deref(), base_dir)
+        }
+    };
+    // Folders in the order their first clip comes; clips keep the sort within a folder.
+    let mut order: Vec<String> = Vec::new();
+    let mut groups: HashMap<String, Vec<ClipId>> = HashMap::new();
+    for c in clips {
+        let f = folder_of(c);
+        if !groups.contains_key(&f) {
+            order.push(f.clone());
+        }
+        groups.entry(f).or_default().push(c);
+    }
+    if filters.sort == SortKey::Project || filters.sort == SortKey::Name {
+        order.sort();
+        if filters.descending {
+            order.reverse();
+        }
+    }
+    let mut rows = Vec::new();
+    for f in order {
+        let list = groups.remove(&f).unwrap_or_default();
+        let is_collapsed = collapsed.contains(&f);
+        rows.push(BrowserRow::Folder {
+            folder: f,
+            count: list.len(),
+            collapsed: is_collapsed,
+        });
+        if !is_collapsed {
+            rows.extend(list.into_iter().map(BrowserRow::Clip));
+        }
+    }
+    (rows, matched, tag_counts)
+}
+
+fn duration_s(frames: u32, fps: f32) -> f32 {
+    if frames > 1 && fps > 0.0 {
+        (frames - 1) as f32 / fps
+    } else {
+        0.0
     }
 }
 
+/// What the browser reads.
+pub struct BrowserInput<'a> {
+    pub doc: &'a TagDocument,
+    pub base_dir: Option<PathBuf>,
+    pub is_demo: bool,
+    pub current: ClipId,
+    pub anim: &'a AnimCache,
+}
+
+impl BrowserState {
+    fn refresh(&mut self, input: &BrowserInput<'_>) {
+        let doc = input.doc;
+        let tags_version: u64 = doc
+            .tags
+            .iter()
+            .fold(0u64, |h, t| h.wrapping_mul(31).wrapping_add(t.version));
+        let key = (
+            self.filters.clone(),
+            self.collapsed.clone(),
+            doc.clips_version,
+            tags_version,
+            doc.clips.len(),
+        );
+        if self.cache_key.as_ref() != Some(&key) {
+            let (rows, matches, counts) = build_rows(
+                doc,
+                input.base_dir.as_deref(),
+                input.is_demo,
+                &self.filters,
+                &self.collapsed,
+            );
+            self.rows = rows;
+            self.matches = matches;
+            self.tag_counts = counts;
+            self.cache_key = Some(key);
+            self.selected.retain(|&c| (c as usize) < doc.clips.len());
+        }
+    }
+
+    /// The rows of the last refresh (tests).
+    pub fn rows(&self) -> &[BrowserRow] {
+        &self.rows
+    }
+
+    /// Clicking clip `c` with these modifiers: the new selection.
+    fn click(&mut self, c: ClipId, ctrl: bool, shift: bool) {
+        if shift && let Some(a) = self.anchor {
+            let ids: Vec<ClipId> = self
+                .rows
+                .iter()
+                .filter_map(|r| match r {
+                    BrowserRow::Clip(c) => Some(*c),
+                    BrowserRow::Folder { .. } => None,
+                })
+                .collect();
+            let (i, j) = (
+                ids.iter().position(|&x| x == a),
+                ids.iter().position(|&x| x == c),
+            );
+            if let (Some(i), Some(j)) = (i, j) {
+                self.selected = ids[i.min(j)..=i.max(j)].to_vec();
+                return;
+            }
+        }
+        if ctrl {
+            if let Some(k) = self.selected.iter().position(|&x| x == c) {
+                self.selected.remove(k);
+            } else {
+                self.selected.push(c);
+            }
+        } else {
+            self.selected = vec![c];
+        }
+        self.anchor = Some(c);
+    }
+}
+
+/// Draws the browser; queues commands into `out`.
 pub fn browser_ui(
     ui: &mut Ui,
-    doc: &TagDocument,
-    current: ClipId,
+    input: &BrowserInput<'_>,
     state: &mut BrowserState,
     out: &mut Vec<AppCommand>,
 ) {
+    let doc = input.doc;
     ui.heading("Clips");
+    filters_ui(ui, doc, &mut state.filters);
+    state.refresh(input);
+    let snapshot = input.anim.snapshot();
+    ui.horizontal_wrapped(|ui| {
+        ui.weak(format!("{} of {} clips", state.matches, doc.clips.len()));
+        if state.selected.len() > 1 {
+            ui.weak(format!("· {} selected", state.selected.len()));
+        }
+        ui.weak(format!(
+            "· {} loaded, {:.0} / {:.0} MiB",
+            snapshot.loaded.len(),
+            snapshot.used_bytes as f64 / 1048576.0,
+            snapshot.budget_bytes as f64 / 1048576.0
+        ))
+        .on_hover_text(
+            "Animations load when a clip is shown; beyond the memory budget (View menu) the \
+             least recently shown are unloaded. A dot beside a clip: loaded (filled), loading \
+             (ring), failed (red).",
+        );
+    });
+    ui.separator();
+    let row_height = ui.text_style_height(&egui::TextStyle::Body) * 2.0 + 8.0;
+    let rows = state.rows.clone();
+    let (ctrl, shift) = ui.input(|i| (i.modifiers.command, i.modifiers.shift));
+    let pal = crate::ui::theme::palette(ui.visuals().dark_mode);
+    egui::ScrollArea::vertical().auto_shrink(false).show_rows(
+        ui,
+        row_height,
+        rows.len(),
+        |ui, range| {
+            for row in &rows[range] {
+                match row {
+                    BrowserRow::Folder {
+                        folder,
+                        count,
+                        collapsed,
+                    } => {
+                        let arrow = if *collapsed { "+" } else { "-" };
+                        let r = ui
+                            .add_sized(
+                                [ui.available_width(), row_height - 4.0],
+                                egui::Button::new(
+                                    egui::RichText::new(format!("{arrow} {folder}  ({count})"))
+                                        .strong(),
+                                )
+                                .frame(false),
+                            )
+                            .on_hover_text(format!("{folder}: click to show or hide its clips"));
+                        if r.clicked() && !state.collapsed.remove(folder) {
+                            state.collapsed.insert(folder.clone());
+                        }
+                    }
+                    BrowserRow::Clip(c) => {
+                        let c = *c;
+                        let clip = &doc.clips[c as usize];
+                        let tags = state.tag_counts.get(&c).copied().unwrap_or(0);
+                        let unit = clip
+                            .unit_cm
+                            .map(|u| format!(" · {}", crate::core::library::describe_unit(u)))
+                            .unwrap_or_default();
+                        let text = format!(
+                            "{}\n{} f · {:.0} fps · {:.2} s · {} tags{unit}",
+                            clip.name,
+                            clip.frames,
+                            clip.fps,
+                            duration_s(clip.frames, clip.fps),
+                            tags
+                        );
+                        let picked = c == input.current || state.selected.contains(&c);
+                        let resp = ui.add_sized(
+                            [ui.available_width(), row_height - 4.0],
+                            egui::Button::selectable(picked, text),
+                        );
+                        // What is loaded: a dot at the right.
+                        let dot = egui::pos2(resp.rect.right() - 8.0, resp.rect.top() + 9.0);
+                        match input.anim.status(c) {
+                            ClipStatus::Ready(_) => {
+                                ui.painter().circle_filled(dot, 3.5, pal.loaded);
+                            }
+                            ClipStatus::Queued | ClipStatus::Loading => {
+                                ui.painter().circle_stroke(
+                                    dot,
+                                    3.5,
+                                    egui::Stroke::new(1.5, pal.loaded),
+                                );
+                            }
+                            ClipStatus::Failed(_) => {
+                                ui.painter().circle_filled(dot, 3.5, pal.error);
+                            }
+                            ClipStatus::NotLoaded => {}
+                        }
+                        let resp = match &clip.source {
+                            Some(s) => resp.on_hover_text(format!("source: {s}")),
+                            None => resp,
+                        };
+                        if resp.clicked() {
+                            state.click(c, ctrl, shift);
+                            if !ctrl && !shift {
+                                out.push(AppCommand::SelectClip(c));
+                            }
+                        }
+                        resp.context_menu(|ui| clip_menu(ui, c, state, out));
+                    }
+                }
+            }
+        },
+    );
+}
+
+fn filters_ui(ui: &mut Ui, doc: &TagDocument, f: &mut Filters) {
     ui.horizontal(|ui| {
         let label = ui.label("Search");
         ui.add(
-            egui::TextEdit::singleline(&mut state.search)
+            egui::TextEdit::singleline(&mut f.search)
                 .hint_text("clip name")
                 .desired_width(f32::INFINITY),
         )
         .labelled_by(label.id);
     });
-    let total = doc.clips.len();
-    let matches = state.matches(doc).to_vec();
-    ui.weak(format!("{} of {total} clips", matches.len()));
-    ui.separator();
-    let row_height = ui.text_style_height(&egui::TextStyle::Body) * 2.0 + 8.0;
-    egui::ScrollArea::vertical().auto_shrink(false).show_rows(
-        ui,
-        row_height,
-        matches.len(),
-        |ui, rows| {
-            for &c in &matches[rows] {
-                let clip = &doc.clips[c as usize];
-                let tags = doc
-                    .tags
-                    .iter()
-                    .filter(|t| t.ranges.contains_key(&c))
-                    .count();
-                let duration = if clip.frames > 1 {
-                    (clip.frames - 1) as f32 / clip.fps
-                } else {
-                    0.0
-                };
-                let text = format!(
-                    "{}\n{} f · {:.0} fps · {:.2} s · {} tags",
-                    clip.name, clip.frames, clip.fps, duration, tags
-                );
-                let resp = ui.add_sized(
-                    [ui.available_width(), row_height - 4.0],
-                    egui::Button::selectable(c == current, text),
-                );
-                let resp = match &clip.source {
-                    Some(s) => resp.on_hover_text(format!("source: {s}")),
-                    None => resp,
-                };
-                if resp.clicked() {
-                    out.push(AppCommand::SelectClip(c));
+    ui.horizontal(|ui| {
+        let text = match &f.tag {
+            TagFilter::Any => "any tag".to_owned(),
+            TagFilter::Untagged => "untagged".to_owned(),
+            TagFilter::Tag(t) => t.clone(),
+        };
+        let tag_label = ui.label("Tag");
+        egui::ComboBox::from_id_salt("browser_tag")
+            .selected_text(text)
+            .width(90.0)
+            .show_ui(ui, |ui| {
+                ui.selectable_value(&mut f.tag, TagFilter::Any, "any tag");
+                ui.selectable_value(&mut f.tag, TagFilter::Untagged, "untagged")
+                    .on_hover_text("Clips without any range or marker");
+                for t in &doc.tags {
+                    ui.selectable_value(&mut f.tag, TagFilter::Tag(t.name.clone()), &t.name);
                 }
-                resp.context_menu(|ui| {
-                    if ui.button("Re-link source file…").clicked() {
-                        out.push(AppCommand::Relink {
-                            clip: c,
-                            path: None,
-                        });
-                    }
+            })
+            .response
+            .labelled_by(tag_label.id)
+            .on_hover_text("Show only clips with this tag");
+    });
+    ui.horizontal(|ui| {
+        let sort_label = ui.label("Sort");
+        egui::ComboBox::from_id_salt("browser_sort")
+            .selected_text(match f.sort {
+                SortKey::Project => "project order",
+                SortKey::Name => "by name",
+                SortKey::Duration => "by duration",
+                SortKey::Tags => "by tag count",
+            })
+            .width(90.0)
+            .show_ui(ui, |ui| {
+                ui.selectable_value(&mut f.sort, SortKey::Project, "project order");
+                ui.selectable_value(&mut f.sort, SortKey::Name, "by name");
+                ui.selectable_value(&mut f.sort, SortKey::Duration, "by duration");
+                ui.selectable_value(&mut f.sort, SortKey::Tags, "by tag count");
+            })
+            .response
+            .labelled_by(sort_label.id);
+        if ui
+            .selectable_label(f.descending, if f.descending { "desc" } else { "asc" })
+            .on_hover_text("Reverse the order")
+            .clicked()
+        {
+            f.descending = !f.descending;
+        }
+    });
+    ui.horizontal(|ui| {
+        let label = ui.label("Duration");
+        let bound = |ui: &mut Ui, v: &mut Option<f32>, hint: &str| {
+            let mut on = v.is_some();
+            let mut x = v.unwrap_or(0.0);
+            ui.add(egui::Checkbox::without_text(&mut on))
+                .on_hover_text(format!("Only clips {hint}"));
+            ui.add_enabled(
+                on,
+                egui::DragValue::new(&mut x)
+                    .range(0.0..=36_000.0)
+                    .speed(0.1)
+                    .suffix(" s"),
+            )
+            .on_hover_text(hint.to_owned());
+            *v = on.then_some(x);
+        };
+        bound(ui, &mut f.min_s, "at least this long");
+        ui.label("to").labelled_by(label.id);
+        bound(ui, &mut f.max_s, "at most this long");
+    });
+    ui.checkbox(&mut f.group_by_folder, "Group by folder")
+        .on_hover_text("One collapsible group per folder of takes");
+}
+
+/// The context menu of a clip: re-link, units for the selection (or this clip).
+fn clip_menu(ui: &mut Ui, c: ClipId, state: &BrowserState, out: &mut Vec<AppCommand>) {
+    if ui.button("Re-link source file…").clicked() {
+        out.push(AppCommand::Relink {
+            clip: c,
+            path: None,
+        });
+        ui.close();
+    }
+    let clips: Vec<ClipId> = if state.selected.contains(&c) {
+        state.selected.clone()
+    } else {
+        vec![c]
+    };
+    let n = clips.len();
+    ui.menu_button(format!("Units of {n} clip(s)"), |ui| {
+        if ui
+            .button("Guess from the skeleton")
+            .on_hover_text("The unit that makes the skeleton stand 150-200 cm tall")
+            .clicked()
+        {
+            out.push(AppCommand::GuessClipUnits(clips.clone()));
+            ui.close();
+        }
+        ui.separator();
+        for (label, u) in [
+            ("centimetres", Some(1.0)),
+            ("metres", Some(100.0)),
+            ("millimetres", Some(0.1)),
+            ("inches", Some(2.54)),
+            ("CMU (5.644 cm)", Some(5.644)),
+            ("the file's convention (BVH cm, glTF m)", None),
+        ] {
+            if ui.button(label).clicked() {
+                out.push(AppCommand::SetClipUnits {
+                    clips: clips.clone(),
+                    unit_cm: u,
                 });
+                ui.close();
             }
-        },
-    );
+        }
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::project::Project;
+
+    #[test]
+    fn filters_sort_and_groups() {
+        let mut doc = Project::demo().doc;
+        doc.clips[0].source = Some("day1/walk.bvh".into());
+        doc.clips[1].source = Some("day2/run.bvh".into());
+        let all = doc.clips.len();
+        let mut f = Filters::default();
+        let (rows, n, _) = build_rows(&doc, None, false, &f, &BTreeSet::new());
+        assert_eq!((rows.len(), n), (all, all));
+        f.search = "RUN".into();
+        let (rows, _, _) = build_rows(&doc, None, false, &f, &BTreeSet::new());
+        assert!(rows.iter().all(|r| match r {
+            BrowserRow::Clip(c) => doc.clips[*c as usize].name.contains("run"),
+            BrowserRow::Folder { .. } => false,
+        }));
+        // Untagged: a new clip with nothing on it.
+        f = Filters {
+            tag: TagFilter::Untagged,
+            ..Filters::default()
+        };
+        assert_eq!(build_rows(&doc, None, false, &f, &BTreeSet::new()).1, 0);
+        doc.add_clip(crate::core::tags::ClipInfo {
+            name: "empty".into(),
+            frames: 10,
+            fps: 30.0,
+            source: Some("day2/empty.bvh".into()),
+            unit_cm: None,
+        })
+        .unwrap();
+        assert_eq!(build_rows(&doc, None, false, &f, &BTreeSet::new()).1, 1);
+        // A tag and a duration window.
+        f = Filters {
+            tag: TagFilter::Tag("Running".into()),
+            min_s: Some(6.5),
+            ..Filters::default()
+        };
+        let (rows, _, _) = build_rows(&doc, None, false, &f, &BTreeSet::new());
+        for r in &rows {
+            let BrowserRow::Clip(c) = r else { panic!() };
+            let info = &doc.clips[*c as usize];
+            assert!(duration_s(info.frames, info.fps) >= 6.5);
+            let t = &doc.tags[doc.tag_index("Running").unwrap()];
+            assert!(!t.ranges_on(*c).is_empty());
+        }
+        // Sorted by duration, longest first.
+        f = Filters {
+            sort: SortKey::Duration,
+            descending: true,
+            ..Filters::default()
+        };
+        let (rows, _, _) = build_rows(&doc, None, false, &f, &BTreeSet::new());
+        let d: Vec<f32> = rows
+            .iter()
+            .map(|r| match r {
+                BrowserRow::Clip(c) => {
+                    let i = &doc.clips[*c as usize];
+                    duration_s(i.frames, i.fps)
+                }
+                BrowserRow::Folder { .. } => panic!(),
+            })
+            .collect();
+        assert!(d.windows(2).all(|w| w[0] >= w[1]), "{d:?}");
+        // Grouped by folder, one group collapsed.
+        f = Filters {
+            group_by_folder: true,
+            ..Filters::default()
+        };
+        let collapsed: BTreeSet<String> = ["day2".to_owned()].into();
+        let (rows, _, _) = build_rows(&doc, None, false, &f, &collapsed);
+        assert!(rows.contains(&BrowserRow::Folder {
+            folder: "day1".into(),
+            count: 1,
+            collapsed: false
+        }));
+        assert!(rows.contains(&BrowserRow::Folder {
+            folder: "day2".into(),
+            count: 2,
+            collapsed: true
+        }));
+        assert!(!rows.contains(&BrowserRow::Clip(1)));
+        assert!(rows.contains(&BrowserRow::Clip(0)));
+    }
+
+    #[test]
+    fn ctrl_and_shift_clicks_select_clips() {
+        let mut s = BrowserState {
+            rows: (0..6).map(BrowserRow::Clip).collect(),
+            ..BrowserState::default()
+        };
+        s.click(1, false, false);
+        s.click(4, false, true);
+        assert_eq!(s.selected, vec![1, 2, 3, 4]);
+        s.click(2, true, false);
+        assert_eq!(s.selected, vec![1, 3, 4]);
+        s.click(5, false, false);
+        assert_eq!(s.selected, vec![5]);
+    }
 }

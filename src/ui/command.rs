@@ -131,6 +131,8 @@ pub enum AppCommand {
     /// Zoom the timeline by a factor around its centre.
     Zoom(f32),
     SetDarkMode(bool),
+    /// The memory budget of loaded animations, MiB (a preference).
+    SetAnimBudget(u64),
     ShowHelp(bool),
 
     // Files. `None` paths ask with a file dialog.
@@ -145,7 +147,25 @@ pub enum AppCommand {
     AskPath(Box<crate::ui::file_dialog::PathRequest>),
     Save,
     SaveAs(Option<PathBuf>),
+    /// Import animation files (as a library import: background, one undoable edit, a report).
     ImportAnimation(Option<Vec<PathBuf>>),
+    /// Import every take of a folder and its subfolders in the background.
+    ImportFolder(Option<PathBuf>),
+    /// Stop the running import (nothing is added).
+    CancelImport,
+    /// Show or hide the last import's report.
+    ShowImportReport(bool),
+    /// Give the clips the last import found changed their files' frame counts.
+    UpdateChangedClips,
+    /// How imports choose clip units.
+    SetImportUnits(crate::core::library::UnitSetting),
+    /// Set the unit of these clips (`None`: the file format's convention).
+    SetClipUnits {
+        clips: Vec<ClipId>,
+        unit_cm: Option<f32>,
+    },
+    /// Set these clips' units from their skeletons' standing height.
+    GuessClipUnits(Vec<ClipId>),
     ImportTags(Option<PathBuf>),
     Export(ExportKind, Option<PathBuf>),
     Relink {
@@ -196,6 +216,7 @@ impl AppCommand {
             }
             AppCommand::SaveAs(None) => AppCommand::SaveAs(Some(first)),
             AppCommand::ImportAnimation(None) => AppCommand::ImportAnimation(Some(paths)),
+            AppCommand::ImportFolder(None) => AppCommand::ImportFolder(Some(first)),
             AppCommand::ImportTags(None) => AppCommand::ImportTags(Some(first)),
             AppCommand::Export(kind, None) => AppCommand::Export(kind, Some(first)),
             AppCommand::Relink { clip, path: None } => AppCommand::Relink {

@@ -4,10 +4,8 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use crate::core::anim::import::{ImportOptions, load_animation};
 use crate::core::doc::{Edit, exchange};
 use crate::core::io::project_relative;
-use crate::core::tags::{ClipId, ClipInfo};
 use crate::ui::app::{Dialog, Level, TaglaneApp};
 use crate::ui::command::{AppCommand, ExportKind, Guarded};
 use crate::ui::file_dialog::{DialogBackend, FileBrowser, NativeAnswer, PathKind, PathRequest};
@@ -74,11 +72,6 @@ impl TaglaneApp {
             AppCommand::SaveAs(None) => {
                 let req = self.save_as_request();
                 self.ask_path(req);
-            }
-            AppCommand::ImportAnimation(Some(paths)) => {
-                for p in paths {
-                    self.import_animation(&p);
-                }
             }
             AppCommand::ImportAnimation(None) => self.ask_path(
                 PathRequest::new(
@@ -270,57 +263,6 @@ impl TaglaneApp {
                 self.message(Level::Info, format!("saved {}", path.display()));
             }
             Err(e) => self.message(Level::Error, e),
-        }
-    }
-
-    fn import_animation(&mut self, path: &Path) {
-        match load_animation(path, &ImportOptions::default()) {
-            Ok(imported) => {
-                let source = project_relative(path, self.project.base_dir().as_deref());
-                let mut added = Vec::new();
-                let mut edits = Vec::new();
-                let first_index = self.project.doc.clips.len();
-                for (index, clip) in (first_index..).zip(&imported.clips) {
-                    let name = crate::core::tags::unique_name(&clip.name, "_", |n| {
-                        self.project.doc.clip_index(n).is_some() || added.iter().any(|a| a == n)
-                    });
-                    edits.push(Edit::InsertClip {
-                        index,
-                        clip: ClipInfo {
-                            name: name.clone(),
-                            frames: clip.frame_count as u32,
-                            fps: clip.fps,
-                            source: Some(source.clone()),
-                            unit_cm: None,
-                        },
-                        ranges: vec![],
-                    });
-                    added.push(name);
-                }
-                let first = self.project.doc.clips.len() as ClipId;
-                if self.apply_edit(Edit::Batch(edits), &format!("import {}", path.display())) {
-                    let warnings: Vec<String> = imported
-                        .warnings
-                        .iter()
-                        .map(|w| format!("{}: {w}", path.display()))
-                        .collect();
-                    self.message(
-                        if warnings.is_empty() {
-                            Level::Info
-                        } else {
-                            Level::Warning
-                        },
-                        format!(
-                            "imported {} clip(s) from {}{}",
-                            added.len(),
-                            path.display(),
-                            warn_suffix(&warnings)
-                        ),
-                    );
-                    self.queue.push(AppCommand::SelectClip(first));
-                }
-            }
-            Err(e) => self.message(Level::Error, e.to_string()),
         }
     }
 
@@ -518,9 +460,10 @@ impl TaglaneApp {
         if dropped.is_empty() {
             return;
         }
-        let (anims, other): (Vec<PathBuf>, Vec<PathBuf>) = dropped
-            .into_iter()
-            .partition(|p| crate::core::anim::import::AnimFormat::from_path(p).is_some());
+        // Folders and take files go to a library import; tag files are merged.
+        let (anims, other): (Vec<PathBuf>, Vec<PathBuf>) = dropped.into_iter().partition(|p| {
+            p.is_dir() || crate::core::anim::import::AnimFormat::from_path(p).is_some()
+        });
         if !anims.is_empty() {
             self.queue.push(AppCommand::ImportAnimation(Some(anims)));
         }

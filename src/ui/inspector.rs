@@ -231,7 +231,7 @@ pub fn inspector_ui(
     let secs = |f: &str| {
         f.trim()
             .parse::<u32>()
-            .map_or(String::new(), |f| format!("{:.3} s", f64::from(f) / fps))
+            .map_or(String::new(), |f| format!("{:.2} s", f64::from(f) / fps))
     };
     let mut enter = false;
     let mut esc = false;
@@ -263,11 +263,11 @@ pub fn inspector_ui(
             ui.end_row();
             match s.anchor {
                 Anchor::Range(_) => {
-                    field(ui, "Start frame", &mut state.start, "frame", 70.0)
+                    field(ui, "Start frame", &mut state.start, "frame", 56.0)
                         .on_hover_text("First frame of the range");
                     ui.weak(secs(&state.start));
                     ui.end_row();
-                    field(ui, "Stop frame", &mut state.stop, "frame", 70.0)
+                    field(ui, "Stop frame", &mut state.stop, "frame", 56.0)
                         .on_hover_text("One past the last frame (exclusive)");
                     ui.weak(secs(&state.stop));
                     ui.end_row();
@@ -285,7 +285,7 @@ pub fn inspector_ui(
                     ui.end_row();
                 }
                 Anchor::Marker(_) => {
-                    field(ui, "Marker frame", &mut state.start, "frame", 70.0)
+                    field(ui, "Marker frame", &mut state.start, "frame", 56.0)
                         .on_hover_text("The marker's frame");
                     ui.weak(secs(&state.start));
                     ui.end_row();

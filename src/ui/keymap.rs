@@ -37,6 +37,7 @@ pub enum Action {
     New,
     Open,
     ImportAnimation,
+    ImportFolder,
     ImportTags,
     NewTag,
     Fit,
@@ -251,6 +252,12 @@ pub const ACTIONS: &[ActionInfo] = &[
         keys: &[cmd(Key::I)],
     },
     ActionInfo {
+        action: Action::ImportFolder,
+        label: "Import folder…",
+        help: "Add every BVH and glTF take of a folder and its subfolders, in the background",
+        keys: &[cmd_shift(Key::I)],
+    },
+    ActionInfo {
         action: Action::ImportTags,
         label: "Import tags (JSON, CSV)…",
         help: "Merge tags from a project JSON or a CSV file (one undoable step)",
@@ -354,6 +361,7 @@ impl Action {
             Action::New => AppCommand::Guarded(Guarded::New),
             Action::Open => AppCommand::Guarded(Guarded::Open(None)),
             Action::ImportAnimation => AppCommand::ImportAnimation(None),
+            Action::ImportFolder => AppCommand::ImportFolder(None),
             Action::ImportTags => AppCommand::ImportTags(None),
             Action::NewTag => AppCommand::NewTag,
             Action::Fit => AppCommand::FitView,

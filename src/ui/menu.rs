@@ -15,6 +15,23 @@ impl TaglaneApp {
             ui.menu_button("Edit", |ui| self.edit_menu(ui));
             ui.menu_button("View", |ui| {
                 menu_item(ui, Action::Fit, true, &mut self.queue);
+                ui.horizontal(|ui| {
+                    let label = ui.label("Animation memory");
+                    let mut mib = self.prefs.anim_budget_mib;
+                    ui.add(
+                        egui::DragValue::new(&mut mib)
+                            .range(64..=65_536)
+                            .speed(16)
+                            .suffix(" MiB"),
+                    )
+                    .labelled_by(label.id)
+                    .on_hover_text(
+                        "Loaded animations beyond this are unloaded, least recently shown first",
+                    );
+                    if mib != self.prefs.anim_budget_mib {
+                        self.queue.push(AppCommand::SetAnimBudget(mib));
+                    }
+                });
                 menu_item(ui, Action::ZoomIn, true, &mut self.queue);
                 menu_item(ui, Action::ZoomOut, true, &mut self.queue);
                 ui.separator();
@@ -91,6 +108,22 @@ impl TaglaneApp {
         menu_item(ui, Action::SaveAs, true, q);
         ui.separator();
         menu_item(ui, Action::ImportAnimation, true, q);
+        menu_item(ui, Action::ImportFolder, true, q);
+        ui.menu_button("Units of imported clips", |ui| {
+            use crate::core::library::UnitSetting;
+            for (label, u) in [
+                ("auto (from the standing height)", UnitSetting::Auto),
+                ("centimetres", UnitSetting::Fixed(1.0)),
+                ("metres", UnitSetting::Fixed(100.0)),
+                ("millimetres", UnitSetting::Fixed(0.1)),
+                ("inches", UnitSetting::Fixed(2.54)),
+                ("CMU (5.644 cm)", UnitSetting::Fixed(5.644)),
+            ] {
+                if ui.radio(self.library.units == u, label).clicked() {
+                    q.push(AppCommand::SetImportUnits(u));
+                }
+            }
+        });
         menu_item(ui, Action::ImportTags, true, q);
         ui.menu_button("Export tags", |ui| {
             if ui.button("Project JSON…").clicked() {

@@ -17,6 +17,7 @@ pub mod files;
 pub mod inspector;
 pub mod jobs;
 pub mod keymap;
+pub mod library;
 mod menu;
 pub mod pose;
 pub mod project;

@@ -4,7 +4,7 @@
 
 use egui::Ui;
 
-use crate::ui::anim_cache::AnimCache;
+use crate::ui::anim_cache::{AnimCache, AnimState};
 use crate::ui::command::AppCommand;
 use crate::ui::compression::CompressionView;
 use crate::ui::pose::model::ViewDir;
@@ -38,10 +38,24 @@ impl SidePanel {
         let comp = &mut self.compression;
         let cache = &mut self.anim;
         comp.poll(ui.ctx());
-        let clip_a = cache.get(input.project, input.clip);
-        let clip_a = match clip_a {
-            Ok(c) => c,
-            Err(e) => {
+        cache.repaint_on_load(ui.ctx());
+        let clip_a = match cache.fetch(input.project, input.clip) {
+            AnimState::Ready(c) => c,
+            AnimState::Pending => {
+                let name = input
+                    .project
+                    .doc
+                    .clips
+                    .get(input.clip as usize)
+                    .map_or("", |c| c.name.as_str());
+                ui.horizontal(|ui| {
+                    ui.spinner();
+                    ui.label(format!("Loading the animation of {name}…"));
+                });
+                ui.weak("It loads in the background; the timeline works meanwhile.");
+                return;
+            }
+            AnimState::Failed(e) => {
                 pose.load_error = Some(e.clone());
                 pose.joint_positions.clear();
                 pose.base_positions.clear();
@@ -62,14 +76,12 @@ impl SidePanel {
             .blend
             .clip_b
             .filter(|_| pose.blend.enabled)
-            .map(|b| cache.get(input.project, b));
-        pose.update(
-            input,
-            &clip_a,
-            clip_b.as_ref().and_then(|r| r.as_ref().ok()),
-        );
-        if let Some(Err(e)) = &clip_b {
-            pose.message = Some(format!("clip B: {e}"));
+            .map(|b| cache.fetch(input.project, b));
+        pose.update(input, &clip_a, clip_b.as_ref().and_then(AnimState::ready));
+        match &clip_b {
+            Some(AnimState::Failed(e)) => pose.message = Some(format!("clip B: {e}")),
+            Some(AnimState::Pending) => pose.message = Some("clip B: loading…".to_owned()),
+            _ => {}
         }
 
         // Camera buttons.

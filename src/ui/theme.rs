@@ -44,6 +44,8 @@ pub struct Palette {
     pub outside_clip: Color32,
     pub warning: Color32,
     pub error: Color32,
+    /// The browser's "animation loaded" dot.
+    pub loaded: Color32,
 }
 
 pub fn palette(dark: bool) -> Palette {
@@ -64,6 +66,7 @@ pub fn palette(dark: bool) -> Palette {
             outside_clip: Color32::from_gray(20),
             warning: Color32::from_rgb(240, 190, 60),
             error: Color32::from_rgb(255, 100, 90),
+            loaded: Color32::from_rgb(90, 200, 120),
         }
     } else {
         Palette {
@@ -82,6 +85,7 @@ pub fn palette(dark: bool) -> Palette {
             outside_clip: Color32::from_gray(210),
             warning: Color32::from_rgb(170, 110, 0),
             error: Color32::from_rgb(190, 30, 20),
+            loaded: Color32::from_rgb(30, 140, 60),
         }
     }
 }

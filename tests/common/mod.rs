@@ -88,3 +88,17 @@ pub fn drag(
     h.step();
     h.run_steps(2);
 }
+
+/// Steps the app until its background import is done (at most about 20 s).
+#[cfg(feature = "ui")]
+pub fn wait_import(h: &mut egui_kittest::Harness<'static, taglane::ui::TaglaneApp>) {
+    for _ in 0..2000 {
+        h.step();
+        if !h.state().library.importing() {
+            h.run_steps(2);
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    panic!("the import did not finish");
+}

@@ -9,6 +9,7 @@ mod robust_ui;
 mod ui_app;
 mod ui_compression;
 mod ui_editor;
+mod ui_library;
 mod ui_pose;
 mod ui_query;
 mod ui_safety;

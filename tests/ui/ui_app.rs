@@ -573,22 +573,38 @@ fn import_animation_files_and_relink() {
             bvh.clone(),
             dir.join("broken.bvh"),
         ])));
-    h.run_steps(2);
+    h.run_steps(1);
+    crate::common::wait_import(&mut h);
     let doc = &h.state().project.doc;
     assert_eq!(doc.clips.len(), n + 1, "one imported, one refused");
-    assert_eq!(doc.clips[n].name, "walk_male_01_2", "name made unique");
+    // The demo already has a `walk_male_01`: the new clip's name says which folder it is from.
+    let name = &doc.clips[n].name;
+    assert!(
+        name != "walk_male_01" && name.ends_with("walk_male_01"),
+        "{name}"
+    );
     assert_eq!(doc.clips[n].frames, 241);
+    assert_eq!(
+        doc.clips[n].unit_cm,
+        Some(1.0),
+        "the unit is chosen and stored"
+    );
     let status = h.state().status.clone().unwrap().1;
     assert!(
         status.contains("broken.bvh") && status.contains("line"),
         "{status}"
     );
-    // Dropping a file on the window imports it too.
+    let report = h.state().library.last.as_ref().unwrap().report_text(true);
+    assert!(report.contains("broken.bvh"), "{report}");
+    // Dropping the same file again adds nothing: it is already in the project.
     h.input_mut()
         .dropped_files
         .push(std::sync::Arc::new(DroppedPath(bvh.clone())));
-    h.run_steps(2);
-    assert_eq!(h.state().project.doc.clips.len(), n + 2);
+    h.run_steps(1);
+    crate::common::wait_import(&mut h);
+    assert_eq!(h.state().project.doc.clips.len(), n + 1);
+    let status = h.state().status.clone().unwrap().1;
+    assert!(status.contains("already in the project"), "{status}");
     // Re-link a clip to a moved file.
     let moved = dir.join("moved.bvh");
     std::fs::rename(&bvh, &moved).unwrap();

@@ -71,7 +71,8 @@ fn query_results_follow_imports_and_undo() {
     h.state_mut()
         .queue
         .push(AppCommand::ImportAnimation(Some(vec![bvh])));
-    h.run_steps(3);
+    h.run_steps(1);
+    crate::common::wait_import(&mut h);
     assert_eq!(h.state().project.doc.clips.len(), clips + 1);
     check(&h, "after import");
     let imported = h

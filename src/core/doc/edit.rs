@@ -65,6 +65,8 @@ pub enum Edit {
         clip: ClipId,
         source: Option<String>,
     },
+    /// Set or clear a clip's unit (centimetres per file unit; `None`: the format's convention).
+    SetClipUnit { clip: ClipId, unit_cm: Option<f32> },
     /// Replace the saved queries.
     SetQueries(Vec<SavedQuery>),
     /// Replace the autotag settings (generator parameters and custom rules); `None` removes them.
@@ -91,6 +93,8 @@ pub enum EditError {
     NoAnchor(Anchor, usize),
     #[error("invalid autotag settings: {0}")]
     InvalidAutotag(String),
+    #[error("centimetres per unit must be a positive number, found {0}")]
+    InvalidUnit(String),
 }
 
 /// Makes a range list canonical for a clip of `frames` frames: clamps to `[0, frames)`, then sorts,
@@ -194,6 +198,16 @@ impl Edit {
                 doc.clips
                     .get(*clip as usize)
                     .ok_or(EditError::NoClip(*clip as usize))?;
+            }
+            Edit::SetClipUnit { clip, unit_cm } => {
+                doc.clips
+                    .get(*clip as usize)
+                    .ok_or(EditError::NoClip(*clip as usize))?;
+                if let Some(u) = unit_cm
+                    && !(u.is_finite() && *u > 0.0)
+                {
+                    return Err(EditError::InvalidUnit(u.to_string()));
+                }
             }
             Edit::SetQueries(_) | Edit::SetAutotag(None) => {}
             Edit::SetAutotag(Some(settings)) => settings
@@ -475,6 +489,10 @@ impl Edit {
             Edit::SetClipSource { clip, source } => {
                 let old = std::mem::replace(&mut doc.clips[clip as usize].source, source);
                 Edit::SetClipSource { clip, source: old }
+            }
+            Edit::SetClipUnit { clip, unit_cm } => {
+                let old = std::mem::replace(&mut doc.clips[clip as usize].unit_cm, unit_cm);
+                Edit::SetClipUnit { clip, unit_cm: old }
             }
             Edit::SetQueries(queries) => {
                 Edit::SetQueries(std::mem::replace(&mut doc.queries, queries))
@@ -870,6 +888,10 @@ mod tests {
                 source: Some("moved/b.bvh".into()),
             },
             Edit::SetClipFrames { clip: 0, frames: 5 },
+            Edit::SetClipUnit {
+                clip: 1,
+                unit_cm: Some(5.644),
+            },
             Edit::RenameClip {
                 clip: 1,
                 name: "b2".into(),

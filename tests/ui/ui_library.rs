@@ -1,0 +1,148 @@
+//! Library imports in the app: a folder imported in the background while the UI keeps drawing,
+//! a second one cancelled, units set for a selection of clips, the browser's filters.
+#![cfg(feature = "ui")]
+
+use egui_kittest::kittest::Queryable;
+use taglane::core::library::synth::{LibrarySpec, write_library};
+use taglane::ui::command::AppCommand;
+
+use crate::common::{demo_harness, temp_dir, wait_import};
+
+#[test]
+fn a_folder_imports_in_the_background_while_frames_keep_coming_and_a_second_one_cancels() {
+    let dir = temp_dir("library-ui");
+    let spec = LibrarySpec {
+        takes: 24,
+        bytes_per_take: 400_000,
+        takes_per_session: 6,
+    };
+    write_library(&dir.join("lib"), &spec).unwrap();
+    std::fs::write(dir.join("lib/notes.txt"), "not a take").unwrap();
+    std::fs::write(dir.join("lib/broken.bvh"), "HIERARCHY\nROOT Hips\n{\n").unwrap();
+    let mut h = demo_harness([1600.0, 1000.0]);
+    let before = h.state().project.doc.clips.len();
+    h.state_mut()
+        .queue
+        .push(AppCommand::ImportFolder(Some(dir.join("lib"))));
+    h.step();
+    assert!(
+        h.state().library.importing(),
+        "the import runs in the background"
+    );
+    // Frames keep coming while it runs: each step is a whole UI frame.
+    let mut frames_during = 0;
+    while h.state().library.importing() && frames_during < 5000 {
+        let t = std::time::Instant::now();
+        h.step();
+        frames_during += 1;
+        // A frame never waits for the import (generous bound: debug build, loaded machine).
+        assert!(
+            t.elapsed().as_millis() < 2000,
+            "a frame took {:?}",
+            t.elapsed()
+        );
+    }
+    assert!(frames_during >= 1);
+    h.run_steps(2);
+    let app = h.state();
+    assert_eq!(app.project.doc.clips.len(), before + spec.takes);
+    let plan = app.library.last.as_ref().expect("a report");
+    assert_eq!(plan.failed.len(), 1, "{}", plan.report_text(false));
+    assert!(plan.report_text(false).contains("broken.bvh"));
+    assert_eq!(plan.ignored.len(), 1);
+    // One undo step removes the whole import.
+    assert_eq!(
+        app.project.history.undo_label().map(str::to_owned),
+        Some(format!("import {}", dir.join("lib").display()))
+    );
+    // The report window is shown and can be closed.
+    assert!(app.library.show_report);
+    h.get_by_label("Copy report");
+    h.state_mut()
+        .queue
+        .push(AppCommand::ShowImportReport(false));
+    h.run_steps(2);
+
+    // A second folder: cancelled at once, nothing added.
+    write_library(
+        &dir.join("more"),
+        &LibrarySpec {
+            takes: 60,
+            bytes_per_take: 400_000,
+            takes_per_session: 10,
+        },
+    )
+    .unwrap();
+    let clips = h.state().project.doc.clips.len();
+    h.state_mut()
+        .queue
+        .push(AppCommand::ImportFolder(Some(dir.join("more"))));
+    h.step();
+    h.state_mut().queue.push(AppCommand::CancelImport);
+    wait_import(&mut h);
+    assert_eq!(h.state().project.doc.clips.len(), clips);
+    let status = h.state().status.clone().unwrap().1;
+    assert!(status.contains("cancelled"), "{status}");
+    // Re-importing the first folder adds nothing new.
+    h.state_mut()
+        .queue
+        .push(AppCommand::ImportFolder(Some(dir.join("lib"))));
+    h.step();
+    wait_import(&mut h);
+    assert_eq!(h.state().project.doc.clips.len(), clips);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn units_are_set_for_a_selection_of_clips_in_one_undo_step() {
+    let mut h = demo_harness([1600.0, 1000.0]);
+    h.state_mut().queue.push(AppCommand::SetClipUnits {
+        clips: vec![0, 1, 2],
+        unit_cm: Some(5.644),
+    });
+    h.run_steps(2);
+    let units: Vec<Option<f32>> = h.state().project.doc.clips[..4]
+        .iter()
+        .map(|c| c.unit_cm)
+        .collect();
+    assert_eq!(units, [Some(5.644), Some(5.644), Some(5.644), None]);
+    // The loaded animation follows the unit: the viewport's grid and the pose tab say so.
+    let project = h.state().project.clone();
+    let clip0 = h.state_mut().side.anim.get(&project, 0);
+    assert_eq!(clip0.unwrap().unit_cm, 5.644);
+    h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::Z);
+    h.run_steps(2);
+    assert!(
+        h.state().project.doc.clips[..3]
+            .iter()
+            .all(|c| c.unit_cm.is_none())
+    );
+    // Guessing from the skeleton: the demo stands in centimetres.
+    h.state_mut()
+        .queue
+        .push(AppCommand::GuessClipUnits(vec![0, 1]));
+    h.run_steps(2);
+    assert_eq!(h.state().project.doc.clips[0].unit_cm, Some(1.0));
+    let status = h.state().status.clone().unwrap().1;
+    assert!(status.contains("cm"), "{status}");
+}
+
+#[test]
+fn the_browser_filters_untagged_clips_and_groups_folders() {
+    use taglane::ui::browser::{BrowserRow, TagFilter};
+    let mut h = demo_harness([1600.0, 1000.0]);
+    h.state_mut().browser.filters.tag = TagFilter::Untagged;
+    h.run_steps(2);
+    assert!(
+        h.state().browser.rows().is_empty(),
+        "every demo clip is tagged"
+    );
+    h.get_by_label_contains("0 of 10 clips");
+    h.state_mut().browser.filters.tag = TagFilter::Tag("Limping".into());
+    h.state_mut().browser.filters.group_by_folder = true;
+    h.run_steps(2);
+    let rows = h.state().browser.rows().to_vec();
+    assert!(matches!(&rows[0], BrowserRow::Folder { folder, .. } if folder == "demo"));
+    let limping = rows.len() - 1;
+    assert!((1..10).contains(&limping), "{rows:?}");
+}
