@@ -215,8 +215,8 @@ impl TaglaneApp {
             .show(ui, |ui| {
                 egui::Panel::bottom("inspector")
                     .resizable(true)
-                    .default_size(260.0)
-                    .min_size(200.0)
+                    .default_size(290.0)
+                    .min_size(240.0)
                     .show(ui, |ui| {
                         egui::ScrollArea::vertical().show(ui, |ui| {
                             let input = crate::ui::inspector::InspectorInput {

@@ -53,3 +53,50 @@ fn light_theme_and_help() {
     h.run_steps(4);
     h.snapshot("light_help");
 }
+
+/// The editor at work: markers on the contact lanes, a note on a range shown in the inspector, the
+/// viewport with volume bones, onion skin and the path of the left foot.
+#[test]
+fn editor_with_markers_notes_inspector_and_onion_skin() {
+    use taglane::core::doc::Edit;
+    use taglane::core::tags::{Anchor, Note};
+    let mut app = TaglaneApp::demo_for_tests();
+    let doc = &app.project.doc;
+    let tag = |name: &str| doc.tag_index(name).unwrap();
+    let (left, walking) = (tag("contact:LeftFootDown"), tag("Walking"));
+    // Heel strikes as markers at the start of each left-foot contact.
+    let strikes: Vec<u32> = doc.tags[left]
+        .ranges_on(0)
+        .iter()
+        .map(|r| r.start + 1)
+        .collect();
+    let walk = doc.tags[walking].ranges_on(0)[0];
+    let mut note = Note {
+        text: "steady pace".into(),
+        ..Note::default()
+    };
+    note.data.insert("surface".into(), "gravel".into());
+    let edit = Edit::Batch(vec![
+        Edit::SetMarkers {
+            tag: left,
+            clip: 0,
+            frames: strikes,
+        },
+        Edit::SetNotes {
+            tag: walking,
+            clip: 0,
+            notes: vec![(Anchor::Range(walk), note)],
+        },
+    ]);
+    app.project.apply(edit, "markers and a note").unwrap();
+    app.side.pose.display.onion_count = 3;
+    app.side.pose.display.onion_step = 6;
+    let foot = 4; // LeftFoot in the demo skeleton
+    app.side.pose.display.trail_joint = Some(foot);
+    app.queue.push(AppCommand::SetPlayhead(120.0));
+    app.queue.push(AppCommand::Select(vec![(walking, walk)]));
+    app.queue.push(AppCommand::SetActiveTag(Some(walking)));
+    let mut h = snapshot_harness(app);
+    h.run_steps(4);
+    h.snapshot("editor");
+}

@@ -164,10 +164,12 @@ pub fn markers(
     dimmed: bool,
     pal: &Palette,
 ) {
+    // Lighter than the tag's ranges, so a marker stands out on a range of its own lane.
+    let light = color.lerp_to_gamma(Color32::WHITE, 0.55);
     let fill = if dimmed {
-        color.gamma_multiply(0.3)
+        light.gamma_multiply(0.3)
     } else {
-        color
+        light
     };
     let cy = rect.center().y;
     let h = (rect.height() * 0.5 - 2.0).clamp(3.0, MARKER_HALF + 2.0);
