@@ -15,8 +15,8 @@ use taglane::core::anim::{Clip, ImportOptions, Transform, load_animation, local_
 use taglane::core::autotag::CMU_CM_PER_UNIT;
 use taglane::core::demo::{demo_scripts, generate_take};
 use taglane::core::similar::{
-    ClipFeatures, DIMS, FeatureJoints, FeatureScratch, JointOverrides, Query, SearchIndex,
-    SearchSettings, Weights, build_features, clip_features_by_name, features::retime,
+    ClipFeatures, DIMS, FeatureJoints, FeatureScratch, JointOverrides, Query, SUGGESTED_MAX_SCORE,
+    SearchIndex, SearchSettings, Weights, build_features, clip_features_by_name, features::retime,
 };
 
 const HOUR_FRAMES: usize = 432_000;
@@ -164,14 +164,14 @@ fn similar(c: &mut Criterion) {
     });
     let threshold = SearchSettings {
         top: 1000,
-        max_score: Some(0.5),
+        max_score: Some(SUGGESTED_MAX_SCORE),
         ..SearchSettings::default()
     };
     eprintln!(
-        "similar bench: {} matches under 0.5",
+        "similar bench: {} matches under {SUGGESTED_MAX_SCORE}",
         index.search(&q, &threshold).unwrap().len()
     );
-    group.bench_function("query_1s_hour_max_score_0.5", |b| {
+    group.bench_function("query_1s_hour_max_score_0.7", |b| {
         b.iter(|| index.search(black_box(&q), &threshold).unwrap())
     });
     // A running query: one second of run_male_01.

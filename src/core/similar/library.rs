@@ -251,10 +251,8 @@ pub fn accept_matches(doc: &TagDocument, tag: &str, matches: &[Match]) -> Result
             Ok(Edit::Batch(vec![Edit::InsertTag {
                 index: doc.tags.len(),
                 tag: Tag {
-                    name: tag.to_owned(),
-                    color: None,
                     ranges,
-                    version: crate::core::tags::document::next_version(),
+                    ..Tag::new(tag)
                 },
             }]))
         }
