@@ -580,8 +580,8 @@ pub fn build_features(
     let last = frames - 1;
     let traj = frames_in(TRAJECTORY_SECS, fps);
     let vh = frames_in(VELOCITY_HALF_SECS, fps);
-    // Angle of forward = (-l.z, 0, l.x), from +Z towards +X.
-    let heading = |l: Vec3| (-l.z).atan2(l.x);
+    // The signed angle about +Y turning the heading `u` into `v` (positive: to the left).
+    let turn = |u: Vec3, v: Vec3| (u.z * v.x - u.x * v.z).atan2(u.x * v.x + u.z * v.z);
     for f in 0..frames {
         let l = left[f];
         let fwd = Vec3::new(-l.z, 0.0, l.x);
@@ -599,7 +599,7 @@ pub fn build_features(
                 o[12 + 3 * e..15 + 3 * e].copy_from_slice(&to_local(v));
             }
             o[24..27].copy_from_slice(&to_local((root_pos[b] - root_pos[a]) * inv_dt));
-            o[27] = wrap_angle(heading(left[b]) - heading(left[a])) * inv_dt;
+            o[27] = turn(left[a], left[b]) * inv_dt;
         }
         let behind = to_local(root_pos[f.saturating_sub(traj)] - r);
         let ahead = to_local(root_pos[(f + traj).min(last)] - r);
@@ -609,12 +609,6 @@ pub fn build_features(
         o[31] = ahead[2];
     }
     Ok(())
-}
-
-/// `a` wrapped into `[-pi, pi)`.
-fn wrap_angle(a: f32) -> f32 {
-    use std::f32::consts::{PI, TAU};
-    (a + PI).rem_euclid(TAU) - PI
 }
 
 /// Moves and turns a clip on the ground (for tests and examples): every root joint's translation is
