@@ -1,12 +1,12 @@
 //! `taglane find`, run as the built binary on the demo project written to a temp folder.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
+
+use crate::common::{bin, temp_dir};
 
 fn demo_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("taglane-find-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = temp_dir(&format!("find-{name}"));
     for (file, text) in taglane::core::demo::demo_files() {
         std::fs::write(dir.join(file), text).unwrap();
     }
@@ -14,10 +14,7 @@ fn demo_dir(name: &str) -> PathBuf {
 }
 
 fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_taglane"))
-        .args(args)
-        .output()
-        .unwrap()
+    bin().args(args).output().unwrap()
 }
 
 fn s(p: &Path) -> &str {

@@ -8,10 +8,10 @@
 //!   Bandai walk returns walks (both Bandai walk takes and the turning walk) before any dance, kick
 //!   or climb, and never itself or a window overlapping it.
 //!
-//! `cargo test --no-default-features --test similar_quality -- --include-ignored --nocapture`
+//! `cargo test --no-default-features --test core similar_quality -- --include-ignored --nocapture`
 //! prints the tables.
 
-use std::path::PathBuf;
+use crate::common::mocap;
 
 use taglane::core::anim::{Clip, ImportOptions, load_animation};
 use taglane::core::autotag::{AutotagParams, CMU_CM_PER_UNIT, CONTACT_LEFT, autotag};
@@ -175,10 +175,6 @@ fn demo_gait_cycles_find_their_gait() {
         assert!(p >= 0.9, "{label}: precision {p}");
         assert!(r >= 0.9, "{label}: recall {r}");
     }
-}
-
-fn mocap(name: &str) -> PathBuf {
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/mocap")).join(name)
 }
 
 const TAKES: [(&str, f32); 9] = [
