@@ -365,8 +365,8 @@ impl SearchIndex {
         );
         clips.par_iter_mut().flatten().for_each(|c| {
             for fr in c.values.chunks_exact_mut(DIMS) {
-                for d in 0..DIMS {
-                    fr[d] = (fr[d] - normaliser.mean[d]) * normaliser.scale[d];
+                for ((x, m), s) in fr.iter_mut().zip(&normaliser.mean).zip(&normaliser.scale) {
+                    *x = (*x - m) * s;
                 }
             }
         });
