@@ -19,7 +19,8 @@ use crate::core::autotag::guess_unit;
 use crate::core::project::Project;
 use crate::core::similar::{
     CacheOutcome, ClipFeatures, FeatureJob, FeatureOptions, JointOverrides, Match, Query,
-    SearchIndex, SearchSettings, Weights, clips_features_par, job_features, par_map_with_progress,
+    SearchError, SearchIndex, SearchSettings, Weights, clips_features_par, job_features,
+    par_map_with_progress,
 };
 
 #[derive(Debug, Args)]
@@ -194,6 +195,9 @@ pub fn find(args: FindArgs) -> ExitCode {
     let refs: Vec<Option<&ClipFeatures>> = p.features.iter().map(Option::as_ref).collect();
     let index = match SearchIndex::build_sparse(&refs, &weights) {
         Ok(i) => i,
+        Err(SearchError::BadFeatures { clip, message }) => {
+            return Fail::Input(format!("clip `{}`: {message}", p.names[clip])).exit();
+        }
         Err(e) => return usage(e.to_string()),
     };
     let settings = SearchSettings {
