@@ -6,7 +6,8 @@
 //!   lie in it) must be at least 0.9 each;
 //! - on the real takes in `../shared/mocap` (`#[ignore]`d when absent): a walking cycle of one
 //!   Bandai walk returns walks (both Bandai walk takes and the turning walk) before any dance, kick
-//!   or climb, and never itself or a window overlapping it.
+//!   or climb, and never itself or a window overlapping it; so does a stride of the demo's
+//!   procedural walk (another skeleton, another frame rate).
 //!
 //! `cargo test --no-default-features --test core similar_quality -- --include-ignored --nocapture`
 //! prints the tables.
@@ -197,10 +198,8 @@ fn is_excluded_kind(name: &str) -> bool {
     ["dance", "kick", "climb"].iter().any(|k| name.contains(k))
 }
 
-#[test]
-#[ignore = "needs ../shared/mocap"]
-fn bandai_walk_cycle_finds_walks_before_dance_kick_or_climb() {
-    let clips: Vec<Clip> = TAKES
+fn shared_takes() -> Vec<Clip> {
+    TAKES
         .iter()
         .map(|(f, unit)| {
             let options = ImportOptions {
@@ -209,7 +208,13 @@ fn bandai_walk_cycle_finds_walks_before_dance_kick_or_climb() {
             };
             load_animation(&mocap(f), &options).unwrap().clips.remove(0)
         })
-        .collect();
+        .collect()
+}
+
+#[test]
+#[ignore = "needs ../shared/mocap"]
+fn bandai_walk_cycle_finds_walks_before_dance_kick_or_climb() {
+    let clips = shared_takes();
     let feats: Vec<ClipFeatures> = clips
         .iter()
         .map(|c| clip_features_by_name(c, &JointOverrides::default()).unwrap())
@@ -281,5 +286,65 @@ fn bandai_walk_cycle_finds_walks_before_dance_kick_or_climb() {
         first_bad >= 10,
         "a dance, kick or climb at rank {}",
         first_bad + 1
+    );
+}
+
+#[test]
+#[ignore = "needs ../shared/mocap"]
+fn a_walk_on_another_skeleton_finds_the_real_walks_first() {
+    // The query: one stride of the demo's walk_male_01 (a procedural take on a CMU-like skeleton,
+    // 30 fps); the library: the nine real takes (two other skeletons, 30 and 120 fps) and the
+    // query's take.
+    let mut clips = shared_takes();
+    clips.push(generate_take(&demo_scripts()[0]).0);
+    let feats: Vec<ClipFeatures> = clips
+        .iter()
+        .map(|c| clip_features_by_name(c, &JointOverrides::default()).unwrap())
+        .collect();
+    let refs: Vec<&ClipFeatures> = feats.iter().collect();
+    let index = SearchIndex::build(&refs, &Weights::default()).unwrap();
+    let own = TAKES.len();
+    let q = Query {
+        clip: own,
+        start: 120,
+        stop: 150,
+    };
+    let m = index
+        .search(
+            &q,
+            &SearchSettings {
+                top: 30,
+                ..SearchSettings::default()
+            },
+        )
+        .unwrap();
+    let real: Vec<&Match> = m.iter().filter(|x| x.clip != own).collect();
+    println!("query: demo walk_male_01 120:150; matches on the real takes:");
+    println!("| rank | take | range | score |");
+    println!("|---:|---|---|---:|");
+    for (k, x) in real.iter().enumerate() {
+        println!(
+            "| {} | {} | {}:{} | {:.3} |",
+            k + 1,
+            TAKES[x.clip].0,
+            x.start,
+            x.stop,
+            x.score
+        );
+    }
+    let first_bad = real
+        .iter()
+        .position(|x| is_excluded_kind(TAKES[x.clip].0))
+        .unwrap_or(real.len());
+    for (take, (file, _)) in TAKES.iter().enumerate().take(3) {
+        assert!(
+            real[..first_bad].iter().any(|x| x.clip == take),
+            "{file} not found before rank {}",
+            first_bad + 1
+        );
+    }
+    assert!(
+        real.iter().take(10).all(|x| is_walk(TAKES[x.clip].0)),
+        "a match that is not a walk in the first 10"
     );
 }
