@@ -569,7 +569,10 @@ impl SearchIndex {
 
 /// The best window starting at `start` over the stretches whose summed squared distance is below
 /// `bound`, skipping windows that run past the clip, overlap `own` or a window in `taken`.
-#[allow(clippy::too_many_arguments)]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "the scan's innermost call: plain arguments, no struct to build per window"
+)]
 #[inline]
 fn best_at(
     qs: &[f32],
