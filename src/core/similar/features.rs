@@ -85,7 +85,8 @@ impl Group {
     }
 
     /// The smallest standard deviation a dimension of the group is normalised by, in its unit:
-    /// 5 cm for positions, 20 cm/s for foot and hand velocities, 10 cm/s for the root's, 0.5 rad/s
+    /// 5 cm for positions, 20 cm/s for foot and hand velocities, 10 cm/s for the root's (velocities
+    /// as compared, after `search::shape`'s compression, which keeps slow speeds in cm/s), 0.5 rad/s
     /// (29 deg/s) for the turn rate.
     pub fn min_deviation(self) -> f32 {
         match self {
