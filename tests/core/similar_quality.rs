@@ -15,7 +15,7 @@
 use crate::common::mocap;
 
 use taglane::core::anim::{Clip, ImportOptions, load_animation};
-use taglane::core::autotag::{AutotagParams, CMU_CM_PER_UNIT, CONTACT_LEFT, autotag};
+use taglane::core::autotag::{AutotagSettings, CMU_CM_PER_UNIT, CONTACT_LEFT, autotag};
 use taglane::core::demo::{Gait, demo_scripts, generate_take};
 use taglane::core::similar::{
     ClipFeatures, JointOverrides, Match, Query, SUGGESTED_MAX_SCORE, SearchIndex, SearchSettings,
@@ -225,7 +225,7 @@ fn bandai_walk_cycle_finds_walks_before_dance_kick_or_climb() {
     // left-foot contact to the next (as the contact generator finds them).
     let walk = &clips[0];
     let only = [CONTACT_LEFT.to_owned()];
-    let tags = autotag(walk, &AutotagParams::default(), &[], Some(&only)).unwrap();
+    let tags = autotag(walk, &AutotagSettings::default(), Some(&only)).unwrap();
     let contacts = tags.ranges(CONTACT_LEFT).unwrap();
     let mid = walk.frame_count as u32 / 2;
     let i = contacts.iter().position(|r| r.start >= mid - 20).unwrap();
