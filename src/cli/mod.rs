@@ -12,6 +12,7 @@ mod anim;
 mod autotag;
 mod compress;
 mod cut;
+mod find;
 mod library;
 mod tags;
 
@@ -51,6 +52,8 @@ pub enum Command {
     Cut(cut::CutArgs),
     /// Propose tags (foot contacts, locomotion, custom rules) from the motion of animation files.
     Autotag(autotag::AutotagArgs),
+    /// Find the moments most similar to a query range, in a project or over animation files.
+    Find(find::FindArgs),
 }
 
 /// Runs a parsed command line and returns the process exit code.
@@ -69,6 +72,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Some(Command::ExportAcl(args)) => compress::export_acl(args),
         Some(Command::Cut(args)) => cut::cut(args),
         Some(Command::Autotag(args)) => autotag::autotag_cmd(args),
+        Some(Command::Find(args)) => find::find(args),
     }
 }
 

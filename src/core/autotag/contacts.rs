@@ -141,7 +141,7 @@ const TOE: [&str; 16] = [
     "ball{c}",
 ];
 
-fn patterns(list: &[&str], left: bool) -> Vec<String> {
+pub(crate) fn patterns(list: &[&str], left: bool) -> Vec<String> {
     let (s, c) = if left { ("left", "l") } else { ("right", "r") };
     list.iter()
         .map(|p| p.replace("{s}", s).replace("{c}", c))
@@ -151,7 +151,7 @@ fn patterns(list: &[&str], left: bool) -> Vec<String> {
 /// The first joint (in pattern order, then joint order) whose normalised name is one of
 /// `wanted`; failing that, whose name without trailing digits ends with one, after a character that
 /// is not a letter (`Bip01 L Foot`, `Bip01 L Toe0`, `Character1_LeftFoot`).
-fn find_by_patterns(normalized: &[String], wanted: &[String]) -> Option<usize> {
+pub(crate) fn find_by_patterns(normalized: &[String], wanted: &[String]) -> Option<usize> {
     if let Some(j) = wanted
         .iter()
         .find_map(|w| normalized.iter().position(|n| n == w))

@@ -1,44 +1,57 @@
-//! Feature databases cached on disk, one small binary file per clip in a cache folder beside the
-//! project ([`CACHE_DIR`]).
+//! Feature databases cached on disk: one small binary file per clip in the folder [`CACHE_DIR`]
+//! beside the project file.
 //!
-//! A cache file is valid when its feature version, the source file's size and modification time,
-//! the unit and the joint overrides all equal the current ones; otherwise the clip is loaded, its
-//! features rebuilt and the file rewritten (atomically). Layout, all little-endian:
+//! A cache file is used only when its file format, [`FEATURE_VERSION`], [`DIMS`], the source file's
+//! size and modification time, the unit, the clip name and the joint overrides all equal the current
+//! ones and every value in it is finite; otherwise the clip is loaded, its features rebuilt and the
+//! file rewritten atomically (`core::io::write_atomic`: a reader never sees half a file). A damaged
+//! file is rebuilt like a stale one, never an error. Layout, all little-endian:
 //!
 //! | bytes | field |
 //! |---|---|
 //! | 8 | magic `TLSIMFT\0` |
-//! | 4 | file format version (1) |
+//! | 4 | file format version ([`CACHE_FORMAT_VERSION`]) |
 //! | 4 | [`FEATURE_VERSION`] |
 //! | 4 | dims ([`DIMS`]) |
 //! | 8 | source file size in bytes |
-//! | 8 + 4 | source modification time: seconds and nanoseconds since the Unix epoch |
+//! | 8 + 4 | source modification time: seconds (signed) and nanoseconds since the Unix epoch |
 //! | 4 | unit_cm (f32) |
 //! | 4 | fps (f32) |
-//! | 4 | frames |
-//! | 4 + n | key: the clip name, a newline and the joint overrides, UTF-8 |
+//! | 4 | frames (at most `core::limits::MAX_FRAMES`) |
+//! | 4 + n | key: the clip name, a newline and the joint overrides, UTF-8 (n at most 64 KiB) |
 //! | frames x dims x 4 | features (f32), frame-major |
 
 use std::path::{Path, PathBuf};
 use std::time::UNIX_EPOCH;
 
-use super::features::{
-    ClipFeatures, DIMS, FEATURE_VERSION, FeatureJoints, JointOverrides, clip_features,
-};
+use super::features::{ClipFeatures, DIMS, FEATURE_VERSION, JointOverrides, clip_features_by_name};
 use crate::core::anim::Clip;
-use crate::core::tags::ClipInfo;
+use crate::core::limits::MAX_FRAMES;
 
 /// The cache folder's name, created beside the project file.
 pub const CACHE_DIR: &str = ".taglane-cache";
 
-const MAGIC: &[u8; 8] = b"TLSIMFT\0";
-const FILE_VERSION: u32 = 1;
+/// Version of the cache file layout above.
+pub const CACHE_FORMAT_VERSION: u32 = 1;
 
-/// Whether features came from the cache or were built (and why).
+const MAGIC: &[u8; 8] = b"TLSIMFT\0";
+const HEADER_BYTES: usize = 8 + 4 * 3 + 8 + 12 + 4 * 3 + 4;
+const MAX_KEY_BYTES: usize = 64 << 10;
+
+/// Where a clip's features came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CacheOutcome {
+    /// Read from a valid cache file.
     Hit,
-    Built { reason: String },
+    /// Built from the animation; `reason` says why the cache was not used (`no cache file`,
+    /// `source size changed (...)`, ...); `write_error` is set when the new cache file could not be
+    /// written (the features are still good).
+    Built {
+        reason: String,
+        write_error: Option<String>,
+    },
+    /// Built without a cache (loose files, the embedded demo, or caching turned off).
+    Uncached,
 }
 
 /// What identifies a valid cache file.
@@ -76,8 +89,9 @@ fn source_key(
     })
 }
 
-/// The cache file of a clip: its name made file-safe plus a hash of the source path and clip name.
+/// The cache file of a clip: its name made file-safe, plus a hash of the source path and clip name.
 pub fn cache_file(cache_dir: &Path, source: &Path, clip_name: &str) -> PathBuf {
+    // FNV-1a, 64 bits: stable across runs and platforms (unlike the standard library's hasher).
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for b in source
         .to_string_lossy()
@@ -97,9 +111,9 @@ pub fn cache_file(cache_dir: &Path, source: &Path, clip_name: &str) -> PathBuf {
 }
 
 fn encode(key: &Key, f: &ClipFeatures) -> Vec<u8> {
-    let mut b = Vec::with_capacity(64 + key.text.len() + f.values.len() * 4);
+    let mut b = Vec::with_capacity(HEADER_BYTES + key.text.len() + f.values.len() * 4);
     b.extend_from_slice(MAGIC);
-    b.extend_from_slice(&FILE_VERSION.to_le_bytes());
+    b.extend_from_slice(&CACHE_FORMAT_VERSION.to_le_bytes());
     b.extend_from_slice(&FEATURE_VERSION.to_le_bytes());
     b.extend_from_slice(&(DIMS as u32).to_le_bytes());
     b.extend_from_slice(&key.size.to_le_bytes());
@@ -129,30 +143,34 @@ impl<'a> Reader<'a> {
         self.at = end;
         Ok(s)
     }
+    fn array<const N: usize>(&mut self) -> Result<[u8; N], String> {
+        let mut out = [0u8; N];
+        out.copy_from_slice(self.take(N)?);
+        Ok(out)
+    }
     fn u32(&mut self) -> Result<u32, String> {
-        Ok(u32::from_le_bytes(
-            self.take(4)?.try_into().unwrap_or([0; 4]),
-        ))
+        Ok(u32::from_le_bytes(self.array()?))
     }
     fn u64(&mut self) -> Result<u64, String> {
-        Ok(u64::from_le_bytes(
-            self.take(8)?.try_into().unwrap_or([0; 8]),
-        ))
+        Ok(u64::from_le_bytes(self.array()?))
     }
     fn f32(&mut self) -> Result<f32, String> {
-        Ok(f32::from_bits(self.u32()?))
+        Ok(f32::from_le_bytes(self.array()?))
     }
 }
 
-/// Decodes a cache file; `Err` says why it cannot be used (stale or damaged).
+/// Decodes a cache file; `Err` says why it cannot be used (stale or damaged), with the byte offset
+/// for damage.
 fn decode(bytes: &[u8], key: &Key) -> Result<ClipFeatures, String> {
     let mut r = Reader { b: bytes, at: 0 };
     if r.take(8)? != MAGIC {
-        return Err("not a taglane feature cache file".to_owned());
+        return Err("not a taglane feature cache file (byte 0)".to_owned());
     }
     let v = r.u32()?;
-    if v != FILE_VERSION {
-        return Err(format!("cache file format {v}, expected {FILE_VERSION}"));
+    if v != CACHE_FORMAT_VERSION {
+        return Err(format!(
+            "cache file format {v}, expected {CACHE_FORMAT_VERSION}"
+        ));
     }
     let v = r.u32()?;
     if v != FEATURE_VERSION {
@@ -178,26 +196,44 @@ fn decode(bytes: &[u8], key: &Key) -> Result<ClipFeatures, String> {
     if unit.to_bits() != key.unit_cm.to_bits() {
         return Err(format!("unit changed ({unit} -> {} cm)", key.unit_cm));
     }
+    let fps_at = r.at;
     let fps = r.f32()?;
+    if !(fps.is_finite() && fps > 0.0) {
+        return Err(format!("frame rate {fps} at byte {fps_at} is not positive"));
+    }
+    let frames_at = r.at;
     let frames = r.u32()? as usize;
+    if frames > MAX_FRAMES {
+        return Err(format!(
+            "{frames} frames at byte {frames_at}, more than the limit of {MAX_FRAMES}"
+        ));
+    }
     let klen = r.u32()? as usize;
+    if klen > MAX_KEY_BYTES {
+        return Err(format!("a key of {klen} bytes at byte {}", r.at - 4));
+    }
     if r.take(klen)? != key.text.as_bytes() {
         return Err("clip name or joint overrides changed".to_owned());
     }
-    let n = frames
-        .checked_mul(DIMS * 4)
-        .ok_or_else(|| "frame count overflows".to_owned())?;
-    let data = r.take(n)?;
+    let data_at = r.at;
+    let data = r.take(frames * DIMS * 4)?;
     if r.at != bytes.len() {
         return Err(format!(
-            "{} unexpected bytes at the end",
-            bytes.len() - r.at
+            "{} unexpected bytes at byte {}",
+            bytes.len() - r.at,
+            r.at
         ));
     }
-    let values = data
+    let values: Vec<f32> = data
         .chunks_exact(4)
         .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
         .collect();
+    if let Some(i) = values.iter().position(|v| !v.is_finite()) {
+        return Err(format!(
+            "a value that is not finite at byte {}",
+            data_at + 4 * i
+        ));
+    }
     Ok(ClipFeatures {
         fps,
         frames,
@@ -205,9 +241,36 @@ fn decode(bytes: &[u8], key: &Key) -> Result<ClipFeatures, String> {
     })
 }
 
-/// Features of clip `clip_name` of `source`: read from `cache_dir` when valid, otherwise built from
-/// `load()` (whose clip gets `unit_cm`) and written there. A cache that cannot be written is not an
-/// error (the features are still returned).
+/// Reads a cache file of at most the largest valid size.
+fn read_cache_file(file: &Path) -> Result<Vec<u8>, String> {
+    let max = HEADER_BYTES + MAX_KEY_BYTES + MAX_FRAMES * DIMS * 4;
+    match crate::core::limits::read_limited(file, max as u64) {
+        Ok(b) => Ok(b),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err("no cache file".to_owned()),
+        Err(e) => Err(format!("cache file unreadable: {e}")),
+    }
+}
+
+/// Writes a cache file atomically, creating the folder (with a `.gitignore` that ignores it) when
+/// needed.
+fn write_cache_file(cache_dir: &Path, file: &Path, bytes: &[u8]) -> Result<(), String> {
+    let fresh = !cache_dir.exists();
+    std::fs::create_dir_all(cache_dir).map_err(|e| format!("{}: {e}", cache_dir.display()))?;
+    if fresh {
+        // Best effort: a project under version control should not pick the cache up.
+        let _ = crate::core::io::write_atomic(
+            &cache_dir.join(".gitignore"),
+            b"# taglane's feature cache: rebuilt when missing\n*\n",
+            false,
+        );
+    }
+    crate::core::io::write_atomic(file, bytes, false)
+        .map_err(|e| format!("{}: {e}", file.display()))
+}
+
+/// Features of clip `clip_name` of the animation file `source`: read from `cache_dir` when valid,
+/// otherwise built from `load()` (whose clip is given `unit_cm` centimetres per file unit and
+/// searched for joints by `joints`) and written there.
 pub fn cached_features(
     source: &Path,
     clip_name: &str,
@@ -218,69 +281,33 @@ pub fn cached_features(
 ) -> Result<(ClipFeatures, CacheOutcome), String> {
     let key = source_key(source, clip_name, unit_cm, joints)?;
     let file = cache_file(cache_dir, source, clip_name);
-    let reason = match std::fs::read(&file) {
+    let reason = match read_cache_file(&file) {
         Ok(bytes) => match decode(&bytes, &key) {
             Ok(f) => return Ok((f, CacheOutcome::Hit)),
             Err(why) => why,
         },
-        Err(_) => "no cache file".to_owned(),
+        Err(why) => why,
     };
     let mut clip = load()?;
     clip.unit_cm = unit_cm;
-    let fj = FeatureJoints::find(&clip.skeleton, joints)
-        .map_err(|e| format!("{}: {e}", source.display()))?;
-    let f = clip_features(&clip, &fj).map_err(|e| format!("{}: {e}", source.display()))?;
-    if std::fs::create_dir_all(cache_dir).is_ok() {
-        let _ = crate::core::io::write_atomic(&file, &encode(&key, &f), false);
-    }
-    Ok((f, CacheOutcome::Built { reason }))
-}
-
-/// Features of one clip of a project: its `source` (relative to `project_dir`) loaded with
-/// `unit_cm` centimetres per file unit, cached in `project_dir/.taglane-cache`.
-pub fn project_clip_features(
-    project_dir: &Path,
-    clip: crate::core::tags::ClipId,
-    info: &ClipInfo,
-    unit_cm: f32,
-    joints: &JointOverrides,
-) -> Result<(ClipFeatures, CacheOutcome), String> {
-    let source = info
-        .source
-        .as_deref()
-        .ok_or_else(|| format!("clip `{}` has no source animation file", info.name))?;
-    let path = project_dir.join(source);
-    cached_features(
-        &path,
-        &info.name,
-        &project_dir.join(CACHE_DIR),
-        unit_cm,
-        joints,
-        || crate::core::cut::load_source_clip(project_dir, clip, info),
-    )
-}
-
-/// Features of every clip of a project, each with the unit `unit_cm_of(clip)` gives; one result per
-/// clip, in document order.
-pub fn load_project_features(
-    project_dir: &Path,
-    clips: &[ClipInfo],
-    unit_cm_of: impl Fn(&ClipInfo) -> f32,
-    joints: &JointOverrides,
-) -> Vec<Result<(ClipFeatures, CacheOutcome), String>> {
-    clips
-        .iter()
-        .enumerate()
-        .map(|(c, info)| {
-            project_clip_features(project_dir, c as u32, info, unit_cm_of(info), joints)
-        })
-        .collect()
+    let f =
+        clip_features_by_name(&clip, joints).map_err(|e| format!("{}: {e}", source.display()))?;
+    let write_error = write_cache_file(cache_dir, &file, &encode(&key, &f)).err();
+    Ok((
+        f,
+        CacheOutcome::Built {
+            reason,
+            write_error,
+        },
+    ))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::core::demo::demo_files;
+    use crate::core::project::{ClipRequest, load};
+    use crate::core::tags::ClipInfo;
     use std::fs::File;
     use std::time::{Duration, SystemTime};
 
@@ -290,59 +317,67 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         for (file, text) in demo_files() {
-            if file.starts_with("idle_female_01") || file.ends_with(".json") {
+            if file.starts_with("idle_female_01") {
                 std::fs::write(dir.join(file), text).unwrap();
             }
         }
         dir
     }
 
-    fn info() -> ClipInfo {
-        ClipInfo {
-            name: "idle_female_01".into(),
+    const NAME: &str = "idle_female_01";
+
+    fn get_with(
+        dir: &Path,
+        unit: f32,
+        joints: &JointOverrides,
+    ) -> Result<(ClipFeatures, CacheOutcome), String> {
+        let info = ClipInfo {
+            name: NAME.into(),
             frames: 151,
             fps: 30.0,
-            source: Some("idle_female_01.bvh".into()),
+            source: Some(format!("{NAME}.bvh")),
             unit_cm: None,
-        }
+        };
+        let request = ClipRequest::new(0, &info, Some(dir), false)?;
+        cached_features(
+            &dir.join(format!("{NAME}.bvh")),
+            NAME,
+            &dir.join(CACHE_DIR),
+            unit,
+            joints,
+            || load(&request),
+        )
     }
 
     fn get(dir: &Path, unit: f32) -> (ClipFeatures, CacheOutcome) {
-        project_clip_features(dir, 0, &info(), unit, &JointOverrides::default()).unwrap()
+        get_with(dir, unit, &JointOverrides::default()).unwrap()
+    }
+
+    fn rebuilt_because(o: &CacheOutcome, why: &str) -> bool {
+        matches!(o, CacheOutcome::Built { reason, write_error: None } if reason.contains(why))
     }
 
     #[test]
     fn cache_is_reused_and_invalidated_by_size_mtime_version_unit_and_joints() {
         let dir = demo_dir("inval");
         let (built, o) = get(&dir, 1.0);
-        assert_eq!(
-            o,
-            CacheOutcome::Built {
-                reason: "no cache file".into()
-            }
-        );
+        assert!(rebuilt_because(&o, "no cache file"), "{o:?}");
         let (hit, o) = get(&dir, 1.0);
         assert_eq!(o, CacheOutcome::Hit);
         assert_eq!(hit, built);
+        assert!(dir.join(CACHE_DIR).join(".gitignore").exists());
         // Another unit or other joints: rebuilt.
-        let (_, o) = get(&dir, 2.54);
-        assert!(
-            matches!(o, CacheOutcome::Built { ref reason } if reason.contains("unit")),
-            "{o:?}"
-        );
-        let over = JointOverrides {
-            left_hand: Some("LeftForeArm".into()),
-            ..Default::default()
-        };
-        let (_, o) = project_clip_features(&dir, 0, &info(), 2.54, &over).unwrap();
-        assert!(
-            matches!(o, CacheOutcome::Built { ref reason } if reason.contains("joint")),
-            "{o:?}"
-        );
+        let (inches, o) = get(&dir, 2.54);
+        assert!(rebuilt_because(&o, "unit"), "{o:?}");
+        assert!((inches.values[1] - built.values[1] * 2.54).abs() < 1e-3);
+        let mut over = JointOverrides::default();
+        over.set("left_hand", "LeftForeArm").unwrap();
+        let (_, o) = get_with(&dir, 2.54, &over).unwrap();
+        assert!(rebuilt_because(&o, "joint"), "{o:?}");
         assert!(matches!(get(&dir, 1.0).1, CacheOutcome::Built { .. }));
         assert_eq!(get(&dir, 1.0).1, CacheOutcome::Hit);
         // The source touched (same size, new modification time): rebuilt.
-        let src = dir.join("idle_female_01.bvh");
+        let src = dir.join(format!("{NAME}.bvh"));
         let t = SystemTime::now() + Duration::from_secs(3600);
         File::options()
             .write(true)
@@ -351,48 +386,105 @@ mod tests {
             .set_modified(t)
             .unwrap();
         let (_, o) = get(&dir, 1.0);
-        assert!(
-            matches!(o, CacheOutcome::Built { ref reason } if reason.contains("modification")),
-            "{o:?}"
-        );
+        assert!(rebuilt_because(&o, "modification"), "{o:?}");
         assert_eq!(get(&dir, 1.0).1, CacheOutcome::Hit);
         // The source grown: rebuilt.
         let mut text = std::fs::read_to_string(&src).unwrap();
         text.push('\n');
         std::fs::write(&src, text).unwrap();
         let (again, o) = get(&dir, 1.0);
-        assert!(
-            matches!(o, CacheOutcome::Built { ref reason } if reason.contains("size")),
-            "{o:?}"
-        );
+        assert!(rebuilt_because(&o, "size"), "{o:?}");
         assert_eq!(again, built);
-        // A file of another feature version, or a damaged one: rebuilt, never an error.
-        let file = cache_file(&dir.join(CACHE_DIR), &src, "idle_female_01");
-        let mut bytes = std::fs::read(&file).unwrap();
+        // A file of another feature version: rebuilt.
+        let file = cache_file(&dir.join(CACHE_DIR), &src, NAME);
+        let good = std::fs::read(&file).unwrap();
+        let mut bytes = good.clone();
         bytes[12..16].copy_from_slice(&(FEATURE_VERSION + 1).to_le_bytes());
         std::fs::write(&file, &bytes).unwrap();
         let (_, o) = get(&dir, 1.0);
-        assert!(
-            matches!(o, CacheOutcome::Built { ref reason } if reason.contains("feature version")),
-            "{o:?}"
-        );
-        let bytes = std::fs::read(&file).unwrap();
-        std::fs::write(&file, &bytes[..bytes.len() - 3]).unwrap();
-        let (f, o) = get(&dir, 1.0);
-        assert!(
-            matches!(o, CacheOutcome::Built { ref reason } if reason.contains("truncated")),
-            "{o:?}"
-        );
+        assert!(rebuilt_because(&o, "feature version"), "{o:?}");
+        assert_eq!(std::fs::read(&file).unwrap(), good);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn damaged_cache_files_are_rebuilt_never_a_panic() {
+        let dir = demo_dir("damage");
+        let (built, _) = get(&dir, 1.0);
+        let src = dir.join(format!("{NAME}.bvh"));
+        let file = cache_file(&dir.join(CACHE_DIR), &src, NAME);
+        let good = std::fs::read(&file).unwrap();
+        let frames_at = HEADER_BYTES - 8;
+        let nan_at = good.len() - 4;
+        let mut cases: Vec<(Vec<u8>, &str)> = vec![
+            (Vec::new(), "truncated"),
+            (good[..good.len() - 3].to_vec(), "truncated"),
+            (good[..20].to_vec(), "truncated"),
+            ([good.as_slice(), b"xx"].concat(), "unexpected bytes"),
+            (b"not a cache file at all".to_vec(), "not a taglane"),
+        ];
+        let mut huge = good.clone();
+        huge[frames_at..frames_at + 4].copy_from_slice(&u32::MAX.to_le_bytes());
+        cases.push((huge, "limit"));
+        let mut nan = good.clone();
+        nan[nan_at..].copy_from_slice(&f32::NAN.to_le_bytes());
+        cases.push((nan, "not finite"));
+        let mut key = good.clone();
+        key[HEADER_BYTES] ^= 0x20;
+        cases.push((key, "clip name"));
+        // Every single-byte truncation of the header.
+        for n in 0..HEADER_BYTES {
+            cases.push((good[..n].to_vec(), ""));
+        }
+        for (bytes, why) in cases {
+            std::fs::write(&file, &bytes).unwrap();
+            let (f, o) = get(&dir, 1.0);
+            assert!(rebuilt_because(&o, why), "{why}: {o:?}");
+            assert_eq!(f, built);
+            assert_eq!(std::fs::read(&file).unwrap(), good);
+        }
+        // A cache folder that cannot be written: the features still come back, with the reason.
+        let blocked = dir.join("blocked");
+        std::fs::write(&blocked, "a file where the folder should be").unwrap();
+        let (f, o) = cached_features(
+            &src,
+            NAME,
+            &blocked,
+            1.0,
+            &JointOverrides::default(),
+            || {
+                crate::core::anim::load_animation(&src, &Default::default())
+                    .map(|i| i.clips.into_iter().next().unwrap())
+                    .map_err(|e| e.to_string())
+            },
+        )
+        .unwrap();
         assert_eq!(f, built);
+        assert!(
+            matches!(
+                o,
+                CacheOutcome::Built {
+                    write_error: Some(_),
+                    ..
+                }
+            ),
+            "{o:?}"
+        );
         let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
     fn missing_source_is_an_error_naming_the_file() {
         let dir = demo_dir("missing");
-        let mut i = info();
-        i.source = Some("nope.bvh".into());
-        let e = project_clip_features(&dir, 0, &i, 1.0, &JointOverrides::default()).unwrap_err();
+        let e = cached_features(
+            &dir.join("nope.bvh"),
+            "nope",
+            &dir.join(CACHE_DIR),
+            1.0,
+            &JointOverrides::default(),
+            || unreachable!("nothing to load"),
+        )
+        .unwrap_err();
         assert!(e.contains("nope.bvh"), "{e}");
         let _ = std::fs::remove_dir_all(&dir);
     }
