@@ -16,7 +16,7 @@ use self::model::{
     Candidate, ClipOutcome, Job, Summary, export_tlc, lock, pareto_front, summarize,
 };
 use crate::core::anim::{Clip, RotationInterp, SampleSettings, Transform, local_to_model};
-use crate::core::compress::metric::{Shell, clip_has_scale};
+use crate::core::compress::metric::Shell;
 use crate::core::compress::settings::WIDTHS;
 use crate::core::compress::{BitRate, Preset, RotationFormat};
 use crate::core::tags::ClipId;
@@ -201,11 +201,7 @@ impl CompressionView {
         local_to_model(&original.skeleton, &local, &mut orig).ok()?;
         r.clip.sample_pose(time_s as f32, &mut local);
         local_to_model(&original.skeleton, &local, &mut dec).ok()?;
-        let shell = Shell::new(
-            r.settings.shell_cm,
-            original.unit_cm,
-            clip_has_scale(original),
-        );
+        let shell = Shell::new(r.settings.shell_cm, original.unit_cm);
         let errors_cm: Vec<f32> = orig
             .iter()
             .zip(&dec)
