@@ -9,14 +9,22 @@
 //!
 //! Nothing is read but the bytes and the fixed-size [`Layout`]: the per-segment decoding constants
 //! (`offset + scale * q` per slot) are recomputed from each segment's header at every sample.
+//! Drop-W rotations, stored in groups of four tracks, are decoded four at a time, one track per
+//! lane: dequantisation, the rebuild of the dropped component and the nlerp run on four lanes with
+//! the same operations, in the same order, as the scalar functions ([`slot_params`],
+//! [`rotation_from_slots`], `anim::nlerp`), so the results are the same bits.
+//!
+//! [`Layout`]: super::format::Layout
+// Lanes and slots index several parallel arrays together; index loops read clearer.
+#![allow(clippy::needless_range_loop)]
 
 use glam::{Quat, Vec3, Vec4};
 
 use super::bits::read_bits;
 use super::format::{
-    AnimatedTrack, CODE_MASK, CODE_MID, CODE_SCALE, CompressedClip, FLAG_SEGMENT_RANGES, NO_DROP,
-    RAW_CODE, TrackKind, dequantize_slot, f32_at, key_frame, rotation_from_slots, u16_at, u32_at,
-    u64_at,
+    CODE_MASK, CODE_MID, CODE_SCALE, CompressedClip, FLAG_SEGMENT_RANGES, NO_DROP, RAW_CODE,
+    TrackKind, dequantize_slot, f32_at, key_frame, rotation_from_slots, slot_params, u16_at,
+    u32_at, u64_at,
 };
 use super::quat_pack::unpack_smallest_three;
 use super::settings::{RotationFormat, WIDTHS};
@@ -33,15 +41,13 @@ struct SegmentRef {
     key_bits: usize,
 }
 
-/// The decoding constants of one ranged track in one segment: `value = offset + scale * q` per
-/// slot, the width code of each slot and the dropped component.
+/// The decoding constants of one translation or scale in one segment: `value = offset + scale * q`
+/// per slot, the width code of each slot, and its bits in one key.
 #[derive(Debug, Clone, Copy)]
 struct Slots {
     offset: Vec4,
     scale: Vec4,
     codes: [u8; 4],
-    drop: u8,
-    /// Bits of the track in one key.
     bits: usize,
 }
 
@@ -49,6 +55,16 @@ struct Slots {
 const ONE_KEY: u8 = 0;
 const PAIR_IN_SEGMENT: u8 = 1;
 const PAIR_ACROSS: u8 = 2;
+
+/// Bytes of a group of four drop-W rotations in the track table and in a segment header (with
+/// and without segment ranges).
+const GROUP3_TABLE: usize = 8 + 32 * 3;
+const GROUP3_HEADER: usize = 8 + 8 * 3;
+const GROUP3_HEADER_NO_RANGES: usize = 8;
+/// Bytes of a translation or scale in the track table and in a segment header.
+const VEC_TABLE: usize = 2 + 8 * 3;
+const VEC_HEADER: usize = 2 + 2 * 3;
+const VEC_HEADER_NO_RANGES: usize = 2;
 
 impl CompressedClip {
     /// Samples the local pose at time `time_s` (clamped to `[0, duration]`), interpolating the two
@@ -64,20 +80,21 @@ impl CompressedClip {
         let out = &mut out[..n];
         let (k0, alpha) = self.key_position(frame);
         self.write_static(out);
-        if self.layout.segment_count == 0 {
+        let l = &self.layout;
+        if l.segment_count == 0 {
             return;
         }
-        let sf = self.layout.segment_frames;
+        let sf = l.segment_frames;
         let s = (k0 / sf) as usize;
         let i = (k0 % sf) as usize;
         let a = self.segment_ref(s);
         if alpha <= 0.0 {
-            self.walk::<ONE_KEY>(&a, i, &a, i, 0.0, out);
+            self.walk(ONE_KEY, &a, i, &a, i, 0.0, out);
         } else if i + 1 < sf as usize {
-            self.walk::<PAIR_IN_SEGMENT>(&a, i, &a, i + 1, alpha, out);
+            self.walk(PAIR_IN_SEGMENT, &a, i, &a, i + 1, alpha, out);
         } else {
             let b = self.segment_ref(s + 1);
-            self.walk::<PAIR_ACROSS>(&a, i, &b, 0, alpha, out);
+            self.walk(PAIR_ACROSS, &a, i, &b, 0, alpha, out);
         }
     }
 
@@ -158,9 +175,11 @@ impl CompressedClip {
 
     /// Decodes every animated track at key `ia` of segment `a` (and, for the pair modes, key `ib`
     /// of segment `b`, blended by `alpha`) into `out`.
-    #[inline(always)]
-    fn walk<const MODE: u8>(
+    #[inline(never)]
+    #[allow(clippy::too_many_arguments)]
+    fn walk(
         &self,
+        mode: u8,
         a: &SegmentRef,
         ia: usize,
         b: &SegmentRef,
@@ -174,62 +193,61 @@ impl CompressedClip {
         let (mut ha, mut hb) = (a.headers, b.headers);
         let (mut bit_a, mut bit_b) = (a.data_bit + ia * a.key_bits, b.data_bit + ib * b.key_bits);
         // Rotations.
-        let mut entry = l.tracks_at[0] as usize;
-        let rot_slots = l.rotation_format.ranged_components().unwrap_or(0);
-        let rot_header = l.rotation_header_bytes as usize;
-        let rot_entry = 2 + 8 * rot_slots;
-        for _ in 0..l.track_counts[0] {
-            let joint = usize::from(u16_at(bytes, entry));
-            let q = match l.rotation_format {
-                RotationFormat::DropW => {
-                    let sa = slots3(bytes, ha, entry, ranges);
-                    let qa = rotation_from_slots(3, sa.drop, read3(bytes, bit_a, &sa).to_array());
-                    bit_a += sa.bits;
-                    if MODE == ONE_KEY {
-                        qa
-                    } else {
-                        let sb = if MODE == PAIR_IN_SEGMENT {
-                            sa
-                        } else {
-                            slots3(bytes, hb, entry, ranges)
-                        };
-                        let qb =
-                            rotation_from_slots(3, sb.drop, read3(bytes, bit_b, &sb).to_array());
-                        bit_b += sb.bits;
-                        nlerp(qa, qb, alpha)
-                    }
-                }
-                _ => {
-                    let t = self.track_entry(TrackKind::Rotation, entry);
-                    let qa = self.general_rotation(&t, ha, &mut bit_a, ranges);
-                    if MODE == ONE_KEY {
-                        qa
-                    } else {
-                        let qb = self.general_rotation(&t, hb, &mut bit_b, ranges);
-                        nlerp(qa, qb, alpha)
-                    }
-                }
+        let rot_count = l.track_counts[0] as usize;
+        if l.rotation_format == RotationFormat::DropW {
+            let header = if ranges {
+                GROUP3_HEADER
+            } else {
+                GROUP3_HEADER_NO_RANGES
             };
-            if let Some(o) = out.get_mut(joint) {
-                o.rotation = q;
+            let mut table = l.tracks_at[0] as usize;
+            for g in 0..rot_count.div_ceil(4) {
+                let lanes = (rot_count - 4 * g).min(4);
+                let keys = Keys {
+                    mode,
+                    alpha,
+                    ranges,
+                    headers: [ha, hb],
+                };
+                decode_group3(bytes, table, &keys, [&mut bit_a, &mut bit_b], lanes, out);
+                table += GROUP3_TABLE;
+                ha += header;
+                hb += header;
             }
-            ha += rot_header;
-            hb += rot_header;
-            entry += rot_entry;
+        } else {
+            let kl = self.kind_layout(TrackKind::Rotation);
+            for i in 0..rot_count {
+                let qa = self.general_rotation(i, ha, &mut bit_a);
+                let q = if mode == ONE_KEY {
+                    qa
+                } else {
+                    nlerp(qa, self.general_rotation(i, hb, &mut bit_b), alpha)
+                };
+                let joint = self.track_entry(TrackKind::Rotation, i).joint;
+                if let Some(o) = out.get_mut(usize::from(joint)) {
+                    o.rotation = q;
+                }
+            }
+            ha += kl.segment_bytes(rot_count);
+            hb += kl.segment_bytes(rot_count);
         }
         // Translations, then scales.
-        let vec_header = if ranges { 8 } else { 2 };
+        let header = if ranges {
+            VEC_HEADER
+        } else {
+            VEC_HEADER_NO_RANGES
+        };
         for kind in 1..3 {
-            entry = l.tracks_at[kind] as usize;
+            let mut entry = l.tracks_at[kind] as usize;
             for _ in 0..l.track_counts[kind] {
                 let joint = usize::from(u16_at(bytes, entry));
                 let sa = slots3(bytes, ha, entry, ranges);
                 let va = read3(bytes, bit_a, &sa).truncate();
                 bit_a += sa.bits;
-                let v = if MODE == ONE_KEY {
+                let v = if mode == ONE_KEY {
                     va
                 } else {
-                    let sb = if MODE == PAIR_IN_SEGMENT {
+                    let sb = if mode == PAIR_IN_SEGMENT {
                         sa
                     } else {
                         slots3(bytes, hb, entry, ranges)
@@ -249,23 +267,18 @@ impl CompressedClip {
                         o.scale = v;
                     }
                 }
-                ha += vec_header;
-                hb += vec_header;
-                entry += 26;
+                ha += header;
+                hb += header;
+                entry += VEC_TABLE;
             }
         }
     }
 
-    /// A rotation the drop-W fast path does not cover: full quaternions (4 slots, normalised) and
-    /// smallest-three packings. Advances `bit` past it.
-    fn general_rotation(
-        &self,
-        t: &AnimatedTrack,
-        header: usize,
-        bit: &mut usize,
-        ranges: bool,
-    ) -> Quat {
+    /// Rotation track `i` (full quaternion or smallest-three packing) at bit `bit` of a key whose
+    /// rotation headers start at `headers`, decoded one slot at a time. Advances `bit`.
+    fn general_rotation(&self, i: usize, headers: usize, bit: &mut usize) -> Quat {
         let bytes = &self.bytes[..];
+        let t = self.track_entry(TrackKind::Rotation, i);
         if t.slots == 0 {
             let bits = u32::from(t.packed_bits);
             let lo = u64::from(read_bits(bytes, *bit, 32));
@@ -277,17 +290,31 @@ impl CompressedClip {
             *bit += bits as usize;
             return unpack_smallest_three(lo | (hi << 32), bits);
         }
-        let word = u16_at(bytes, header);
+        let kl = self.kind_layout(TrackKind::Rotation);
+        let f = kl.fields(i);
+        let word = u16_at(bytes, headers + f.code);
         let mut c = [0.0f32; 4];
-        for (i, v) in c.iter_mut().enumerate().take(usize::from(t.slots)) {
-            let code = ((word >> (4 * i)) & 15) as u8;
-            let (qmin, qext) = slot_range(bytes, header, i, ranges);
-            let (o, s) = super::format::slot_params(t.min[i], t.step[i], qmin, qext, code);
+        for (slot, v) in c.iter_mut().enumerate().take(usize::from(t.slots)) {
+            let code = ((word >> (4 * slot)) & 15) as u8;
+            let (qmin, qext) = if kl.ranges {
+                (
+                    bytes[headers + f.qmin + slot * f.qstride],
+                    bytes[headers + f.qext + slot * f.qstride],
+                )
+            } else {
+                (0, 255)
+            };
+            let (o, s) = slot_params(t.min[slot], t.step[slot], qmin, qext, code);
             let w = u32::from(WIDTHS[usize::from(code)]);
             *v = dequantize_slot(read_bits(bytes, *bit, w), o, s, code);
             *bit += w as usize;
         }
-        rotation_from_slots(t.slots, NO_DROP, c)
+        let drop = if t.slots == 3 {
+            ((word >> 12) & 3) as u8
+        } else {
+            NO_DROP
+        };
+        rotation_from_slots(t.slots, drop, c)
     }
 
     /// Samples one joint's local transform at `time_s` without decoding the rest of the pose.
@@ -314,7 +341,8 @@ impl CompressedClip {
     }
 
     /// One joint at key `k`: its static value, then its animated tracks (found by walking the
-    /// segment's headers and key layout up to them); and which of its tracks are animated.
+    /// segment's headers and key layout up to them, one slot at a time); and which of its tracks
+    /// are animated.
     fn decode_joint_key(&self, k: u32, joint: usize) -> (Transform, [bool; 3]) {
         let mut out = Transform::IDENTITY;
         self.write_static_joint(joint, &mut out);
@@ -325,46 +353,39 @@ impl CompressedClip {
         let l = &self.layout;
         let s = (k / l.segment_frames) as usize;
         let seg = self.segment_ref(s);
-        let ranges = self.segment_ranges();
-        let mut header = seg.headers;
         let mut bit = seg.data_bit + (k % l.segment_frames) as usize * seg.key_bits;
         for (kind, &tk) in TrackKind::ALL.iter().enumerate() {
-            let mut entry = l.tracks_at[kind] as usize;
-            for _ in 0..l.track_counts[kind] {
-                let t = self.track_entry(tk, entry);
-                entry += t.entry_bytes();
-                let hb = t.header_bytes(ranges);
+            for i in 0..l.track_counts[kind] as usize {
+                let t = self.track_entry(tk, i);
+                if t.slots == 0 {
+                    if usize::from(t.joint) == joint {
+                        animated[kind] = true;
+                        let headers = self.kind_header_at(s, tk);
+                        out.rotation = self.general_rotation(i, headers, &mut bit);
+                    } else {
+                        bit += usize::from(t.packed_bits);
+                    }
+                    continue;
+                }
+                let (codes, drop, ranges) = self.segment_track(s, tk, i);
+                let mut v = [0.0f32; 4];
+                for slot in 0..usize::from(t.slots) {
+                    let code = codes[slot];
+                    let (qmin, qext) = ranges[slot];
+                    let (o, sc) = slot_params(t.min[slot], t.step[slot], qmin, qext, code);
+                    let w = u32::from(WIDTHS[usize::from(code)]);
+                    v[slot] = dequantize_slot(read_bits(&self.bytes, bit, w), o, sc, code);
+                    bit += w as usize;
+                }
                 if usize::from(t.joint) != joint {
-                    bit += track_key_bits(&self.bytes, header, &t);
-                    header += hb;
                     continue;
                 }
                 animated[kind] = true;
-                match (tk, l.rotation_format) {
-                    (TrackKind::Rotation, RotationFormat::DropW) => {
-                        let sl = slots3(&self.bytes, header, entry - t.entry_bytes(), ranges);
-                        out.rotation = rotation_from_slots(
-                            3,
-                            sl.drop,
-                            read3(&self.bytes, bit, &sl).to_array(),
-                        );
-                        bit += sl.bits;
-                    }
-                    (TrackKind::Rotation, _) => {
-                        out.rotation = self.general_rotation(&t, header, &mut bit, ranges);
-                    }
-                    _ => {
-                        let sl = slots3(&self.bytes, header, entry - t.entry_bytes(), ranges);
-                        let v = read3(&self.bytes, bit, &sl).truncate();
-                        bit += sl.bits;
-                        if tk == TrackKind::Translation {
-                            out.translation = v;
-                        } else {
-                            out.scale = v;
-                        }
-                    }
+                match tk {
+                    TrackKind::Rotation => out.rotation = rotation_from_slots(t.slots, drop, v),
+                    TrackKind::Translation => out.translation = Vec3::new(v[0], v[1], v[2]),
+                    TrackKind::Scale => out.scale = Vec3::new(v[0], v[1], v[2]),
                 }
-                header += hb;
             }
         }
         (out, animated)
@@ -448,29 +469,345 @@ impl CompressedClip {
     }
 }
 
-/// Bits of one key of track `t` whose segment header is at `header`.
-fn track_key_bits(bytes: &[u8], header: usize, t: &AnimatedTrack) -> usize {
-    if t.slots == 0 {
-        return usize::from(t.packed_bits);
-    }
-    let word = u16_at(bytes, header);
-    (0..usize::from(t.slots))
-        .map(|i| usize::from(WIDTHS[usize::from((word >> (4 * i)) & 15)]))
-        .sum()
+/// What a walk reads: one key, or two keys (of one segment, or across two) blended by `alpha`;
+/// the rotation headers of the current group in key A's and key B's segments.
+#[derive(Debug, Clone, Copy)]
+struct Keys {
+    mode: u8,
+    alpha: f32,
+    ranges: bool,
+    headers: [usize; 2],
 }
 
-/// Segment range `(qmin, qext)` of slot `i` of the track whose header is at `header`.
+/// An integer below 2^31 as f32 (one signed conversion; a `u64` conversion costs several
+/// instructions on x86-64).
 #[inline(always)]
-fn slot_range(bytes: &[u8], header: usize, i: usize, ranges: bool) -> (u8, u8) {
+fn small_f32(v: u64) -> f32 {
+    v as u32 as i32 as f32
+}
+
+/// Decodes one group of four drop-W rotations (the first `lanes` are tracks) whose track table
+/// entry is at `table`, from key A (and key B), into `out`; advances the key bit positions.
+///
+/// Each lane's key bits are read with one 64-bit load (three slots of at most 16 bits); the
+/// segment constants, the dequantisation, the rebuild of the dropped component and the nlerp run
+/// on four lanes.
+#[inline(never)]
+fn decode_group3(
+    bytes: &[u8],
+    table: usize,
+    keys: &Keys,
+    [bit_a, bit_b]: [&mut usize; 2],
+    lanes: usize,
+    out: &mut [Transform],
+) {
+    let Some(t) = bytes
+        .get(table..table + GROUP3_TABLE)
+        .and_then(|t| <&[u8; GROUP3_TABLE]>::try_from(t).ok())
+    else {
+        return;
+    };
+    let joints = u64::from_le_bytes([t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7]]);
+    let [ha, hb] = keys.headers;
+    let pair = keys.mode != ONE_KEY;
+    let across = keys.mode == PAIR_ACROSS;
+    let (codes_a, ranges_a) = group_header(bytes, ha, keys.ranges);
+    let (codes_b, ranges_b) = if across {
+        group_header(bytes, hb, keys.ranges)
+    } else {
+        (codes_a, ranges_a)
+    };
+    if raw_codes(codes_a) || (pair && raw_codes(codes_b)) {
+        let q = group_raw(
+            bytes,
+            t,
+            keys,
+            [bit_a, bit_b],
+            [(codes_a, &ranges_a), (codes_b, &ranges_b)],
+        );
+        scatter4(&q, joints, lanes, out);
+        return;
+    }
+    // The quantised slots of every lane, key A (and B).
+    let mut qa = [[0.0f32; 4]; 3];
+    let mut qb = [[0.0f32; 4]; 3];
+    for l in 0..4 {
+        if keys.mode == PAIR_IN_SEGMENT {
+            let (x, y) = lane_slots2(bytes, codes_a >> (16 * l), bit_a, bit_b);
+            for s in 0..3 {
+                qa[s][l] = x[s];
+                qb[s][l] = y[s];
+            }
+        } else {
+            let x = lane_slots(bytes, codes_a >> (16 * l), bit_a);
+            for s in 0..3 {
+                qa[s][l] = x[s];
+            }
+        }
+    }
+    if across {
+        for l in 0..4 {
+            let y = lane_slots(bytes, codes_b >> (16 * l), bit_b);
+            for s in 0..3 {
+                qb[s][l] = y[s];
+            }
+        }
+    }
+    // Dequantised slot by slot, so few values are live at once.
+    let mut va = [Vec4::ZERO; 3];
+    let mut vb = [Vec4::ZERO; 3];
+    for s in 0..3 {
+        let (o, sc) = slot_constants(t, &ranges_a, codes_a, s);
+        va[s] = o + sc * Vec4::from_array(qa[s]);
+        if across {
+            let (o, sc) = slot_constants(t, &ranges_b, codes_b, s);
+            vb[s] = o + sc * Vec4::from_array(qb[s]);
+        } else if pair {
+            vb[s] = o + sc * Vec4::from_array(qb[s]);
+        }
+    }
+    let ra = rebuild4(va, group_drops(codes_a));
+    let q = if pair {
+        nlerp4(ra, rebuild4(vb, group_drops(codes_b)), keys.alpha)
+    } else {
+        ra
+    };
+    scatter4(&q, joints, lanes, out);
+}
+
+/// Writes the first `lanes` rotations of a group to their joints.
+#[inline(always)]
+fn scatter4(q: &[Vec4; 4], joints: u64, lanes: usize, out: &mut [Transform]) {
+    for lane in 0..lanes {
+        let j = ((joints >> (16 * lane)) & 0xFFFF) as usize;
+        if let Some(o) = out.get_mut(j) {
+            o.rotation = Quat::from_xyzw(q[0][lane], q[1][lane], q[2][lane], q[3][lane]);
+        }
+    }
+}
+
+/// Four little-endian f32 of a fixed-size array at a constant offset.
+#[inline(always)]
+fn vec4_le<const N: usize>(t: &[u8; N], at: usize) -> Vec4 {
+    let f = |k: usize| f32::from_le_bytes([t[at + k], t[at + k + 1], t[at + k + 2], t[at + k + 3]]);
+    Vec4::new(f(0), f(4), f(8), f(12))
+}
+
+/// A group's code words and segment ranges (`(0, 255)` for every slot without segment ranges).
+#[inline(always)]
+fn group_header(bytes: &[u8], at: usize, ranges: bool) -> (u64, [u8; 24]) {
+    const NO_RANGES: [u8; 24] = {
+        let mut r = [0u8; 24];
+        let mut i = 0;
+        while i < 24 {
+            if i % 8 >= 4 {
+                r[i] = 255;
+            }
+            i += 1;
+        }
+        r
+    };
     if ranges {
-        let at = header + 2 + 2 * i;
-        match bytes.get(at..at + 2) {
-            Some(r) => (r[0], r[1]),
-            None => (0, 255),
+        match bytes
+            .get(at..at + GROUP3_HEADER)
+            .and_then(|h| <&[u8; GROUP3_HEADER]>::try_from(h).ok())
+        {
+            Some(h) => {
+                let mut r = [0u8; 24];
+                r.copy_from_slice(&h[8..]);
+                (
+                    u64::from_le_bytes([h[0], h[1], h[2], h[3], h[4], h[5], h[6], h[7]]),
+                    r,
+                )
+            }
+            None => (0, NO_RANGES),
         }
     } else {
-        (0, 255)
+        (u64_at(bytes, at), NO_RANGES)
     }
+}
+
+/// True when some slot of the group is a raw float32 (code 15: all four bits of its nibble set).
+#[inline(always)]
+fn raw_codes(codes: u64) -> bool {
+    let nib = codes & 0x0FFF_0FFF_0FFF_0FFF;
+    nib & (nib >> 1) & (nib >> 2) & (nib >> 3) & 0x0111_0111_0111_0111 != 0
+}
+
+/// The segment constants of slot `s` of a group (`offset` and `scale`, four lanes) from the
+/// group's track table entry `t`, code words and ranges: [`slot_params`] on four lanes, the same
+/// operations in the same order.
+#[inline(always)]
+fn slot_constants(t: &[u8; GROUP3_TABLE], ranges: &[u8; 24], codes: u64, s: usize) -> (Vec4, Vec4) {
+    let code = |l: usize| ((codes >> (16 * l + 4 * s)) & 15) as usize;
+    let r = |k: usize| f32::from(ranges[8 * s + k]);
+    let qmin = Vec4::new(r(0), r(1), r(2), r(3));
+    let qext = Vec4::new(r(4), r(5), r(6), r(7));
+    let lanes = |t: &[f32; 16]| Vec4::new(t[code(0)], t[code(1)], t[code(2)], t[code(3)]);
+    let (min, step) = (vec4_le(t, 8 + 16 * s), vec4_le(t, 56 + 16 * s));
+    (
+        min + step * (qmin + qext * lanes(&CODE_MID)),
+        step * qext * lanes(&CODE_SCALE),
+    )
+}
+
+/// [`decode_group3`] when some slot is a raw float32: lane by lane, slot by slot.
+#[cold]
+fn group_raw(
+    bytes: &[u8],
+    t: &[u8; GROUP3_TABLE],
+    keys: &Keys,
+    [bit_a, bit_b]: [&mut usize; 2],
+    headers: [(u64, &[u8; 24]); 2],
+) -> [Vec4; 4] {
+    let key = |(codes, ranges): (u64, &[u8; 24]), bit: &mut usize| {
+        let mut v = [Vec4::ZERO; 3];
+        for l in 0..4 {
+            for s in 0..3 {
+                let (o, sc) = slot_constants(t, ranges, codes, s);
+                let code = ((codes >> (16 * l + 4 * s)) & 15) as u8;
+                let w = u32::from(WIDTHS[usize::from(code)]);
+                v[s][l] = dequantize_slot(read_bits(bytes, *bit, w), o[l], sc[l], code);
+                *bit += w as usize;
+            }
+        }
+        rebuild4(v, group_drops(codes))
+    };
+    let qa = key(headers[0], bit_a);
+    if keys.mode == ONE_KEY {
+        qa
+    } else {
+        let qb = key(headers[1], bit_b);
+        nlerp4(qa, qb, keys.alpha)
+    }
+}
+
+/// The 64 bits of key data at bit `bit`, shifted so the lane's first slot is at bit 0.
+#[inline(always)]
+fn key_word(bytes: &[u8], bit: usize) -> u64 {
+    let w = bytes
+        .get(bit >> 3..)
+        .and_then(|s| s.first_chunk::<8>())
+        .map_or(0, |c| u64::from_le_bytes(*c));
+    w >> (bit & 7)
+}
+
+/// The three quantised slots of one lane at bit `bit` (one 64-bit read); advances `bit`.
+#[inline(always)]
+fn lane_slots(bytes: &[u8], codes: u64, bit: &mut usize) -> [f32; 3] {
+    let c = [
+        (codes & 15) as usize,
+        ((codes >> 4) & 15) as usize,
+        ((codes >> 8) & 15) as usize,
+    ];
+    let (w0, w1, w2) = (
+        u32::from(WIDTHS[c[0]]),
+        u32::from(WIDTHS[c[1]]),
+        u32::from(WIDTHS[c[2]]),
+    );
+    let word = key_word(bytes, *bit);
+    *bit += (w0 + w1 + w2) as usize;
+    [
+        small_f32(word & CODE_MASK[c[0]]),
+        small_f32((word >> w0) & CODE_MASK[c[1]]),
+        small_f32((word >> (w0 + w1)) & CODE_MASK[c[2]]),
+    ]
+}
+
+/// [`lane_slots`] of one lane in two keys of the same segment (same widths).
+#[inline(always)]
+fn lane_slots2(bytes: &[u8], codes: u64, a: &mut usize, b: &mut usize) -> ([f32; 3], [f32; 3]) {
+    let c = [
+        (codes & 15) as usize,
+        ((codes >> 4) & 15) as usize,
+        ((codes >> 8) & 15) as usize,
+    ];
+    let (w0, w1, w2) = (
+        u32::from(WIDTHS[c[0]]),
+        u32::from(WIDTHS[c[1]]),
+        u32::from(WIDTHS[c[2]]),
+    );
+    let m = [CODE_MASK[c[0]], CODE_MASK[c[1]], CODE_MASK[c[2]]];
+    let (s1, s2) = (w0, w0 + w1);
+    let (wa, wb) = (key_word(bytes, *a), key_word(bytes, *b));
+    let n = (s2 + w2) as usize;
+    *a += n;
+    *b += n;
+    let slots = |w: u64| {
+        [
+            small_f32(w & m[0]),
+            small_f32((w >> s1) & m[1]),
+            small_f32((w >> s2) & m[2]),
+        ]
+    };
+    (slots(wa), slots(wb))
+}
+
+/// The dropped component of each lane (bits 12-13 of its code word).
+#[inline(always)]
+fn group_drops(codes: u64) -> Vec4 {
+    Vec4::new(
+        small_f32((codes >> 12) & 3),
+        small_f32((codes >> 28) & 3),
+        small_f32((codes >> 44) & 3),
+        small_f32((codes >> 60) & 3),
+    )
+}
+
+/// [`rotation_from_slots`] of three slots on four lanes: the dropped component rebuilt as
+/// `sqrt(1 - sum of squares)` and placed. Returns x, y, z, w lanes.
+#[inline(always)]
+fn rebuild4([c0, c1, c2]: [Vec4; 3], drop: Vec4) -> [Vec4; 4] {
+    let w2 = Vec4::ONE - (c0 * c0 + c1 * c1 + c2 * c2);
+    let d = w2.max(Vec4::ZERO).sqrt();
+    let is = |k: f32| drop.cmpeq(Vec4::splat(k));
+    let x = Vec4::select(is(0.0), d, c0);
+    let y = Vec4::select(is(0.0), c0, Vec4::select(is(1.0), d, c1));
+    let z = Vec4::select(is(3.0), c2, Vec4::select(is(2.0), d, c1));
+    let w = Vec4::select(is(3.0), d, c2);
+    let mut q = [x, y, z, w];
+    let over = w2.cmplt(Vec4::ZERO);
+    if over.any() {
+        // Quantisation pushed the stored part past unit length: normalised, lane by lane.
+        for lane in 0..4 {
+            if over.test(lane) {
+                let n = Quat::from_xyzw(q[0][lane], q[1][lane], q[2][lane], q[3][lane]).normalize();
+                for (k, v) in n.to_array().into_iter().enumerate() {
+                    q[k][lane] = v;
+                }
+            }
+        }
+    }
+    q
+}
+
+/// `anim::nlerp` on four pairs of rotations at once (x, y, z, w lanes): the same operations in
+/// the same order, so the same bits.
+#[inline(always)]
+fn nlerp4(a: [Vec4; 4], b: [Vec4; 4], t: f32) -> [Vec4; 4] {
+    let [ax, ay, az, aw] = a;
+    let [bx, by, bz, bw] = b;
+    // Quat::dot groups (x + z) + (y + w).
+    let dot = (ax * bx + az * bz) + (ay * by + aw * bw);
+    let flip = dot.cmplt(Vec4::ZERO);
+    let neg = |v: Vec4| Vec4::select(flip, v * -1.0, v);
+    let (bx, by, bz, bw) = (neg(bx), neg(by), neg(bz), neg(bw));
+    let (s, t) = (Vec4::splat(1.0 - t), Vec4::splat(t));
+    let (qx, qy, qz, qw) = (
+        ax * s + bx * t,
+        ay * s + by * t,
+        az * s + bz * t,
+        aw * s + bw * t,
+    );
+    let len2 = (qx * qx + qz * qz) + (qy * qy + qw * qw);
+    let r = Vec4::ONE / len2.sqrt();
+    let ok = len2.cmpgt(Vec4::ZERO);
+    [
+        Vec4::select(ok, qx * r, ax),
+        Vec4::select(ok, qy * r, ay),
+        Vec4::select(ok, qz * r, az),
+        Vec4::select(ok, qw * r, aw),
+    ]
 }
 
 /// The decoding constants of a 3-slot track (drop-W rotation, translation, scale) from its
@@ -487,7 +824,6 @@ fn slots3(bytes: &[u8], header: usize, entry: usize, ranges: bool) -> Slots {
         ((word >> 8) & 15) as u8,
         0,
     ];
-    let drop = ((word >> 12) & 3) as u8;
     let min = Vec4::new(
         f32_at(bytes, entry + 2),
         f32_at(bytes, entry + 6),
@@ -518,7 +854,6 @@ fn slots3(bytes: &[u8], header: usize, entry: usize, ranges: bool) -> Slots {
         offset: min + step * (qmin + qext * mid),
         scale: step * qext * inv,
         codes,
-        drop,
         bits: usize::from(WIDTHS[c[0]]) + usize::from(WIDTHS[c[1]]) + usize::from(WIDTHS[c[2]]),
     }
 }
@@ -535,9 +870,9 @@ fn read3(bytes: &[u8], bit: usize, s: &Slots) -> Vec4 {
     let w0 = u32::from(WIDTHS[usize::from(c0)]);
     let w1 = u32::from(WIDTHS[usize::from(c1)]);
     let q = Vec4::new(
-        (word & CODE_MASK[usize::from(c0)]) as f32,
-        ((word >> w0) & CODE_MASK[usize::from(c1)]) as f32,
-        ((word >> (w0 + w1)) & CODE_MASK[usize::from(c2)]) as f32,
+        small_f32(word & CODE_MASK[usize::from(c0)]),
+        small_f32((word >> w0) & CODE_MASK[usize::from(c1)]),
+        small_f32((word >> (w0 + w1)) & CODE_MASK[usize::from(c2)]),
         0.0,
     );
     s.offset + s.scale * q
@@ -579,7 +914,7 @@ mod tests {
     //! animation core interpolates two frames. The fast decoder must give the same bits.
     use super::*;
     use crate::core::anim::{Clip, Skeleton};
-    use crate::core::compress::format::{TrackStore, slot_params};
+    use crate::core::compress::format::TrackStore;
     use crate::core::compress::settings::{BitRate, CompressSettings};
     use crate::core::compress::{compress, synth::synthetic_clip};
     use proptest::prelude::*;
@@ -622,44 +957,53 @@ mod tests {
         let s = (k / c.segment_frames()) as usize;
         let at = c.segment_at(s);
         let key_bits = u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]]) as usize;
-        let tracks = c.animated_tracks();
-        let header_len: usize = tracks
+        let counts = c.layout().track_counts;
+        let header_len: usize = TrackKind::ALL
             .iter()
-            .map(|t| t.header_bytes(c.segment_ranges()))
+            .zip(counts)
+            .map(|(&k, n)| c.kind_layout(k).segment_bytes(n as usize))
             .sum();
         let mut h = at + 4;
         let mut pos = (at + 4 + header_len) * 8 + (k % c.segment_frames()) as usize * key_bits;
-        for t in &tracks {
-            let j = usize::from(t.joint);
-            if t.slots == 0 {
-                let packed = bits(b, &mut pos, u32::from(t.packed_bits));
-                pose[j].rotation = unpack_smallest_three(packed, u32::from(t.packed_bits));
-                continue;
-            }
-            let word = u16::from(b[h]) | u16::from(b[h + 1]) << 8;
-            let mut v = [0.0f32; 4];
-            for i in 0..usize::from(t.slots) {
-                let code = ((word >> (4 * i)) & 15) as u8;
-                let (qmin, qext) = if c.segment_ranges() {
-                    (b[h + 2 + 2 * i], b[h + 3 + 2 * i])
+        for (kind, &tk) in TrackKind::ALL.iter().enumerate() {
+            let kl = c.kind_layout(tk);
+            for i in 0..counts[kind] as usize {
+                let t = c.track_entry(tk, i);
+                let j = usize::from(t.joint);
+                if t.slots == 0 {
+                    let packed = bits(b, &mut pos, u32::from(t.packed_bits));
+                    pose[j].rotation = unpack_smallest_three(packed, u32::from(t.packed_bits));
+                    continue;
+                }
+                let f = kl.fields(i);
+                let word = u16::from(b[h + f.code]) | u16::from(b[h + f.code + 1]) << 8;
+                let mut v = [0.0f32; 4];
+                for slot in 0..usize::from(t.slots) {
+                    let code = ((word >> (4 * slot)) & 15) as u8;
+                    let (qmin, qext) = if c.segment_ranges() {
+                        (
+                            b[h + f.qmin + slot * f.qstride],
+                            b[h + f.qext + slot * f.qstride],
+                        )
+                    } else {
+                        (0, 255)
+                    };
+                    let (o, sc) = slot_params(t.min[slot], t.step[slot], qmin, qext, code);
+                    let q = bits(b, &mut pos, u32::from(WIDTHS[usize::from(code)])) as u32;
+                    v[slot] = dequantize_slot(q, o, sc, code);
+                }
+                let drop = if t.drops_component() {
+                    ((word >> 12) & 3) as u8
                 } else {
-                    (0, 255)
+                    NO_DROP
                 };
-                let (o, sc) = slot_params(t.min[i], t.step[i], qmin, qext, code);
-                let q = bits(b, &mut pos, u32::from(WIDTHS[usize::from(code)])) as u32;
-                v[i] = dequantize_slot(q, o, sc, code);
+                match t.kind {
+                    TrackKind::Rotation => pose[j].rotation = rotation_from_slots(t.slots, drop, v),
+                    TrackKind::Translation => pose[j].translation = Vec3::new(v[0], v[1], v[2]),
+                    TrackKind::Scale => pose[j].scale = Vec3::new(v[0], v[1], v[2]),
+                }
             }
-            let drop = if t.drops_component() {
-                ((word >> 12) & 3) as u8
-            } else {
-                NO_DROP
-            };
-            match t.kind {
-                TrackKind::Rotation => pose[j].rotation = rotation_from_slots(t.slots, drop, v),
-                TrackKind::Translation => pose[j].translation = Vec3::new(v[0], v[1], v[2]),
-                TrackKind::Scale => pose[j].scale = Vec3::new(v[0], v[1], v[2]),
-            }
-            h += t.header_bytes(c.segment_ranges());
+            h += kl.segment_bytes(counts[kind] as usize);
         }
         pose
     }
@@ -783,6 +1127,26 @@ mod tests {
         let c = compress(&clip, &settings).unwrap().clip;
         assert!(c.has_scale());
         check_against_model(&c, &all_frames(&c, &[])).unwrap();
+    }
+
+    /// Every rotation format with raw float32 slots (one 64-bit read cannot hold them), on more
+    /// tracks than one group of four lanes.
+    #[test]
+    fn raw_slots_decode_like_the_model() {
+        let clip = jumpy_clip(7, 20, 3, 0.5);
+        for format in 0..4 {
+            let settings = CompressSettings {
+                rotation_format: RotationFormat::from_code(format).unwrap(),
+                bits: BitRate::Fixed {
+                    rotation_bits: 32,
+                    translation_bits: 32,
+                    scale_bits: 32,
+                },
+                ..CompressSettings::default()
+            };
+            let c = compress(&clip, &settings).unwrap().clip;
+            check_against_model(&c, &all_frames(&c, &[])).unwrap();
+        }
     }
 
     proptest! {

@@ -89,19 +89,102 @@ impl AnimatedTrack {
     pub fn drops_component(&self) -> bool {
         self.kind == TrackKind::Rotation && self.slots == 3
     }
-    /// Bytes of the track's entry in the track table.
-    pub fn entry_bytes(&self) -> usize {
-        2 + 8 * usize::from(self.slots)
+}
+
+/// Where track `i` of a kind keeps its fields, in bytes from the start of the kind's part of the
+/// track table (`joint`, `min`, `step`) and of a segment header (`code`, `qmin`, `qext`); slot `s`
+/// of a field is at `field + s * stride` (`qstride` for the ranges).
+///
+/// Range-reduced rotations are stored in groups of four tracks, field by field, so the decoder
+/// loads each field of four tracks at once; translations, scales and smallest-three rotations one
+/// track after the other. See `docs/TLC_FORMAT.md`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Fields {
+    pub joint: usize,
+    pub min: usize,
+    pub step: usize,
+    pub stride: usize,
+    pub code: usize,
+    pub qmin: usize,
+    pub qext: usize,
+    pub qstride: usize,
+}
+
+/// Layout of one kind's tracks: `slots` per track, grouped in fours or not, with or without
+/// segment ranges.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KindLayout {
+    pub slots: usize,
+    pub grouped: bool,
+    pub ranges: bool,
+}
+
+impl KindLayout {
+    pub fn new(kind: TrackKind, format: RotationFormat, ranges: bool) -> Self {
+        let (slots, _) = track_shape(kind, format);
+        Self {
+            slots: usize::from(slots),
+            grouped: kind == TrackKind::Rotation && slots > 0,
+            ranges,
+        }
     }
-    /// Bytes of the track's header in each segment.
-    pub fn header_bytes(&self, segment_ranges: bool) -> usize {
-        if self.slots == 0 {
-            0
+    /// Bytes of a group of four tracks (grouped) or of one track in the track table.
+    pub fn entry_bytes(&self) -> usize {
+        if self.grouped {
+            8 + 32 * self.slots
         } else {
-            2 + if segment_ranges {
-                2 * usize::from(self.slots)
-            } else {
-                0
+            2 + 8 * self.slots
+        }
+    }
+    /// Bytes of a group of four tracks (grouped) or of one track in a segment header.
+    pub fn header_bytes(&self) -> usize {
+        if self.slots == 0 {
+            return 0;
+        }
+        let per = if self.grouped { 4 } else { 1 };
+        2 * per + if self.ranges { 2 * per * self.slots } else { 0 }
+    }
+    /// Entries (groups or tracks) for `count` tracks.
+    pub fn entries(&self, count: usize) -> usize {
+        if self.grouped {
+            count.div_ceil(4)
+        } else {
+            count
+        }
+    }
+    /// Bytes of `count` tracks in the track table.
+    pub fn table_bytes(&self, count: usize) -> usize {
+        self.entries(count) * self.entry_bytes()
+    }
+    /// Bytes of `count` tracks in a segment header.
+    pub fn segment_bytes(&self, count: usize) -> usize {
+        self.entries(count) * self.header_bytes()
+    }
+    /// Where track `i` keeps its fields.
+    pub fn fields(&self, i: usize) -> Fields {
+        let (e, h) = (self.entry_bytes(), self.header_bytes());
+        if self.grouped {
+            let (g, lane) = (i / 4, i % 4);
+            Fields {
+                joint: g * e + 2 * lane,
+                min: g * e + 8 + 4 * lane,
+                step: g * e + 8 + 16 * self.slots + 4 * lane,
+                stride: 16,
+                code: g * h + 2 * lane,
+                qmin: g * h + 8 + lane,
+                qext: g * h + 12 + lane,
+                qstride: 8,
+            }
+        } else {
+            Fields {
+                joint: i * e,
+                min: i * e + 2,
+                step: i * e + 2 + 4 * self.slots,
+                stride: 4,
+                code: i * h,
+                qmin: i * h + 2,
+                qext: i * h + 3,
+                qstride: 2,
             }
         }
     }
@@ -371,22 +454,45 @@ pub fn write_plan(p: &Plan) -> Vec<u8> {
             push_f32s(&mut b, &v[..if kind == 0 { 4 } else { 3 }]);
         }
     }
-    // Track table.
+    // Track table, kind by kind (see [`KindLayout`]).
     let table = b.len() as u32;
     b[table_at..table_at + 4].copy_from_slice(&table.to_le_bytes());
-    for t in &p.tracks {
-        push_u16(&mut b, t.joint);
-        let n = usize::from(t.slots);
-        push_f32s(&mut b, &t.min[..n]);
-        push_f32s(&mut b, &t.step[..n]);
+    let kinds: Vec<(KindLayout, Vec<usize>)> = TrackKind::ALL
+        .iter()
+        .map(|&k| {
+            let idx = (0..p.tracks.len())
+                .filter(|&i| p.tracks[i].kind == k)
+                .collect();
+            (KindLayout::new(k, p.rotation_format, p.segment_ranges), idx)
+        })
+        .collect();
+    for (kl, idx) in &kinds {
+        let start = b.len();
+        b.resize(start + kl.table_bytes(idx.len()), 0);
+        for (i, &t) in idx.iter().enumerate() {
+            let f = kl.fields(i);
+            let tr = &p.tracks[t];
+            b[start + f.joint..start + f.joint + 2].copy_from_slice(&tr.joint.to_le_bytes());
+            for s in 0..kl.slots {
+                let (m, st) = (start + f.min + s * f.stride, start + f.step + s * f.stride);
+                b[m..m + 4].copy_from_slice(&tr.min[s].to_le_bytes());
+                b[st..st + 4].copy_from_slice(&tr.step[s].to_le_bytes());
+            }
+        }
+        if kl.grouped {
+            // Lanes past the last track: no joint.
+            for i in idx.len()..kl.entries(idx.len()) * 4 {
+                let f = kl.fields(i);
+                b[start + f.joint..start + f.joint + 2].copy_from_slice(&NO_PARENT.to_le_bytes());
+            }
+        }
     }
     // Segment table, then the segments.
     let seg_table = b.len();
     b[table_at + 4..table_at + 8].copy_from_slice(&(seg_table as u32).to_le_bytes());
-    let header_bytes: usize = p
-        .tracks
+    let header_bytes: usize = kinds
         .iter()
-        .map(|t| t.header_bytes(p.segment_ranges))
+        .map(|(kl, idx)| kl.segment_bytes(idx.len()))
         .sum();
     let mut at = seg_table + 4 * p.segments.len();
     for s in &p.segments {
@@ -395,32 +501,34 @@ pub fn write_plan(p: &Plan) -> Vec<u8> {
     }
     for s in &p.segments {
         push_u32(&mut b, s.key_bits);
-        for (i, t) in p.tracks.iter().enumerate() {
-            if t.slots == 0 {
+        for (kl, idx) in &kinds {
+            let start = b.len();
+            b.resize(start + kl.segment_bytes(idx.len()), 0);
+            if kl.slots == 0 {
                 continue;
             }
-            let c = s.codes[i];
-            let word = if t.slots == 4 {
-                u16::from(c[0])
-                    | u16::from(c[1]) << 4
-                    | u16::from(c[2]) << 8
-                    | u16::from(c[3]) << 12
-            } else {
-                let drop = if t.drops_component() {
-                    s.drops[i] & 3
+            for (i, &t) in idx.iter().enumerate() {
+                let f = kl.fields(i);
+                let tr = &p.tracks[t];
+                let c = s.codes[t];
+                let fourth = if kl.slots == 4 {
+                    c[3]
+                } else if tr.drops_component() {
+                    s.drops[t] & 3
                 } else {
                     0
                 };
-                u16::from(c[0])
+                let word = u16::from(c[0])
                     | u16::from(c[1]) << 4
                     | u16::from(c[2]) << 8
-                    | u16::from(drop) << 12
-            };
-            push_u16(&mut b, word);
-            if p.segment_ranges {
-                for &(qmin, qext) in &s.ranges[i][..usize::from(t.slots)] {
-                    b.push(qmin);
-                    b.push(qext);
+                    | u16::from(fourth) << 12;
+                b[start + f.code..start + f.code + 2].copy_from_slice(&word.to_le_bytes());
+                if kl.ranges {
+                    for slot in 0..kl.slots {
+                        let (qmin, qext) = s.ranges[t][slot];
+                        b[start + f.qmin + slot * f.qstride] = qmin;
+                        b[start + f.qext + slot * f.qstride] = qext;
+                    }
                 }
             }
         }
@@ -582,8 +690,6 @@ pub struct Layout {
     pub track_counts: [u32; 3],
     /// Bytes of every track's header in one segment (the same in every segment).
     pub segment_header_bytes: u32,
-    /// Bytes of one rotation track's header in a segment (0 for smallest-three packings).
-    pub rotation_header_bytes: u32,
     /// Offsets (bytes from the start of the file).
     pub name_at: u32,
     pub joint_names_at: u32,
@@ -779,33 +885,31 @@ impl CompressedClip {
     pub fn animated_tracks(&self) -> Vec<AnimatedTrack> {
         let mut out = Vec::with_capacity(self.animated_track_count());
         for (kind, &k) in TrackKind::ALL.iter().enumerate() {
-            let mut at = self.layout.tracks_at[kind] as usize;
-            for _ in 0..self.layout.track_counts[kind] {
-                let t = self.track_entry(k, at);
-                at += t.entry_bytes();
-                out.push(t);
+            for i in 0..self.layout.track_counts[kind] as usize {
+                out.push(self.track_entry(k, i));
             }
         }
         out
     }
 
-    /// The track table entry at byte `at`.
-    pub(crate) fn track_entry(&self, kind: TrackKind, at: usize) -> AnimatedTrack {
+    /// How the tracks of `kind` are laid out.
+    pub fn kind_layout(&self, kind: TrackKind) -> KindLayout {
+        KindLayout::new(kind, self.layout.rotation_format, self.segment_ranges())
+    }
+
+    /// Track `i` of `kind` as the track table describes it.
+    pub fn track_entry(&self, kind: TrackKind, i: usize) -> AnimatedTrack {
         let (slots, packed_bits) = track_shape(kind, self.layout.rotation_format);
-        let mut c = Cursor {
-            bytes: &self.bytes,
-            pos: at,
-        };
-        let joint = c.u16("").unwrap_or(0);
+        let kl = self.kind_layout(kind);
+        let f = kl.fields(i);
+        let at = self.layout.tracks_at[kind as usize] as usize;
         let (mut min, mut step) = ([0.0; 4], [0.0; 4]);
-        for v in min.iter_mut().take(usize::from(slots)) {
-            *v = c.f32("").unwrap_or(0.0);
-        }
-        for v in step.iter_mut().take(usize::from(slots)) {
-            *v = c.f32("").unwrap_or(0.0);
+        for s in 0..kl.slots {
+            min[s] = f32_at(&self.bytes, at + f.min + s * f.stride);
+            step[s] = f32_at(&self.bytes, at + f.step + s * f.stride);
         }
         AnimatedTrack {
-            joint,
+            joint: u16_at(&self.bytes, at + f.joint),
             kind,
             slots,
             packed_bits,
@@ -814,38 +918,78 @@ impl CompressedClip {
         }
     }
 
+    /// Byte offset in segment `s`'s block of the headers of `kind`.
+    pub(crate) fn kind_header_at(&self, s: usize, kind: TrackKind) -> usize {
+        let mut at = self.segment_at(s) + 4;
+        for (k, &tk) in TrackKind::ALL.iter().enumerate().take(kind as usize) {
+            at += self
+                .kind_layout(tk)
+                .segment_bytes(self.layout.track_counts[k] as usize);
+        }
+        at
+    }
+
+    /// Track `i` of `kind` in segment `s`: width code of each slot, dropped component (or
+    /// [`NO_DROP`]) and segment range of each slot.
+    pub fn segment_track(
+        &self,
+        s: usize,
+        kind: TrackKind,
+        i: usize,
+    ) -> ([u8; 4], u8, [(u8, u8); 4]) {
+        let kl = self.kind_layout(kind);
+        let f = kl.fields(i);
+        let at = self.kind_header_at(s, kind);
+        let mut ranges = [(0u8, 255u8); 4];
+        if kl.slots == 0 {
+            return ([0; 4], NO_DROP, ranges);
+        }
+        let word = u16_at(&self.bytes, at + f.code);
+        let mut codes = [0u8; 4];
+        for (i, c) in codes.iter_mut().enumerate().take(kl.slots) {
+            *c = ((word >> (4 * i)) & 15) as u8;
+        }
+        let drop = if kind == TrackKind::Rotation && kl.slots == 3 {
+            ((word >> 12) & 3) as u8
+        } else {
+            NO_DROP
+        };
+        if kl.ranges {
+            for (slot, r) in ranges.iter_mut().enumerate().take(kl.slots) {
+                let get = |o: usize| self.bytes.get(at + o + slot * f.qstride).copied();
+                *r = (get(f.qmin).unwrap_or(0), get(f.qext).unwrap_or(0));
+            }
+        }
+        (codes, drop, ranges)
+    }
+
+    /// Per animated track (file order) of segment `s`: the bit width of each slot (the packed
+    /// bits of a smallest-three rotation) and the dropped component (allocates; for tools).
+    pub fn segment_widths(&self, s: usize) -> Vec<([u8; 4], u8)> {
+        let mut out = Vec::new();
+        for (k, &kind) in TrackKind::ALL.iter().enumerate() {
+            for i in 0..self.layout.track_counts[k] as usize {
+                let t = self.track_entry(kind, i);
+                if t.slots == 0 {
+                    out.push(([t.packed_bits, 0, 0, 0], NO_DROP));
+                    continue;
+                }
+                let (codes, drop, _) = self.segment_track(s, kind, i);
+                let mut w = [0u8; 4];
+                for slot in 0..usize::from(t.slots) {
+                    w[slot] = WIDTHS[usize::from(codes[slot])];
+                }
+                out.push((w, drop));
+            }
+        }
+        out
+    }
+
     /// Byte offset of segment `s`'s block.
     #[inline(always)]
     pub(crate) fn segment_at(&self, s: usize) -> usize {
         let at = self.layout.segment_table_at as usize + 4 * s;
         u32_at(&self.bytes, at) as usize
-    }
-
-    /// Per animated track (file order) of segment `s`: the bit width of each slot and the dropped
-    /// component (allocates; for tools and tests).
-    pub fn segment_widths(&self, s: usize) -> Vec<([u8; 4], u8)> {
-        let tracks = self.animated_tracks();
-        let mut at = self.segment_at(s) + 4;
-        let ranges = self.segment_ranges();
-        tracks
-            .iter()
-            .map(|t| {
-                if t.slots == 0 {
-                    return ([t.packed_bits, 0, 0, 0], NO_DROP);
-                }
-                let word = u16_at(&self.bytes, at);
-                at += t.header_bytes(ranges);
-                let code = |i: u16| WIDTHS[usize::from((word >> (4 * i)) & 15)];
-                let mut w = [code(0), code(1), code(2), 0];
-                let mut drop = NO_DROP;
-                if t.slots == 4 {
-                    w[3] = code(3);
-                } else if t.drops_component() {
-                    drop = ((word >> 12) & 3) as u8;
-                }
-                (w, drop)
-            })
-            .collect()
     }
 }
 
@@ -1183,29 +1327,40 @@ fn validate(bytes: &[u8]) -> Result<Layout, TlcError> {
     }
     let mut tracks_at_kind = [0u32; 3];
     let mut segment_header_bytes = 0usize;
-    let mut rotation_header_bytes = 0usize;
     let segment_ranges = flags & FLAG_SEGMENT_RANGES != 0;
     for (kind, &k) in TrackKind::ALL.iter().enumerate() {
-        tracks_at_kind[kind] = c.pos as u32;
-        let (slots, _) = track_shape(k, rotation_format);
-        let shape = AnimatedTrack {
-            joint: 0,
-            kind: k,
-            slots,
-            packed_bits: 0,
-            min: [0.0; 4],
-            step: [0.0; 4],
-        };
+        let start = c.pos;
+        tracks_at_kind[kind] = start as u32;
+        let kl = KindLayout::new(k, rotation_format, segment_ranges);
         let count = track_counts[kind] as usize;
-        c.room(count, shape.entry_bytes(), "track table")?;
+        let table = c.take(kl.table_bytes(count), "track table")?;
         let mut last: Option<usize> = None;
-        for _ in 0..count {
-            let at = c.pos;
-            let j = usize::from(c.u16("track joint")?);
+        for i in 0..kl.entries(count) * if kl.grouped { 4 } else { 1 } {
+            let f = kl.fields(i);
+            let j = usize::from(u16::from_le_bytes([table[f.joint], table[f.joint + 1]]));
+            let f32_at = |at: usize| {
+                f32::from_le_bytes([table[at], table[at + 1], table[at + 2], table[at + 3]])
+            };
+            if i >= count {
+                // A lane past the last track of a group: no joint, zero ranges.
+                let zero = (0..kl.slots).all(|s| {
+                    f32_at(f.min + s * f.stride) == 0.0 && f32_at(f.step + s * f.stride) == 0.0
+                });
+                if j != usize::from(NO_PARENT) || !zero {
+                    return Err(invalid(
+                        "track table",
+                        start + f.joint,
+                        format!(
+                            "unused lane {i} of the last group must have joint 0xffff and zero ranges"
+                        ),
+                    ));
+                }
+                continue;
+            }
             if j >= joint_count || last.is_some_and(|l| j <= l) {
                 return Err(invalid(
                     "track joint",
-                    at,
+                    start + f.joint,
                     format!(
                         "joint {j}: expected increasing joints below {joint_count} within a kind"
                     ),
@@ -1214,32 +1369,29 @@ fn validate(bytes: &[u8]) -> Result<Layout, TlcError> {
             if seen[j] & (1 << kind) != 0 {
                 return Err(invalid(
                     "track joint",
-                    at,
+                    start + f.joint,
                     format!("joint {j}'s {k:?} track is both constant and animated"),
                 ));
             }
             seen[j] |= 1 << kind;
             last = Some(j);
-            for _ in 0..slots {
-                c.f32("track range minimum")?;
-            }
-            for _ in 0..slots {
-                let at = c.pos;
-                let s = c.f32("track range step")?;
-                if s < 0.0 {
-                    return Err(invalid(
-                        "track range step",
-                        at,
-                        format!("expected >= 0, found {s}"),
-                    ));
+            for s in 0..kl.slots {
+                for (what, at) in [
+                    ("track range minimum", f.min + s * f.stride),
+                    ("track range step", f.step + s * f.stride),
+                ] {
+                    let v = f32_at(at);
+                    if !v.is_finite() || (what == "track range step" && v < 0.0) {
+                        return Err(invalid(
+                            what,
+                            start + at,
+                            format!("expected a finite number (a step >= 0), found {v}"),
+                        ));
+                    }
                 }
             }
         }
-        let h = shape.header_bytes(segment_ranges);
-        if kind == 0 {
-            rotation_header_bytes = h;
-        }
-        segment_header_bytes += h * count;
+        segment_header_bytes += kl.segment_bytes(count);
     }
     drop(seen);
     if c.pos != segment_table_at {
@@ -1262,7 +1414,6 @@ fn validate(bytes: &[u8]) -> Result<Layout, TlcError> {
         flags,
         track_counts,
         segment_header_bytes: segment_header_bytes as u32,
-        rotation_header_bytes: rotation_header_bytes as u32,
         name_at: name_at as u32,
         joint_names_at: joint_names_at as u32,
         parents_at: parents_at as u32,
@@ -1327,16 +1478,13 @@ fn validate_segments(c: &mut Cursor, l: &Layout) -> Result<(), TlcError> {
     c.pos += 4 * segments;
     let bytes = c.bytes;
     let ranges = l.flags & FLAG_SEGMENT_RANGES != 0;
-    let shapes: [AnimatedTrack; 3] = TrackKind::ALL.map(|k| {
-        let (slots, packed_bits) = track_shape(k, l.rotation_format);
-        AnimatedTrack {
-            joint: 0,
-            kind: k,
-            slots,
+    let kinds = TrackKind::ALL.map(|k| {
+        let (_, packed_bits) = track_shape(k, l.rotation_format);
+        (
+            k,
+            KindLayout::new(k, l.rotation_format, ranges),
             packed_bits,
-            min: [0.0; 4],
-            step: [0.0; 4],
-        }
+        )
     });
     for s in 0..segments {
         let entry_at = table_at + 4 * s;
@@ -1350,41 +1498,65 @@ fn validate_segments(c: &mut Cursor, l: &Layout) -> Result<(), TlcError> {
         }
         let key_bits_at = c.pos;
         let key_bits = c.u32("segment key bits")?;
-        let header_at = c.pos;
-        let header = c.take(l.segment_header_bytes as usize, "segment header")?;
-        let mut h = 0usize;
         let mut bits = 0u64;
-        for (kind, shape) in shapes.iter().enumerate() {
-            for _ in 0..l.track_counts[kind] {
-                if shape.slots == 0 {
-                    bits += u64::from(shape.packed_bits);
+        for (kind, (k, kl, packed_bits)) in kinds.iter().enumerate() {
+            let count = l.track_counts[kind] as usize;
+            let header_at = c.pos;
+            let header = c.take(kl.segment_bytes(count), "segment header")?;
+            if kl.slots == 0 {
+                bits += u64::from(*packed_bits) * count as u64;
+                continue;
+            }
+            let lanes = kl.entries(count) * if kl.grouped { 4 } else { 1 };
+            for i in 0..lanes {
+                let f = kl.fields(i);
+                let word = u16::from_le_bytes([header[f.code], header[f.code + 1]]);
+                let range = |slot: usize| {
+                    if ranges {
+                        (
+                            header[f.qmin + slot * f.qstride],
+                            header[f.qext + slot * f.qstride],
+                        )
+                    } else {
+                        (0, 255)
+                    }
+                };
+                if i >= count {
+                    if word != 0 || (0..kl.slots).any(|slot| ranges && range(slot) != (0, 0)) {
+                        return Err(invalid(
+                            "segment header",
+                            header_at + f.code,
+                            format!("segment {s}: unused lane {i} must be all zero"),
+                        ));
+                    }
                     continue;
                 }
-                let word = u16::from_le_bytes([header[h], header[h + 1]]);
-                let slots = usize::from(shape.slots);
-                for i in 0..slots {
-                    bits += u64::from(WIDTHS[usize::from((word >> (4 * i)) & 15)]);
+                for slot in 0..kl.slots {
+                    bits += u64::from(WIDTHS[usize::from((word >> (4 * slot)) & 15)]);
+                    let (qmin, qext) = range(slot);
+                    if u16::from(qmin) + u16::from(qext) > 255 {
+                        return Err(invalid(
+                            "segment range",
+                            header_at + f.qmin + slot * f.qstride,
+                            format!("segment {s}: min {qmin} + extent {qext} exceeds 255"),
+                        ));
+                    }
                 }
-                if slots == 3 && !shape.drops_component() && word >> 12 != 0 {
+                let drops = *k == TrackKind::Rotation && kl.slots == 3;
+                if kl.slots == 3 && !drops && word >> 12 != 0 {
                     return Err(invalid(
                         "segment header",
-                        header_at + h,
+                        header_at + f.code,
                         format!("segment {s}: reserved bits 12-15 are not zero"),
                     ));
                 }
-                if ranges {
-                    for i in 0..slots {
-                        let (qmin, qext) = (header[h + 2 + 2 * i], header[h + 3 + 2 * i]);
-                        if u16::from(qmin) + u16::from(qext) > 255 {
-                            return Err(invalid(
-                                "segment range",
-                                header_at + h + 2 + 2 * i,
-                                format!("segment {s}: min {qmin} + extent {qext} exceeds 255"),
-                            ));
-                        }
-                    }
+                if drops && word >> 14 != 0 {
+                    return Err(invalid(
+                        "segment header",
+                        header_at + f.code,
+                        format!("segment {s}: reserved bits 14-15 are not zero"),
+                    ));
                 }
-                h += shape.header_bytes(ranges);
             }
         }
         if bits != u64::from(key_bits) {
