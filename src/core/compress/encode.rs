@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use glam::{Quat, Vec3};
+use rayon::prelude::*;
 
 use super::bits::BitWriter;
 use super::format::{
@@ -456,16 +457,14 @@ fn build_plan(
         static_pose: &static_pose,
         between: settings.frame_step == 1,
     };
-    let mut segments = Vec::with_capacity(segment_count);
-    let mut prev_last: Option<Vec<Transform>> = None;
-    for s in 0..segment_count {
-        if control.cancel.load(Ordering::Relaxed) {
-            return Err(CompressError::Cancelled);
-        }
-        (control.progress)(s as f32 / segment_count.max(1) as f32);
+    // Per segment: the 8-bit segment ranges, then the widths. Segments are chosen in parallel
+    // without the interval that crosses into them from the previous segment; a second, ordered
+    // pass checks each of those intervals with the previous segment's final keys and chooses the
+    // segment again with it when it is over the budget (rarely).
+    let segment_ranges = |s: usize| -> Vec<[(u8, u8); 4]> {
         let span = seg_span(s);
         let seg_drops = &drops[s * nt..(s + 1) * nt];
-        let ranges: Vec<[(u8, u8); 4]> = tracks
+        tracks
             .iter()
             .enumerate()
             .map(|(t, tr)| {
@@ -484,15 +483,15 @@ fn build_plan(
                 }
                 r
             })
-            .collect();
-        let mut work =
-            SegmentWork::new(&ctx, span.clone(), seg_drops, &ranges, prev_last.as_deref());
-        let codes: Vec<[u8; 4]> = match settings.bits {
-            BitRate::Fixed {
-                rotation_bits,
-                translation_bits,
-                scale_bits,
-            } => tracks
+            .collect()
+    };
+    let fixed_codes: Option<Vec<[u8; 4]>> = match settings.bits {
+        BitRate::Fixed {
+            rotation_bits,
+            translation_bits,
+            scale_bits,
+        } => Some(
+            tracks
                 .iter()
                 .map(|tr| {
                     let bits = match tr.kind {
@@ -503,10 +502,64 @@ fn build_plan(
                     [width_code(bits).unwrap_or(RAW_CODE); 4]
                 })
                 .collect(),
-            BitRate::Auto { error_cm } => work.choose(error_cm),
+        ),
+        BitRate::Auto { .. } => None,
+    };
+    let budget = match settings.bits {
+        BitRate::Auto { error_cm } => error_cm,
+        BitRate::Fixed { .. } => f32::INFINITY,
+    };
+    // (ranges, codes, decoded local pose of the last key)
+    type Chosen = (Vec<[(u8, u8); 4]>, Vec<[u8; 4]>, Vec<Transform>);
+    let choose = |s: usize, ranges: Vec<[(u8, u8); 4]>, prev: Option<&[Transform]>| -> Chosen {
+        let seg_drops = &drops[s * nt..(s + 1) * nt];
+        let mut work = SegmentWork::new(&ctx, seg_span(s), seg_drops, &ranges, prev);
+        let codes = match &fixed_codes {
+            Some(c) => c.clone(),
+            None => work.choose(budget),
         };
         work.set_codes(&codes);
-        prev_last = Some(work.last_key_local());
+        let last = work.last_key_local();
+        (ranges, codes, last)
+    };
+    let mut chosen: Vec<Chosen> = Vec::with_capacity(segment_count);
+    let chunk = 4 * rayon::current_num_threads().max(1);
+    for start in (0..segment_count).step_by(chunk) {
+        if control.cancel.load(Ordering::Relaxed) {
+            return Err(CompressError::Cancelled);
+        }
+        (control.progress)(0.9 * start as f32 / segment_count.max(1) as f32);
+        let end = (start + chunk).min(segment_count);
+        let part: Vec<Chosen> = (start..end)
+            .into_par_iter()
+            .map(|s| choose(s, segment_ranges(s), None))
+            .collect();
+        chosen.extend(part);
+    }
+    if fixed_codes.is_none() && ctx.between {
+        for s in 1..segment_count {
+            if control.cancel.load(Ordering::Relaxed) {
+                return Err(CompressError::Cancelled);
+            }
+            (control.progress)(0.9 + 0.1 * s as f32 / segment_count as f32);
+            let prev = chosen[s - 1].2.clone();
+            let seg_drops = &drops[s * nt..(s + 1) * nt];
+            let over = {
+                let (ranges, codes, _) = &chosen[s];
+                let mut work = SegmentWork::new(&ctx, seg_span(s), seg_drops, ranges, Some(&prev));
+                work.set_codes(codes);
+                work.evaluate() > budget
+            };
+            if over {
+                let ranges = std::mem::take(&mut chosen[s].0);
+                chosen[s] = choose(s, ranges, Some(&prev));
+            }
+        }
+    }
+    let mut segments = Vec::with_capacity(segment_count);
+    for (s, (ranges, codes, _)) in chosen.into_iter().enumerate() {
+        let span = seg_span(s);
+        let seg_drops = &drops[s * nt..(s + 1) * nt];
         // Keys back to back, tracks in order.
         let mut w = BitWriter::new();
         let mut key_bits = 0u32;
@@ -768,7 +821,8 @@ impl<'a> SegmentWork<'a> {
             cur,
             model: vec![Transform::IDENTITY; ns * n],
             err: vec![0.0; ns * n],
-            codes: vec![[RAW_CODE; 4]; ctx.tracks.len()],
+            // Not a valid code: every track's first `apply_codes` decodes it.
+            codes: vec![[u8::MAX; 4]; ctx.tracks.len()],
             scratch: vec![Transform::IDENTITY; n],
         };
         // Smallest-three rotations have one fixed packing: their decoded values from the start.
@@ -1082,6 +1136,16 @@ impl<'a> SegmentWork<'a> {
             }
         }
         self.codes.clone()
+    }
+
+    /// The largest error of any joint at any sample with the current codes (recomputed).
+    fn evaluate(&mut self) -> f32 {
+        let n = self.n();
+        let roots: Vec<usize> = (0..n).filter(|&j| self.ctx.parents[j].is_none()).collect();
+        roots
+            .into_iter()
+            .map(|r| self.update_subtree(r))
+            .fold(0.0, f32::max)
     }
 
     /// Sets the final codes (for the fixed bit rates; the automatic choice leaves them set).

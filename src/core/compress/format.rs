@@ -718,8 +718,10 @@ impl CompressedClip {
     /// Parses and validates a `.tlc` file. Never panics; every length is checked against the bytes
     /// present before anything is allocated from it, and everything the decoder will read is
     /// checked here, so sampling needs no check beyond the fixed [`Layout`].
-    pub fn from_bytes(bytes: Vec<u8>) -> Result<Self, TlcError> {
+    pub fn from_bytes(mut bytes: Vec<u8>) -> Result<Self, TlcError> {
         let layout = validate(&bytes)?;
+        // The clip keeps exactly the file (resident bytes = file size + context).
+        bytes.shrink_to_fit();
         Ok(Self { bytes, layout })
     }
 
