@@ -21,6 +21,7 @@ use std::path::Path;
 use taglane::core::anim::{
     Clip, ImportOptions, SampleSettings, Transform, load_animation, sample_clip,
 };
+use taglane::core::compress::metric::golden_times;
 use taglane::core::compress::{CompressSettings, CompressedClip, compress};
 
 /// (short name, file, cm per unit, ACL max error cm): as in `benches/compress.rs`.
@@ -65,12 +66,6 @@ fn load(file: &str, unit_cm: f32) -> Clip {
         .remove(0)
 }
 
-fn times(duration_s: f32, n: usize) -> Vec<f32> {
-    (0..n)
-        .map(|i| duration_s * ((i as f32 * 0.618_034 + 0.123).fract()))
-        .collect()
-}
-
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let usage =
@@ -84,8 +79,8 @@ fn main() {
             let r = compress(&clip, &CompressSettings::auto(acl_err * 0.98)).expect("compresses");
             std::fs::write(dir.join(format!("{short}.tlc")), r.clip.bytes()).expect("write");
             println!(
-                "{short}: ratio {:.3}, max error {:.4} cm",
-                r.ratio, r.error.max_error_cm
+                "{short}: ratio {:.3}, max error {:.4} cm at frames, {:.4} cm between frames",
+                r.ratio, r.error.max_error_cm, r.error.between.max_error_cm
             );
         }
         return;
@@ -97,7 +92,7 @@ fn main() {
     let compressed =
         CompressedClip::from_bytes(std::fs::read(dir.join(format!("{name}.tlc"))).expect("read"))
             .expect("valid .tlc");
-    let ts = times(clip.duration_s(), 256);
+    let ts = golden_times(clip.duration_s(), 256);
     let mut pose = vec![Transform::IDENTITY; clip.joint_count()];
     let settings = SampleSettings::default();
     match mode {

@@ -1,4 +1,5 @@
-//! `taglane compress`, `decompress`, `compare` and `export-acl`.
+//! `taglane compress` (one file, or many into a folder in parallel), `decompress` (original
+//! frames, or resampled through the runtime decoder with `--fps`), `compare` and `export-acl`.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -52,11 +53,16 @@ pub enum RotationArg {
 /// Settings flags shared by `compress`.
 #[derive(Debug, Args)]
 pub struct CompressArgs {
-    /// Input animation (.bvh; .glb/.gltf: the first clip).
-    pub input: PathBuf,
-    /// Output compressed clip (.tlc).
+    /// Input animations (.bvh; .glb/.gltf: the first clip). With several inputs (or when OUTPUT is
+    /// a folder) each is compressed to OUTPUT/NAME.tlc, in parallel.
+    #[arg(required = true, num_args = 1..)]
+    pub inputs: Vec<PathBuf>,
+    /// Output compressed clip (.tlc), or a folder for several inputs (created if missing).
     #[arg(short, long)]
     pub output: PathBuf,
+    /// Threads for several inputs (default: every core).
+    #[arg(long)]
+    pub jobs: Option<usize>,
     /// Automatic bit widths under this error (cm at 3 cm from each joint). Default 0.01.
     #[arg(long, conflicts_with_all = ["bits", "preset", "settings"])]
     pub error_cm: Option<f32>,
@@ -94,6 +100,10 @@ pub struct DecompressArgs {
     /// Output BVH.
     #[arg(short, long)]
     pub output: PathBuf,
+    /// Sample the clip through the runtime decoder at this many frames per second (frame k at
+    /// time k / F, up to the clip's duration) instead of writing its original frames.
+    #[arg(long)]
+    pub fps: Option<f32>,
 }
 
 #[derive(Debug, Args)]
@@ -218,20 +228,84 @@ fn compress_settings(args: &CompressArgs) -> Result<CompressSettings, (u8, Strin
     Ok(s)
 }
 
-fn report_json(r: &CompressResult) -> serde_json::Value {
+/// The error figures of a report: at frames and between frames (ACL's metric, cm).
+fn error_json(e: &crate::core::compress::ErrorReport) -> serde_json::Value {
+    let b = &e.between;
     serde_json::json!({
+        "max_error_cm": e.max_error_cm,
+        "mean_error_cm": e.mean_error_cm,
+        "p99_error_cm": e.p99_error_cm,
+        "worst": {
+            "joint": e.worst.joint_name,
+            "frame": e.worst.frame,
+            "error_cm": e.worst.error_cm,
+        },
+        "between": {
+            "max_error_cm": b.max_error_cm,
+            "mean_error_cm": b.mean_error_cm,
+            "scattered_max_error_cm": b.golden_max_error_cm,
+            "samples": b.samples,
+            "worst": {
+                "joint": b.worst.joint_name,
+                "frame_position": b.worst.position,
+                "time_s": b.worst.time_s,
+                "error_cm": b.worst.error_cm,
+            },
+        },
+        "overall_max_error_cm": e.overall_max_cm(),
+    })
+}
+
+fn report_json(input: &Path, output: &Path, r: &CompressResult) -> serde_json::Value {
+    let mut v = error_json(&r.error);
+    let extra = serde_json::json!({
+        "input": input.display().to_string(),
+        "output": output.display().to_string(),
         "raw_bytes": r.raw_bytes,
         "compressed_bytes": r.compressed_bytes,
+        "resident_bytes": r.clip.resident_bytes(),
         "ratio": r.ratio,
-        "max_error_cm": r.error.max_error_cm,
-        "mean_error_cm": r.error.mean_error_cm,
-        "worst": {
-            "joint": r.error.worst.joint_name,
-            "frame": r.error.worst.frame,
-            "error_cm": r.error.worst.error_cm,
-        },
         "compress_ms": r.compress_ms,
-    })
+    });
+    if let (Some(v), Some(extra)) = (v.as_object_mut(), extra.as_object()) {
+        v.extend(extra.clone());
+    }
+    v
+}
+
+fn report_line(input: &Path, output: &Path, r: &CompressResult) -> String {
+    let e = &r.error;
+    format!(
+        "{} -> {}: {} -> {} bytes, ratio {:.2}, max error {:.5} cm at frames ({} at frame {}), {:.5} cm between frames ({} at frame {:.2}), mean {:.6} cm, {:.0} ms",
+        input.display(),
+        output.display(),
+        r.raw_bytes,
+        r.compressed_bytes,
+        r.ratio,
+        e.max_error_cm,
+        e.worst.joint_name,
+        e.worst.frame,
+        e.between.max_error_cm,
+        e.between.worst.joint_name,
+        e.between.worst.position,
+        e.mean_error_cm,
+        r.compress_ms
+    )
+}
+
+/// Loads, compresses and writes one file; the error names the file.
+fn compress_file(
+    input: &Path,
+    output: &Path,
+    unit_cm: f32,
+    settings: &CompressSettings,
+) -> Result<CompressResult, String> {
+    let clip = load_clip(input, unit_cm)?;
+    let r = crate::core::compress::compress(&clip, settings)
+        .map_err(|e| format!("{}: {e}", input.display()))?;
+    write_atomic(output, r.clip.bytes(), false)
+        .map_err(|e| format!("{}: cannot write: {e}", output.display()))?;
+    Ok(r)
 }
 
 pub fn compress(args: CompressArgs) -> ExitCode {
@@ -244,35 +318,124 @@ pub fn compress(args: CompressArgs) -> ExitCode {
         Err((1, e)) => return super::fail_input(e),
         Err((_, e)) => return super::fail_usage(e),
     };
-    let clip = match load_clip(&args.input, unit_cm) {
-        Ok(c) => c,
+    if args.jobs == Some(0) {
+        return super::fail_usage("--jobs must be at least 1");
+    }
+    let to_folder = args.inputs.len() > 1
+        || args.output.is_dir()
+        || args.output.as_os_str().to_string_lossy().ends_with('/');
+    if to_folder {
+        return compress_many(&args, unit_cm, &settings);
+    }
+    let input = &args.inputs[0];
+    let r = match compress_file(input, &args.output, unit_cm, &settings) {
+        Ok(r) => r,
         Err(e) => return super::fail_input(e),
     };
-    let r = match crate::core::compress::compress(&clip, &settings) {
-        Ok(r) => r,
-        Err(e) => return super::fail_input(format!("{}: {e}", args.input.display())),
-    };
-    if let Err(e) = write_atomic(&args.output, r.clip.bytes(), false) {
-        return super::fail_input(format!("{}: cannot write: {e}", args.output.display()));
-    }
     if args.report == Some(ReportFormat::Json) {
-        println!("{}", report_json(&r));
+        println!("{}", report_json(input, &args.output, &r));
     } else {
-        println!(
-            "{} -> {}: {} -> {} bytes, ratio {:.2}, max error {:.5} cm ({} at frame {}), mean {:.6} cm, {:.0} ms",
-            args.input.display(),
-            args.output.display(),
-            r.raw_bytes,
-            r.compressed_bytes,
-            r.ratio,
-            r.error.max_error_cm,
-            r.error.worst.joint_name,
-            r.error.worst.frame,
-            r.error.mean_error_cm,
-            r.compress_ms
-        );
+        println!("{}", report_line(input, &args.output, &r));
     }
     ExitCode::SUCCESS
+}
+
+/// `compress IN... -o OUTDIR`: every input on a pool of `--jobs` threads (the segments of each
+/// clip share the pool), a progress bar on stderr, failures listed with their reason; exit 1 only
+/// when no file compressed.
+fn compress_many(args: &CompressArgs, unit_cm: f32, settings: &CompressSettings) -> ExitCode {
+    let dir = &args.output;
+    if let Err(e) = std::fs::create_dir_all(dir) {
+        return super::fail_input(format!("{}: cannot create the folder: {e}", dir.display()));
+    }
+    // Output names: the input's file stem; a second input with the same stem is refused rather
+    // than overwriting the first one's output.
+    let mut seen = std::collections::HashMap::new();
+    let jobs: Vec<(PathBuf, Result<PathBuf, String>)> = args
+        .inputs
+        .iter()
+        .map(|input| {
+            let stem = input
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "clip".into());
+            let out = dir.join(format!("{stem}.tlc"));
+            let target = match seen.insert(out.clone(), input.clone()) {
+                Some(first) => Err(format!(
+                    "{}: skipped: {} is already the output of {}",
+                    input.display(),
+                    out.display(),
+                    first.display()
+                )),
+                None => Ok(out),
+            };
+            (input.clone(), target)
+        })
+        .collect();
+    let mut builder = rayon::ThreadPoolBuilder::new();
+    if let Some(n) = args.jobs {
+        builder = builder.num_threads(n);
+    }
+    let pool = match builder.build() {
+        Ok(p) => p,
+        Err(e) => return super::fail_input(format!("cannot start the worker threads: {e}")),
+    };
+    let bar = indicatif::ProgressBar::new(jobs.len() as u64);
+    if let Ok(style) = indicatif::ProgressStyle::with_template(
+        "{elapsed_precise} [{bar:30}] {pos}/{len} {wide_msg}",
+    ) {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    let results: Vec<Result<(PathBuf, CompressResult), String>> = pool.install(|| {
+        use rayon::prelude::*;
+        jobs.par_iter()
+            .map(|(input, target)| {
+                let r = target.clone().and_then(|out| {
+                    compress_file(input, &out, unit_cm, settings).map(|r| (out, r))
+                });
+                bar.set_message(input.display().to_string());
+                bar.inc(1);
+                r
+            })
+            .collect()
+    });
+    bar.finish_and_clear();
+    let mut reports = Vec::new();
+    let mut failed = 0usize;
+    for ((input, _), r) in jobs.iter().zip(&results) {
+        match r {
+            Ok((out, r)) => {
+                if args.report == Some(ReportFormat::Json) {
+                    reports.push(report_json(input, out, r));
+                } else {
+                    println!("{}", report_line(input, out, r));
+                }
+            }
+            Err(e) => {
+                failed += 1;
+                eprintln!("taglane: {e}");
+            }
+        }
+    }
+    if args.report == Some(ReportFormat::Json) {
+        println!("{}", serde_json::Value::Array(reports));
+    }
+    let ok = results.len() - failed;
+    eprintln!(
+        "taglane: compressed {ok} of {} file(s) into {}{}",
+        results.len(),
+        dir.display(),
+        if failed > 0 {
+            format!("; {failed} failed (listed above)")
+        } else {
+            String::new()
+        }
+    );
+    if ok == 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
 }
 
 pub fn decompress(args: DecompressArgs) -> ExitCode {
@@ -285,7 +448,28 @@ pub fn decompress(args: DecompressArgs) -> ExitCode {
         Ok(c) => c,
         Err(e) => return super::fail_input(format!("{}: {e}", args.input.display())),
     };
-    let text = write_bvh(&clip.to_clip());
+    let decoded = match args.fps {
+        None => clip.to_clip(),
+        Some(fps) => {
+            if !(fps.is_finite() && fps > 0.0) {
+                return super::fail_usage(format!("--fps must be a positive number, found {fps}"));
+            }
+            // Frame k at time k / fps, every frame up to the clip's duration.
+            let frames =
+                (f64::from(clip.duration_s()) * f64::from(fps) + 1e-6).floor() as usize + 1;
+            let max = crate::core::limits::MAX_FRAMES;
+            if frames > max || frames * clip.joint_count() > crate::core::limits::MAX_JOINT_SAMPLES
+            {
+                return super::fail_usage(format!(
+                    "--fps {fps}: {frames} frames of {} joints is more than the limits ({max} frames, {} joint samples)",
+                    clip.joint_count(),
+                    crate::core::limits::MAX_JOINT_SAMPLES
+                ));
+            }
+            clip.resample(fps, frames)
+        }
+    };
+    let text = write_bvh(&decoded);
     if let Err(e) = write_atomic(&args.output, text.as_bytes(), false) {
         return super::fail_input(format!("{}: cannot write: {e}", args.output.display()));
     }
@@ -346,18 +530,20 @@ pub fn compare(args: CompareArgs) -> ExitCode {
             Ok(r) => r,
             Err(e) => return super::fail_input(format!("{}: {name}: {e}", args.input.display())),
         };
-        rows.push(serde_json::json!({
+        let mut row = error_json(&r.error);
+        let extra = serde_json::json!({
             "candidate": name,
             "compressed_bytes": r.compressed_bytes,
             "raw_bytes": r.raw_bytes,
+            "resident_bytes": r.clip.resident_bytes(),
             "ratio": r.ratio,
-            "max_error_cm": r.error.max_error_cm,
-            "mean_error_cm": r.error.mean_error_cm,
-            "p99_error_cm": r.error.p99_error_cm,
-            "worst": {"joint": r.error.worst.joint_name, "frame": r.error.worst.frame},
             "decode_us": decode_us(&r.clip),
             "compress_ms": r.compress_ms,
-        }));
+        });
+        if let (Some(row), Some(extra)) = (row.as_object_mut(), extra.as_object()) {
+            row.extend(extra.clone());
+        }
+        rows.push(row);
     }
     for &e in &args.stream_error_cm {
         let settings = StreamSettings {
@@ -380,36 +566,38 @@ pub fn compare(args: CompareArgs) -> ExitCode {
             std::hint::black_box(&pose);
         }
         let us = start.elapsed().as_secs_f64() * 1e6 / clip.frame_count.max(1) as f64;
-        rows.push(serde_json::json!({
+        let mut row = error_json(&rep.error);
+        let extra = serde_json::json!({
             "candidate": format!("stream {e} cm, jump {}", args.jump_frames),
             "compressed_bytes": rep.total_bytes,
             "raw_bytes": clip.frame_count * clip.joint_count() * 40,
             "ratio": rep.ratio,
-            "max_error_cm": rep.error.max_error_cm,
-            "mean_error_cm": rep.error.mean_error_cm,
-            "p99_error_cm": rep.error.p99_error_cm,
-            "worst": {"joint": rep.error.worst.joint_name, "frame": rep.error.worst.frame},
             "decode_us": us,
             "jump_bytes": rep.jump_bytes,
             "mean_seek_entries": rep.mean_seek_entries,
-        }));
+        });
+        if let (Some(row), Some(extra)) = (row.as_object_mut(), extra.as_object()) {
+            row.extend(extra.clone());
+        }
+        rows.push(row);
     }
     if args.json {
         println!("{}", serde_json::Value::Array(rows));
         return ExitCode::SUCCESS;
     }
     let mut out = format!(
-        "{:<32} {:>10} {:>8} {:>10} {:>10} {:>10} {:>10}\n",
-        "candidate", "bytes", "ratio", "max cm", "mean cm", "p99 cm", "decode us"
+        "{:<32} {:>10} {:>8} {:>10} {:>12} {:>10} {:>10} {:>10}\n",
+        "candidate", "bytes", "ratio", "max cm", "between cm", "mean cm", "p99 cm", "decode us"
     );
     for r in &rows {
         let _ = writeln!(
             out,
-            "{:<32} {:>10} {:>8.2} {:>10.5} {:>10.6} {:>10.5} {:>10.3}",
+            "{:<32} {:>10} {:>8.2} {:>10.5} {:>12.5} {:>10.6} {:>10.5} {:>10.3}",
             r["candidate"].as_str().unwrap_or(""),
             r["compressed_bytes"],
             r["ratio"].as_f64().unwrap_or(0.0),
             r["max_error_cm"].as_f64().unwrap_or(0.0),
+            r["between"]["max_error_cm"].as_f64().unwrap_or(0.0),
             r["mean_error_cm"].as_f64().unwrap_or(0.0),
             r["p99_error_cm"].as_f64().unwrap_or(0.0),
             r["decode_us"].as_f64().unwrap_or(0.0),

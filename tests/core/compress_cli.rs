@@ -271,3 +271,153 @@ fn errors_have_the_documented_exit_codes() {
     assert_eq!(st.code(), Some(2));
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// `compress IN... -o OUTDIR`: every good input is compressed (in parallel, `--jobs 2`), bad ones
+/// are listed with their reason, exit 0; when none compresses, exit 1.
+#[test]
+fn batch_compress_into_a_folder_lists_bad_files() {
+    let dir = temp_dir("batch");
+    let (a, b, broken) = (dir.join("a.bvh"), dir.join("b.bvh"), dir.join("broken.bvh"));
+    std::fs::write(&a, BVH).unwrap();
+    std::fs::write(&b, BVH.replace("0.5 17.1", "0.7 17.3")).unwrap();
+    std::fs::write(&broken, "HIERARCHY\nROOT a\n{\n OFFSET 0 0\n").unwrap();
+    let out_dir = dir.join("out");
+    let out = bin()
+        .args(["compress"])
+        .args([&a, &b, &broken])
+        .arg("-o")
+        .arg(&out_dir)
+        .args(["--jobs", "2", "--units", "cmu", "--report", "json"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("broken.bvh") && stderr.contains("OFFSET"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("compressed 2 of 3"), "{stderr}");
+    let reports: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(reports.len(), 2);
+    for (r, name) in reports.iter().zip(["a", "b"]) {
+        let tlc = out_dir.join(format!("{name}.tlc"));
+        assert_eq!(r["output"], tlc.display().to_string());
+        let bytes = std::fs::read(&tlc).unwrap();
+        assert_eq!(r["compressed_bytes"].as_u64().unwrap(), bytes.len() as u64);
+        assert!(taglane::core::compress::CompressedClip::from_bytes(bytes).is_ok());
+        assert!(r["max_error_cm"].as_f64().unwrap() <= 0.01);
+        assert!(
+            r["between"]["max_error_cm"].as_f64().unwrap() <= 0.01,
+            "{r}"
+        );
+        assert!(r["resident_bytes"].is_number());
+    }
+    assert!(!out_dir.join("broken.tlc").exists());
+    // Two inputs with the same name: the second is refused, not written over the first.
+    let other = dir.join("sub");
+    std::fs::create_dir_all(&other).unwrap();
+    std::fs::write(other.join("a.bvh"), BVH).unwrap();
+    let out = bin()
+        .args(["compress"])
+        .arg(&a)
+        .arg(other.join("a.bvh"))
+        .arg("-o")
+        .arg(&out_dir)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("already the output of"));
+    // Nothing compresses: exit 1.
+    let st = bin()
+        .args(["compress"])
+        .args([&broken, &broken])
+        .arg("-o")
+        .arg(&out_dir)
+        .status()
+        .unwrap();
+    assert_eq!(st.code(), Some(1));
+    // --jobs 0 is a usage error.
+    let st = bin()
+        .args(["compress"])
+        .args([&a, &b])
+        .arg("-o")
+        .arg(&out_dir)
+        .args(["--jobs", "0"])
+        .status()
+        .unwrap();
+    assert_eq!(st.code(), Some(2));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// `decompress --fps F` writes frame k at time k / F through the runtime decoder: at twice the
+/// clip's rate, even frames are the original frames and odd ones the decoder's in-between poses.
+#[test]
+fn decompress_fps_resamples_through_the_decoder() {
+    use taglane::core::anim::{ImportOptions, Transform, load_animation, local_to_model};
+    use taglane::core::compress::CompressedClip;
+    let dir = temp_dir("fps");
+    let bvh = dir.join("in.bvh");
+    std::fs::write(&bvh, BVH).unwrap();
+    let tlc = dir.join("in.tlc");
+    let st = bin()
+        .args(["compress"])
+        .arg(&bvh)
+        .arg("-o")
+        .arg(&tlc)
+        .args(["--error-cm", "0.01", "--units", "cmu"])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let fps = 2.0 * (1.0 / 0.0083333f64);
+    let back = dir.join("fps.bvh");
+    let out = bin()
+        .args(["decompress"])
+        .arg(&tlc)
+        .arg("-o")
+        .arg(&back)
+        .args(["--fps", &format!("{fps}")])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let opts = ImportOptions {
+        unit_cm: Some(5.644),
+        ..Default::default()
+    };
+    let resampled = load_animation(&back, &opts).unwrap().clips.remove(0);
+    assert_eq!(
+        resampled.frame_count, 11,
+        "6 frames at 120 fps are 11 at 240"
+    );
+    assert!((f64::from(resampled.fps) - fps).abs() < 0.01 * fps);
+    // Each written frame against the decoder sampled at k / F (model-space positions, cm).
+    let clip = CompressedClip::from_bytes(std::fs::read(&tlc).unwrap()).unwrap();
+    let skeleton = clip.skeleton();
+    let n = clip.joint_count();
+    let (mut local, mut model) = (vec![Transform::IDENTITY; n], vec![Transform::IDENTITY; n]);
+    let (mut written, mut model_w) = (vec![Transform::IDENTITY; n], vec![Transform::IDENTITY; n]);
+    for k in 0..resampled.frame_count {
+        clip.sample_pose((k as f64 / fps) as f32, &mut local);
+        local_to_model(&skeleton, &local, &mut model).unwrap();
+        assert!(resampled.copy_pose(k, &mut written));
+        local_to_model(&resampled.skeleton, &written, &mut model_w).unwrap();
+        for j in 0..n {
+            let d = (model[j].translation - model_w[j].translation).length() * 5.644;
+            assert!(d < 2e-3, "frame {k} joint {j}: {d} cm");
+        }
+    }
+    // A rate that is not a positive number is a usage error.
+    let st = bin()
+        .args(["decompress"])
+        .arg(&tlc)
+        .arg("-o")
+        .arg(&back)
+        .args(["--fps", "0"])
+        .status()
+        .unwrap();
+    assert_eq!(st.code(), Some(2));
+    std::fs::remove_dir_all(&dir).ok();
+}

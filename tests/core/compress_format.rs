@@ -1,5 +1,6 @@
 //! The `.tlc` reader on damaged input: truncation at every header byte (and beyond), flipped
-//! bytes, a future version, bad magic. Every case returns an error; none panics.
+//! bytes, a future version, bad magic, a file of the previous version. Every case returns an
+//! error; none panics.
 
 use taglane::core::compress::format::{HEADER_BYTES, MAGIC, VERSION};
 use taglane::core::compress::synth::synthetic_clip;
@@ -97,6 +98,12 @@ fn header_fields_are_validated_behind_a_valid_checksum() {
         (44, 0u16.to_le_bytes().to_vec()),       // animated track count
         (44, 65535u16.to_le_bytes().to_vec()),   // animated track count
         (46, vec![255]),                         // name length past the names
+        (47, vec![1]),                           // reserved
+        (52, 60000u16.to_le_bytes().to_vec()),   // rotation tracks past the animated ones
+        (54, 60000u16.to_le_bytes().to_vec()),   // translation tracks past the animated ones
+        (56, 0u32.to_le_bytes().to_vec()),       // track table offset
+        (56, u32::MAX.to_le_bytes().to_vec()),   // track table offset
+        (60, 7u32.to_le_bytes().to_vec()),       // segment table offset
     ];
     for (at, v) in cases {
         let b = patched(&bytes, at, &v);
@@ -142,4 +149,20 @@ fn every_preset_writes_a_loadable_file() {
             );
         }
     }
+}
+
+/// `tests/fixtures/tlc_v1_synthetic.tlc` was written by the version 1 encoder (before the
+/// three-vertex metric and exact in-between decoding): it is refused with a message that names
+/// its version, the version this build reads, and what to do.
+#[test]
+fn version_1_file_is_refused_with_its_version_named() {
+    let v1 = include_bytes!("../fixtures/tlc_v1_synthetic.tlc").to_vec();
+    assert_eq!(&v1[..8], &MAGIC);
+    assert_eq!(u16::from_le_bytes([v1[8], v1[9]]), 1);
+    let e = CompressedClip::from_bytes(v1).unwrap_err();
+    assert_eq!(e, TlcError::UnsupportedVersion { found: 1 });
+    let m = e.to_string();
+    assert!(m.contains("format version 1 is not supported"), "{m}");
+    assert!(m.contains(&format!("reads version {VERSION}")), "{m}");
+    assert!(m.contains("compress the source clip again"), "{m}");
 }

@@ -1,11 +1,15 @@
-//! Regression on the shared real takes: every clip x every preset stays under its error threshold,
-//! and at ACL's error on each clip the ratio beats ACL's (total >= 12.2).
-//! Run with `cargo test --release --no-default-features --test compress_mocap -- --include-ignored`.
+//! Regression on the shared real takes (`../shared/mocap`; run with `--include-ignored`):
+//!
+//! - at ACL's max error on each clip (ACL's metric, `metric.rs`), the error stays at or under
+//!   ACL's at frames and between frames, and the total ratio is at least 15.3 (ACL: 12.23);
+//! - every preset stays under its error threshold on an excerpt of every take (trimmed so the
+//!   test stays quick in a debug build).
 
 use taglane::core::anim::{Clip, ImportOptions, load_animation};
 use taglane::core::compress::{CompressSettings, CompressedClip, Preset, compress, measure_clip};
 
-/// (file, cm per unit, ACL max error cm, ACL ratio): the figures of issue 4.
+/// (file, cm per unit, ACL max error cm, ACL ratio): ACL's figures on these takes (issue 4,
+/// reproduced by the side-by-side study of issue 17).
 const CLIPS: [(&str, f32, f32, f64); 9] = [
     (
         "bandai_dataset-1_dance-short_normal_001.bvh",
@@ -33,6 +37,13 @@ const CLIPS: [(&str, f32, f32, f64); 9] = [
     ("cmu_131_03_hop_start_stop.bvh", 5.644, 0.0151, 14.50),
 ];
 
+/// The budget is this fraction of ACL's max error, the same for every clip (`benches/compress.rs`).
+const BUDGET_OF_ACL: f32 = 0.98;
+/// The total ratio to reach at ACL's error (1.25 x ACL's 12.23).
+const TARGET_RATIO: f64 = 15.3;
+/// Frames of each take the preset sweep compresses.
+const EXCERPT_FRAMES: usize = 240;
+
 fn load(file: &str, unit_cm: f32) -> Clip {
     let path = format!("{}/../shared/mocap/{file}", env!("CARGO_MANIFEST_DIR"));
     let opts = ImportOptions {
@@ -45,22 +56,20 @@ fn load(file: &str, unit_cm: f32) -> Clip {
         .remove(0)
 }
 
-/// Error threshold of each preset, cm. The automatic presets are bounded by their budget
-/// (0.01 cm). The fixed ones are bounded by what their widths allow on these clips: measured
-/// maxima over the nine clips (fixed16 0.454, fixed12-segments 0.434, smallest3-48 0.0237,
-/// smallest3-32 0.765, full-quat16 0.0027, raw 0.00012: renormalisation and f32 forward
-/// kinematics) plus about 30% margin. Decimation is destructive: 57.8 cm on a CMU clip, whose
-/// frame 0 is a synthetic T-pose that frame 1 is then interpolated from.
+/// Error threshold of each preset (at frames and between), cm. The automatic presets are bounded
+/// by their budget (0.01 cm). The fixed ones by what their widths allow on these excerpts:
+/// measured maxima over the nine excerpts plus about 30% (see the test's output). Decimation is
+/// destructive: a CMU take's frame 0 is a synthetic T-pose that frame 1 is interpolated from.
 fn threshold_cm(p: Preset) -> f32 {
     match p {
         Preset::Auto | Preset::AutoClipRange => 0.01,
         Preset::Fixed16 => 0.6,
         Preset::Fixed12Segments => 0.6,
-        Preset::SmallestThree48 => 0.032,
-        Preset::SmallestThree32 => 1.0,
-        Preset::FullQuat16 => 0.0036,
-        Preset::Raw => 0.0002,
-        Preset::Decimate2 => 60.0,
+        Preset::SmallestThree48 => 0.04,
+        Preset::SmallestThree32 => 1.3,
+        Preset::FullQuat16 => 0.006,
+        Preset::Raw => 0.0003,
+        Preset::Decimate2 => 80.0,
     }
 }
 
@@ -69,22 +78,29 @@ fn threshold_cm(p: Preset) -> f32 {
 fn every_clip_every_preset_under_threshold() {
     let mut failures = Vec::new();
     for (file, unit, _, _) in CLIPS {
-        let clip = load(file, unit);
+        let full = load(file, unit);
+        let clip = full
+            .sub_clip(0, full.frame_count.min(EXCERPT_FRAMES), &full.name)
+            .unwrap();
         for p in Preset::ALL {
             let r = compress(&clip, &p.settings()).unwrap();
+            let e = &r.error;
             println!(
-                "{file:48} {:>17}: ratio {:6.2} max {:.5} cm ({} f{})",
+                "{file:48} {:>17}: ratio {:6.2} max {:.5} cm at frames ({} f{}), {:.5} between ({} f{:.2})",
                 p.name(),
                 r.ratio,
-                r.error.max_error_cm,
-                r.error.worst.joint_name,
-                r.error.worst.frame
+                e.max_error_cm,
+                e.worst.joint_name,
+                e.worst.frame,
+                e.between.max_error_cm,
+                e.between.worst.joint_name,
+                e.between.worst.position,
             );
-            if r.error.max_error_cm > threshold_cm(p) {
+            if e.overall_max_cm() > threshold_cm(p) {
                 failures.push(format!(
                     "{file} {}: {} cm > {}",
                     p.name(),
-                    r.error.max_error_cm,
+                    e.overall_max_cm(),
                     threshold_cm(p)
                 ));
             }
@@ -98,24 +114,32 @@ fn every_clip_every_preset_under_threshold() {
 
 #[test]
 #[ignore = "needs ../shared/mocap"]
-fn beats_acl_at_acls_error() {
+fn beats_acl_at_acls_error_at_frames_and_between_frames() {
     let (mut raw, mut compressed) = (0usize, 0usize);
+    let mut failures = Vec::new();
     for (file, unit, acl_error_cm, acl_ratio) in CLIPS {
         let clip = load(file, unit);
-        let r = compress(&clip, &CompressSettings::auto(acl_error_cm * 0.98)).unwrap();
+        let r = compress(&clip, &CompressSettings::auto(acl_error_cm * BUDGET_OF_ACL)).unwrap();
+        let e = &r.error;
         println!(
-            "{file:48} ratio {:6.2} (ACL {acl_ratio:5.2}) max {:.4} cm (ACL {acl_error_cm}) at {} frame {}",
-            r.ratio, r.error.max_error_cm, r.error.worst.joint_name, r.error.worst.frame
+            "{file:48} ratio {:6.2} (ACL {acl_ratio:5.2}) at frames {:.4} cm, between {:.4} cm (scattered {:.4}; ACL {acl_error_cm}) in {:.0} ms",
+            r.ratio,
+            e.max_error_cm,
+            e.between.max_error_cm,
+            e.between.golden_max_error_cm,
+            r.compress_ms
         );
-        assert!(
-            r.error.max_error_cm <= acl_error_cm,
-            "{file}: {} > ACL {acl_error_cm}",
-            r.error.max_error_cm
-        );
+        if e.max_error_cm > acl_error_cm || e.between.max_error_cm > acl_error_cm {
+            failures.push(format!(
+                "{file}: {} at frames, {} between > ACL {acl_error_cm}",
+                e.max_error_cm, e.between.max_error_cm
+            ));
+        }
         raw += r.raw_bytes;
         compressed += r.compressed_bytes;
     }
     let total = raw as f64 / compressed as f64;
-    println!("total ratio {total:.3} (ACL 12.23)");
-    assert!(total >= 12.2, "total ratio {total}");
+    println!("total ratio {total:.3} (ACL 12.23, target {TARGET_RATIO})");
+    assert!(failures.is_empty(), "{failures:#?}");
+    assert!(total >= TARGET_RATIO, "total ratio {total}");
 }

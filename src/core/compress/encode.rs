@@ -7,18 +7,21 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use glam::{Quat, Vec3};
+use rayon::prelude::*;
 
 use super::bits::BitWriter;
 use super::format::{
-    AnimatedTrack, CompressedClip, NO_DROP, Plan, TlcError, TrackKind, TrackStore,
-    component_params, dequantize_component, kept_components, key_count_for, key_frame,
-    quantize_component, rotation_from_components, write_plan,
+    AnimatedTrack, CODE_SCALE, CompressedClip, NO_DROP, Plan, RAW_CODE, SegmentPlan, TlcError,
+    TrackKind, TrackStore, dequantize_slot, kept_components, key_count_for, key_frame,
+    quantize_slot, rotation_from_slots, slot_params, track_shape, write_plan,
 };
-use super::metric::{ErrorReport, Shell, clip_has_scale, clip_pose, local_to_model, measure};
+use super::metric::{
+    BETWEEN_FRACTIONS, ErrorReport, Shell, clip_has_scale, clip_pose, local_to_model, measure,
+};
 use super::quat_pack::{pack_smallest_three, unpack_smallest_three};
-use super::settings::{BitRate, CompressSettings, WIDTHS};
+use super::settings::{BitRate, CompressSettings, WIDTHS, width_code};
 use crate::core::anim::fk::compose;
-use crate::core::anim::{Clip, Transform};
+use crate::core::anim::{Clip, Transform, nlerp};
 
 /// Why compression did not produce a clip.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -105,10 +108,11 @@ pub fn compress_with(
     })
 }
 
-/// The error metric of a compressed clip against its original, decoding every original frame.
+/// The error metric of a compressed clip against its original: decoded at every original frame,
+/// between frames and at the scattered times (see [`measure`]).
 pub fn measure_clip(original: &Clip, compressed: &CompressedClip, shell_cm: f32) -> ErrorReport {
-    measure(original, shell_cm, |f, out| {
-        compressed.sample_pose_at_frame(f as f32, out)
+    measure(original, shell_cm, |p, out| {
+        compressed.sample_pose_at_frame(p, out)
     })
 }
 
@@ -260,8 +264,7 @@ fn build_plan(
     let frame_count = clip.frame_count as u32;
     let step = u32::from(settings.frame_step);
     let key_count = key_count_for(frame_count, step);
-    let has_scale = clip_has_scale(clip);
-    let shell = Shell::new(settings.shell_cm, clip.unit_cm, has_scale);
+    let shell = Shell::new(settings.shell_cm, clip.unit_cm);
     let parents = &clip.skeleton.parents;
     let sub = subtrees(parents);
 
@@ -336,56 +339,46 @@ fn build_plan(
         }
     }
 
-    // 2. Animated tracks with their per-clip ranges.
+    // 2. Animated tracks, grouped by kind (rotations, translations, scales), each by joint.
     let fmt = settings.rotation_format;
     let mut tracks = Vec::new();
-    for (j, js) in stores.iter().enumerate() {
-        for (kind, store) in js.iter().enumerate() {
-            if *store != TrackStore::Animated {
+    for kind in TrackKind::ALL {
+        for (j, js) in stores.iter().enumerate() {
+            if js[kind as usize] != TrackStore::Animated {
                 continue;
             }
-            let (comps, packed_bits, tk) = match kind {
-                0 => match fmt.ranged_components() {
-                    Some(c) => (c as u8, 0u8, TrackKind::Rotation),
-                    None => (
-                        0,
-                        fmt.packed_bits().unwrap_or(32) as u8,
-                        TrackKind::Rotation,
-                    ),
-                },
-                1 => (3, 0, TrackKind::Translation),
-                _ => (3, 0, TrackKind::Scale),
-            };
+            let (slots, packed_bits) = track_shape(kind, fmt);
             tracks.push(AnimatedTrack {
                 joint: j as u16,
-                kind: tk,
-                comps,
+                kind,
+                slots,
                 packed_bits,
-                clip_min: [0.0; 4],
-                clip_ext: [0.0; 4],
+                min: [0.0; 4],
+                step: [0.0; 4],
             });
         }
     }
-
-    // 3. Segments: ranges, widths, data.
     let segment_frames = if settings.segment_frames == 0 {
         key_count.max(1)
     } else {
         u32::from(settings.segment_frames)
     };
-    let segment_count = key_count.div_ceil(segment_frames) as usize;
-    let ranged: Vec<usize> = (0..tracks.len()).filter(|&t| tracks[t].comps > 0).collect();
-    let nr = ranged.len();
+    let segment_count = if tracks.is_empty() {
+        0
+    } else {
+        key_count.div_ceil(segment_frames) as usize
+    };
     let seg_span = |s: usize| {
         let k0 = s * segment_frames as usize;
         k0..(k0 + segment_frames as usize).min(nk)
     };
-    // Dropped component of each drop-W rotation in each segment: the one whose smallest magnitude
-    // over the segment is largest, so rebuilding it is well conditioned.
-    let mut all_drops = vec![NO_DROP; segment_count * nr];
+
+    // 3. The dropped component of each drop-W rotation in each segment: the one whose smallest
+    //    magnitude over the segment is largest, so rebuilding it is well conditioned.
+    let nt = tracks.len();
+    let mut drops = vec![NO_DROP; segment_count * nt];
     for s in 0..segment_count {
-        for (ri, &t) in ranged.iter().enumerate() {
-            let tr = &tracks[t];
+        for (t, tr) in tracks.iter().enumerate() {
             if !tr.drops_component() {
                 continue;
             }
@@ -402,46 +395,38 @@ fn build_plan(
                     best = c;
                 }
             }
-            all_drops[s * nr + ri] = best as u8;
+            drops[s * nt + t] = best as u8;
         }
     }
-    // Per-clip ranges of each component, over the values actually stored.
-    for (ri, &t) in ranged.iter().enumerate() {
-        let tr = &mut tracks[t];
-        let kind = tr.kind as usize;
+    // 4. Clip range of each slot over the values it stores in every segment.
+    for (t, tr) in tracks.iter_mut().enumerate() {
+        let slots = usize::from(tr.slots);
         let mut lo = [f32::INFINITY; 4];
         let mut hi = [f32::NEG_INFINITY; 4];
         for s in 0..segment_count {
-            let drop = all_drops[s * nr + ri];
-            let kept = kept_components(drop);
             for k in seg_span(s) {
-                let pose = &keys.pose(k)[usize::from(tr.joint)];
-                for (slot, &c) in kept.iter().enumerate().take(usize::from(tr.comps)) {
-                    let v = slot_value(pose, kind, drop, slot);
-                    lo[c] = lo[c].min(v);
-                    hi[c] = hi[c].max(v);
+                let v = slot_values(&keys.pose(k)[usize::from(tr.joint)], tr, drops[s * nt + t]);
+                for c in 0..slots {
+                    lo[c] = lo[c].min(v[c]);
+                    hi[c] = hi[c].max(v[c]);
                 }
             }
         }
-        for c in 0..tr.range_comps() {
+        for c in 0..slots {
             if lo[c] > hi[c] {
-                // Never stored (always the dropped component).
                 (lo[c], hi[c]) = (0.0, 0.0);
             }
-            tr.clip_min[c] = lo[c];
-            // Round the extent up so min + ext covers max in f32.
-            let mut ext = hi[c] - lo[c];
-            while lo[c] + ext < hi[c] {
-                ext = f32::from_bits(ext.to_bits() + 1);
+            tr.min[c] = lo[c];
+            // Round the step up until min + 255 step covers the maximum in f32.
+            let mut st = (hi[c] - lo[c]) / 255.0;
+            while lo[c] + st * 255.0 < hi[c] {
+                st = f32::from_bits(st.to_bits() + 1);
             }
-            tr.clip_ext[c] = ext;
+            tr.step[c] = st;
         }
     }
-    let mut widths = Vec::with_capacity(segment_count * ranged.len());
-    let mut ranges = Vec::with_capacity(segment_count * ranged.len());
-    let mut drops = Vec::with_capacity(segment_count * ranged.len());
-    let mut data = Vec::new();
-    // Decoded values of the static pose (default and constant tracks) as the decoder has them.
+
+    // 5. Segments: ranges, widths, keys.
     let mut static_pose = clip.skeleton.rest.clone();
     for (j, js) in stores.iter().enumerate() {
         for (kind, s) in js.iter().enumerate() {
@@ -450,106 +435,170 @@ fn build_plan(
             }
         }
     }
-    let mut opt = Optimizer::new(&clip.skeleton.parents, &sub, shell);
-    for s in 0..segment_count {
+    let chains: Vec<Vec<usize>> = (0..n)
+        .map(|j| {
+            let mut c = vec![j];
+            let mut p = parents[j];
+            while let Some(x) = p {
+                c.push(x);
+                p = parents[x];
+            }
+            c
+        })
+        .collect();
+    let ctx = SegmentContext {
+        clip,
+        keys: &keys,
+        tracks: &tracks,
+        parents,
+        sub: &sub,
+        chains: &chains,
+        shell,
+        static_pose: &static_pose,
+        between: settings.frame_step == 1,
+    };
+    // Per segment: the 8-bit segment ranges, then the widths. Segments are chosen in parallel
+    // without the interval that crosses into them from the previous segment; a second, ordered
+    // pass checks each of those intervals with the previous segment's final keys and chooses the
+    // segment again with it when it is over the budget (rarely).
+    let segment_ranges = |s: usize| -> Vec<[(u8, u8); 4]> {
+        let span = seg_span(s);
+        let seg_drops = &drops[s * nt..(s + 1) * nt];
+        tracks
+            .iter()
+            .enumerate()
+            .map(|(t, tr)| {
+                let mut r = [(0u8, 255u8); 4];
+                if settings.segment_ranges {
+                    for (c, out) in r.iter_mut().enumerate().take(usize::from(tr.slots)) {
+                        let (mut lo, mut hi) = (f32::INFINITY, f32::NEG_INFINITY);
+                        for k in span.clone() {
+                            let v =
+                                slot_values(&keys.pose(k)[usize::from(tr.joint)], tr, seg_drops[t]);
+                            lo = lo.min(v[c]);
+                            hi = hi.max(v[c]);
+                        }
+                        *out = segment_range(tr.min[c], tr.step[c], lo, hi);
+                    }
+                }
+                r
+            })
+            .collect()
+    };
+    let fixed_codes: Option<Vec<[u8; 4]>> = match settings.bits {
+        BitRate::Fixed {
+            rotation_bits,
+            translation_bits,
+            scale_bits,
+        } => Some(
+            tracks
+                .iter()
+                .map(|tr| {
+                    let bits = match tr.kind {
+                        TrackKind::Rotation => rotation_bits,
+                        TrackKind::Translation => translation_bits,
+                        TrackKind::Scale => scale_bits,
+                    };
+                    [width_code(bits).unwrap_or(RAW_CODE); 4]
+                })
+                .collect(),
+        ),
+        BitRate::Auto { .. } => None,
+    };
+    let budget = match settings.bits {
+        BitRate::Auto { error_cm } => error_cm,
+        BitRate::Fixed { .. } => f32::INFINITY,
+    };
+    // (ranges, codes, decoded local pose of the last key)
+    type Chosen = (Vec<[(u8, u8); 4]>, Vec<[u8; 4]>, Vec<Transform>);
+    let choose = |s: usize, ranges: Vec<[(u8, u8); 4]>, prev: Option<&[Transform]>| -> Chosen {
+        let seg_drops = &drops[s * nt..(s + 1) * nt];
+        let mut work = SegmentWork::new(&ctx, seg_span(s), seg_drops, &ranges, prev);
+        let codes = match &fixed_codes {
+            Some(c) => c.clone(),
+            None => work.choose(budget),
+        };
+        work.set_codes(&codes);
+        let last = work.last_key_local();
+        (ranges, codes, last)
+    };
+    let mut chosen: Vec<Chosen> = Vec::with_capacity(segment_count);
+    let chunk = 4 * rayon::current_num_threads().max(1);
+    for start in (0..segment_count).step_by(chunk) {
         if control.cancel.load(Ordering::Relaxed) {
             return Err(CompressError::Cancelled);
         }
-        (control.progress)(s as f32 / segment_count as f32);
-        let span = seg_span(s);
-        let (k0, k1) = (span.start, span.end);
-        let seg_drops = &all_drops[s * nr..(s + 1) * nr];
-        // Per ranged track: segment range per stored slot.
-        let mut seg_ranges = Vec::with_capacity(ranged.len());
-        for (ri, &t) in ranged.iter().enumerate() {
-            let tr = &tracks[t];
-            let kind = tr.kind as usize;
-            let drop = seg_drops[ri];
-            let kept = kept_components(drop);
-            let mut r = [(0u8, 255u8); 4];
-            if settings.segment_ranges {
-                for (slot, out) in r.iter_mut().enumerate().take(usize::from(tr.comps)) {
-                    let (mut lo, mut hi) = (f32::INFINITY, f32::NEG_INFINITY);
-                    for k in k0..k1 {
-                        let v = slot_value(&keys.pose(k)[usize::from(tr.joint)], kind, drop, slot);
-                        lo = lo.min(v);
-                        hi = hi.max(v);
-                    }
-                    let c = kept[slot];
-                    *out = segment_range(tr.clip_min[c], tr.clip_ext[c], lo, hi);
-                }
+        (control.progress)(0.9 * start as f32 / segment_count.max(1) as f32);
+        let end = (start + chunk).min(segment_count);
+        let part: Vec<Chosen> = (start..end)
+            .into_par_iter()
+            .map(|s| choose(s, segment_ranges(s), None))
+            .collect();
+        chosen.extend(part);
+    }
+    if fixed_codes.is_none() && ctx.between {
+        for s in 1..segment_count {
+            if control.cancel.load(Ordering::Relaxed) {
+                return Err(CompressError::Cancelled);
             }
-            seg_ranges.push(r);
+            (control.progress)(0.9 + 0.1 * s as f32 / segment_count as f32);
+            let prev = chosen[s - 1].2.clone();
+            let seg_drops = &drops[s * nt..(s + 1) * nt];
+            let over = {
+                let (ranges, codes, _) = &chosen[s];
+                let mut work = SegmentWork::new(&ctx, seg_span(s), seg_drops, ranges, Some(&prev));
+                work.set_codes(codes);
+                work.evaluate() > budget
+            };
+            if over {
+                let ranges = std::mem::take(&mut chosen[s].0);
+                chosen[s] = choose(s, ranges, Some(&prev));
+            }
         }
-        let seg_range_opt = |i: usize, c: usize| -> Option<(u8, u8)> {
-            if settings.segment_ranges {
-                Some(seg_ranges[i][c])
-            } else {
-                None
-            }
-        };
-        // Widths.
-        let seg_widths: Vec<u8> = match settings.bits {
-            BitRate::Fixed {
-                rotation_bits,
-                translation_bits,
-                scale_bits,
-            } => ranged
-                .iter()
-                .map(|&t| match tracks[t].kind {
-                    TrackKind::Rotation => rotation_bits,
-                    TrackKind::Translation => translation_bits,
-                    TrackKind::Scale => scale_bits,
-                })
-                .collect(),
-            BitRate::Auto { error_cm } => opt.choose(
-                &keys,
-                k0..k1,
-                &static_pose,
-                &tracks,
-                &ranged,
-                seg_drops,
-                &|i, c| seg_range_opt(i, c),
-                error_cm,
-            ),
-        };
-        // Data: keys back to back, tracks in order.
+    }
+    let mut segments = Vec::with_capacity(segment_count);
+    for (s, (ranges, codes, _)) in chosen.into_iter().enumerate() {
+        let span = seg_span(s);
+        let seg_drops = &drops[s * nt..(s + 1) * nt];
+        // Keys back to back, tracks in order.
         let mut w = BitWriter::new();
-        for k in k0..k1 {
+        let mut key_bits = 0u32;
+        for (i, k) in span.clone().enumerate() {
             let pose = keys.pose(k);
-            let mut ri = 0;
-            for tr in &tracks {
+            for (t, tr) in tracks.iter().enumerate() {
                 let j = usize::from(tr.joint);
-                let kind = tr.kind as usize;
-                if tr.comps == 0 {
+                if tr.slots == 0 {
                     let bits = u32::from(tr.packed_bits);
                     let packed = pack_smallest_three(pose[j].rotation, bits);
                     w.write(packed as u32, 32.min(bits));
                     if bits > 32 {
                         w.write((packed >> 32) as u32, bits - 32);
                     }
+                    if i == 0 {
+                        key_bits += bits;
+                    }
                     continue;
                 }
-                let width = seg_widths[ri];
-                let drop = seg_drops[ri];
-                let kept = kept_components(drop);
-                for c in 0..usize::from(tr.comps) {
-                    let v = slot_value(&pose[j], kind, drop, c);
-                    let (o, sc) = component_params(
-                        tr.clip_min[kept[c]],
-                        tr.clip_ext[kept[c]],
-                        seg_range_opt(ri, c),
-                        width,
-                    );
-                    w.write(quantize_component(v, o, sc, width), u32::from(width));
+                let v = slot_values(&pose[j], tr, seg_drops[t]);
+                for c in 0..usize::from(tr.slots) {
+                    let code = codes[t][c];
+                    let (qmin, qext) = ranges[t][c];
+                    let (o, sc) = slot_params(tr.min[c], tr.step[c], qmin, qext, code);
+                    let width = u32::from(WIDTHS[usize::from(code)]);
+                    w.write(quantize_slot(v[c], o, sc, code), width);
+                    if i == 0 {
+                        key_bits += width;
+                    }
                 }
-                ri += 1;
             }
         }
-        data.extend_from_slice(&w.finish());
-        widths.extend_from_slice(&seg_widths);
-        ranges.extend_from_slice(&seg_ranges);
-        drops.extend_from_slice(seg_drops);
+        segments.push(SegmentPlan {
+            codes,
+            drops: seg_drops.to_vec(),
+            ranges,
+            key_bits,
+            data: w.finish(),
+        });
     }
     (control.progress)(1.0);
     Ok(Plan {
@@ -562,62 +611,53 @@ fn build_plan(
         segment_frames,
         key_count,
         rotation_format: fmt,
-        has_scale,
+        has_scale: clip_has_scale(clip),
         segment_ranges: settings.segment_ranges,
         stores,
         tracks,
-        widths,
-        ranges,
-        drops,
-        data,
+        segments,
     })
 }
 
-/// The value stored in slot `slot` of a track: for a rotation that drops component `drop`, the
-/// kept components in order with the sign chosen so the dropped one is `>= 0`.
+/// The values a track stores in its slots: for a rotation that drops component `drop`, the kept
+/// components in order with the sign chosen so the dropped one is `>= 0`; a full rotation's x, y,
+/// z, w; a translation's or scale's x, y, z.
 #[inline]
-fn slot_value(t: &Transform, kind: usize, drop: u8, slot: usize) -> f32 {
-    match kind {
-        0 => {
+fn slot_values(t: &Transform, tr: &AnimatedTrack, drop: u8) -> [f32; 4] {
+    match tr.kind {
+        TrackKind::Rotation => {
             let a = t.rotation.to_array();
             if drop == NO_DROP {
-                a[slot]
-            } else {
-                let sign = if a[usize::from(drop)] < 0.0 {
-                    -1.0
-                } else {
-                    1.0
-                };
-                a[kept_components(drop)[slot]] * sign
+                return a;
             }
+            let sign = if a[usize::from(drop)] < 0.0 {
+                -1.0
+            } else {
+                1.0
+            };
+            let kept = kept_components(drop);
+            [a[kept[0]] * sign, a[kept[1]] * sign, a[kept[2]] * sign, 0.0]
         }
-        1 => t.translation.to_array()[slot],
-        _ => t.scale.to_array()[slot],
+        TrackKind::Translation => t.translation.extend(0.0).to_array(),
+        TrackKind::Scale => t.scale.extend(0.0).to_array(),
     }
 }
 
-/// The 8-bit segment range (min, extent) inside the clip range that covers `[lo, hi]`.
-fn segment_range(clip_min: f32, clip_ext: f32, lo: f32, hi: f32) -> (u8, u8) {
-    if clip_ext <= 0.0 {
+/// The 8-bit segment range `(qmin, qext)`, in steps of the clip range, that covers `[lo, hi]`.
+fn segment_range(min: f32, step: f32, lo: f32, hi: f32) -> (u8, u8) {
+    if step <= 0.0 {
         return (0, 0);
     }
-    let mut qmin = (((lo - clip_min) / clip_ext) * 255.0)
-        .floor()
-        .clamp(0.0, 255.0) as u8;
-    let mut qmax = (((hi - clip_min) / clip_ext) * 255.0)
-        .ceil()
-        .clamp(0.0, 255.0) as u8;
+    let mut qmin = ((lo - min) / step).floor().clamp(0.0, 255.0) as u8;
+    let mut qmax = ((hi - min) / step).ceil().clamp(0.0, 255.0) as u8;
     // Make sure the decoded range really covers [lo, hi] in f32 arithmetic.
-    while qmin > 0 && component_params(clip_min, clip_ext, Some((qmin, 0)), 8).0 > lo {
+    while qmin > 0 && min + step * f32::from(qmin) > lo {
         qmin -= 1;
     }
     if qmax < qmin {
         qmax = qmin;
     }
-    while qmax < 255 && {
-        let (o, s) = component_params(clip_min, clip_ext, Some((qmin, qmax - qmin)), 8);
-        o + s * 255.0 < hi
-    } {
+    while qmax < 255 && min + step * f32::from(qmax) < hi {
         qmax += 1;
     }
     (qmin, qmax - qmin)
@@ -658,199 +698,372 @@ fn constant_candidate(keys: &Keys, j: usize, kind: usize) -> [f32; 4] {
     ]
 }
 
-/// The automatic bit selection for one segment (see `docs/COMPRESSION.md`).
-struct Optimizer<'a> {
+/// What every segment's bit selection shares.
+struct SegmentContext<'a> {
+    clip: &'a Clip,
+    keys: &'a Keys,
+    /// Animated tracks in file order.
+    tracks: &'a [AnimatedTrack],
     parents: &'a [Option<usize>],
+    /// Each joint's subtree (the joint first, then its descendants in index order).
     sub: &'a [Vec<usize>],
-    /// Ancestors of each joint including itself.
-    chain: Vec<Vec<usize>>,
+    /// Each joint's chain: the joint, its parent, ... up to the root.
+    chains: &'a [Vec<usize>],
     shell: Shell,
+    /// The decoded static pose (rest and constant tracks).
+    static_pose: &'a [Transform],
+    /// Measure between keys too (off with decimation, where keys are not consecutive frames).
+    between: bool,
 }
 
-/// Index of the highest width level.
-const TOP: usize = WIDTHS.len() - 1;
+/// A sample the bit selection measures: a key of the segment, or a time between two keys.
+#[derive(Debug, Clone, Copy)]
+enum Sample {
+    Key(usize),
+    /// Between key `a` (or the previous segment's last key when `None`) and key `b`.
+    Between(Option<usize>, usize, f32),
+}
 
-impl<'a> Optimizer<'a> {
-    fn new(parents: &'a [Option<usize>], sub: &'a [Vec<usize>], shell: Shell) -> Self {
-        let chain = (0..parents.len())
-            .map(|j| {
-                let mut c = vec![j];
-                let mut p = parents[j];
-                while let Some(x) = p {
-                    c.push(x);
-                    p = parents[x];
-                }
-                c
-            })
-            .collect();
-        Self {
-            parents,
-            sub,
-            chain,
-            shell,
-        }
-    }
+/// The automatic bit selection of one segment (see `docs/COMPRESSION.md`). Samples are the
+/// segment's keys and, between every two consecutive keys (the previous segment's last key and
+/// this segment's first included), the [`BETWEEN_FRACTIONS`]; the original at a between sample is
+/// the clip interpolated as the runtime does (nlerp, lerp), the decoded pose is the decoded keys
+/// interpolated as the decoder does. Model transforms and errors of the current choice are cached
+/// per sample and joint; a change to one track recomputes only its joint's subtree.
+struct SegmentWork<'a> {
+    ctx: &'a SegmentContext<'a>,
+    span: std::ops::Range<usize>,
+    drops: &'a [u8],
+    ranges: &'a [[(u8, u8); 4]],
+    prev_last: Option<&'a [Transform]>,
+    samples: Vec<Sample>,
+    /// Original model transforms, `[sample * n + joint]`.
+    orig_model: Vec<Transform>,
+    /// Decoded local transforms of the keys, `[key * n + joint]`.
+    cur: Vec<Transform>,
+    /// Model transforms and errors of the current choice, `[sample * n + joint]`.
+    model: Vec<Transform>,
+    err: Vec<f32>,
+    /// Current width codes per track and slot.
+    codes: Vec<[u8; 4]>,
+    scratch: Vec<Transform>,
+}
 
-    /// Decoded value of ranged track `t` at key `k` for a width level.
-    #[allow(clippy::too_many_arguments)]
-    fn decoded(
-        &self,
-        keys: &Keys,
-        k: usize,
-        tr: &AnimatedTrack,
-        drop: u8,
-        range: &dyn Fn(usize) -> Option<(u8, u8)>,
-        level: usize,
-    ) -> [f32; 4] {
-        let width = WIDTHS[level];
-        let kind = tr.kind as usize;
-        let kept = kept_components(drop);
-        let mut c = [0.0f32; 4];
-        for (i, slot) in c.iter_mut().enumerate().take(usize::from(tr.comps)) {
-            let v = slot_value(&keys.pose(k)[usize::from(tr.joint)], kind, drop, i);
-            let comp = kept[i];
-            let (o, s) = component_params(tr.clip_min[comp], tr.clip_ext[comp], range(i), width);
-            *slot = dequantize_component(quantize_component(v, o, s, width), o, s, width);
-        }
-        c
-    }
-
-    fn apply(&self, local: &mut Transform, tr: &AnimatedTrack, drop: u8, c: [f32; 4]) {
-        match tr.kind {
-            TrackKind::Rotation => local.rotation = rotation_from_components(tr.comps, drop, c),
-            TrackKind::Translation => local.translation = Vec3::new(c[0], c[1], c[2]),
-            TrackKind::Scale => local.scale = Vec3::new(c[0], c[1], c[2]),
-        }
-    }
-
-    /// Widths (bits) for the ranged tracks of one segment.
-    #[allow(clippy::too_many_arguments)]
-    fn choose(
-        &mut self,
-        keys: &Keys,
+impl<'a> SegmentWork<'a> {
+    fn new(
+        ctx: &'a SegmentContext<'a>,
         span: std::ops::Range<usize>,
-        static_pose: &[Transform],
-        tracks: &[AnimatedTrack],
-        ranged: &[usize],
-        drops: &[u8],
-        range: &dyn Fn(usize, usize) -> Option<(u8, u8)>,
-        budget_cm: f32,
-    ) -> Vec<u8> {
-        let n = keys.joints;
+        drops: &'a [u8],
+        ranges: &'a [[(u8, u8); 4]],
+        prev_last: Option<&'a [Transform]>,
+    ) -> Self {
+        let n = ctx.keys.joints;
         let nk = span.len();
-        // Current decoded local poses of the segment: static pose + animated tracks.
-        let mut cur = vec![Transform::IDENTITY; nk * n];
-        for (i, k) in span.clone().enumerate() {
-            let pose = &mut cur[i * n..(i + 1) * n];
-            pose.copy_from_slice(static_pose);
-            for tr in tracks {
-                let j = usize::from(tr.joint);
-                let src = keys.pose(k)[j];
-                match tr.kind {
-                    TrackKind::Rotation => {
-                        pose[j].rotation = if tr.comps == 0 {
-                            let b = u32::from(tr.packed_bits);
-                            unpack_smallest_three(pack_smallest_three(src.rotation, b), b)
-                        } else {
-                            src.rotation
-                        }
-                    }
-                    TrackKind::Translation => pose[j].translation = src.translation,
-                    TrackKind::Scale => pose[j].scale = src.scale,
+        let mut samples: Vec<Sample> = (0..nk).map(Sample::Key).collect();
+        if ctx.between {
+            for &a in &BETWEEN_FRACTIONS {
+                if prev_last.is_some() {
+                    samples.push(Sample::Between(None, 0, a));
+                }
+                for i in 1..nk {
+                    samples.push(Sample::Between(Some(i - 1), i, a));
                 }
             }
         }
-        let mut scratch = vec![Transform::IDENTITY; n];
-        let mut levels = vec![TOP; ranged.len()];
-        let set_level = |cur: &mut [Transform], ri: usize, level: usize, this: &Self| {
-            let tr = &tracks[ranged[ri]];
-            let j = usize::from(tr.joint);
-            for (i, k) in span.clone().enumerate() {
-                let c = this.decoded(keys, k, tr, drops[ri], &|c| range(ri, c), level);
-                this.apply(&mut cur[i * n + j], tr, drops[ri], c);
+        let ns = samples.len();
+        let mut orig_local = vec![Transform::IDENTITY; ns * n];
+        let mut orig_model = vec![Transform::IDENTITY; ns * n];
+        for (si, smp) in samples.iter().enumerate() {
+            let out = &mut orig_local[si * n..(si + 1) * n];
+            match *smp {
+                Sample::Key(i) => out.copy_from_slice(ctx.keys.pose(span.start + i)),
+                Sample::Between(a, b, alpha) => {
+                    let ka = a.map_or_else(|| span.start - 1, |a| span.start + a);
+                    let (pa, pb) = (ctx.keys.pose(ka), ctx.keys.pose(span.start + b));
+                    for j in 0..n {
+                        out[j] = interp(&pa[j], &pb[j], alpha);
+                    }
+                }
             }
+            if let Sample::Key(i) = *smp {
+                orig_model[si * n..(si + 1) * n].copy_from_slice(ctx.keys.model(span.start + i));
+            } else {
+                local_to_model(
+                    &ctx.clip.skeleton,
+                    &orig_local[si * n..(si + 1) * n],
+                    &mut orig_model[si * n..(si + 1) * n],
+                );
+            }
+        }
+        // Start from the original values (the top level) on every animated track.
+        let mut cur = vec![Transform::IDENTITY; nk * n];
+        for i in 0..nk {
+            let pose = &mut cur[i * n..(i + 1) * n];
+            pose.copy_from_slice(ctx.static_pose);
+            let src = ctx.keys.pose(span.start + i);
+            for tr in ctx.tracks {
+                let j = usize::from(tr.joint);
+                match tr.kind {
+                    TrackKind::Rotation => pose[j].rotation = src[j].rotation,
+                    TrackKind::Translation => pose[j].translation = src[j].translation,
+                    TrackKind::Scale => pose[j].scale = src[j].scale,
+                }
+            }
+        }
+        let mut w = Self {
+            ctx,
+            span,
+            drops,
+            ranges,
+            prev_last,
+            samples,
+            orig_model,
+            cur,
+            model: vec![Transform::IDENTITY; ns * n],
+            err: vec![0.0; ns * n],
+            // Not a valid code: every track's first `apply_codes` decodes it.
+            codes: vec![[u8::MAX; 4]; ctx.tracks.len()],
+            scratch: vec![Transform::IDENTITY; n],
         };
-        // Phase 1: each track alone (everything else as it is now: original or static) gets the
-        // lowest level that keeps its subtree within the budget.
-        for ri in 0..ranged.len() {
-            let j = usize::from(tracks[ranged[ri]].joint);
+        // Smallest-three rotations have one fixed packing: their decoded values from the start.
+        for (t, tr) in ctx.tracks.iter().enumerate() {
+            if tr.slots == 0 {
+                w.apply_level(t, TOP);
+            }
+        }
+        w
+    }
+
+    fn n(&self) -> usize {
+        self.ctx.keys.joints
+    }
+
+    /// Width codes of a track's slots for a level (an index into [`WIDTHS`]): the slot with the
+    /// largest segment extent gets `WIDTHS[level]` bits, the others the fewest bits whose
+    /// quantisation step is no coarser than its (the metric sees rotation and translation errors
+    /// alike along every axis, so every slot needs about the same step).
+    fn level_codes(&self, t: usize, level: usize) -> [u8; 4] {
+        let tr = &self.ctx.tracks[t];
+        let slots = usize::from(tr.slots);
+        let mut codes = [0u8; 4];
+        if level == 0 || level >= TOP {
+            for c in codes.iter_mut().take(slots) {
+                *c = level as u8;
+            }
+            return codes;
+        }
+        let ext: [f32; 4] = std::array::from_fn(|c| tr.step[c] * f32::from(self.ranges[t][c].1));
+        let emax = ext.iter().take(slots).fold(0.0f32, |a, &b| a.max(b));
+        let step_top = emax * CODE_SCALE[level];
+        for c in 0..slots {
+            codes[c] = (0..=level)
+                .find(|&k| {
+                    if k == 0 {
+                        ext[c] <= step_top
+                    } else {
+                        ext[c] * CODE_SCALE[k] <= step_top
+                    }
+                })
+                .unwrap_or(level) as u8;
+        }
+        codes
+    }
+
+    /// The decoded local value of track `t` at key `i` with width codes `codes`.
+    fn decoded(&self, t: usize, i: usize, codes: &[u8; 4]) -> Transform {
+        let tr = &self.ctx.tracks[t];
+        let j = usize::from(tr.joint);
+        let src = &self.ctx.keys.pose(self.span.start + i)[j];
+        let mut out = self.cur[i * self.n() + j];
+        if tr.slots == 0 {
+            let b = u32::from(tr.packed_bits);
+            out.rotation = unpack_smallest_three(pack_smallest_three(src.rotation, b), b);
+            return out;
+        }
+        let drop = self.drops[t];
+        let v = slot_values(src, tr, drop);
+        let mut d = [0.0f32; 4];
+        for c in 0..usize::from(tr.slots) {
+            let (qmin, qext) = self.ranges[t][c];
+            let (o, s) = slot_params(tr.min[c], tr.step[c], qmin, qext, codes[c]);
+            d[c] = dequantize_slot(quantize_slot(v[c], o, s, codes[c]), o, s, codes[c]);
+        }
+        match tr.kind {
+            TrackKind::Rotation => out.rotation = rotation_from_slots(tr.slots, drop, d),
+            TrackKind::Translation => out.translation = Vec3::new(d[0], d[1], d[2]),
+            TrackKind::Scale => out.scale = Vec3::new(d[0], d[1], d[2]),
+        }
+        out
+    }
+
+    /// Sets track `t` to `level` in the decoded keys (not the cached models).
+    fn apply_level(&mut self, t: usize, level: usize) {
+        let codes = self.level_codes(t, level);
+        self.apply_codes(t, codes);
+    }
+
+    fn apply_codes(&mut self, t: usize, codes: [u8; 4]) {
+        let n = self.n();
+        let j = usize::from(self.ctx.tracks[t].joint);
+        for i in 0..self.span.len() {
+            self.cur[i * n + j] = self.decoded(t, i, &codes);
+        }
+        self.codes[t] = codes;
+    }
+
+    /// The decoded local transform of joint `j` at sample `si`.
+    #[inline]
+    fn local_at(&self, si: usize, j: usize) -> Transform {
+        let n = self.n();
+        match self.samples[si] {
+            Sample::Key(i) => self.cur[i * n + j],
+            Sample::Between(a, b, alpha) => {
+                let la = match a {
+                    Some(a) => &self.cur[a * n + j],
+                    None => &self.prev_last.unwrap_or(self.ctx.static_pose)[j],
+                };
+                interp(la, &self.cur[b * n + j], alpha)
+            }
+        }
+    }
+
+    /// Recomputes the cached models and errors of joint `j`'s subtree at every sample from the
+    /// decoded keys; returns the largest error in the subtree.
+    fn update_subtree(&mut self, j: usize) -> f32 {
+        let n = self.n();
+        let mut worst = 0.0f32;
+        for si in 0..self.samples.len() {
+            for &d in &self.ctx.sub[j] {
+                let local = self.local_at(si, d);
+                let m = match self.ctx.parents[d] {
+                    Some(p) => compose(&self.model[si * n + p], &local),
+                    None => local,
+                };
+                self.model[si * n + d] = m;
+                let e = self.ctx.shell.error_cm(&self.orig_model[si * n + d], &m);
+                self.err[si * n + d] = e;
+                worst = worst.max(e);
+            }
+        }
+        worst
+    }
+
+    /// Largest error over joint `j`'s subtree at every sample if the decoded keys are as they
+    /// are now (the cache is left alone). Stops early past `limit`.
+    fn trial_subtree(&mut self, j: usize, limit: f32) -> f32 {
+        let n = self.n();
+        let mut worst = 0.0f32;
+        let mut scratch = std::mem::take(&mut self.scratch);
+        'samples: for si in 0..self.samples.len() {
+            for &d in &self.ctx.sub[j] {
+                let local = self.local_at(si, d);
+                let m = match self.ctx.parents[d] {
+                    Some(p) if d == j => compose(&self.model[si * n + p], &local),
+                    Some(p) => compose(&scratch[p], &local),
+                    None => local,
+                };
+                scratch[d] = m;
+                worst = worst.max(self.ctx.shell.error_cm(&self.orig_model[si * n + d], &m));
+                if worst > limit {
+                    break 'samples;
+                }
+            }
+        }
+        self.scratch = scratch;
+        worst
+    }
+
+    /// Largest error of joint `target` over every sample if the decoded keys are as they are
+    /// now, where only joint `changed` (an ancestor of `target` or `target` itself) differs from
+    /// the cache.
+    fn trial_joint(&self, changed: usize, target: usize) -> f32 {
+        let n = self.n();
+        let chain = &self.ctx.chains[target];
+        let from = chain.iter().position(|&c| c == changed).unwrap_or(0);
+        let mut worst = 0.0f32;
+        for si in 0..self.samples.len() {
+            let mut m = match self.ctx.parents[changed] {
+                Some(p) => compose(&self.model[si * n + p], &self.local_at(si, changed)),
+                None => self.local_at(si, changed),
+            };
+            for &c in chain[..from].iter().rev() {
+                m = compose(&m, &self.local_at(si, c));
+            }
+            worst = worst.max(
+                self.ctx
+                    .shell
+                    .error_cm(&self.orig_model[si * n + target], &m),
+            );
+        }
+        worst
+    }
+
+    /// Largest error of each joint over every sample (from the cache).
+    fn joint_errors(&self) -> Vec<f32> {
+        let n = self.n();
+        let mut out = vec![0.0f32; n];
+        for row in self.err.chunks_exact(n) {
+            for (o, &e) in out.iter_mut().zip(row) {
+                *o = o.max(e);
+            }
+        }
+        out
+    }
+
+    /// Chooses the width codes of every track (see `docs/COMPRESSION.md`, "Automatic bit
+    /// selection") so that every joint stays within `budget_cm` at every sample.
+    fn choose(&mut self, budget_cm: f32) -> Vec<[u8; 4]> {
+        let n = self.n();
+        let nt = self.ctx.tracks.len();
+        let ranged: Vec<usize> = (0..nt).filter(|&t| self.ctx.tracks[t].slots > 0).collect();
+        let mut levels = vec![TOP; nt];
+        // Phase 1: each track alone, every other track at its original value, gets the lowest
+        // level that keeps its subtree within the budget.
+        for i in 0..self.samples.len() {
+            let (a, b) = (i * n, (i + 1) * n);
+            self.model[a..b].copy_from_slice(&self.orig_model[a..b]);
+        }
+        for &t in &ranged {
+            let j = usize::from(self.ctx.tracks[t].joint);
             let (mut lo, mut hi) = (0usize, TOP);
             while lo < hi {
                 let mid = (lo + hi) / 2;
-                set_level(&mut cur, ri, mid, self);
-                let mut worst = 0.0f32;
-                for (i, k) in span.clone().enumerate() {
-                    let local = &cur[i * n..(i + 1) * n];
-                    worst = worst.max(subtree_error(
-                        self.parents,
-                        &self.sub[j],
-                        keys,
-                        k,
-                        local,
-                        &mut scratch,
-                        &self.shell,
-                        false,
-                    ));
-                    if worst > budget_cm {
-                        break;
-                    }
-                }
-                if worst <= budget_cm {
+                self.apply_level(t, mid);
+                if self.trial_subtree(j, budget_cm) <= budget_cm {
                     hi = mid;
                 } else {
                     lo = mid + 1;
                 }
             }
-            levels[ri] = lo;
-            // Back to the original values while the other tracks are tried alone.
-            set_level(&mut cur, ri, TOP, self);
+            levels[t] = lo;
+            self.apply_level(t, TOP);
         }
-        for ri in 0..ranged.len() {
-            set_level(&mut cur, ri, levels[ri], self);
+        for &t in &ranged {
+            self.apply_level(t, levels[t]);
+        }
+        let roots: Vec<usize> = (0..n).filter(|&j| self.ctx.parents[j].is_none()).collect();
+        for r in roots {
+            self.update_subtree(r);
         }
         // Joint -> its ranged tracks.
         let mut joint_tracks: Vec<Vec<usize>> = vec![Vec::new(); n];
-        for (ri, &t) in ranged.iter().enumerate() {
-            joint_tracks[usize::from(tracks[t].joint)].push(ri);
+        for &t in &ranged {
+            joint_tracks[usize::from(self.ctx.tracks[t].joint)].push(t);
         }
-        let mut model = vec![Transform::IDENTITY; n];
-        let mut joint_err = vec![0.0f32; n];
-        let eval_all =
-            |cur: &[Transform], joint_err: &mut [f32], model: &mut [Transform], this: &Self| {
-                joint_err.iter_mut().for_each(|e| *e = 0.0);
-                for (i, k) in span.clone().enumerate() {
-                    let local = &cur[i * n..(i + 1) * n];
-                    local_to_model_parents(this.parents, local, model);
-                    let mo = keys.model(k);
-                    for j in 0..n {
-                        let e = this.shell.error_cm(&mo[j], &model[j]);
-                        if e > joint_err[j] {
-                            joint_err[j] = e;
-                        }
-                    }
-                }
-            };
-        // Error of one joint over the segment (chain-only forward kinematics).
-        let eval_joint = |cur: &[Transform], j: usize, this: &Self| -> f32 {
-            let chain = &this.chain[j];
-            let mut worst = 0.0f32;
-            for (i, k) in span.clone().enumerate() {
-                let local = &cur[i * n..(i + 1) * n];
-                let mut m = local[chain[chain.len() - 1]];
-                for &c in chain.iter().rev().skip(1) {
-                    m = compose(&m, &local[c]);
-                }
-                worst = worst.max(this.shell.error_cm(&keys.model(k)[j], &m));
-            }
-            worst
+        let bits = |this: &Self, t: usize, codes: &[u8; 4]| -> f32 {
+            let slots = usize::from(this.ctx.tracks[t].slots);
+            codes[..slots]
+                .iter()
+                .map(|&c| f32::from(WIDTHS[usize::from(c)]))
+                .sum()
         };
         // Phase 2: while a joint is over budget, raise the track on its chain that buys the most
         // error per added bit.
         let mut guard = 0;
         loop {
             guard += 1;
-            eval_all(&cur, &mut joint_err, &mut model, self);
-            let (worst_j, worst_e) = joint_err
+            let errs = self.joint_errors();
+            let (worst_j, worst_e) = errs
                 .iter()
                 .copied()
                 .enumerate()
@@ -859,64 +1072,113 @@ impl<'a> Optimizer<'a> {
                 break;
             }
             let mut best: Option<(usize, f32)> = None;
-            for &cj in &self.chain[worst_j] {
-                for &ri in &joint_tracks[cj] {
-                    if levels[ri] >= TOP {
+            for &cj in &self.ctx.chains[worst_j] {
+                for &t in &joint_tracks[cj] {
+                    if levels[t] >= TOP {
                         continue;
                     }
-                    let old = levels[ri];
-                    set_level(&mut cur, ri, old + 1, self);
-                    let e = eval_joint(&cur, worst_j, self);
-                    set_level(&mut cur, ri, old, self);
-                    let tr = &tracks[ranged[ri]];
-                    let cost = f32::from(WIDTHS[old + 1] - WIDTHS[old]) * f32::from(tr.comps);
+                    let old = self.codes[t];
+                    let before = bits(self, t, &old);
+                    self.apply_level(t, levels[t] + 1);
+                    let e = self.trial_joint(cj, worst_j);
+                    let cost = (bits(self, t, &self.codes[t]) - before).max(1.0);
+                    self.apply_codes(t, old);
                     let score = (worst_e - e) / cost;
                     if best.is_none_or(|(_, s)| score > s) {
-                        best = Some((ri, score));
+                        best = Some((t, score));
                     }
                 }
             }
-            let Some((ri, _)) = best else { break };
-            levels[ri] += 1;
-            set_level(&mut cur, ri, levels[ri], self);
+            let Some((t, _)) = best else { break };
+            levels[t] += 1;
+            self.apply_level(t, levels[t]);
+            self.update_subtree(usize::from(self.ctx.tracks[t].joint));
         }
-        // Phase 3: try to lower each track (largest first) while every joint stays in budget.
+        // Phase 3: try to lower each track (largest first) while its subtree stays in budget.
         for _pass in 0..2 {
-            let mut order: Vec<usize> = (0..ranged.len()).filter(|&ri| levels[ri] > 0).collect();
-            order.sort_by_key(|&ri| {
-                std::cmp::Reverse(
-                    u32::from(WIDTHS[levels[ri]]) * u32::from(tracks[ranged[ri]].comps),
-                )
+            let mut order: Vec<usize> = ranged.iter().copied().filter(|&t| levels[t] > 0).collect();
+            order.sort_by(|&a, &b| {
+                bits(self, b, &self.codes[b]).total_cmp(&bits(self, a, &self.codes[a]))
             });
             let mut changed = false;
-            for ri in order {
-                if levels[ri] == 0 {
-                    continue;
-                }
-                let old = levels[ri];
-                set_level(&mut cur, ri, old - 1, self);
-                eval_all(&cur, &mut joint_err, &mut model, self);
-                let sub = &self.sub[usize::from(tracks[ranged[ri]].joint)];
-                if sub.iter().all(|&d| joint_err[d] <= budget_cm) {
-                    levels[ri] = old - 1;
+            for t in order {
+                let j = usize::from(self.ctx.tracks[t].joint);
+                let old = self.codes[t];
+                self.apply_level(t, levels[t] - 1);
+                if self.trial_subtree(j, budget_cm) <= budget_cm {
+                    levels[t] -= 1;
+                    self.update_subtree(j);
                     changed = true;
                 } else {
-                    set_level(&mut cur, ri, old, self);
+                    self.apply_codes(t, old);
                 }
             }
             if !changed {
                 break;
             }
         }
-        levels.iter().map(|&l| WIDTHS[l]).collect()
+        // Phase 4: one slot at a time, one width step down where the subtree stays in budget.
+        for &t in &ranged {
+            let j = usize::from(self.ctx.tracks[t].joint);
+            for c in 0..usize::from(self.ctx.tracks[t].slots) {
+                let old = self.codes[t];
+                if old[c] == 0 || old[c] >= RAW_CODE {
+                    continue;
+                }
+                let mut codes = old;
+                codes[c] -= 1;
+                self.apply_codes(t, codes);
+                if self.trial_subtree(j, budget_cm) <= budget_cm {
+                    self.update_subtree(j);
+                } else {
+                    self.apply_codes(t, old);
+                }
+            }
+        }
+        self.codes.clone()
+    }
+
+    /// The largest error of any joint at any sample with the current codes (recomputed).
+    fn evaluate(&mut self) -> f32 {
+        let n = self.n();
+        let roots: Vec<usize> = (0..n).filter(|&j| self.ctx.parents[j].is_none()).collect();
+        roots
+            .into_iter()
+            .map(|r| self.update_subtree(r))
+            .fold(0.0, f32::max)
+    }
+
+    /// Sets the final codes (for the fixed bit rates; the automatic choice leaves them set).
+    fn set_codes(&mut self, codes: &[[u8; 4]]) {
+        for (t, c) in codes.iter().enumerate() {
+            if self.ctx.tracks[t].slots > 0 && self.codes[t] != *c {
+                self.apply_codes(t, *c);
+            }
+        }
+    }
+
+    /// The decoded local pose of the segment's last key.
+    fn last_key_local(&self) -> Vec<Transform> {
+        let n = self.n();
+        let i = self.span.len() - 1;
+        self.cur[i * n..(i + 1) * n].to_vec()
     }
 }
 
-fn local_to_model_parents(parents: &[Option<usize>], local: &[Transform], model: &mut [Transform]) {
-    for (i, (l, parent)) in local.iter().zip(parents).enumerate() {
-        model[i] = match parent {
-            Some(p) => compose(&model[*p], l),
-            None => *l,
-        };
+/// Index of the highest width level (raw float32).
+const TOP: usize = WIDTHS.len() - 1;
+
+/// Two local transforms interpolated as the decoder and the animation core interpolate two
+/// frames: rotation nlerp on the shortest path, translation lerp, scale lerp (equal scales exact).
+#[inline]
+fn interp(a: &Transform, b: &Transform, alpha: f32) -> Transform {
+    Transform {
+        translation: a.translation.lerp(b.translation, alpha),
+        rotation: nlerp(a.rotation, b.rotation, alpha),
+        scale: if a.scale == b.scale {
+            a.scale
+        } else {
+            a.scale.lerp(b.scale, alpha)
+        },
     }
 }

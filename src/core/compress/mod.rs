@@ -6,6 +6,7 @@
 
 pub mod acl_sjson;
 pub mod bits;
+pub mod decode;
 pub mod encode;
 pub mod format;
 pub mod metric;

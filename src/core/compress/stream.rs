@@ -10,9 +10,9 @@
 use glam::Vec3;
 use serde::{Deserialize, Serialize};
 
-use super::format::nlerp;
 use super::metric::{ErrorReport, clip_pose, measure};
 use super::quat_pack::{from_drop_w, positive_w};
+use crate::core::anim::nlerp;
 use crate::core::anim::{Clip, Transform};
 
 /// Settings of the key-reduced stream.
@@ -330,9 +330,10 @@ impl KeyStream {
     /// Measures the stream against its original clip.
     pub fn report(&self, original: &Clip, shell_cm: f32) -> StreamReport {
         let mut player = StreamPlayer::new(self);
-        let error = measure(original, shell_cm, |f, out| {
-            player.advance_to(self, f as u32);
-            player.sample(self, f as f32, out);
+        let error = measure(original, shell_cm, |p, out| {
+            // (advance_to seeks back for the scattered times)
+            player.advance_to(self, p.max(0.0) as u32);
+            player.sample(self, p, out);
         });
         let mut seeks = 0usize;
         let probes = self.frame_count.min(997);

@@ -16,7 +16,7 @@ use self::model::{
     Candidate, ClipOutcome, Job, Summary, export_tlc, lock, pareto_front, summarize,
 };
 use crate::core::anim::{Clip, RotationInterp, SampleSettings, Transform, local_to_model};
-use crate::core::compress::metric::{Shell, clip_has_scale};
+use crate::core::compress::metric::Shell;
 use crate::core::compress::settings::WIDTHS;
 use crate::core::compress::{BitRate, Preset, RotationFormat};
 use crate::core::tags::ClipId;
@@ -201,11 +201,7 @@ impl CompressionView {
         local_to_model(&original.skeleton, &local, &mut orig).ok()?;
         r.clip.sample_pose(time_s as f32, &mut local);
         local_to_model(&original.skeleton, &local, &mut dec).ok()?;
-        let shell = Shell::new(
-            r.settings.shell_cm,
-            original.unit_cm,
-            clip_has_scale(original),
-        );
+        let shell = Shell::new(r.settings.shell_cm, original.unit_cm);
         let errors_cm: Vec<f32> = orig
             .iter()
             .zip(&dec)
@@ -431,13 +427,36 @@ impl CompressionView {
             {
                 queue.push(AppCommand::SetPlayhead(f as f64));
             }
-            if let Some(r) = current.and_then(|o| o.result.as_ref().ok()) {
-                ui.label(format!(
-                    "worst: {} at frame {} ({:.4} cm)",
-                    r.error.worst.joint_name, r.error.worst.frame, r.error.worst.error_cm
-                ));
+            let between = current
+                .and_then(|o| o.result.as_ref().ok())
+                .map(|r| f64::from(r.error.between.worst.position));
+            if ui
+                .add_enabled(
+                    between.is_some(),
+                    egui::Button::new("Jump to worst between frames"),
+                )
+                .clicked()
+                && let Some(p) = between
+            {
+                queue.push(AppCommand::SetPlayhead(p));
             }
         });
+        // On its own line, wrapped: a long line would widen the side panel over the timeline.
+        if let Some(r) = current.and_then(|o| o.result.as_ref().ok()) {
+            let b = &r.error.between.worst;
+            ui.add(
+                egui::Label::new(format!(
+                    "worst: {} at frame {} ({:.4} cm); between frames {} at {:.2} ({:.4} cm)",
+                    r.error.worst.joint_name,
+                    r.error.worst.frame,
+                    r.error.worst.error_cm,
+                    b.joint_name,
+                    b.position,
+                    b.error_cm
+                ))
+                .wrap(),
+            );
+        }
         per_clip_ui(ui, cmp, self.chosen, queue);
         plots_ui(ui, cmp, self.chosen, input, clip);
 
@@ -569,13 +588,14 @@ fn table_ui(ui: &mut Ui, cmp: &Comparison, current: ClipId) {
         .show(ui, |ui| {
             egui::Grid::new("compression_grid")
                 .striped(true)
-                .num_columns(9)
+                .num_columns(10)
                 .show(ui, |ui| {
                     for h in [
                         "candidate",
                         "size (B)",
                         "ratio",
                         "max (cm)",
+                        "between (cm)",
                         "mean (cm)",
                         "p99 (cm)",
                         "worst",
@@ -590,7 +610,12 @@ fn table_ui(ui: &mut Ui, cmp: &Comparison, current: ClipId) {
                         ui.label(format!("{} {}", cand.label, cand.describe()));
                         ui.label(s.compressed_bytes.to_string());
                         ui.label(format!("{:.2}", s.ratio));
-                        ui.label(format!("{:.4}", s.max_error_cm));
+                        ui.label(format!("{:.4}", s.max_error_cm))
+                            .on_hover_text("largest error at a frame (ACL's metric)");
+                        ui.label(format!("{:.4}", s.between_max_error_cm))
+                            .on_hover_text(
+                                "largest error between frames: the decoded pose against the original sampled with nlerp",
+                            );
                         ui.label(format!("{:.4}", s.mean_error_cm));
                         ui.label(format!("{:.4}", s.p99_error_cm));
                         let worst = if clips > 1 {
@@ -631,7 +656,15 @@ fn per_clip_ui(ui: &mut Ui, cmp: &Comparison, chosen: usize, queue: &mut Vec<App
                     egui::Grid::new("per_clip_grid")
                         .striped(true)
                         .show(ui, |ui| {
-                            for h in ["clip", "", "size (B)", "ratio", "max (cm)", "worst"] {
+                            for h in [
+                                "clip",
+                                "",
+                                "size (B)",
+                                "ratio",
+                                "max (cm)",
+                                "between (cm)",
+                                "worst",
+                            ] {
                                 ui.strong(h);
                             }
                             ui.end_row();
@@ -652,6 +685,7 @@ fn per_clip_ui(ui: &mut Ui, cmp: &Comparison, chosen: usize, queue: &mut Vec<App
                                         ui.label(r.compressed_bytes.to_string());
                                         ui.label(format!("{:.2}", r.ratio));
                                         ui.label(format!("{:.4}", r.error.max_error_cm));
+                                        ui.label(format!("{:.4}", r.error.between.max_error_cm));
                                         ui.label(format!(
                                             "{} @{}",
                                             r.error.worst.joint_name, r.error.worst.frame
@@ -680,7 +714,7 @@ fn plots_ui(
         .outcome(chosen, input.clip)
         .and_then(|o| o.result.as_ref().ok());
     if let Some(r) = current {
-        ui.label("Error over time of the worst joints (cm)");
+        ui.label("Error over time of the worst joints (cm), at frames and a quarter, half and three quarters between them");
         let fps = clip.map_or(30.0, |c| c.fps);
         let frame = input.playhead;
         let _ = fps;
@@ -690,10 +724,9 @@ fn plots_ui(
             .show(ui, |plot| {
                 for (k, j) in r.error.worst_joints.iter().enumerate() {
                     let pts: PlotPoints<'_> = j
-                        .frame_error_cm
-                        .iter()
-                        .enumerate()
-                        .map(|(f, e)| [f as f64, f64::from(*e)])
+                        .curve()
+                        .into_iter()
+                        .map(|(f, e)| [f64::from(f), f64::from(e)])
                         .collect();
                     plot.line(
                         Line::new(j.joint_name.clone(), pts)
@@ -702,22 +735,25 @@ fn plots_ui(
                 }
                 plot.vline(VLine::new("playhead", frame).color(theme::PLOT_SERIES[5]));
             });
-        ui.label("Maximum error per joint (cm)");
+        ui.label("Maximum error per joint (cm, at or between frames)");
         let names = clip.map(|c| c.skeleton.names.clone()).unwrap_or_default();
+        let overall = r.error.overall_max_cm().max(1e-6);
         let bars: Vec<Bar> = r
             .error
             .joint_max_cm
             .iter()
+            .zip(&r.error.between.joint_max_cm)
             .enumerate()
-            .map(|(j, e)| {
-                Bar::new(j as f64, f64::from(*e))
+            .map(|(j, (a, b))| {
+                let e = a.max(*b);
+                Bar::new(j as f64, f64::from(e))
                     .name(
                         names
                             .get(j)
                             .cloned()
                             .unwrap_or_else(|| format!("joint {j}")),
                     )
-                    .fill(theme::error_color(e / r.error.max_error_cm.max(1e-6)))
+                    .fill(theme::error_color(e / overall))
             })
             .collect();
         Plot::new("joint_error_plot")
@@ -725,10 +761,12 @@ fn plots_ui(
             .show(ui, |plot| plot.bar_chart(BarChart::new("max error", bars)));
     }
 
-    ui.label("Size (bytes) vs max error (cm): clips, database totals and the Pareto front");
+    ui.label(
+        "Size (bytes) vs max error (cm, at or between frames): clips, database totals and the Pareto front",
+    );
     let totals: Vec<(f64, f64)> = (0..cmp.candidates.len())
         .filter_map(|k| cmp.summary(k))
-        .map(|s| (s.compressed_bytes as f64, f64::from(s.max_error_cm)))
+        .map(|s| (s.compressed_bytes as f64, f64::from(s.overall_max_cm())))
         .collect();
     let front = pareto_front(&totals);
     Plot::new("pareto_plot")
@@ -743,7 +781,12 @@ fn plots_ui(
                     .map_or(&[][..], Vec::as_slice)
                     .iter()
                     .filter_map(|o| o.result.as_ref().ok())
-                    .map(|r| [r.compressed_bytes as f64, f64::from(r.error.max_error_cm)])
+                    .map(|r| {
+                        [
+                            r.compressed_bytes as f64,
+                            f64::from(r.error.overall_max_cm()),
+                        ]
+                    })
                     .collect();
                 plot.points(
                     Points::new(format!("{} clips", cand.label), per_clip)

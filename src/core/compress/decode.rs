@@ -1,0 +1,1194 @@
+//! Sampling a compressed clip straight from its `.tlc` bytes (layout: `docs/TLC_FORMAT.md`).
+//!
+//! A pose is: the rest pose and the constant tracks (read from their sections), then every
+//! animated track decoded from the segment(s) holding the two keys around the sampled time. Each
+//! key is decoded completely (every slot dequantised, each rotation rebuilt), then the two keys are
+//! interpolated exactly as the animation core interpolates two frames of an uncompressed clip
+//! (`anim::nlerp` on the shortest path for rotations, lerp for translations and scales), so the
+//! decoder adds no interpolation error of its own between keys.
+//!
+//! Nothing is read but the bytes and the fixed-size [`Layout`]: the per-segment decoding constants
+//! (`offset + scale * q` per slot) are recomputed from each segment's header at every sample.
+//! Drop-W rotations, stored in groups of four tracks, are decoded four at a time, one track per
+//! lane: dequantisation, the rebuild of the dropped component and the nlerp run on four lanes with
+//! the same operations, in the same order, as the scalar functions ([`slot_params`],
+//! [`rotation_from_slots`], `anim::nlerp`), so the results are the same bits.
+//!
+//! [`Layout`]: super::format::Layout
+// Lanes and slots index several parallel arrays together; index loops read clearer.
+#![allow(clippy::needless_range_loop)]
+
+use glam::{Quat, Vec3, Vec4};
+
+use super::bits::read_bits;
+use super::format::{
+    CODE_MASK, CODE_MID, CODE_SCALE, CompressedClip, FLAG_SEGMENT_RANGES, NO_DROP, RAW_CODE,
+    TrackKind, dequantize_slot, f32_at, key_frame, rotation_from_slots, slot_params, u16_at,
+    u32_at, u64_at,
+};
+use super::quat_pack::unpack_smallest_three;
+use super::settings::{RotationFormat, WIDTHS};
+use crate::core::anim::{Clip, Transform, nlerp};
+
+/// Where one segment's headers and keys are.
+#[derive(Debug, Clone, Copy)]
+struct SegmentRef {
+    /// Byte offset of the first track header.
+    headers: usize,
+    /// Bit offset (from the start of the file) of the segment's first key.
+    data_bit: usize,
+    /// Bits of one key.
+    key_bits: usize,
+}
+
+/// The decoding constants of one translation or scale in one segment: `value = offset + scale * q`
+/// per slot, the width code of each slot, and its bits in one key.
+#[derive(Debug, Clone, Copy)]
+struct Slots {
+    offset: Vec4,
+    scale: Vec4,
+    codes: [u8; 4],
+    bits: usize,
+}
+
+/// How a walk over the animated tracks reads keys.
+const ONE_KEY: u8 = 0;
+const PAIR_IN_SEGMENT: u8 = 1;
+const PAIR_ACROSS: u8 = 2;
+
+/// Bytes of a group of four drop-W rotations in the track table and in a segment header (with
+/// and without segment ranges).
+const GROUP3_TABLE: usize = 8 + 32 * 3;
+const GROUP3_HEADER: usize = 8 + 8 * 3;
+const GROUP3_HEADER_NO_RANGES: usize = 8;
+/// Bytes of a translation or scale in the track table and in a segment header.
+const VEC_TABLE: usize = 2 + 8 * 3;
+const VEC_HEADER: usize = 2 + 2 * 3;
+const VEC_HEADER_NO_RANGES: usize = 2;
+
+impl CompressedClip {
+    /// Samples the local pose at time `time_s` (clamped to `[0, duration]`), interpolating the two
+    /// neighbouring keys (translation and scale lerp, rotation nlerp on the shortest path).
+    /// `out` must hold one transform per joint; extra entries are left alone.
+    pub fn sample_pose(&self, time_s: f32, out: &mut [Transform]) {
+        self.sample_pose_at_frame(time_s * self.layout.fps, out);
+    }
+
+    /// Samples the local pose at a (fractional) frame position of the original clip.
+    pub fn sample_pose_at_frame(&self, frame: f32, out: &mut [Transform]) {
+        let n = self.layout.joint_count as usize;
+        let out = &mut out[..n];
+        let (k0, alpha) = self.key_position(frame);
+        self.write_static(out);
+        let l = &self.layout;
+        if l.segment_count == 0 {
+            return;
+        }
+        let sf = l.segment_frames;
+        let s = (k0 / sf) as usize;
+        let i = (k0 % sf) as usize;
+        let a = self.segment_ref(s);
+        if alpha <= 0.0 {
+            self.walk(ONE_KEY, &a, i, &a, i, 0.0, out);
+        } else if i + 1 < sf as usize {
+            self.walk(PAIR_IN_SEGMENT, &a, i, &a, i + 1, alpha, out);
+        } else {
+            let b = self.segment_ref(s + 1);
+            self.walk(PAIR_ACROSS, &a, i, &b, 0, alpha, out);
+        }
+    }
+
+    /// Key and interpolation weight towards the next key for a frame position.
+    #[inline]
+    pub(crate) fn key_position(&self, frame: f32) -> (u32, f32) {
+        let l = &self.layout;
+        let last = (l.frame_count - 1) as f32;
+        let p = if frame.is_nan() {
+            0.0
+        } else {
+            frame.clamp(0.0, last)
+        };
+        if l.frame_step == 1 {
+            let k0 = (p as u32).min(l.frame_count - 1);
+            if k0 + 1 >= l.key_count {
+                return (k0, 0.0);
+            }
+            return (k0, p - k0 as f32);
+        }
+        let step = l.frame_step as f32;
+        let k0 = ((p / step) as u32).min(l.key_count - 1);
+        if k0 + 1 >= l.key_count {
+            return (k0, 0.0);
+        }
+        let f0 = key_frame(k0, l.frame_step, l.frame_count) as f32;
+        let f1 = key_frame(k0 + 1, l.frame_step, l.frame_count) as f32;
+        (k0, ((p - f0) / (f1 - f0)).clamp(0.0, 1.0))
+    }
+
+    #[inline(always)]
+    fn segment_ref(&self, s: usize) -> SegmentRef {
+        let at = self.segment_at(s);
+        let headers = at + 4;
+        SegmentRef {
+            headers,
+            data_bit: (headers + self.layout.segment_header_bytes as usize) * 8,
+            key_bits: u32_at(&self.bytes, at) as usize,
+        }
+    }
+
+    /// The rest pose, then the constant tracks.
+    fn write_static(&self, out: &mut [Transform]) {
+        let b = &self.bytes[..];
+        let l = &self.layout;
+        let at = l.rest_translations_at as usize;
+        let rest = b.get(at..at + 12 * out.len()).unwrap_or_default();
+        for (o, c) in out.iter_mut().zip(rest.chunks_exact(12)) {
+            *o = Transform {
+                translation: vec3_le(c),
+                rotation: Quat::IDENTITY,
+                scale: Vec3::ONE,
+            };
+        }
+        let list = |at: u32, each: usize| {
+            let at = at as usize;
+            let count = usize::from(u16_at(b, at));
+            b.get(at + 2..at + 2 + count * (2 + each))
+                .unwrap_or_default()
+                .chunks_exact(2 + each)
+        };
+        for e in list(l.rest_rotations_at, 16).chain(list(l.constants_at[0], 16)) {
+            if let Some(o) = out.get_mut(usize::from(u16::from_le_bytes([e[0], e[1]]))) {
+                o.rotation = quat_le(&e[2..]);
+            }
+        }
+        for e in list(l.constants_at[1], 12) {
+            if let Some(o) = out.get_mut(usize::from(u16::from_le_bytes([e[0], e[1]]))) {
+                o.translation = vec3_le(&e[2..]);
+            }
+        }
+        for e in list(l.rest_scales_at, 12).chain(list(l.constants_at[2], 12)) {
+            if let Some(o) = out.get_mut(usize::from(u16::from_le_bytes([e[0], e[1]]))) {
+                o.scale = vec3_le(&e[2..]);
+            }
+        }
+    }
+
+    /// Decodes every animated track at key `ia` of segment `a` (and, for the pair modes, key `ib`
+    /// of segment `b`, blended by `alpha`) into `out`.
+    #[inline(never)]
+    #[allow(clippy::too_many_arguments)]
+    fn walk(
+        &self,
+        mode: u8,
+        a: &SegmentRef,
+        ia: usize,
+        b: &SegmentRef,
+        ib: usize,
+        alpha: f32,
+        out: &mut [Transform],
+    ) {
+        let bytes = &self.bytes[..];
+        let l = &self.layout;
+        let ranges = l.flags & FLAG_SEGMENT_RANGES != 0;
+        let (mut ha, mut hb) = (a.headers, b.headers);
+        let (mut bit_a, mut bit_b) = (a.data_bit + ia * a.key_bits, b.data_bit + ib * b.key_bits);
+        // Rotations.
+        let rot_count = l.track_counts[0] as usize;
+        if l.rotation_format == RotationFormat::DropW {
+            let header = if ranges {
+                GROUP3_HEADER
+            } else {
+                GROUP3_HEADER_NO_RANGES
+            };
+            let mut table = l.tracks_at[0] as usize;
+            for g in 0..rot_count.div_ceil(4) {
+                let lanes = (rot_count - 4 * g).min(4);
+                let keys = Keys {
+                    mode,
+                    alpha,
+                    ranges,
+                    headers: [ha, hb],
+                };
+                decode_group3(bytes, table, &keys, [&mut bit_a, &mut bit_b], lanes, out);
+                table += GROUP3_TABLE;
+                ha += header;
+                hb += header;
+            }
+        } else {
+            let kl = self.kind_layout(TrackKind::Rotation);
+            for i in 0..rot_count {
+                let qa = self.general_rotation(i, ha, &mut bit_a);
+                let q = if mode == ONE_KEY {
+                    qa
+                } else {
+                    nlerp(qa, self.general_rotation(i, hb, &mut bit_b), alpha)
+                };
+                let joint = self.track_entry(TrackKind::Rotation, i).joint;
+                if let Some(o) = out.get_mut(usize::from(joint)) {
+                    o.rotation = q;
+                }
+            }
+            ha += kl.segment_bytes(rot_count);
+            hb += kl.segment_bytes(rot_count);
+        }
+        // Translations, then scales.
+        let header = if ranges {
+            VEC_HEADER
+        } else {
+            VEC_HEADER_NO_RANGES
+        };
+        for kind in 1..3 {
+            let mut entry = l.tracks_at[kind] as usize;
+            for _ in 0..l.track_counts[kind] {
+                let joint = usize::from(u16_at(bytes, entry));
+                let sa = slots3(bytes, ha, entry, ranges);
+                let va = read3(bytes, bit_a, &sa).truncate();
+                bit_a += sa.bits;
+                let v = if mode == ONE_KEY {
+                    va
+                } else {
+                    let sb = if mode == PAIR_IN_SEGMENT {
+                        sa
+                    } else {
+                        slots3(bytes, hb, entry, ranges)
+                    };
+                    let vb = read3(bytes, bit_b, &sb).truncate();
+                    bit_b += sb.bits;
+                    if kind == 1 {
+                        va.lerp(vb, alpha)
+                    } else {
+                        lerp_scale(va, vb, alpha)
+                    }
+                };
+                if let Some(o) = out.get_mut(joint) {
+                    if kind == 1 {
+                        o.translation = v;
+                    } else {
+                        o.scale = v;
+                    }
+                }
+                ha += header;
+                hb += header;
+                entry += VEC_TABLE;
+            }
+        }
+    }
+
+    /// Rotation track `i` (full quaternion or smallest-three packing) at bit `bit` of a key whose
+    /// rotation headers start at `headers`, decoded one slot at a time. Advances `bit`.
+    fn general_rotation(&self, i: usize, headers: usize, bit: &mut usize) -> Quat {
+        let bytes = &self.bytes[..];
+        let t = self.track_entry(TrackKind::Rotation, i);
+        if t.slots == 0 {
+            let bits = u32::from(t.packed_bits);
+            let lo = u64::from(read_bits(bytes, *bit, 32));
+            let hi = if bits > 32 {
+                u64::from(read_bits(bytes, *bit + 32, bits - 32))
+            } else {
+                0
+            };
+            *bit += bits as usize;
+            return unpack_smallest_three(lo | (hi << 32), bits);
+        }
+        let kl = self.kind_layout(TrackKind::Rotation);
+        let f = kl.fields(i);
+        let word = u16_at(bytes, headers + f.code);
+        let mut c = [0.0f32; 4];
+        for (slot, v) in c.iter_mut().enumerate().take(usize::from(t.slots)) {
+            let code = ((word >> (4 * slot)) & 15) as u8;
+            let (qmin, qext) = if kl.ranges {
+                (
+                    bytes[headers + f.qmin + slot * f.qstride],
+                    bytes[headers + f.qext + slot * f.qstride],
+                )
+            } else {
+                (0, 255)
+            };
+            let (o, s) = slot_params(t.min[slot], t.step[slot], qmin, qext, code);
+            let w = u32::from(WIDTHS[usize::from(code)]);
+            *v = dequantize_slot(read_bits(bytes, *bit, w), o, s, code);
+            *bit += w as usize;
+        }
+        let drop = if t.slots == 3 {
+            ((word >> 12) & 3) as u8
+        } else {
+            NO_DROP
+        };
+        rotation_from_slots(t.slots, drop, c)
+    }
+
+    /// Samples one joint's local transform at `time_s` without decoding the rest of the pose.
+    pub fn sample_joint(&self, time_s: f32, joint: usize) -> Option<Transform> {
+        if joint >= self.joint_count() {
+            return None;
+        }
+        let (k0, alpha) = self.key_position(time_s * self.layout.fps);
+        let (mut a, animated) = self.decode_joint_key(k0, joint);
+        if alpha > 0.0 {
+            // Static tracks are written as they are, as `sample_pose` does.
+            let (b, _) = self.decode_joint_key(k0 + 1, joint);
+            if animated[0] {
+                a.rotation = nlerp(a.rotation, b.rotation, alpha);
+            }
+            if animated[1] {
+                a.translation = a.translation.lerp(b.translation, alpha);
+            }
+            if animated[2] {
+                a.scale = lerp_scale(a.scale, b.scale, alpha);
+            }
+        }
+        Some(a)
+    }
+
+    /// One joint at key `k`: its static value, then its animated tracks (found by walking the
+    /// segment's headers and key layout up to them, one slot at a time); and which of its tracks
+    /// are animated.
+    fn decode_joint_key(&self, k: u32, joint: usize) -> (Transform, [bool; 3]) {
+        let mut out = Transform::IDENTITY;
+        self.write_static_joint(joint, &mut out);
+        let mut animated = [false; 3];
+        if self.layout.segment_count == 0 {
+            return (out, animated);
+        }
+        let l = &self.layout;
+        let s = (k / l.segment_frames) as usize;
+        let seg = self.segment_ref(s);
+        let mut bit = seg.data_bit + (k % l.segment_frames) as usize * seg.key_bits;
+        for (kind, &tk) in TrackKind::ALL.iter().enumerate() {
+            for i in 0..l.track_counts[kind] as usize {
+                let t = self.track_entry(tk, i);
+                if t.slots == 0 {
+                    if usize::from(t.joint) == joint {
+                        animated[kind] = true;
+                        let headers = self.kind_header_at(s, tk);
+                        out.rotation = self.general_rotation(i, headers, &mut bit);
+                    } else {
+                        bit += usize::from(t.packed_bits);
+                    }
+                    continue;
+                }
+                let (codes, drop, ranges) = self.segment_track(s, tk, i);
+                let mut v = [0.0f32; 4];
+                for slot in 0..usize::from(t.slots) {
+                    let code = codes[slot];
+                    let (qmin, qext) = ranges[slot];
+                    let (o, sc) = slot_params(t.min[slot], t.step[slot], qmin, qext, code);
+                    let w = u32::from(WIDTHS[usize::from(code)]);
+                    v[slot] = dequantize_slot(read_bits(&self.bytes, bit, w), o, sc, code);
+                    bit += w as usize;
+                }
+                if usize::from(t.joint) != joint {
+                    continue;
+                }
+                animated[kind] = true;
+                match tk {
+                    TrackKind::Rotation => out.rotation = rotation_from_slots(t.slots, drop, v),
+                    TrackKind::Translation => out.translation = Vec3::new(v[0], v[1], v[2]),
+                    TrackKind::Scale => out.scale = Vec3::new(v[0], v[1], v[2]),
+                }
+            }
+        }
+        (out, animated)
+    }
+
+    /// The static (rest or constant) value of one joint.
+    fn write_static_joint(&self, joint: usize, out: &mut Transform) {
+        let b = &self.bytes[..];
+        let l = &self.layout;
+        let at = l.rest_translations_at as usize + 12 * joint;
+        *out = Transform {
+            translation: vec3_le(b.get(at..at + 12).unwrap_or(&[0; 12])),
+            ..Transform::IDENTITY
+        };
+        let find = |at: u32, each: usize| -> Option<&[u8]> {
+            let at = at as usize;
+            let count = usize::from(u16_at(b, at));
+            b.get(at + 2..at + 2 + count * (2 + each))?
+                .chunks_exact(2 + each)
+                .find(|e| usize::from(u16::from_le_bytes([e[0], e[1]])) == joint)
+                .map(|e| &e[2..])
+        };
+        if let Some(e) = find(l.constants_at[0], 16).or_else(|| find(l.rest_rotations_at, 16)) {
+            out.rotation = quat_le(e);
+        }
+        if let Some(e) = find(l.constants_at[1], 12) {
+            out.translation = vec3_le(e);
+        }
+        if let Some(e) = find(l.constants_at[2], 12).or_else(|| find(l.rest_scales_at, 12)) {
+            out.scale = vec3_le(e);
+        }
+    }
+
+    /// Decodes every original frame into an ordinary clip (same joints, order, frame count, fps
+    /// and unit). Frames dropped by decimation are interpolated.
+    pub fn to_clip(&self) -> Clip {
+        let fps = self.fps();
+        self.resample(fps, self.frame_count())
+    }
+
+    /// The clip sampled through the decoder at `fps` frames per second: frame `k` is
+    /// [`Self::sample_pose`] at `k / fps`, for `frames` frames (times past the end clamp).
+    pub fn resample(&self, fps: f32, frames: usize) -> Clip {
+        let n = self.joint_count();
+        let mut rotations = Vec::with_capacity(n * frames);
+        let mut translations = Vec::with_capacity(n * frames);
+        let mut scales = Vec::with_capacity(n * frames);
+        let mut pose = vec![Transform::IDENTITY; n];
+        let mut prev: Option<Vec<Quat>> = None;
+        let same_rate = fps == self.fps();
+        for k in 0..frames {
+            if same_rate {
+                self.sample_pose_at_frame(k as f32, &mut pose);
+            } else {
+                self.sample_pose((k as f64 / f64::from(fps)) as f32, &mut pose);
+            }
+            let prev = prev.get_or_insert_with(|| pose.iter().map(|t| t.rotation).collect());
+            for (j, t) in pose.iter().enumerate() {
+                // Keep the clip's hemisphere continuity invariant.
+                let q = if t.rotation.dot(prev[j]) < 0.0 {
+                    -t.rotation
+                } else {
+                    t.rotation
+                };
+                prev[j] = q;
+                rotations.push(q);
+                translations.push(t.translation);
+                scales.push(t.scale);
+            }
+        }
+        Clip {
+            name: self.name().to_owned(),
+            skeleton: self.skeleton(),
+            fps,
+            frame_count: frames,
+            unit_cm: self.unit_cm(),
+            rotations,
+            translations,
+            scales,
+        }
+    }
+}
+
+/// What a walk reads: one key, or two keys (of one segment, or across two) blended by `alpha`;
+/// the rotation headers of the current group in key A's and key B's segments.
+#[derive(Debug, Clone, Copy)]
+struct Keys {
+    mode: u8,
+    alpha: f32,
+    ranges: bool,
+    headers: [usize; 2],
+}
+
+/// An integer below 2^31 as f32 (one signed conversion; a `u64` conversion costs several
+/// instructions on x86-64).
+#[inline(always)]
+fn small_f32(v: u64) -> f32 {
+    v as u32 as i32 as f32
+}
+
+/// Decodes one group of four drop-W rotations (the first `lanes` are tracks) whose track table
+/// entry is at `table`, from key A (and key B), into `out`; advances the key bit positions.
+///
+/// Each lane's key bits are read with one 64-bit load (three slots of at most 16 bits); the
+/// segment constants, the dequantisation, the rebuild of the dropped component and the nlerp run
+/// on four lanes.
+#[inline(never)]
+fn decode_group3(
+    bytes: &[u8],
+    table: usize,
+    keys: &Keys,
+    [bit_a, bit_b]: [&mut usize; 2],
+    lanes: usize,
+    out: &mut [Transform],
+) {
+    let Some(t) = bytes
+        .get(table..table + GROUP3_TABLE)
+        .and_then(|t| <&[u8; GROUP3_TABLE]>::try_from(t).ok())
+    else {
+        return;
+    };
+    let joints = u64::from_le_bytes([t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7]]);
+    let [ha, hb] = keys.headers;
+    let pair = keys.mode != ONE_KEY;
+    let across = keys.mode == PAIR_ACROSS;
+    let (codes_a, ranges_a) = group_header(bytes, ha, keys.ranges);
+    let (codes_b, ranges_b) = if across {
+        group_header(bytes, hb, keys.ranges)
+    } else {
+        (codes_a, ranges_a)
+    };
+    if raw_codes(codes_a) || (pair && raw_codes(codes_b)) {
+        let q = group_raw(
+            bytes,
+            t,
+            keys,
+            [bit_a, bit_b],
+            [(codes_a, &ranges_a), (codes_b, &ranges_b)],
+        );
+        scatter4(&q, joints, lanes, out);
+        return;
+    }
+    // The quantised slots of every lane, key A (and B).
+    let mut qa = [[0.0f32; 4]; 3];
+    let mut qb = [[0.0f32; 4]; 3];
+    for l in 0..4 {
+        if keys.mode == PAIR_IN_SEGMENT {
+            let (x, y) = lane_slots2(bytes, codes_a >> (16 * l), bit_a, bit_b);
+            for s in 0..3 {
+                qa[s][l] = x[s];
+                qb[s][l] = y[s];
+            }
+        } else {
+            let x = lane_slots(bytes, codes_a >> (16 * l), bit_a);
+            for s in 0..3 {
+                qa[s][l] = x[s];
+            }
+        }
+    }
+    if across {
+        for l in 0..4 {
+            let y = lane_slots(bytes, codes_b >> (16 * l), bit_b);
+            for s in 0..3 {
+                qb[s][l] = y[s];
+            }
+        }
+    }
+    // Dequantised slot by slot, so few values are live at once.
+    let mut va = [Vec4::ZERO; 3];
+    let mut vb = [Vec4::ZERO; 3];
+    for s in 0..3 {
+        let (o, sc) = slot_constants(t, &ranges_a, codes_a, s);
+        va[s] = o + sc * Vec4::from_array(qa[s]);
+        if across {
+            let (o, sc) = slot_constants(t, &ranges_b, codes_b, s);
+            vb[s] = o + sc * Vec4::from_array(qb[s]);
+        } else if pair {
+            vb[s] = o + sc * Vec4::from_array(qb[s]);
+        }
+    }
+    let ra = rebuild4(va, group_drops(codes_a));
+    let q = if pair {
+        nlerp4(ra, rebuild4(vb, group_drops(codes_b)), keys.alpha)
+    } else {
+        ra
+    };
+    scatter4(&q, joints, lanes, out);
+}
+
+/// Writes the first `lanes` rotations of a group to their joints.
+#[inline(always)]
+fn scatter4(q: &[Vec4; 4], joints: u64, lanes: usize, out: &mut [Transform]) {
+    for lane in 0..lanes {
+        let j = ((joints >> (16 * lane)) & 0xFFFF) as usize;
+        if let Some(o) = out.get_mut(j) {
+            o.rotation = Quat::from_xyzw(q[0][lane], q[1][lane], q[2][lane], q[3][lane]);
+        }
+    }
+}
+
+/// Four little-endian f32 of a fixed-size array at a constant offset.
+#[inline(always)]
+fn vec4_le<const N: usize>(t: &[u8; N], at: usize) -> Vec4 {
+    let f = |k: usize| f32::from_le_bytes([t[at + k], t[at + k + 1], t[at + k + 2], t[at + k + 3]]);
+    Vec4::new(f(0), f(4), f(8), f(12))
+}
+
+/// A group's code words and segment ranges (`(0, 255)` for every slot without segment ranges).
+#[inline(always)]
+fn group_header(bytes: &[u8], at: usize, ranges: bool) -> (u64, [u8; 24]) {
+    const NO_RANGES: [u8; 24] = {
+        let mut r = [0u8; 24];
+        let mut i = 0;
+        while i < 24 {
+            if i % 8 >= 4 {
+                r[i] = 255;
+            }
+            i += 1;
+        }
+        r
+    };
+    if ranges {
+        match bytes
+            .get(at..at + GROUP3_HEADER)
+            .and_then(|h| <&[u8; GROUP3_HEADER]>::try_from(h).ok())
+        {
+            Some(h) => {
+                let mut r = [0u8; 24];
+                r.copy_from_slice(&h[8..]);
+                (
+                    u64::from_le_bytes([h[0], h[1], h[2], h[3], h[4], h[5], h[6], h[7]]),
+                    r,
+                )
+            }
+            None => (0, NO_RANGES),
+        }
+    } else {
+        (u64_at(bytes, at), NO_RANGES)
+    }
+}
+
+/// True when some slot of the group is a raw float32 (code 15: all four bits of its nibble set).
+#[inline(always)]
+fn raw_codes(codes: u64) -> bool {
+    let nib = codes & 0x0FFF_0FFF_0FFF_0FFF;
+    nib & (nib >> 1) & (nib >> 2) & (nib >> 3) & 0x0111_0111_0111_0111 != 0
+}
+
+/// The segment constants of slot `s` of a group (`offset` and `scale`, four lanes) from the
+/// group's track table entry `t`, code words and ranges: [`slot_params`] on four lanes, the same
+/// operations in the same order.
+#[inline(always)]
+fn slot_constants(t: &[u8; GROUP3_TABLE], ranges: &[u8; 24], codes: u64, s: usize) -> (Vec4, Vec4) {
+    let code = |l: usize| ((codes >> (16 * l + 4 * s)) & 15) as usize;
+    let r = |k: usize| f32::from(ranges[8 * s + k]);
+    let qmin = Vec4::new(r(0), r(1), r(2), r(3));
+    let qext = Vec4::new(r(4), r(5), r(6), r(7));
+    let lanes = |t: &[f32; 16]| Vec4::new(t[code(0)], t[code(1)], t[code(2)], t[code(3)]);
+    let (min, step) = (vec4_le(t, 8 + 16 * s), vec4_le(t, 56 + 16 * s));
+    (
+        min + step * (qmin + qext * lanes(&CODE_MID)),
+        step * qext * lanes(&CODE_SCALE),
+    )
+}
+
+/// [`decode_group3`] when some slot is a raw float32: lane by lane, slot by slot.
+#[cold]
+fn group_raw(
+    bytes: &[u8],
+    t: &[u8; GROUP3_TABLE],
+    keys: &Keys,
+    [bit_a, bit_b]: [&mut usize; 2],
+    headers: [(u64, &[u8; 24]); 2],
+) -> [Vec4; 4] {
+    let key = |(codes, ranges): (u64, &[u8; 24]), bit: &mut usize| {
+        let mut v = [Vec4::ZERO; 3];
+        for l in 0..4 {
+            for s in 0..3 {
+                let (o, sc) = slot_constants(t, ranges, codes, s);
+                let code = ((codes >> (16 * l + 4 * s)) & 15) as u8;
+                let w = u32::from(WIDTHS[usize::from(code)]);
+                v[s][l] = dequantize_slot(read_bits(bytes, *bit, w), o[l], sc[l], code);
+                *bit += w as usize;
+            }
+        }
+        rebuild4(v, group_drops(codes))
+    };
+    let qa = key(headers[0], bit_a);
+    if keys.mode == ONE_KEY {
+        qa
+    } else {
+        let qb = key(headers[1], bit_b);
+        nlerp4(qa, qb, keys.alpha)
+    }
+}
+
+/// The 64 bits of key data at bit `bit`, shifted so the lane's first slot is at bit 0.
+#[inline(always)]
+fn key_word(bytes: &[u8], bit: usize) -> u64 {
+    let w = bytes
+        .get(bit >> 3..)
+        .and_then(|s| s.first_chunk::<8>())
+        .map_or(0, |c| u64::from_le_bytes(*c));
+    w >> (bit & 7)
+}
+
+/// The three quantised slots of one lane at bit `bit` (one 64-bit read); advances `bit`.
+#[inline(always)]
+fn lane_slots(bytes: &[u8], codes: u64, bit: &mut usize) -> [f32; 3] {
+    let c = [
+        (codes & 15) as usize,
+        ((codes >> 4) & 15) as usize,
+        ((codes >> 8) & 15) as usize,
+    ];
+    let (w0, w1, w2) = (
+        u32::from(WIDTHS[c[0]]),
+        u32::from(WIDTHS[c[1]]),
+        u32::from(WIDTHS[c[2]]),
+    );
+    let word = key_word(bytes, *bit);
+    *bit += (w0 + w1 + w2) as usize;
+    [
+        small_f32(word & CODE_MASK[c[0]]),
+        small_f32((word >> w0) & CODE_MASK[c[1]]),
+        small_f32((word >> (w0 + w1)) & CODE_MASK[c[2]]),
+    ]
+}
+
+/// [`lane_slots`] of one lane in two keys of the same segment (same widths).
+#[inline(always)]
+fn lane_slots2(bytes: &[u8], codes: u64, a: &mut usize, b: &mut usize) -> ([f32; 3], [f32; 3]) {
+    let c = [
+        (codes & 15) as usize,
+        ((codes >> 4) & 15) as usize,
+        ((codes >> 8) & 15) as usize,
+    ];
+    let (w0, w1, w2) = (
+        u32::from(WIDTHS[c[0]]),
+        u32::from(WIDTHS[c[1]]),
+        u32::from(WIDTHS[c[2]]),
+    );
+    let m = [CODE_MASK[c[0]], CODE_MASK[c[1]], CODE_MASK[c[2]]];
+    let (s1, s2) = (w0, w0 + w1);
+    let (wa, wb) = (key_word(bytes, *a), key_word(bytes, *b));
+    let n = (s2 + w2) as usize;
+    *a += n;
+    *b += n;
+    let slots = |w: u64| {
+        [
+            small_f32(w & m[0]),
+            small_f32((w >> s1) & m[1]),
+            small_f32((w >> s2) & m[2]),
+        ]
+    };
+    (slots(wa), slots(wb))
+}
+
+/// The dropped component of each lane (bits 12-13 of its code word).
+#[inline(always)]
+fn group_drops(codes: u64) -> Vec4 {
+    Vec4::new(
+        small_f32((codes >> 12) & 3),
+        small_f32((codes >> 28) & 3),
+        small_f32((codes >> 44) & 3),
+        small_f32((codes >> 60) & 3),
+    )
+}
+
+/// [`rotation_from_slots`] of three slots on four lanes: the dropped component rebuilt as
+/// `sqrt(1 - sum of squares)` and placed. Returns x, y, z, w lanes.
+#[inline(always)]
+fn rebuild4([c0, c1, c2]: [Vec4; 3], drop: Vec4) -> [Vec4; 4] {
+    let w2 = Vec4::ONE - (c0 * c0 + c1 * c1 + c2 * c2);
+    let d = w2.max(Vec4::ZERO).sqrt();
+    let is = |k: f32| drop.cmpeq(Vec4::splat(k));
+    let x = Vec4::select(is(0.0), d, c0);
+    let y = Vec4::select(is(0.0), c0, Vec4::select(is(1.0), d, c1));
+    let z = Vec4::select(is(3.0), c2, Vec4::select(is(2.0), d, c1));
+    let w = Vec4::select(is(3.0), d, c2);
+    let mut q = [x, y, z, w];
+    let over = w2.cmplt(Vec4::ZERO);
+    if over.any() {
+        // Quantisation pushed the stored part past unit length: normalised, lane by lane.
+        for lane in 0..4 {
+            if over.test(lane) {
+                let n = Quat::from_xyzw(q[0][lane], q[1][lane], q[2][lane], q[3][lane]).normalize();
+                for (k, v) in n.to_array().into_iter().enumerate() {
+                    q[k][lane] = v;
+                }
+            }
+        }
+    }
+    q
+}
+
+/// `anim::nlerp` on four pairs of rotations at once (x, y, z, w lanes): the same operations in
+/// the same order, so the same bits.
+#[inline(always)]
+fn nlerp4(a: [Vec4; 4], b: [Vec4; 4], t: f32) -> [Vec4; 4] {
+    let [ax, ay, az, aw] = a;
+    let [bx, by, bz, bw] = b;
+    // Quat::dot groups (x + z) + (y + w).
+    let dot = (ax * bx + az * bz) + (ay * by + aw * bw);
+    let flip = dot.cmplt(Vec4::ZERO);
+    let neg = |v: Vec4| Vec4::select(flip, v * -1.0, v);
+    let (bx, by, bz, bw) = (neg(bx), neg(by), neg(bz), neg(bw));
+    let (s, t) = (Vec4::splat(1.0 - t), Vec4::splat(t));
+    let (qx, qy, qz, qw) = (
+        ax * s + bx * t,
+        ay * s + by * t,
+        az * s + bz * t,
+        aw * s + bw * t,
+    );
+    let len2 = (qx * qx + qz * qz) + (qy * qy + qw * qw);
+    let r = Vec4::ONE / len2.sqrt();
+    let ok = len2.cmpgt(Vec4::ZERO);
+    [
+        Vec4::select(ok, qx * r, ax),
+        Vec4::select(ok, qy * r, ay),
+        Vec4::select(ok, qz * r, az),
+        Vec4::select(ok, qw * r, aw),
+    ]
+}
+
+/// The decoding constants of a 3-slot track (drop-W rotation, translation, scale) from its
+/// segment header at `header` and its track table entry at `entry`: [`format::slot_params`] on
+/// four lanes at once (the same operations in the same order, so the same bits).
+///
+/// [`format::slot_params`]: super::format::slot_params
+#[inline(always)]
+fn slots3(bytes: &[u8], header: usize, entry: usize, ranges: bool) -> Slots {
+    let word = u16_at(bytes, header);
+    let codes = [
+        (word & 15) as u8,
+        ((word >> 4) & 15) as u8,
+        ((word >> 8) & 15) as u8,
+        0,
+    ];
+    let min = Vec4::new(
+        f32_at(bytes, entry + 2),
+        f32_at(bytes, entry + 6),
+        f32_at(bytes, entry + 10),
+        0.0,
+    );
+    let step = Vec4::new(
+        f32_at(bytes, entry + 14),
+        f32_at(bytes, entry + 18),
+        f32_at(bytes, entry + 22),
+        0.0,
+    );
+    let (qmin, qext) = if ranges {
+        match bytes.get(header + 2..header + 8) {
+            Some(r) => (
+                Vec4::new(f32::from(r[0]), f32::from(r[2]), f32::from(r[4]), 0.0),
+                Vec4::new(f32::from(r[1]), f32::from(r[3]), f32::from(r[5]), 0.0),
+            ),
+            None => (Vec4::ZERO, Vec4::splat(255.0)),
+        }
+    } else {
+        (Vec4::ZERO, Vec4::splat(255.0))
+    };
+    let c = codes.map(usize::from);
+    let mid = Vec4::new(CODE_MID[c[0]], CODE_MID[c[1]], CODE_MID[c[2]], 0.0);
+    let inv = Vec4::new(CODE_SCALE[c[0]], CODE_SCALE[c[1]], CODE_SCALE[c[2]], 0.0);
+    Slots {
+        offset: min + step * (qmin + qext * mid),
+        scale: step * qext * inv,
+        codes,
+        bits: usize::from(WIDTHS[c[0]]) + usize::from(WIDTHS[c[1]]) + usize::from(WIDTHS[c[2]]),
+    }
+}
+
+/// The three slots of a key at bit `bit`, dequantised. Slots of at most 16 bits come from one
+/// 64-bit read (`48 + 7 <= 64`); raw float32 slots are read one by one.
+#[inline(always)]
+fn read3(bytes: &[u8], bit: usize, s: &Slots) -> Vec4 {
+    let [c0, c1, c2, _] = s.codes;
+    if c0 == RAW_CODE || c1 == RAW_CODE || c2 == RAW_CODE {
+        return read3_general(bytes, bit, s);
+    }
+    let word = u64_at(bytes, bit >> 3) >> (bit & 7);
+    let w0 = u32::from(WIDTHS[usize::from(c0)]);
+    let w1 = u32::from(WIDTHS[usize::from(c1)]);
+    let q = Vec4::new(
+        small_f32(word & CODE_MASK[usize::from(c0)]),
+        small_f32((word >> w0) & CODE_MASK[usize::from(c1)]),
+        small_f32((word >> (w0 + w1)) & CODE_MASK[usize::from(c2)]),
+        0.0,
+    );
+    s.offset + s.scale * q
+}
+
+#[cold]
+fn read3_general(bytes: &[u8], mut bit: usize, s: &Slots) -> Vec4 {
+    let mut v = [0.0f32; 4];
+    for (i, v) in v.iter_mut().enumerate().take(3) {
+        let code = s.codes[i];
+        let w = u32::from(WIDTHS[usize::from(code)]);
+        *v = dequantize_slot(read_bits(bytes, bit, w), s.offset[i], s.scale[i], code);
+        bit += w as usize;
+    }
+    Vec4::from_array(v)
+}
+
+/// The animation core's scale interpolation (equal scales stay exact).
+#[inline(always)]
+fn lerp_scale(a: Vec3, b: Vec3, t: f32) -> Vec3 {
+    if a == b { a } else { a.lerp(b, t) }
+}
+
+#[inline(always)]
+fn vec3_le(c: &[u8]) -> Vec3 {
+    Vec3::new(f32_at(c, 0), f32_at(c, 4), f32_at(c, 8))
+}
+
+#[inline(always)]
+fn quat_le(c: &[u8]) -> Quat {
+    Quat::from_xyzw(f32_at(c, 0), f32_at(c, 4), f32_at(c, 8), f32_at(c, 12))
+}
+
+#[cfg(test)]
+mod tests {
+    //! The decoder against a slow, obvious model of `docs/TLC_FORMAT.md`: the static pose from the
+    //! tool accessors, each key read with a sequential cursor (header fields byte by byte, key data
+    //! bit by bit), decoded with the scalar [`slot_params`], and two keys interpolated as the
+    //! animation core interpolates two frames. The fast decoder must give the same bits.
+    use super::*;
+    use crate::core::anim::{Clip, Skeleton};
+    use crate::core::compress::format::TrackStore;
+    use crate::core::compress::settings::{BitRate, CompressSettings};
+    use crate::core::compress::{compress, synth::synthetic_clip};
+    use proptest::prelude::*;
+
+    fn bit(bytes: &[u8], pos: usize) -> u64 {
+        u64::from(bytes[pos / 8] >> (pos % 8) & 1)
+    }
+
+    fn bits(bytes: &[u8], pos: &mut usize, n: u32) -> u64 {
+        let mut v = 0u64;
+        for i in 0..n {
+            v |= bit(bytes, *pos + i as usize) << i;
+        }
+        *pos += n as usize;
+        v
+    }
+
+    fn model_static(c: &CompressedClip) -> Vec<Transform> {
+        let mut pose = c.skeleton().rest;
+        for (j, stores) in c.track_stores().iter().enumerate() {
+            for (kind, s) in stores.iter().enumerate() {
+                if let TrackStore::Constant(v) = s {
+                    match kind {
+                        0 => pose[j].rotation = Quat::from_array(*v),
+                        1 => pose[j].translation = Vec3::new(v[0], v[1], v[2]),
+                        _ => pose[j].scale = Vec3::new(v[0], v[1], v[2]),
+                    }
+                }
+            }
+        }
+        pose
+    }
+
+    fn model_key(c: &CompressedClip, k: u32) -> Vec<Transform> {
+        let mut pose = model_static(c);
+        if c.segment_count() == 0 {
+            return pose;
+        }
+        let b = c.bytes();
+        let s = (k / c.segment_frames()) as usize;
+        let at = c.segment_at(s);
+        let key_bits = u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]]) as usize;
+        let counts = c.layout().track_counts;
+        let header_len: usize = TrackKind::ALL
+            .iter()
+            .zip(counts)
+            .map(|(&k, n)| c.kind_layout(k).segment_bytes(n as usize))
+            .sum();
+        let mut h = at + 4;
+        let mut pos = (at + 4 + header_len) * 8 + (k % c.segment_frames()) as usize * key_bits;
+        for (kind, &tk) in TrackKind::ALL.iter().enumerate() {
+            let kl = c.kind_layout(tk);
+            for i in 0..counts[kind] as usize {
+                let t = c.track_entry(tk, i);
+                let j = usize::from(t.joint);
+                if t.slots == 0 {
+                    let packed = bits(b, &mut pos, u32::from(t.packed_bits));
+                    pose[j].rotation = unpack_smallest_three(packed, u32::from(t.packed_bits));
+                    continue;
+                }
+                let f = kl.fields(i);
+                let word = u16::from(b[h + f.code]) | u16::from(b[h + f.code + 1]) << 8;
+                let mut v = [0.0f32; 4];
+                for slot in 0..usize::from(t.slots) {
+                    let code = ((word >> (4 * slot)) & 15) as u8;
+                    let (qmin, qext) = if c.segment_ranges() {
+                        (
+                            b[h + f.qmin + slot * f.qstride],
+                            b[h + f.qext + slot * f.qstride],
+                        )
+                    } else {
+                        (0, 255)
+                    };
+                    let (o, sc) = slot_params(t.min[slot], t.step[slot], qmin, qext, code);
+                    let q = bits(b, &mut pos, u32::from(WIDTHS[usize::from(code)])) as u32;
+                    v[slot] = dequantize_slot(q, o, sc, code);
+                }
+                let drop = if t.drops_component() {
+                    ((word >> 12) & 3) as u8
+                } else {
+                    NO_DROP
+                };
+                match t.kind {
+                    TrackKind::Rotation => pose[j].rotation = rotation_from_slots(t.slots, drop, v),
+                    TrackKind::Translation => pose[j].translation = Vec3::new(v[0], v[1], v[2]),
+                    TrackKind::Scale => pose[j].scale = Vec3::new(v[0], v[1], v[2]),
+                }
+            }
+            h += kl.segment_bytes(counts[kind] as usize);
+        }
+        pose
+    }
+
+    fn model_pose(c: &CompressedClip, frame: f32) -> Vec<Transform> {
+        let (k0, alpha) = c.key_position(frame);
+        let a = model_key(c, k0);
+        if alpha <= 0.0 {
+            return a;
+        }
+        // Static tracks are written as they are; animated ones interpolated.
+        let b = model_key(c, k0 + 1);
+        let stores = c.track_stores();
+        let animated = |j: usize, k: usize| stores[j][k] == TrackStore::Animated;
+        a.iter()
+            .zip(&b)
+            .enumerate()
+            .map(|(j, (x, y))| Transform {
+                translation: if animated(j, 1) {
+                    x.translation.lerp(y.translation, alpha)
+                } else {
+                    x.translation
+                },
+                rotation: if animated(j, 0) {
+                    nlerp(x.rotation, y.rotation, alpha)
+                } else {
+                    x.rotation
+                },
+                scale: if animated(j, 2) && x.scale != y.scale {
+                    x.scale.lerp(y.scale, alpha)
+                } else {
+                    x.scale
+                },
+            })
+            .collect()
+    }
+
+    /// A clip with large random steps between frames, animated translations and non-unit scales
+    /// on every joint.
+    fn jumpy_clip(joints: usize, frames: usize, seed: u64, step: f32) -> Clip {
+        let mut state = seed;
+        let mut next = move || {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            ((state >> 40) as f32 / (1u64 << 23) as f32) - 1.0
+        };
+        let parents = (0..joints).map(|j| j.checked_sub(1)).collect();
+        let names = (0..joints).map(|j| format!("j{j}")).collect();
+        let rest = vec![Transform::IDENTITY; joints];
+        let mut prev = vec![Quat::IDENTITY; joints];
+        let (mut rotations, mut translations, mut scales) = (Vec::new(), Vec::new(), Vec::new());
+        for _ in 0..frames {
+            for p in prev.iter_mut() {
+                let d = Quat::from_xyzw(next() * step, next() * step, next() * step, 1.0);
+                let q = (*p * d).normalize();
+                let q = if q.dot(*p) < 0.0 { -q } else { q };
+                *p = q;
+                rotations.push(q);
+                translations.push(Vec3::new(next(), next(), next()) * 20.0);
+                scales.push(Vec3::new(1.0 + 0.2 * next(), 1.0, 1.0 + 0.1 * next()));
+            }
+        }
+        Clip {
+            name: "jumpy".into(),
+            skeleton: Skeleton::new(names, parents, rest),
+            fps: 30.0,
+            frame_count: frames,
+            unit_cm: 1.0,
+            rotations,
+            translations,
+            scales,
+        }
+    }
+
+    fn check_against_model(c: &CompressedClip, frames: &[f32]) -> Result<(), TestCaseError> {
+        let mut pose = vec![Transform::IDENTITY; c.joint_count()];
+        for &f in frames {
+            c.sample_pose_at_frame(f, &mut pose);
+            let model = model_pose(c, f);
+            for (j, (got, want)) in pose.iter().zip(&model).enumerate() {
+                prop_assert!(
+                    got == want,
+                    "frame {f} joint {j}: fast {got:?} vs model {want:?}"
+                );
+            }
+            let t = f / c.fps();
+            for j in 0..c.joint_count() {
+                let one = c.sample_joint(t, j).unwrap();
+                let mut full = vec![Transform::IDENTITY; c.joint_count()];
+                c.sample_pose(t, &mut full);
+                prop_assert!(
+                    one == full[j],
+                    "time {t} joint {j}: {one:?} vs {:?}",
+                    full[j]
+                );
+            }
+        }
+        Ok(())
+    }
+
+    fn all_frames(c: &CompressedClip, extra: &[f32]) -> Vec<f32> {
+        let last = (c.frame_count() - 1) as f32;
+        let mut frames: Vec<f32> = (0..4 * c.frame_count()).map(|i| i as f32 * 0.25).collect();
+        frames.extend(extra.iter().map(|x| x * last));
+        frames.extend([-1.0, last + 3.0, f32::NAN]);
+        frames
+    }
+
+    #[test]
+    fn jumpy_clip_with_scales_decodes_like_the_model() {
+        let clip = jumpy_clip(6, 70, 7, 0.9);
+        let settings = CompressSettings {
+            bits: BitRate::Fixed {
+                rotation_bits: 8,
+                translation_bits: 12,
+                scale_bits: 6,
+            },
+            ..CompressSettings::default()
+        };
+        let c = compress(&clip, &settings).unwrap().clip;
+        assert!(c.has_scale());
+        check_against_model(&c, &all_frames(&c, &[])).unwrap();
+    }
+
+    /// Every rotation format with raw float32 slots (one 64-bit read cannot hold them), on more
+    /// tracks than one group of four lanes.
+    #[test]
+    fn raw_slots_decode_like_the_model() {
+        let clip = jumpy_clip(7, 20, 3, 0.5);
+        for format in 0..4 {
+            let settings = CompressSettings {
+                rotation_format: RotationFormat::from_code(format).unwrap(),
+                bits: BitRate::Fixed {
+                    rotation_bits: 32,
+                    translation_bits: 32,
+                    scale_bits: 32,
+                },
+                ..CompressSettings::default()
+            };
+            let c = compress(&clip, &settings).unwrap().clip;
+            check_against_model(&c, &all_frames(&c, &[])).unwrap();
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+        #[test]
+        fn fast_decoder_matches_the_model(
+            jumpy in any::<bool>(),
+            joints in 1usize..9,
+            frames in 1usize..50,
+            seed in any::<u64>(),
+            format in 0u8..4,
+            widths in (0usize..16, 0usize..16, 0usize..16),
+            auto in any::<bool>(),
+            segment_frames in 0u16..20,
+            segment_ranges in any::<bool>(),
+            frame_step in 1u16..4,
+            extra in proptest::collection::vec(0.0f32..=1.0, 0..20),
+        ) {
+            let clip = if jumpy {
+                jumpy_clip(joints, frames, seed, 0.6)
+            } else {
+                synthetic_clip(joints, frames, 30.0, seed)
+            };
+            let bits = if auto {
+                BitRate::Auto { error_cm: 0.05 }
+            } else {
+                BitRate::Fixed {
+                    rotation_bits: WIDTHS[widths.0],
+                    translation_bits: WIDTHS[widths.1],
+                    scale_bits: WIDTHS[widths.2],
+                }
+            };
+            let settings = CompressSettings {
+                rotation_format: RotationFormat::from_code(format).unwrap(),
+                bits,
+                segment_frames,
+                segment_ranges,
+                frame_step,
+                ..CompressSettings::default()
+            };
+            let c = compress(&clip, &settings).unwrap().clip;
+            check_against_model(&c, &all_frames(&c, &extra))?;
+        }
+    }
+}
