@@ -476,20 +476,6 @@ pub fn decompress(args: DecompressArgs) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-/// Mean decode time of one pose at scattered times, microseconds.
-fn decode_us(clip: &CompressedClip) -> f64 {
-    let mut pose = vec![Transform::IDENTITY; clip.joint_count()];
-    let d = clip.duration_s();
-    let n = 20_000;
-    let start = Instant::now();
-    for i in 0..n {
-        let t = d * ((i as f32 * 0.618_034).fract());
-        clip.sample_pose(t, &mut pose);
-        std::hint::black_box(&pose);
-    }
-    start.elapsed().as_secs_f64() * 1e6 / f64::from(n)
-}
-
 pub fn compare(args: CompareArgs) -> ExitCode {
     let unit_cm = match parse_units(&args.units) {
         Ok(u) => u,
@@ -537,7 +523,7 @@ pub fn compare(args: CompareArgs) -> ExitCode {
             "raw_bytes": r.raw_bytes,
             "resident_bytes": r.clip.resident_bytes(),
             "ratio": r.ratio,
-            "decode_us": decode_us(&r.clip),
+            "decode_us": crate::core::compress::decode_us_per_pose(&r.clip),
             "compress_ms": r.compress_ms,
         });
         if let (Some(row), Some(extra)) = (row.as_object_mut(), extra.as_object()) {

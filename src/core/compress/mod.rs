@@ -21,3 +21,26 @@ pub use encode::{
 pub use format::{CompressedClip, TlcError, TrackStore};
 pub use metric::{ErrorReport, JointFrameErrors, WorstError};
 pub use settings::{BitRate, CompressSettings, Preset, RotationFormat};
+
+/// Mean time to decode one pose of `clip`, microseconds: poses at scattered times (golden-ratio
+/// steps over the clip, so between frames as a game samples), for at least 2 ms and at most
+/// 20,000 poses. The one measurement the command line's reports and the app's table share.
+pub fn decode_us_per_pose(clip: &CompressedClip) -> f64 {
+    use std::time::Instant;
+    let mut pose = vec![crate::core::anim::Transform::IDENTITY; clip.joint_count()];
+    let d = clip.duration_s();
+    let start = Instant::now();
+    let mut poses = 0u32;
+    while poses < 20_000 {
+        for _ in 0..64 {
+            let t = d * ((poses as f32 * 0.618_034).fract());
+            clip.sample_pose(t, &mut pose);
+            std::hint::black_box(&pose);
+            poses += 1;
+        }
+        if start.elapsed().as_secs_f64() > 2e-3 {
+            break;
+        }
+    }
+    start.elapsed().as_secs_f64() * 1e6 / f64::from(poses.max(1))
+}

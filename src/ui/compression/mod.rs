@@ -81,7 +81,7 @@ pub struct CompressionView {
     /// Result of the last action (export, errors).
     pub status: Option<String>,
     /// An export writing files in the background.
-    pub export_job: Option<std::thread::JoinHandle<Result<Vec<PathBuf>, String>>>,
+    pub export_job: Option<crate::ui::jobs::Job<Result<Vec<PathBuf>, String>>>,
     /// The files written by the last finished export, or why it failed.
     pub last_export: Option<Result<Vec<PathBuf>, String>>,
 }
@@ -251,14 +251,12 @@ impl CompressionView {
                     .collect()
             })
             .unwrap_or_default();
-        let handle = std::thread::Builder::new()
-            .name("taglane-export".into())
-            .spawn(move || {
-                let refs: Vec<&ClipOutcome> = outcomes.iter().collect();
-                export_tlc(&refs, &dir)
-            })
-            .map_err(|e| format!("cannot start the export: {e}"))?;
-        self.export_job = Some(handle);
+        let job = crate::ui::jobs::Job::spawn("export .tlc files", None, move |p| {
+            p.set_total(outcomes.len() as u64);
+            let refs: Vec<&ClipOutcome> = outcomes.iter().collect();
+            export_tlc(&refs, &dir)
+        });
+        self.export_job = Some(job);
         Ok(())
     }
 
@@ -268,24 +266,20 @@ impl CompressionView {
     }
 
     fn poll_export(&mut self, ctx: &egui::Context) {
-        match &self.export_job {
-            Some(h) if h.is_finished() => {}
-            Some(_) => {
-                ctx.request_repaint();
-                return;
-            }
-            None => return,
-        }
-        if let Some(h) = self.export_job.take() {
-            let result = h
-                .join()
-                .unwrap_or_else(|_| Err("the export thread failed".into()));
-            self.status = Some(match &result {
-                Ok(files) => format!("exported {} file(s)", files.len()),
-                Err(e) => format!("export failed: {e}"),
-            });
-            self.last_export = Some(result);
-        }
+        let Some(job) = self.export_job.as_mut() else {
+            return;
+        };
+        let Some(result) = job.poll() else {
+            ctx.request_repaint_after(std::time::Duration::from_millis(50));
+            return;
+        };
+        self.export_job = None;
+        let result = result.and_then(|r| r);
+        self.status = Some(match &result {
+            Ok(files) => format!("exported {} file(s)", files.len()),
+            Err(e) => format!("export failed: {e}"),
+        });
+        self.last_export = Some(result);
     }
 
     /// The compression tab.

@@ -4,11 +4,8 @@
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
-use std::time::Instant;
 
-use crate::core::anim::Transform;
-use crate::core::compress::{CompressResult, CompressSettings, CompressedClip, Control, Preset};
+use crate::core::compress::{CompressResult, CompressSettings, Control, Preset};
 use crate::core::tags::ClipId;
 use crate::ui::anim_cache::{ClipRequest, load};
 
@@ -160,28 +157,8 @@ pub fn pareto_front(points: &[(f64, f64)]) -> Vec<usize> {
     front
 }
 
-/// Mean time to decode one pose, microseconds: decodes every frame and every half frame (at least
-/// 2 ms in total, at most 200 passes).
-pub fn decode_us_per_pose(clip: &CompressedClip) -> f64 {
-    let frames = clip.frame_count();
-    if frames == 0 {
-        return 0.0;
-    }
-    let mut out = vec![Transform::IDENTITY; clip.joint_count()];
-    let start = Instant::now();
-    let mut poses = 0usize;
-    for _ in 0..200 {
-        for f in 0..2 * frames - 1 {
-            clip.sample_pose_at_frame(f as f32 * 0.5, &mut out);
-            std::hint::black_box(&out);
-        }
-        poses += 2 * frames - 1;
-        if start.elapsed().as_secs_f64() > 2e-3 {
-            break;
-        }
-    }
-    start.elapsed().as_secs_f64() * 1e6 / poses as f64
-}
+/// Mean time to decode one pose, microseconds (the command line's measurement).
+pub use crate::core::compress::decode_us_per_pose;
 
 /// State of a background comparison, shared with its thread.
 #[derive(Debug, Default)]
@@ -196,13 +173,13 @@ pub struct JobState {
     pub cancelled: bool,
 }
 
-/// A comparison running in a background thread.
+/// A comparison running in a background thread (the app's one job type, `ui::jobs::Job`); the
+/// outcomes fill `state` as clips finish, so the table grows while it runs.
 pub struct Job {
     pub state: Arc<Mutex<JobState>>,
     /// The candidates as they were when the job started (the view may be edited meanwhile).
     pub candidates: Vec<Candidate>,
-    cancel: Arc<AtomicBool>,
-    handle: Option<JoinHandle<()>>,
+    job: Option<crate::ui::jobs::Job<()>>,
 }
 
 impl Job {
@@ -213,29 +190,23 @@ impl Job {
             outcomes: vec![Vec::new(); candidates.len()],
             ..JobState::default()
         }));
-        let cancel = Arc::new(AtomicBool::new(false));
-        let (st, cc) = (Arc::clone(&state), Arc::clone(&cancel));
+        let st = Arc::clone(&state);
         let cands = candidates.clone();
-        let handle = std::thread::Builder::new()
-            .name("taglane-compress".into())
-            .spawn(move || run(&clips, &cands, &st, &cc))
-            .ok();
-        if handle.is_none() {
-            let mut s = lock(&state);
-            s.finished = true;
-            s.current = "cannot start a background thread".into();
-        }
+        let job = crate::ui::jobs::Job::spawn("compare compression", None, move |p| {
+            run(&clips, &cands, &st, p.cancel_flag());
+        });
         Self {
             state,
             candidates,
-            cancel,
-            handle,
+            job: Some(job),
         }
     }
 
     /// Asks the thread to stop; it finishes soon after with `cancelled` set.
     pub fn cancel(&self) {
-        self.cancel.store(true, Ordering::Relaxed);
+        if let Some(j) = &self.job {
+            j.cancel();
+        }
     }
 
     /// True once the thread is done (finished or cancelled).
@@ -250,8 +221,12 @@ impl Job {
 
     /// Waits for the thread and returns the final state and the candidates it ran.
     pub fn join_with_candidates(mut self) -> (JobState, Vec<Candidate>) {
-        if let Some(h) = self.handle.take() {
-            let _ = h.join();
+        if let Some(j) = self.job.take()
+            && let Err(e) = j.wait()
+        {
+            let mut s = lock(&self.state);
+            s.finished = true;
+            s.current = e;
         }
         let state = std::mem::take(&mut *lock(&self.state));
         (state, std::mem::take(&mut self.candidates))
@@ -260,7 +235,7 @@ impl Job {
 
 impl Drop for Job {
     fn drop(&mut self) {
-        self.cancel.store(true, Ordering::Relaxed);
+        self.cancel();
     }
 }
 
@@ -431,7 +406,7 @@ mod tests {
         let files = export_tlc(&refs, &dir).unwrap();
         assert_eq!(files.len(), 2);
         let bytes = std::fs::read(&files[0]).unwrap();
-        assert!(CompressedClip::from_bytes(bytes).is_ok());
+        assert!(crate::core::compress::CompressedClip::from_bytes(bytes).is_ok());
         std::fs::remove_dir_all(&dir).ok();
         assert!(export_tlc(&refs, Path::new("/nonexistent/x")).is_err());
     }
