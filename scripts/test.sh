@@ -20,11 +20,13 @@ if [ -d ../shared/mocap ]; then
   echo "test: ../shared/mocap found, running the tests that need it too"
 fi
 
-# The core's unit tests without the `ui` feature: the library builds and passes with no UI crate
-# (clippy in .ci/run also checks every target without it). The integration tests (one binary for
-# the core and the command line, tests/core; one for the app, tests/ui) run once, in the second pass.
-echo "test: core alone (--no-default-features)"
-cargo test --no-default-features --lib -- "${ignored[@]}"
+# The core and the command line build without the `ui` feature: no egui, eframe or rfd is
+# compiled, which proves the core never needs them. (Building their tests without it would compile
+# the UI test crates' dependencies - egui_kittest, wgpu - a second time with other features; the
+# core's tests all run in the second pass, and clippy in .ci/run checks every target without the
+# feature too.)
+echo "test: core and command line alone (--no-default-features)"
+cargo build --no-default-features --lib --bins
 echo "test: everything (default features: core + ui)"
 cargo test --lib --bins --tests -- "${ignored[@]}"
 echo "test: benchmarks, once each in test mode"
