@@ -204,6 +204,30 @@ fn rule_errors_name_their_json_path_and_good_rules_propose_lanes() {
     h.get_by_label_contains("rules[0].when[0].leave: expected a number <=");
     // The rules in use stay the last ones that read.
     assert_eq!(h.state().autotag.valid.rules.len(), 1);
+
+    // A whole settings file pasted in (as `taglane autotag --rules` reads): its parameters are
+    // refused here, then taken into the fields by a button.
+    h.state_mut().autotag.rules_text = r#"{"version": 1,
+        "params": {"contacts": {"enter_speed_cm_s": 26, "leave_speed_cm_s": 41}},
+        "rules": [{"tag": "pose:Crouch",
+                   "when": [{"signal": "height", "joint": "Hips", "below": 60, "leave": 70}]}]}"#
+        .to_owned();
+    h.state_mut().autotag.apply_rules_text();
+    h.run_steps(2);
+    h.get_by_label_contains("params: generator parameters are set in the panel's fields");
+    h.get_by_label("Take parameters").click();
+    h.run_steps(3);
+    let app = h.state();
+    assert!(
+        app.autotag.rules_error.is_none(),
+        "{:?}",
+        app.autotag.rules_error
+    );
+    assert_eq!(app.autotag.valid.params.contacts.enter_speed_cm_s, 26.0);
+    assert_eq!(app.autotag.valid.rules.len(), 1);
+    assert_eq!(app.autotag.valid.rules[0].tag, "pose:Crouch");
+    assert!(!app.autotag.rules_text.contains("params"));
+    h.get_by_label("auto: pose:Crouch");
 }
 
 #[test]

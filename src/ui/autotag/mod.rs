@@ -68,7 +68,8 @@ struct Live {
 struct BatchJob {
     job: Job<BatchOutcome>,
     settings: AutotagSettings,
-    clips: Vec<ClipId>,
+    /// The clips (id and name when the job started).
+    clips: Vec<(ClipId, String)>,
 }
 
 /// An apply waiting for the user's confirmation, because `Replace` would remove existing frames.
@@ -77,7 +78,9 @@ pub struct Pending {
     pub proposals: Vec<(ClipId, Vec<Proposal>)>,
     pub settings: AutotagSettings,
     pub modes: BTreeMap<String, ApplyMode>,
-    pub clips: Vec<ClipId>,
+    /// The clips applied to, with their names when the apply started: if the project's clips
+    /// changed meanwhile (another project was opened), nothing is applied.
+    pub clips: Vec<(ClipId, String)>,
     pub report: ApplyReport,
     /// Clips that could not be tagged, one line each.
     pub skipped: Vec<String>,
@@ -380,6 +383,10 @@ impl AutotagPanel {
             return;
         }
         let only = self.enabled_tags();
+        let named: Vec<(ClipId, String)> = clips
+            .iter()
+            .map(|&c| (c, doc.clips[c as usize].name.clone()))
+            .collect();
         if clips == [input.clip] {
             let Some(out) = self.output_for(input.clip) else {
                 self.status = Some(format!(
@@ -390,7 +397,7 @@ impl AutotagPanel {
             };
             let proposals = vec![(input.clip, out.proposals.clone())];
             let settings = self.valid.clone();
-            self.stage(doc, proposals, settings, clips, Vec::new(), queue);
+            self.stage(doc, proposals, settings, named, Vec::new(), queue);
             return;
         }
         let requests: Vec<_> = clips
@@ -424,7 +431,7 @@ impl AutotagPanel {
         self.job = Some(BatchJob {
             job,
             settings,
-            clips,
+            clips: named,
         });
     }
 
@@ -461,7 +468,7 @@ impl AutotagPanel {
         doc: &TagDocument,
         proposals: Vec<(ClipId, Vec<Proposal>)>,
         settings: AutotagSettings,
-        clips: Vec<ClipId>,
+        clips: Vec<(ClipId, String)>,
         skipped: Vec<String>,
         queue: &mut Vec<AppCommand>,
     ) {
@@ -486,6 +493,15 @@ impl AutotagPanel {
         confirmed: bool,
         queue: &mut Vec<AppCommand>,
     ) {
+        let same_clips = pending
+            .clips
+            .iter()
+            .all(|(c, n)| doc.clips.get(*c as usize).is_some_and(|i| i.name == *n));
+        if !same_clips {
+            self.status =
+                Some("the project's clips changed during the apply: nothing applied".to_owned());
+            return;
+        }
         let (edit, report) = match apply_edit(
             doc,
             &pending.proposals,
@@ -521,7 +537,10 @@ impl AutotagPanel {
         if !edit.is_empty() {
             queue.push(AppCommand::Edit {
                 edit,
-                label: apply_label(doc, &pending.clips),
+                label: apply_label(
+                    doc,
+                    &pending.clips.iter().map(|(c, _)| *c).collect::<Vec<_>>(),
+                ),
                 select: None,
             });
         }
@@ -662,5 +681,47 @@ impl AutotagPanel {
             }
             Err(e) => self.rules_error = Some(e),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::project::Project;
+
+    #[test]
+    fn an_apply_is_dropped_when_the_projects_clips_changed_meanwhile() {
+        let demo = Project::demo();
+        let only = enabled_tags(&AutotagSettings::default(), &BTreeSet::new());
+        let outcome = model::tag_clip(
+            &resolve(&demo, 0).unwrap(),
+            &AutotagSettings::default(),
+            &only,
+        );
+        let pending = || Pending {
+            proposals: vec![(0, outcome.result.clone().unwrap())],
+            settings: AutotagSettings::default(),
+            modes: BTreeMap::new(),
+            clips: vec![(0, demo.doc.clips[0].name.clone())],
+            report: ApplyReport::default(),
+            skipped: Vec::new(),
+            changed: false,
+        };
+        let mut panel = AutotagPanel::default();
+        let mut queue = Vec::new();
+        // Another project (here: the demo with its first clip renamed) is open now.
+        let mut other = demo.doc.clone();
+        other.clips[0].name = "another take".into();
+        panel.commit(&other, pending(), false, &mut queue);
+        assert!(queue.is_empty());
+        assert!(panel.status.as_deref().unwrap().contains("nothing applied"));
+        panel.commit(&TagDocument::default(), pending(), false, &mut queue);
+        assert!(queue.is_empty());
+        // The same project: one edit, labelled by the clip.
+        panel.commit(&demo.doc, pending(), false, &mut queue);
+        assert!(
+            matches!(&queue[..], [AppCommand::Edit { label, .. }] if label == "auto-tag walk_male_01"),
+            "{queue:?}"
+        );
     }
 }

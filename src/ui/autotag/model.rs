@@ -439,8 +439,8 @@ pub fn parse_rules_text(text: &str) -> Result<Vec<Rule>, SettingsError> {
     {
         return Err(err(
             "params",
-            "generator parameters are set in the fields of the panel; keep only `version` and \
-             `rules` here (or use Load settings to read a whole settings file)",
+            "generator parameters are set in the panel's fields; keep only `version` and `rules` \
+             here (Take parameters moves these into the fields)",
         ));
     }
     Ok(read_settings(&value, "")?.rules)

@@ -355,6 +355,26 @@ fn rules_ui(ui: &mut Ui, panel: &mut AutotagPanel) {
     if r.changed() {
         panel.apply_rules_text();
     }
+    // A whole settings file pasted in: its parameters can go to the fields.
+    if panel
+        .rules_error
+        .as_ref()
+        .is_some_and(|e| e.path == "params")
+        && ui
+            .button("Take parameters")
+            .on_hover_text("Move the text's `params` into the fields and keep its rules here")
+            .clicked()
+    {
+        match crate::core::autotag::parse_settings(&panel.rules_text) {
+            Ok(s) => {
+                panel.rules_text = rules_text(&s.rules);
+                panel.rules_error = None;
+                panel.settings = s;
+                panel.revalidate();
+            }
+            Err(e) => panel.rules_error = Some(e),
+        }
+    }
     match &panel.rules_error {
         Some(e) => {
             ui.colored_label(
