@@ -60,7 +60,9 @@ fn header_ui(
 ) {
     let doc = &input.project.doc;
     let pal = theme::palette(input.dark);
-    ui.horizontal_wrapped(|ui| {
+    // Two rows of fixed height, so nothing below moves while a threshold is dragged or after an
+    // apply: what is proposed and the settings' state; then the scope, Apply and its message.
+    ui.horizontal(|ui| {
         match (panel.output_for(input.clip), panel.output_error()) {
             (Some(out), _) => {
                 let n = out
@@ -120,7 +122,8 @@ fn header_ui(
             panel.settings.params = Default::default();
             panel.revalidate();
         }
-        ui.separator();
+    });
+    ui.horizontal(|ui| {
         ui.label("Apply to:");
         let clips = doc.clips.len();
         ui.selectable_value(&mut panel.scope, Scope::Current, "This clip");
@@ -156,13 +159,16 @@ fn header_ui(
         if button.clicked() {
             panel.start_apply(input, queue);
         }
+        if panel.job.is_none()
+            && let Some(s) = &panel.status
+        {
+            ui.separator();
+            ui.add(egui::Label::new(RichText::new(s).weak()).truncate())
+                .on_hover_text(s);
+        }
     });
     if let Some(j) = &panel.job {
         crate::ui::jobs::progress_ui(ui, &j.job, "clips");
-    }
-    if let Some(s) = &panel.status {
-        ui.add(egui::Label::new(RichText::new(s).weak()).truncate())
-            .on_hover_text(s);
     }
 }
 

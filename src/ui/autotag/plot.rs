@@ -88,7 +88,7 @@ pub(super) fn plot_ui(
         .height(height)
         .allow_drag(false)
         .allow_boxed_zoom(false)
-        .allow_zoom([true, false])
+        .allow_zoom(true)
         .allow_scroll([true, false])
         .include_y(0.0)
         .x_axis_label("frame")
@@ -112,9 +112,15 @@ pub(super) fn plot_ui(
                     .color(line_color)
                     .width(1.5),
             );
-            // Each threshold: the "on" line solid with its label above, the "off" line dashed
-            // with its value below.
+            // Each threshold: the "on" line solid, the "off" line dashed, each labelled on its
+            // outer side (the higher line above, the lower below) so close lines stay readable.
             for t in &thresholds {
+                let (above, below) = (egui::Align2::RIGHT_BOTTOM, egui::Align2::RIGHT_TOP);
+                let (enter_at, leave_at) = if t.enter >= t.leave {
+                    (above, below)
+                } else {
+                    (below, above)
+                };
                 let is_held = |g| held == Some((t.key, g));
                 let color = |g| if is_held(g) { held_color } else { th_color };
                 let on = format!("{} {} {unit}", t.label, short_number(t.enter));
@@ -129,7 +135,7 @@ pub(super) fn plot_ui(
                         PlotPoint::new(right, f64::from(t.enter)),
                         RichText::new(on).small().color(text_color),
                     )
-                    .anchor(egui::Align2::RIGHT_BOTTOM),
+                    .anchor(enter_at),
                 );
                 if t.leave != t.enter {
                     let off = format!("off {} {unit}", short_number(t.leave));
@@ -145,7 +151,7 @@ pub(super) fn plot_ui(
                             PlotPoint::new(right, f64::from(t.leave)),
                             RichText::new(off).small().color(text_color),
                         )
-                        .anchor(egui::Align2::RIGHT_TOP),
+                        .anchor(leave_at),
                     );
                 }
             }
