@@ -288,11 +288,11 @@ impl TaglaneApp {
                 }
             });
         // Read-only lanes under the tags: the query's results, the auto-tag proposals.
-        let mut query_lanes =
+        let mut extra_lanes =
             self.query
                 .extra_lanes(&self.project.doc, self.current_clip, self.prefs.dark);
         if autotag_open {
-            query_lanes.extend(
+            extra_lanes.extend(
                 self.autotag
                     .extra_lanes(&self.project.doc, self.current_clip),
             );
@@ -310,7 +310,7 @@ impl TaglaneApp {
                 active_tag: self.active_tag,
                 mark_in: self.playback.mark_in,
                 dark: self.prefs.dark,
-                extra_lanes: &query_lanes,
+                extra_lanes: &extra_lanes,
             };
             timeline::timeline_ui(ui, &input, &mut self.timeline, &mut self.queue);
         });

@@ -168,7 +168,8 @@ fn ghost_lanes_follow_a_dragged_threshold_line_and_a_typed_parameter() {
     assert_eq!(e.path, "params.contacts.leave_height_cm");
     assert_eq!(app.autotag.valid.params.contacts.enter_height_cm, 4.0);
     assert_eq!(frames(&ghost(app, CONTACT_LEFT)), dragged);
-    h.get_by_label_contains("params.contacts.leave_height_cm: expected");
+    // The reason, under the refused field.
+    h.get_by_label("expected a height in cm >= `enter_height_cm` (50), found 7");
     type_value(&mut h, "leave height", "60");
     let app = h.state();
     assert!(app.autotag.error.is_none(), "{:?}", app.autotag.error);

@@ -112,7 +112,8 @@ pub struct ParamSpec {
 }
 
 macro_rules! param {
-    ($gen:ident, $group:ident . $field:ident, $label:expr, $unit:expr, $speed:expr, $max:expr, $dec:expr, $help:expr) => {
+    ($gen:ident, $group:ident . $field:ident, label: $label:expr, unit: $unit:expr,
+     speed: $speed:expr, max: $max:expr, decimals: $dec:expr, help: $help:expr) => {
         ParamSpec {
             generator: Generator::$gen,
             key: stringify!($field),
@@ -132,196 +133,44 @@ macro_rules! param {
 /// Every numeric parameter of the built-in generators, in panel order (defaults, units and meaning
 /// in `docs/AUTOTAG.md`).
 pub const PARAMS: &[ParamSpec] = &[
-    param!(
-        Contacts,
-        contacts.enter_height_cm,
-        "enter height",
-        "cm",
-        0.05,
-        100.0,
-        2,
-        "A foot may become planted when its lowest joint is less than this above its ground level (default 4)."
-    ),
-    param!(
-        Contacts,
-        contacts.leave_height_cm,
-        "leave height",
-        "cm",
-        0.05,
-        100.0,
-        2,
-        "A planted foot is released when it rises more than this above its ground level; >= enter height (default 7)."
-    ),
-    param!(
-        Contacts,
-        contacts.enter_speed_cm_s,
-        "enter speed",
-        "cm/s",
-        0.2,
-        1000.0,
-        1,
-        "A foot may become planted when it moves slower than this (default 20)."
-    ),
-    param!(
-        Contacts,
-        contacts.leave_speed_cm_s,
-        "leave speed",
-        "cm/s",
-        0.2,
-        1000.0,
-        1,
-        "A planted foot is released when it moves faster than this; >= enter speed (default 30)."
-    ),
-    param!(
-        Contacts,
-        contacts.speed_window_s,
-        "foot speed window",
-        "s",
-        0.002,
-        10.0,
-        3,
-        "Window on each side of a frame over which foot speeds are measured, at least one frame (default 0.03)."
-    ),
-    param!(
-        Contacts,
-        contacts.min_contact_s,
-        "min contact",
-        "s",
-        0.005,
-        10.0,
-        3,
-        "Contacts shorter than this are dropped (default 0.05)."
-    ),
-    param!(
-        Contacts,
-        contacts.min_gap_s,
-        "min gap",
-        "s",
-        0.005,
-        10.0,
-        3,
-        "Gaps shorter than this between two contacts of one foot are closed (default 0.05)."
-    ),
-    param!(
-        Contacts,
-        contacts.ground_percentile,
-        "ground quantile",
-        "",
-        0.002,
-        1.0,
-        3,
-        "Quantile (0..1) of each foot joint's height over the clip taken as its ground level (default 0.05)."
-    ),
-    param!(
-        Airborne,
-        airborne.min_height_cm,
-        "airborne above",
-        "cm",
-        0.05,
-        100.0,
-        2,
-        "Both feet must be more than this above their ground levels (default 3)."
-    ),
-    param!(
-        Airborne,
-        airborne.min_duration_s,
-        "min flight",
-        "s",
-        0.005,
-        10.0,
-        3,
-        "Shorter flights are dropped (default 0.05)."
-    ),
-    param!(
-        Locomotion,
-        locomotion.idle_max_m_s,
-        "idle below",
-        "m/s",
-        0.005,
-        20.0,
-        3,
-        "Idle below this speed of the travelling root (default 0.3)."
-    ),
-    param!(
-        Locomotion,
-        locomotion.walk_max_m_s,
-        "run above",
-        "m/s",
-        0.01,
-        20.0,
-        3,
-        "Walk up to this speed, Run above (default 2.2)."
-    ),
-    param!(
-        Locomotion,
-        locomotion.hysteresis_m_s,
-        "hysteresis",
-        "m/s",
-        0.002,
-        5.0,
-        3,
-        "How far past a boundary the speed must go to change state (default 0.05)."
-    ),
-    param!(
-        Locomotion,
-        locomotion.smooth_s,
-        "speed average",
-        "s",
-        0.005,
-        60.0,
-        3,
-        "Window of the root speed's average (default 0.3)."
-    ),
-    param!(
-        Locomotion,
-        locomotion.min_segment_s,
-        "min segment",
-        "s",
-        0.005,
-        60.0,
-        3,
-        "Shorter segments merge into a neighbour (default 0.3)."
-    ),
-    param!(
-        Turns,
-        turning.enter_deg_s,
-        "turn above",
-        "deg/s",
-        0.2,
-        3600.0,
-        1,
-        "A turn starts when the yaw rate exceeds this, either direction (default 20)."
-    ),
-    param!(
-        Turns,
-        turning.leave_deg_s,
-        "turn ends below",
-        "deg/s",
-        0.2,
-        3600.0,
-        1,
-        "A turn ends when the yaw rate falls below this; <= turn above (default 12)."
-    ),
-    param!(
-        Turns,
-        turning.window_s,
-        "yaw window",
-        "s",
-        0.01,
-        60.0,
-        2,
-        "Window of the yaw rate (default 1)."
-    ),
-    param!(
-        Turns,
-        turning.min_duration_s,
-        "min turn",
-        "s",
-        0.005,
-        60.0,
-        3,
-        "Shorter turns are dropped (default 0.3)."
-    ),
+    param!(Contacts, contacts.enter_height_cm, label: "enter height", unit: "cm", speed: 0.05, max: 100.0, decimals: 2,
+        help: "A foot may become planted when its lowest joint is less than this above its ground level (default 4)."),
+    param!(Contacts, contacts.leave_height_cm, label: "leave height", unit: "cm", speed: 0.05, max: 100.0, decimals: 2,
+        help: "A planted foot is released when it rises more than this above its ground level; >= enter height (default 7)."),
+    param!(Contacts, contacts.enter_speed_cm_s, label: "enter speed", unit: "cm/s", speed: 0.2, max: 1000.0, decimals: 1,
+        help: "A foot may become planted when it moves slower than this (default 20)."),
+    param!(Contacts, contacts.leave_speed_cm_s, label: "leave speed", unit: "cm/s", speed: 0.2, max: 1000.0, decimals: 1,
+        help: "A planted foot is released when it moves faster than this; >= enter speed (default 30)."),
+    param!(Contacts, contacts.speed_window_s, label: "foot speed window", unit: "s", speed: 0.002, max: 10.0, decimals: 3,
+        help: "Window on each side of a frame over which foot speeds are measured, at least one frame (default 0.03)."),
+    param!(Contacts, contacts.min_contact_s, label: "min contact", unit: "s", speed: 0.005, max: 10.0, decimals: 3,
+        help: "Contacts shorter than this are dropped (default 0.05)."),
+    param!(Contacts, contacts.min_gap_s, label: "min gap", unit: "s", speed: 0.005, max: 10.0, decimals: 3,
+        help: "Gaps shorter than this between two contacts of one foot are closed (default 0.05)."),
+    param!(Contacts, contacts.ground_percentile, label: "ground quantile", unit: "", speed: 0.002, max: 1.0, decimals: 3,
+        help: "Quantile (0..1) of each foot joint's height over the clip taken as its ground level (default 0.05)."),
+    param!(Airborne, airborne.min_height_cm, label: "airborne above", unit: "cm", speed: 0.05, max: 100.0, decimals: 2,
+        help: "Both feet must be more than this above their ground levels (default 3)."),
+    param!(Airborne, airborne.min_duration_s, label: "min flight", unit: "s", speed: 0.005, max: 10.0, decimals: 3,
+        help: "Shorter flights are dropped (default 0.05)."),
+    param!(Locomotion, locomotion.idle_max_m_s, label: "idle below", unit: "m/s", speed: 0.005, max: 20.0, decimals: 3,
+        help: "Idle below this speed of the travelling root (default 0.3)."),
+    param!(Locomotion, locomotion.walk_max_m_s, label: "run above", unit: "m/s", speed: 0.01, max: 20.0, decimals: 3,
+        help: "Walk up to this speed, Run above (default 2.2)."),
+    param!(Locomotion, locomotion.hysteresis_m_s, label: "hysteresis", unit: "m/s", speed: 0.002, max: 5.0, decimals: 3,
+        help: "How far past a boundary the speed must go to change state (default 0.05)."),
+    param!(Locomotion, locomotion.smooth_s, label: "speed average", unit: "s", speed: 0.005, max: 60.0, decimals: 3,
+        help: "Window of the root speed's average (default 0.3)."),
+    param!(Locomotion, locomotion.min_segment_s, label: "min segment", unit: "s", speed: 0.005, max: 60.0, decimals: 3,
+        help: "Shorter segments merge into a neighbour (default 0.3)."),
+    param!(Turns, turning.enter_deg_s, label: "turn above", unit: "deg/s", speed: 0.2, max: 3600.0, decimals: 1,
+        help: "A turn starts when the yaw rate exceeds this, either direction (default 20)."),
+    param!(Turns, turning.leave_deg_s, label: "turn ends below", unit: "deg/s", speed: 0.2, max: 3600.0, decimals: 1,
+        help: "A turn ends when the yaw rate falls below this; <= turn above (default 12)."),
+    param!(Turns, turning.window_s, label: "yaw window", unit: "s", speed: 0.01, max: 60.0, decimals: 2,
+        help: "Window of the yaw rate (default 1)."),
+    param!(Turns, turning.min_duration_s, label: "min turn", unit: "s", speed: 0.005, max: 60.0, decimals: 3,
+        help: "Shorter turns are dropped (default 0.3)."),
 ];
 
 /// One joint-name parameter (empty: found automatically).
@@ -928,6 +777,19 @@ mod tests {
             assert_eq!(
                 v[p.generator.group()][p.key].as_f64().unwrap() as f32,
                 0.123
+            );
+            // The help states the default, and it is the real one.
+            let default = (p.get)(&AutotagParams::default());
+            let stated = p
+                .help
+                .split("(default ")
+                .nth(1)
+                .and_then(|t| t.split(')').next());
+            assert_eq!(
+                stated.map(|t| t.parse::<f32>().unwrap()),
+                Some(default),
+                "{}",
+                p.key
             );
             let unitless = p.key == "ground_percentile";
             assert_eq!(p.unit.is_empty(), unitless, "{} needs a unit", p.key);

@@ -248,6 +248,13 @@ fn generators_ui(ui: &mut Ui, panel: &mut AutotagPanel) {
                         }
                     }
                     ui.end_row();
+                    // Why the value is refused, under its field.
+                    if let Some(e) = panel.error.as_ref().filter(|e| e.path == path) {
+                        ui.label("");
+                        ui.colored_label(ui.visuals().error_fg_color, &e.message)
+                            .on_hover_text(e.to_string());
+                        ui.end_row();
+                    }
                 }
                 for spec in JOINTS.iter().filter(|j| j.generator == g) {
                     let path = format!("params.{}.{}", g.group(), spec.key);
@@ -315,7 +322,12 @@ fn generators_ui(ui: &mut Ui, panel: &mut AutotagPanel) {
             }
         });
     }
-    if let Some(e) = &panel.error {
+    // An error no field shows.
+    if let Some(e) = panel.error.as_ref().filter(|e| {
+        !PARAMS
+            .iter()
+            .any(|p| e.path == format!("params.{}.{}", p.generator.group(), p.key))
+    }) {
         ui.colored_label(ui.visuals().error_fg_color, e.to_string());
     }
     if changed {
