@@ -77,6 +77,8 @@ pub struct TaglaneApp {
     pub bottom_tab: BottomTab,
     /// The query panel (bottom).
     pub query: crate::ui::query::QueryPanel,
+    /// The auto-tag panel (bottom).
+    pub autotag: crate::ui::autotag::AutotagPanel,
     /// The right panel: pose preview, compression, the loaded animations.
     pub side: SidePanel,
     /// File dialogs, the in-app file browser, autosave and recovery.
@@ -111,6 +113,7 @@ impl TaglaneApp {
             inspector: Default::default(),
             bottom_tab: BottomTab::default(),
             query: crate::ui::query::QueryPanel::default(),
+            autotag: Default::default(),
             side: SidePanel::default(),
             files: Files::new(recovery),
             library: Default::default(),
@@ -243,6 +246,21 @@ impl TaglaneApp {
                 };
                 browser::browser_ui(ui, &input, &mut self.browser, &mut self.queue);
             });
+        let autotag_open = self.bottom_tab == BottomTab::Autotag;
+        let clip_input = crate::ui::view::ClipContext {
+            project: &self.project,
+            clip: self.current_clip,
+            playhead: self.playback.playhead,
+            dark: self.prefs.dark,
+            planted: &[],
+        };
+        let planted = self.autotag.update(
+            &ctx,
+            &clip_input,
+            autotag_open,
+            &mut self.side.anim,
+            &mut self.queue,
+        );
         egui::Panel::right("pose_panel")
             .resizable(true)
             .default_size(440.0)
@@ -253,13 +271,15 @@ impl TaglaneApp {
                     clip: self.current_clip,
                     playhead: self.playback.playhead,
                     dark: self.prefs.dark,
+                    planted: &planted,
                 };
                 self.side.ui(ui, &input, &mut self.queue);
             });
         self.query.update(&self.project.doc);
         egui::Panel::bottom("tools_panel")
             .resizable(true)
-            .default_size(300.0)
+            // 300 points of tool under the tab bar.
+            .default_size(335.0)
             .show(ui, |ui| {
                 if BottomTab::ALL.len() > 1 {
                     crate::ui::bottom_panel::tab_bar(ui, &mut self.bottom_tab);
@@ -274,12 +294,24 @@ impl TaglaneApp {
                         self.prefs.dark,
                         &mut self.queue,
                     ),
+                    BottomTab::Autotag => crate::ui::autotag::autotag_ui(
+                        ui,
+                        &mut self.autotag,
+                        &clip_input,
+                        &mut self.queue,
+                    ),
                 }
             });
-        // Read-only lanes under the tags: the query's results.
-        let query_lanes =
+        // Read-only lanes under the tags: the query's results, the auto-tag proposals.
+        let mut extra_lanes =
             self.query
                 .extra_lanes(&self.project.doc, self.current_clip, self.prefs.dark);
+        if autotag_open {
+            extra_lanes.extend(
+                self.autotag
+                    .extra_lanes(&self.project.doc, self.current_clip),
+            );
+        }
         egui::CentralPanel::default_margins().show(ui, |ui| {
             self.transport_ui(ui);
             ui.separator();
@@ -293,7 +325,7 @@ impl TaglaneApp {
                 active_tag: self.active_tag,
                 mark_in: self.playback.mark_in,
                 dark: self.prefs.dark,
-                extra_lanes: &query_lanes,
+                extra_lanes: &extra_lanes,
             };
             timeline::timeline_ui(ui, &input, &mut self.timeline, &mut self.queue);
         });

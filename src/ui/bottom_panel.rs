@@ -9,15 +9,24 @@ pub enum BottomTab {
     /// Queries over the tags (`crate::ui::query`).
     #[default]
     Query,
+    /// Automatic tagging (`crate::ui::autotag`).
+    Autotag,
 }
 
 impl BottomTab {
     /// Every tab, in the order of the tab bar, with its label and tooltip.
-    pub const ALL: &'static [(BottomTab, &'static str, &'static str)] = &[(
-        BottomTab::Query,
-        "Query",
-        "Query the tags: union, intersection, difference and filters, by two engines",
-    )];
+    pub const ALL: &'static [(BottomTab, &'static str, &'static str)] = &[
+        (
+            BottomTab::Query,
+            "Query",
+            "Query the tags: union, intersection, difference and filters, by two engines",
+        ),
+        (
+            BottomTab::Autotag,
+            "Auto-tag",
+            "Propose foot contacts, locomotion states, turns and custom rules from the motion",
+        ),
+    ];
 }
 
 /// The tab bar.

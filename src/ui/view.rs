@@ -12,4 +12,7 @@ pub struct ClipContext<'a> {
     /// Playhead in frames of the current clip.
     pub playhead: f64,
     pub dark: bool,
+    /// Joints the viewport marks as planted: the feet whose contact tag (proposed by the auto-tag
+    /// panel, or a real `contact:*` tag) covers the playhead.
+    pub planted: &'a [usize],
 }
