@@ -456,3 +456,53 @@ fn autotag_panel_snapshot() {
     assert!(h.state().autotag.output_for(3).is_some());
     h.snapshot("autotag");
 }
+
+/// The panel on a real take (CMU 131_03, hop, start, stop, in CMU units): the contact lanes and the
+/// left foot's height with its enter/leave lines. Also the README's screenshot.
+#[test]
+#[ignore = "needs ../shared/mocap"]
+fn autotag_panel_on_a_real_take_snapshot() {
+    use taglane::core::tags::ClipInfo;
+    use taglane::ui::project::Project;
+    let file = crate::common::mocap("cmu_131_03_hop_start_stop.bvh")
+        .canonicalize()
+        .expect("the CMU take");
+    let mut doc = TagDocument::default();
+    doc.add_clip(ClipInfo {
+        name: "cmu_131_03_hop_start_stop".into(),
+        frames: 1102,
+        fps: 120.0,
+        source: Some(file.display().to_string()),
+        unit_cm: Some(5.644),
+    })
+    .unwrap();
+    let project = Project {
+        doc,
+        ..Project::default()
+    };
+    let mut app = TaglaneApp::new(
+        project,
+        taglane::ui::app::Prefs::default(),
+        taglane::ui::recovery::Recovery::disabled(),
+    );
+    app.bottom_tab = BottomTab::Autotag;
+    app.queue.push(AppCommand::SetPlayhead(430.0));
+    app.autotag.signal = Some("left foot height".to_owned());
+    let mut h = Harness::builder()
+        .with_size([1600.0, 1000.0])
+        .with_options(SnapshotOptions::default().max_failed_pixels(400))
+        .wgpu()
+        .build_ui_state(|ui, app: &mut TaglaneApp| app.ui(ui), app);
+    h.run_steps(6);
+    assert_eq!(h.state().side.pose.load_error, None);
+    let left = ghost(h.state(), CONTACT_LEFT);
+    assert!(
+        left.len() >= 4,
+        "a hopping take has several left contacts: {left:?}"
+    );
+    assert!(
+        !ghost(h.state(), "contact:Airborne").is_empty(),
+        "and flights between them"
+    );
+    h.snapshot("autotag_real");
+}
