@@ -16,3 +16,22 @@ pub struct ClipContext<'a> {
     /// panel, or a real `contact:*` tag) covers the playhead.
     pub planted: &'a [usize],
 }
+
+/// A frame rate for people: three decimals at most, trailing zeros cut (a BVH frame time of
+/// 0.0083333 s is 120.00048 fps, shown as `120`; NTSC's 29.97 stays `29.97`).
+pub fn fps_text(fps: f32) -> String {
+    let s = format!("{fps:.3}");
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    s.to_owned()
+}
+
+#[cfg(test)]
+mod fps_tests {
+    #[test]
+    fn frame_rates_read_as_people_write_them() {
+        assert_eq!(super::fps_text(1.0 / 0.008_333_3), "120");
+        assert_eq!(super::fps_text(30.0), "30");
+        assert_eq!(super::fps_text(29.97), "29.97");
+        assert_eq!(super::fps_text(23.976), "23.976");
+    }
+}

@@ -548,10 +548,7 @@ pub fn pose_tab_ui(ui: &mut Ui, input: &ClipContext<'_>, clip: &Arc<Clip>, pose:
         "{} joints, {} frames at {} fps, t = {:.3} s, 1 unit = {} cm",
         clip.joint_count(),
         clip.frame_count,
-        // A BVH frame time of 0.0083333 s is 120.00048 fps: three decimals, trailing zeros cut.
-        format!("{:.3}", clip.fps)
-            .trim_end_matches('0')
-            .trim_end_matches('.'),
+        crate::ui::view::fps_text(clip.fps),
         pose.time_s,
         clip.unit_cm
     ));
