@@ -282,7 +282,7 @@ pub fn rules_text(rules: &[Rule]) -> String {
 /// name the JSON path (`rules[0].when[1].leave`) or the line and column of a syntax error.
 /// Parameters are refused here: the panel's fields own them.
 pub fn parse_rules_text(text: &str) -> Result<Vec<Rule>, SettingsError> {
-    let value = Json::parse(text)?;
+    let value = crate::core::settings::json::parse(text)?;
     if let Json::Obj(entries) = &value
         && entries.iter().any(|(k, _)| k == "params")
     {
