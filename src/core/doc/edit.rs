@@ -1004,17 +1004,7 @@ mod tests {
 
     #[test]
     fn conveniences_go_through_edits() {
-        let mut d = TagDocument::default();
-        for (name, frames) in [("a", 10), ("b", 20), ("c", 30)] {
-            d.add_clip(ClipInfo {
-                name: name.into(),
-                frames,
-                fps: 30.0,
-                source: None,
-                unit_cm: None,
-            })
-            .unwrap();
-        }
+        let mut d = crate::core::tags::document::test_document(&[("a", 10), ("b", 20), ("c", 30)]);
         d.add_tag("Walk", None).unwrap();
         d.add_tag("Run", Some([1, 2, 3])).unwrap();
         let v = d.tags[0].version;

@@ -742,7 +742,6 @@ mod tests {
 
     use super::*;
     use crate::core::project::{Project, resolve};
-    use crate::core::tags::ClipInfo;
 
     fn r(a: u32, b: u32) -> Range {
         Range::new(a, b)
@@ -970,17 +969,7 @@ mod tests {
     }
 
     fn doc() -> TagDocument {
-        let mut d = TagDocument::default();
-        for (name, frames) in [("a", 100), ("b", 50)] {
-            d.add_clip(ClipInfo {
-                name: name.into(),
-                frames,
-                fps: 30.0,
-                source: None,
-                unit_cm: None,
-            })
-            .unwrap();
-        }
+        let mut d = crate::core::tags::document::test_document(&[("a", 100), ("b", 50)]);
         let t = d.add_tag("contact:LeftFoot", Some([10, 20, 30])).unwrap();
         d.set_ranges(t, 0, vec![r(0, 10), r(40, 50)]).unwrap();
         d
