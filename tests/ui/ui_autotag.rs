@@ -284,14 +284,7 @@ fn replace_asks_before_removing_hand_made_frames() {
     // A hand-made contact:LeftFoot over the whole first clip.
     let doc = &h.state().project.doc;
     let frames0 = doc.clips[0].frames;
-    let mut tag = taglane::core::tags::Tag {
-        name: CONTACT_LEFT.to_owned(),
-        color: None,
-        ranges: Default::default(),
-        markers: Default::default(),
-        notes: Default::default(),
-        version: 0,
-    };
+    let mut tag = taglane::core::tags::Tag::new(CONTACT_LEFT.to_owned());
     tag.ranges.insert(0, vec![Range::new(0, frames0)]);
     let index = doc.tags.len();
     h.state_mut().queue.push(AppCommand::Edit {
