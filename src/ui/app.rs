@@ -77,6 +77,8 @@ pub struct TaglaneApp {
     pub bottom_tab: BottomTab,
     /// The query panel (bottom).
     pub query: crate::ui::query::QueryPanel,
+    /// The "Find similar" tool (bottom).
+    pub similar: crate::ui::similar::SimilarPanel,
     /// The right panel: pose preview, compression, the loaded animations.
     pub side: SidePanel,
     /// File dialogs, the in-app file browser, autosave and recovery.
@@ -111,6 +113,7 @@ impl TaglaneApp {
             inspector: Default::default(),
             bottom_tab: BottomTab::default(),
             query: crate::ui::query::QueryPanel::default(),
+            similar: Default::default(),
             side: SidePanel::default(),
             files: Files::new(recovery),
             library: Default::default(),
@@ -243,6 +246,15 @@ impl TaglaneApp {
                 };
                 browser::browser_ui(ui, &input, &mut self.browser, &mut self.queue);
             });
+        let similar_open = self.bottom_tab == BottomTab::Similar;
+        let similar_overlay = self.similar.update(
+            &self.project,
+            self.current_clip,
+            self.playback.playhead,
+            similar_open,
+            &mut self.side.anim,
+            self.prefs.dark,
+        );
         egui::Panel::right("pose_panel")
             .resizable(true)
             .default_size(440.0)
@@ -253,6 +265,7 @@ impl TaglaneApp {
                     clip: self.current_clip,
                     playhead: self.playback.playhead,
                     dark: self.prefs.dark,
+                    overlay: similar_overlay.as_ref(),
                 };
                 self.side.ui(ui, &input, &mut self.queue);
             });
@@ -274,12 +287,36 @@ impl TaglaneApp {
                         self.prefs.dark,
                         &mut self.queue,
                     ),
+                    BottomTab::Similar => {
+                        let view = crate::ui::similar::model::AppView {
+                            clip: self.current_clip,
+                            selection: &self.selection,
+                            mark_in: self.playback.mark_in,
+                            playhead: self.playback.playhead,
+                            active_tag: self.active_tag,
+                        };
+                        crate::ui::similar::similar_ui(
+                            ui,
+                            &mut self.similar,
+                            &self.project,
+                            &view,
+                            self.prefs.dark,
+                            &mut self.queue,
+                        );
+                    }
                 }
             });
-        // Read-only lanes under the tags: the query's results.
-        let query_lanes =
+        // Read-only lanes under the tags: the query's results, Find similar's matches.
+        let mut query_lanes =
             self.query
                 .extra_lanes(&self.project.doc, self.current_clip, self.prefs.dark);
+        if similar_open {
+            query_lanes.extend(self.similar.extra_lanes(
+                &self.project.doc,
+                self.current_clip,
+                self.prefs.dark,
+            ));
+        }
         egui::CentralPanel::default_margins().show(ui, |ui| {
             self.transport_ui(ui);
             ui.separator();

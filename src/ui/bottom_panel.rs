@@ -9,15 +9,24 @@ pub enum BottomTab {
     /// Queries over the tags (`crate::ui::query`).
     #[default]
     Query,
+    /// Find similar: tag by example (`crate::ui::similar`).
+    Similar,
 }
 
 impl BottomTab {
     /// Every tab, in the order of the tab bar, with its label and tooltip.
-    pub const ALL: &'static [(BottomTab, &'static str, &'static str)] = &[(
-        BottomTab::Query,
-        "Query",
-        "Query the tags: union, intersection, difference and filters, by two engines",
-    )];
+    pub const ALL: &'static [(BottomTab, &'static str, &'static str)] = &[
+        (
+            BottomTab::Query,
+            "Query",
+            "Query the tags: union, intersection, difference and filters, by two engines",
+        ),
+        (
+            BottomTab::Similar,
+            "Similar",
+            "Tag by example: find the moments most like a selected range in every clip, accept them as a tag",
+        ),
+    ];
 }
 
 /// The tab bar.

@@ -200,6 +200,12 @@ pub enum AppCommand {
     },
     /// The folder compressed clips are exported to (`None` asks for one).
     SetCompressionExportDir(Option<PathBuf>),
+
+    // Find similar.
+    /// A request to the "Find similar" tool (`crate::ui::similar`).
+    Similar(crate::ui::similar::SimilarCommand),
+    /// Loop playback over these frames of the current clip (`None`: the whole clip).
+    SetLoopRange(Option<crate::core::tags::Range>),
 }
 
 impl AppCommand {

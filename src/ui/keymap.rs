@@ -5,6 +5,7 @@
 use egui::{Key, KeyboardShortcut, Modifiers, Ui};
 
 use crate::ui::command::{AppCommand, Guarded};
+use crate::ui::similar::SimilarCommand;
 
 /// An action the user can trigger by name, key, menu or button.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -45,6 +46,9 @@ pub enum Action {
     ZoomOut,
     Help,
     Quit,
+    FindSimilar,
+    NextMatch,
+    PrevMatch,
 }
 
 /// One row of the table.
@@ -299,6 +303,24 @@ pub const ACTIONS: &[ActionInfo] = &[
         help: "Quit taglane (asks to save changes)",
         keys: &[cmd(Key::Q)],
     },
+    ActionInfo {
+        action: Action::FindSimilar,
+        label: "Find similar",
+        help: "Find the moments most like the selected range (or mark in to the playhead) in every clip",
+        keys: &[cmd(Key::F)],
+    },
+    ActionInfo {
+        action: Action::NextMatch,
+        label: "Next similar match",
+        help: "Show the next match of Find similar: its clip, the playhead at its start",
+        keys: &[key(Key::CloseBracket)],
+    },
+    ActionInfo {
+        action: Action::PrevMatch,
+        label: "Previous similar match",
+        help: "Show the previous match of Find similar",
+        keys: &[key(Key::OpenBracket)],
+    },
 ];
 
 /// Mouse gestures, listed in the help window after the keys.
@@ -369,6 +391,9 @@ impl Action {
             Action::ZoomOut => AppCommand::Zoom(0.8),
             Action::Help => AppCommand::ShowHelp(true),
             Action::Quit => AppCommand::Guarded(Guarded::Quit),
+            Action::FindSimilar => AppCommand::Similar(SimilarCommand::Find),
+            Action::NextMatch => AppCommand::Similar(SimilarCommand::Step(true)),
+            Action::PrevMatch => AppCommand::Similar(SimilarCommand::Step(false)),
         }
     }
 }
