@@ -84,7 +84,7 @@ impl TaglaneApp {
                 if lane.starts_with(crate::ui::similar::LANE_PREFIX) =>
             {
                 let clip = self.current_clip;
-                let c = crate::ui::similar::SimilarCommand::SelectAt {
+                let c = crate::ui::command::SimilarCommand::SelectAt {
                     clip,
                     frame: range.start,
                 };

@@ -4,8 +4,7 @@
 
 use egui::{Key, KeyboardShortcut, Modifiers, Ui};
 
-use crate::ui::command::{AppCommand, Guarded};
-use crate::ui::similar::SimilarCommand;
+use crate::ui::command::{AppCommand, Guarded, SimilarCommand};
 
 /// An action the user can trigger by name, key, menu or button.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

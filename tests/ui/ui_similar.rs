@@ -1,10 +1,12 @@
 //! The "Find similar" tool, driven through AccessKit and synthetic input (egui_kittest): select a
 //! range, find (in the background), the ranked list and the ghost lanes, stepping with the pose
-//! overlay, accepting two matches in one undo step, cancelling, and the screenshot.
+//! overlay, accepting two matches in one undo step, accepting all under the threshold, cancelling,
+//! a search over clips that changed meanwhile (run again or dropped), a query clip that cannot be
+//! read, and the screenshot.
 #![cfg(feature = "ui")]
 
 use egui::Key;
-use egui_kittest::kittest::Queryable;
+use egui_kittest::kittest::{NodeT, Queryable};
 use egui_kittest::{Harness, SnapshotOptions};
 use taglane::core::doc::Edit;
 use taglane::core::tags::{Range, Tag};
@@ -29,6 +31,29 @@ fn with_example(app: &mut TaglaneApp) -> usize {
         select: Some(vec![(index, STRIDE)]),
     });
     index
+}
+
+/// Adds `copies` copies of every clip of the demo (same embedded animation, other names): a
+/// project big enough that a search takes a while.
+fn with_copies(app: &mut TaglaneApp, copies: usize) {
+    let clips = app.project.doc.clips.clone();
+    let mut edits = Vec::new();
+    for k in 0..copies {
+        for c in &clips {
+            let mut info = c.clone();
+            info.name = format!("{} copy {k}", c.name);
+            edits.push(Edit::InsertClip {
+                index: clips.len() * (k + 1) + edits.len() % clips.len(),
+                clip: info,
+                ranges: Vec::new(),
+            });
+        }
+    }
+    app.queue.push(AppCommand::Edit {
+        edit: Edit::Batch(edits),
+        label: "copy the clips".into(),
+        select: None,
+    });
 }
 
 /// Steps the app until its search is done (at most about 60 s).
@@ -246,15 +271,17 @@ fn a_search_can_be_cancelled_and_needs_a_range() {
         "{:?}",
         app.similar.message
     );
-    // Select the example, find, cancel from the progress bar.
+    // Select the example in a project 21 times the demo (so the search is still running two
+    // frames later), find, cancel from the progress bar.
+    with_copies(h.state_mut(), 20);
     with_example(h.state_mut());
     h.run_steps(2);
     h.get_by_label("Find similar").click();
     h.run_steps(1);
     assert!(h.state().similar.is_searching());
-    // The next frame draws the progress bar (the demo takes a few hundred ms in a debug build).
+    // The next frame draws the progress bar.
     h.step();
-    h.get_by_label("Cancel").click();
+    h.get_by_label("Cancel").click_accesskit();
     wait_search(&mut h);
     let app = h.state();
     assert_eq!(app.similar.message.as_deref(), Some("search cancelled"));
@@ -307,4 +334,174 @@ fn screenshot_of_the_matches_view() {
     h.run_steps(4);
     assert!(h.state().similar.live.is_some());
     h.snapshot("similar");
+}
+
+#[test]
+fn accept_all_under_the_threshold_in_one_step() {
+    let (mut h, tag) = found();
+    let matches = h.state().similar.results.as_ref().unwrap().matches.clone();
+    // A threshold between the 5th and the 6th score (ties stay on one side).
+    let threshold = (matches[4].score + matches[5].score) / 2.0;
+    let under: Vec<_> = matches.iter().filter(|m| m.score <= threshold).collect();
+    assert!(under.len() >= 5, "{threshold} {matches:?}");
+    h.state_mut().similar.threshold = threshold;
+    h.run_steps(1);
+    // "Check the N under it" checks exactly those.
+    h.get_by_label(&format!("Check the {} under it", under.len()))
+        .click();
+    h.run_steps(2);
+    assert_eq!(
+        h.state()
+            .similar
+            .results
+            .as_ref()
+            .unwrap()
+            .checked_indices(),
+        (0..under.len()).collect::<Vec<_>>()
+    );
+    // Into a new tag, by its name.
+    h.state_mut().similar.accept_tag = "Gait".into();
+    h.run_steps(1);
+    let steps = h.state().project.history.len();
+    let tags = h.state().project.doc.tags.len();
+    h.get_by_label(&format!("Accept all <= {threshold:.2} ({})", under.len()))
+        .click();
+    h.run_steps(3);
+    let app = h.state();
+    assert_eq!(app.project.history.len(), steps + 1, "one undo step");
+    assert_eq!(app.project.doc.tags.len(), tags + 1);
+    let gait = app.project.doc.tags.last().unwrap();
+    assert_eq!(gait.name, "Gait");
+    let total: u32 = gait
+        .ranges
+        .values()
+        .flatten()
+        .map(|r| r.stop - r.start)
+        .sum();
+    let mut frames = std::collections::BTreeSet::new();
+    for m in &under {
+        for f in m.start..m.stop {
+            frames.insert((m.clip, f));
+        }
+        assert!(
+            gait.ranges[&(m.clip as u32)]
+                .iter()
+                .any(|r| r.start as usize <= m.start && m.stop <= r.stop as usize),
+            "{m:?} not in {:?}",
+            gait.ranges
+        );
+    }
+    assert_eq!(total as usize, frames.len(), "exactly the matches' frames");
+    // The example's tag is untouched; undo removes the new tag and its ranges.
+    assert_eq!(app.project.doc.tags[tag].ranges[&0], vec![STRIDE]);
+    h.key_press_modifiers(egui::Modifiers::COMMAND, Key::Z);
+    h.run_steps(2);
+    assert_eq!(h.state().project.doc.tags.len(), tags);
+    assert!(h.state().project.doc.tag_index("Gait").is_none());
+    // A threshold under every score: nothing to accept, the button is disabled.
+    h.state_mut().similar.threshold = 0.0;
+    h.run_steps(1);
+    let none = h.get_by_label("Accept all <= 0.00 (0)");
+    assert!(none.accesskit_node().is_disabled());
+}
+
+#[test]
+fn a_search_over_clips_changed_meanwhile_runs_again_or_is_dropped() {
+    let mut app = TaglaneApp::demo_for_tests();
+    let tag = with_example(&mut app);
+    app.bottom_tab = BottomTab::Similar;
+    app.similar.top = 12;
+    let mut h = crate::common::harness_with(app, [1600.0, 1000.0]);
+    // A unit changes in the same frame the search starts: its results are of the old clips.
+    h.state_mut()
+        .queue
+        .push(AppCommand::Similar(SimilarCommand::Find));
+    h.state_mut().queue.push(AppCommand::Edit {
+        edit: Edit::SetClipUnit {
+            clip: 3,
+            unit_cm: Some(2.54),
+        },
+        label: "unit".into(),
+        select: Some(vec![(tag, STRIDE)]),
+    });
+    h.step();
+    assert!(h.state().similar.is_searching());
+    // The first result is never shown: the search runs again over the clips as they are.
+    for _ in 0..6000 {
+        h.step();
+        if h.state()
+            .similar
+            .message
+            .as_deref()
+            .is_some_and(|m| m.contains("searching again"))
+        {
+            break;
+        }
+        assert!(h.state().similar.results.is_none(), "stale results shown");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert!(h.state().similar.is_searching());
+    wait_search(&mut h);
+    let app = h.state();
+    let r = app
+        .similar
+        .results
+        .as_ref()
+        .expect("results of the second search");
+    assert!(!app.similar.stale);
+    assert_eq!(r.matches.len(), 12);
+    assert_eq!(r.query.range, STRIDE);
+    // The query's clip shortened under it during a search: dropped, with why.
+    h.state_mut()
+        .queue
+        .push(AppCommand::Similar(SimilarCommand::Clear));
+    h.state_mut()
+        .queue
+        .push(AppCommand::Similar(SimilarCommand::Find));
+    h.state_mut().queue.push(AppCommand::Edit {
+        edit: Edit::SetClipFrames {
+            clip: 0,
+            frames: 100,
+        },
+        label: "shorter".into(),
+        select: Some(Vec::new()),
+    });
+    wait_search(&mut h);
+    let app = h.state();
+    assert!(app.similar.results.is_none());
+    let m = app.similar.message.as_deref().unwrap_or_default();
+    assert!(m.contains("no longer fits") && m.contains("dropped"), "{m}");
+    h.get_by_label_contains("no longer fits");
+}
+
+#[test]
+fn a_query_clip_that_cannot_be_read_is_a_clear_error() {
+    let mut app = TaglaneApp::demo_for_tests();
+    app.bottom_tab = BottomTab::Similar;
+    // The query's clip re-linked to a file the project does not have.
+    app.queue.push(AppCommand::Edit {
+        edit: Edit::SetClipSource {
+            clip: 0,
+            source: Some("missing_take.bvh".into()),
+        },
+        label: "re-link".into(),
+        select: None,
+    });
+    with_example(&mut app);
+    let mut h = crate::common::harness_with(app, [1600.0, 1000.0]);
+    assert!(!h.state().selection.is_empty());
+    h.get_by_label("Find similar").click();
+    h.run_steps(1);
+    wait_search(&mut h);
+    let app = h.state();
+    assert!(app.similar.results.is_none());
+    let m = app.similar.message.as_deref().unwrap_or_default();
+    assert!(
+        m.starts_with("cannot search: the query's clip has no motion features")
+            && m.contains("missing_take.bvh"),
+        "{m}"
+    );
+    // Said in the tab; nothing was edited by the search.
+    h.get_by_label_contains("cannot search");
+    assert_eq!(app.project.history.undo_label(), Some("draw the example"));
 }

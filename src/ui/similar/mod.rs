@@ -3,11 +3,13 @@
 //! the timeline, the query's pose over each match in the viewport), accept some or all under a
 //! score threshold as ranges of a tag in one undoable step. See `docs/SIMILAR.md`, "In the app".
 //!
-//! [`model`] holds the logic (no egui); [`draw`] the tab; this file the state, the commands and
-//! what the tool gives the rest of the app (timeline lanes, the viewport overlay).
+//! [`model`] holds the logic (no egui), [`layout`] the tab's widgets, [`paint`] what is drawn
+//! inside them (poses, bars); this file the state, the commands and what the tool gives the rest
+//! of the app (timeline lanes, the viewport overlay).
 
-pub mod draw;
+pub mod layout;
 pub mod model;
+pub mod paint;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -21,13 +23,14 @@ use crate::core::similar::{JointOverrides, SUGGESTED_MAX_SCORE, SearchSettings, 
 use crate::core::tags::{ClipId, Range, TagDocument};
 use crate::ui::anim_cache::{AnimCache, Loaded};
 use crate::ui::command::AppCommand;
+pub use crate::ui::command::SimilarCommand;
 use crate::ui::jobs::Job;
 use crate::ui::project::Project;
 use crate::ui::theme::similar_colors;
 use crate::ui::timeline::ExtraLane;
 use crate::ui::view::OverlayPose;
 
-pub use self::draw::similar_ui;
+pub use self::layout::similar_ui;
 
 /// Lane ids of the tool's timeline lanes all start with this.
 pub const LANE_PREFIX: &str = "similar:";
@@ -41,44 +44,16 @@ pub const DEFAULT_TOP: usize = 50;
 /// Most matches one search may ask for.
 pub const MAX_TOP: usize = 1000;
 
-/// What the tool can be asked to do (keys, menus, its tab, its lanes).
-#[derive(Debug, Clone, PartialEq)]
-pub enum SimilarCommand {
-    /// Search for the moments most like the selected range (or mark in to the playhead) in every
-    /// clip of the project.
-    Find,
-    /// Search for this query.
-    FindQuery(QuerySpec),
-    /// Stop the running search (the previous results stay).
-    Cancel,
-    /// Show match `i`: switch to its clip, the playhead at its start (and loop it when set).
-    Select(usize),
-    /// Show the next (`true`) or previous match, wrapping around.
-    Step(bool),
-    /// A range of the tool's lanes was clicked at `frame` of `clip`.
-    SelectAt { clip: ClipId, frame: u32 },
-    /// Add the matches `indices` to the tag named `tag` (created when missing), one undo step.
-    Accept { indices: Vec<usize>, tag: String },
-    /// Forget the results.
-    Clear,
-}
-
-impl SimilarCommand {
-    /// Commands that bring the tool's tab to the front.
-    pub fn shows_panel(&self) -> bool {
-        matches!(
-            self,
-            SimilarCommand::Find | SimilarCommand::FindQuery(_) | SimilarCommand::Step(_)
-        )
-    }
-}
-
 /// A search running in the background.
 struct SearchJob {
     query: QuerySpec,
     job: Job<Result<SearchOutcome, Failure>>,
     /// Cancel was pressed: whatever it returns is dropped.
     cancelled: bool,
+    /// [`features_key`] of the clips it searches.
+    key: u64,
+    /// Woken when it ends, and given to the search run again when the clips changed meanwhile.
+    ctx: Option<egui::Context>,
 }
 
 /// The query's pose and the match's at the playhead, seen from the side (the tab draws them side
@@ -181,7 +156,6 @@ impl SimilarPanel {
                 Ok(q) => self.start(project, q, view, ctx),
                 Err(e) => self.message = Some(e),
             },
-            SimilarCommand::FindQuery(q) => self.start(project, q, view, ctx),
             SimilarCommand::Cancel => match &mut self.job {
                 Some(j) => {
                     j.job.cancel();
@@ -251,6 +225,22 @@ impl SimilarPanel {
         view: &AppView<'_>,
         ctx: Option<&egui::Context>,
     ) {
+        match &q.tag {
+            Some(t) => self.accept_tag = t.clone(),
+            None if self.accept_tag.trim().is_empty() => {
+                self.accept_tag = view
+                    .active_tag
+                    .and_then(|t| project.doc.tags.get(t))
+                    .map_or_else(|| "Similar".to_owned(), |t| t.name.clone());
+            }
+            None => {}
+        }
+        self.message = None;
+        self.spawn(project, q, ctx.cloned());
+    }
+
+    /// Runs the search for `q` in the background over the project's clips as they are now.
+    fn spawn(&mut self, project: &Project, q: QuerySpec, ctx: Option<egui::Context>) {
         if let Some(old) = self.job.take() {
             old.job.cancel();
         }
@@ -263,16 +253,6 @@ impl SimilarPanel {
             },
             ..SearchSettings::default()
         };
-        match &q.tag {
-            Some(t) => self.accept_tag = t.clone(),
-            None if self.accept_tag.trim().is_empty() => {
-                self.accept_tag = view
-                    .active_tag
-                    .and_then(|t| project.doc.tags.get(t))
-                    .map_or_else(|| "Similar".to_owned(), |t| t.name.clone());
-            }
-            None => {}
-        }
         let req = SearchRequest::new(
             project,
             q.clone(),
@@ -281,8 +261,9 @@ impl SimilarPanel {
             settings,
             self.features.clone(),
         );
+        let key = req.features_key;
         let label = format!("find similar to {}", q.short(&project.doc));
-        let job = Job::spawn(label, ctx, move |p| {
+        let job = Job::spawn(label, ctx.as_ref(), move |p| {
             let progress = |phase: model::Phase, done: usize, total: usize| {
                 p.set_note(phase.describe());
                 p.set_total(total as u64);
@@ -290,11 +271,12 @@ impl SimilarPanel {
             };
             model::run_search(&req, &progress, p.cancel_flag())
         });
-        self.message = None;
         self.job = Some(SearchJob {
             query: q,
             job,
             cancelled: false,
+            key,
+            ctx,
         });
     }
 
@@ -332,8 +314,10 @@ impl SimilarPanel {
         out
     }
 
-    /// Collects a finished search.
-    fn poll(&mut self, doc: &TagDocument) {
+    /// Collects a finished search. A search over clips that changed while it ran (import, re-link,
+    /// unit) is never shown: it runs again over the clips as they are, or is dropped when its query
+    /// no longer fits the project.
+    fn poll(&mut self, project: &Project) {
         let Some(result) = self.job.as_mut().and_then(|j| j.job.poll()) else {
             return;
         };
@@ -342,6 +326,29 @@ impl SimilarPanel {
         };
         if job.cancelled {
             self.message = Some("search cancelled".to_owned());
+            return;
+        }
+        let doc = &project.doc;
+        if job.key != features_key(project, &self.joints) {
+            let q = job.query;
+            let fits = doc
+                .clips
+                .get(q.clip as usize)
+                .is_some_and(|c| q.range.stop <= c.frames && q.range.start < q.range.stop);
+            if fits {
+                self.message = Some(
+                    "the clips changed during the search (import, re-link or unit): searching \
+                     again"
+                        .to_owned(),
+                );
+                self.spawn(project, q, job.ctx);
+            } else {
+                self.message = Some(format!(
+                    "the clips changed during the search and the query {} no longer fits its \
+                     clip: its results were dropped; select a range and search again",
+                    q.short(doc)
+                ));
+            }
             return;
         }
         match result {
@@ -374,7 +381,7 @@ impl SimilarPanel {
         anim: &mut AnimCache,
         dark: bool,
     ) -> Option<OverlayPose> {
-        self.poll(&project.doc);
+        self.poll(project);
         self.live = None;
         if self.results.is_none() || !open {
             return None;
@@ -490,9 +497,9 @@ impl SimilarPanel {
     }
 
     /// Waits for the running search and collects it (tests).
-    pub fn wait(&mut self, doc: &TagDocument) {
+    pub fn wait(&mut self, project: &Project) {
         while self.job.is_some() {
-            self.poll(doc);
+            self.poll(project);
             std::thread::sleep(std::time::Duration::from_millis(2));
         }
     }

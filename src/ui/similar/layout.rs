@@ -1,10 +1,12 @@
-//! Drawing of the "Find similar" tab: the query and the search settings, the search's progress,
+//! Layout of the "Find similar" tab: the query and the search settings, the search's progress,
 //! stepping, the threshold and accepting, the query's poses and the live comparison, and the
-//! ranked matches with their thumbnail strips.
+//! ranked matches (a virtual list, one row per match) with their thumbnail strips. What is drawn
+//! inside a widget's rectangle is [`super::paint`]'s.
 
-use egui::{Align, Color32, Layout, Pos2, Rect, RichText, Sense, Stroke, Ui, Vec2};
+use egui::{Align, Layout, RichText, Sense, Stroke, Ui, Vec2};
 
-use super::model::{AppView, Results, SidePose, Thumbnail, clip_name, query_from};
+use super::model::{AppView, Results, clip_name, query_from};
+use super::paint::{paint_pair, paint_score_bar, paint_strip};
 use super::{LivePair, MAX_TOP, SimilarCommand, SimilarPanel};
 use crate::core::similar::{Group, SUGGESTED_MAX_SCORE, Weights};
 use crate::core::tags::TagDocument;
@@ -498,106 +500,13 @@ fn score_ui(ui: &mut Ui, score: f32, threshold: f32, colors: &SimilarColors) {
             .color(color),
     );
     let (rect, _) = ui.allocate_exact_size(Vec2::new(36.0, 8.0), Sense::hover());
-    let painter = ui.painter_at(rect);
-    painter.rect_filled(rect, 2.0, colors.thumb_bg);
-    let w = rect.width() * (score / SCORE_SCALE).clamp(0.02, 1.0);
-    painter.rect_filled(
-        Rect::from_min_size(rect.min, Vec2::new(w, rect.height())),
-        2.0,
-        color,
-    );
-}
-
-/// A strip of poses, evenly across `rect`, feet on its bottom edge, one scale for all.
-fn paint_strip(painter: &egui::Painter, rect: Rect, t: &Thumbnail, near: Color32, far: Color32) {
-    let n = t.poses.len().max(1);
-    let cell = rect.width() / n as f32;
-    let reach = t
-        .poses
-        .iter()
-        .flatten()
-        .map(|p| p[0].abs())
-        .fold(1.0, f32::max);
-    let scale = ((rect.height() - 6.0) / t.height_cm()).min((cell * 0.5 - 2.0) / reach);
-    for (k, pose) in t.poses.iter().enumerate() {
-        let origin = Pos2::new(rect.left() + cell * (k as f32 + 0.5), rect.bottom() - 3.0);
-        paint_pose(painter, pose, &t.bones, origin, scale, near, far, 1.5);
-    }
-}
-
-/// The query and the match at the playhead, side by side, at one scale.
-fn paint_pair(painter: &egui::Painter, rect: Rect, l: &LivePair, colors: &SimilarColors) {
-    let ground = |p: &SidePose| p.iter().map(|x| x[1]).fold(f32::INFINITY, f32::min);
-    let height = |p: &SidePose| p.iter().map(|x| x[1]).fold(1.0, f32::max) - ground(p);
-    let reach = |p: &SidePose| p.iter().map(|x| x[0].abs()).fold(1.0, f32::max);
-    let half = rect.width() * 0.25;
-    let scale = ((rect.height() - 20.0) / height(&l.query).max(height(&l.target)))
-        .min((half - 4.0) / reach(&l.query).max(reach(&l.target)));
-    for (k, (pose, bones, near, far, name)) in [
-        (
-            &l.query,
-            &l.query_bones,
-            colors.query,
-            colors.query_far,
-            "query",
-        ),
-        (
-            &l.target,
-            &l.target_bones,
-            colors.pose,
-            colors.pose_far,
-            "match",
-        ),
-    ]
-    .into_iter()
-    .enumerate()
-    {
-        let g = ground(pose);
-        let lifted: SidePose = pose.iter().map(|p| [p[0], p[1] - g, p[2]]).collect();
-        let x = rect.left() + half * (2 * k + 1) as f32;
-        paint_pose(
-            painter,
-            &lifted,
-            bones,
-            Pos2::new(x, rect.bottom() - 16.0),
-            scale,
-            near,
-            far,
-            2.0,
+    if ui.is_rect_visible(rect) {
+        paint_score_bar(
+            &ui.painter_at(rect),
+            rect,
+            score / SCORE_SCALE,
+            colors.thumb_bg,
+            color,
         );
-        painter.text(
-            Pos2::new(x, rect.bottom() - 2.0),
-            egui::Align2::CENTER_BOTTOM,
-            name,
-            egui::FontId::proportional(11.0),
-            near,
-        );
-    }
-}
-
-/// One pose seen from the right: the far (left) side's bones first, dimmer.
-#[allow(clippy::too_many_arguments)]
-fn paint_pose(
-    painter: &egui::Painter,
-    pose: &SidePose,
-    bones: &[(usize, usize)],
-    origin: Pos2,
-    scale: f32,
-    near: Color32,
-    far: Color32,
-    width: f32,
-) {
-    let at = |p: &[f32; 3]| Pos2::new(origin.x + p[0] * scale, origin.y - p[1] * scale);
-    for far_pass in [true, false] {
-        for &(c, p) in bones {
-            let (Some(a), Some(b)) = (pose.get(c), pose.get(p)) else {
-                continue;
-            };
-            // A bone is on the far side when its child is more than 3 cm left of the root.
-            if (a[2] > 3.0) == far_pass {
-                let color = if far_pass { far } else { near };
-                painter.line_segment([at(a), at(b)], Stroke::new(width, color));
-            }
-        }
     }
 }
