@@ -333,6 +333,9 @@ fn screenshot_of_the_matches_view() {
         .push(AppCommand::SetPlayhead(((m.start + m.stop) / 2) as f64));
     h.run_steps(4);
     assert!(h.state().similar.live.is_some());
+    // The pointer off the list, on the side panel's empty part.
+    h.hover_at(egui::pos2(1500.0, 960.0));
+    h.run_steps(2);
     h.snapshot("similar");
 }
 

@@ -17,12 +17,14 @@ use crate::ui::project::Project;
 use crate::ui::theme::{self, SimilarColors, similar_colors};
 
 /// Width of the column with the query's poses.
-const LEFT_WIDTH: f32 = 180.0;
+const LEFT_WIDTH: f32 = 160.0;
 /// Height of a row of the list (its thumbnail strip).
 const ROW_HEIGHT: f32 = 42.0;
+/// Rows of the list seen at least (the tab grows to show them).
+const LIST_ROWS: f32 = 4.6;
 /// Width of one pose of a thumbnail strip.
 const POSE_WIDTH: f32 = 30.0;
-/// The list's columns: check (rank), score, poses, clip, start, stop, length; then "in TAG" when
+/// The list's columns: check (rank), score, poses, clip, start, stop, seconds; then "in TAG" when
 /// the match already lies in the tag.
 const COLUMNS: [(&str, f32); 7] = [
     ("#", 46.0),
@@ -31,10 +33,10 @@ const COLUMNS: [(&str, f32); 7] = [
         "poses",
         POSE_WIDTH * super::model::THUMBNAIL_POSES as f32 + 4.0,
     ),
-    ("clip", 120.0),
-    ("start", 36.0),
-    ("stop", 36.0),
-    ("length", 76.0),
+    ("clip", 116.0),
+    ("start", 34.0),
+    ("stop", 34.0),
+    ("seconds", 52.0),
 ];
 /// Scores drawn as bars up to this (about two unrelated frames).
 const SCORE_SCALE: f32 = 1.4;
@@ -95,6 +97,12 @@ pub fn similar_ui(
         );
         return;
     };
+    if *stale {
+        ui.colored_label(
+            pal.warning,
+            "The clips changed since this search (import, re-link or unit): search again.",
+        );
+    }
     ui.horizontal_wrapped(|ui| {
         action_button(ui, "Prev", Action::PrevMatch, queue);
         action_button(ui, "Next", Action::NextMatch, queue);
@@ -103,22 +111,9 @@ pub fn similar_ui(
             Some(i) => format!("match {} of {n}", i + 1),
             None => format!("{n} matches"),
         });
-        ui.checkbox(loop_match, "Loop the match")
+        ui.checkbox(loop_match, "Loop")
             .on_hover_text("Showing a match loops playback over it (press Space to play)");
         ui.separator();
-        ui.weak(&r.headline).on_hover_text(&r.summary);
-        if !r.problems.is_empty() {
-            ui.colored_label(pal.warning, format!("{} problem(s)", r.problems.len()))
-                .on_hover_text(r.problems.join("\n"));
-        }
-    });
-    if *stale {
-        ui.colored_label(
-            pal.warning,
-            "The clips changed since this search (import, re-link or unit): search again.",
-        );
-    }
-    ui.horizontal_wrapped(|ui| {
         let l = ui.label("Threshold");
         ui.add(
             egui::Slider::new(threshold, 0.0..=SCORE_SCALE)
@@ -303,7 +298,7 @@ fn query_column_ui(
         clip_name(doc, r.query.clip)
     ));
     let (rect, response) =
-        ui.allocate_exact_size(Vec2::new(LEFT_WIDTH, ROW_HEIGHT + 8.0), Sense::hover());
+        ui.allocate_exact_size(Vec2::new(LEFT_WIDTH, ROW_HEIGHT + 4.0), Sense::hover());
     response
         .widget_info(|| egui::WidgetInfo::labeled(egui::Role::Image, true, "poses of the query"));
     let painter = ui.painter_at(rect);
@@ -311,15 +306,18 @@ fn query_column_ui(
     if let Some(t) = &r.query_thumb {
         paint_strip(&painter, rect, t, colors.query, colors.query_far);
     }
-    ui.add_space(4.0);
+    ui.add(egui::Label::new(RichText::new(&r.headline).small().weak()).wrap())
+        .on_hover_text(&r.summary);
+    if !r.problems.is_empty() {
+        ui.colored_label(
+            theme::palette(ui.visuals().dark_mode).warning,
+            format!("{} problem(s)", r.problems.len()),
+        )
+        .on_hover_text(r.problems.join("\n"));
+    }
     match live {
         Some(l) => {
-            ui.label(format!(
-                "Now: query frame {:.1}, match {}",
-                l.query_frame,
-                l.index + 1
-            ));
-            let size = Vec2::new(LEFT_WIDTH, (ui.available_height() - 4.0).clamp(60.0, 150.0));
+            let size = Vec2::new(LEFT_WIDTH, (ui.available_height() - 4.0).clamp(56.0, 150.0));
             let (rect, response) = ui.allocate_exact_size(size, Sense::hover());
             response.widget_info(|| {
                 egui::WidgetInfo::labeled(
@@ -333,9 +331,16 @@ fn query_column_ui(
             paint_pair(&painter, rect, l, colors);
         }
         None => {
-            ui.weak(
-                "Show a match (Next, or click one) to compare its pose with the query's here and \
-                 in the viewport.",
+            ui.add(
+                egui::Label::new(
+                    RichText::new(
+                        "Show a match (Next, or click one) to compare its pose with the \
+                         query's here and in the viewport.",
+                    )
+                    .small()
+                    .weak(),
+                )
+                .wrap(),
             );
         }
     }
@@ -365,7 +370,8 @@ fn list_ui(
     let row_step = ROW_HEIGHT + ui.spacing().item_spacing.y;
     let mut area = egui::ScrollArea::both()
         .id_salt("similar_matches")
-        .auto_shrink([false, false]);
+        .auto_shrink([false, false])
+        .min_scrolled_height(row_step * LIST_ROWS);
     if let Some(i) = scroll_to.take() {
         area = area.vertical_scroll_offset((i as f32 - 1.0).max(0.0) * row_step);
     }
@@ -417,10 +423,8 @@ fn row_ui(
         cell(ui, c4, ROW_HEIGHT, |ui| ui.label(m.start.to_string()));
         cell(ui, c5, ROW_HEIGHT, |ui| ui.label(m.stop.to_string()));
         cell(ui, c6, ROW_HEIGHT, |ui| {
-            ui.label(format!(
-                "{frames} f {:.2} s",
-                frames as f64 / f64::from(fps.max(1e-3))
-            ))
+            ui.label(format!("{:.2}", frames as f64 / f64::from(fps.max(1e-3))))
+                .on_hover_text(format!("{frames} frames at {fps} fps"))
         });
         if in_tag {
             ui.weak(format!("in {tag}"))

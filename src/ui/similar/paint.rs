@@ -54,6 +54,10 @@ pub fn paint_pair(painter: &egui::Painter, rect: Rect, l: &LivePair, colors: &Si
     let height = |p: &SidePose| p.iter().map(|x| x[1]).fold(1.0, f32::max) - ground(p);
     let reach = |p: &SidePose| p.iter().map(|x| x[0].abs()).fold(1.0, f32::max);
     let half = rect.width() * 0.25;
+    let names = [
+        format!("query f{:.0}", l.query_frame),
+        format!("match #{}", l.index + 1),
+    ];
     let scale = ((rect.height() - 20.0) / height(&l.query).max(height(&l.target)))
         .min((half - 4.0) / reach(&l.query).max(reach(&l.target)));
     for (k, (pose, bones, near, far, name)) in [
@@ -62,14 +66,14 @@ pub fn paint_pair(painter: &egui::Painter, rect: Rect, l: &LivePair, colors: &Si
             &l.query_bones,
             colors.query,
             colors.query_far,
-            "query",
+            &names[0],
         ),
         (
             &l.target,
             &l.target_bones,
             colors.pose,
             colors.pose_far,
-            "match",
+            &names[1],
         ),
     ]
     .into_iter()
