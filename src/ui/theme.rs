@@ -210,7 +210,7 @@ pub fn viewport_palette(dark: bool) -> ViewportPalette {
 
 /// Colours of the "Find similar" tool: its timeline lanes, thumbnails and the viewport overlay.
 pub struct SimilarColors {
-    /// The matches' ghost lane.
+    /// The matches' ghost lane (the query's colour, translucent).
     pub lane_matches: Color32,
     /// The query's lane (on the query's clip).
     pub lane_query: Color32,
@@ -220,7 +220,8 @@ pub struct SimilarColors {
     /// A match's poses: near (right) side and far (left) side.
     pub pose: Color32,
     pub pose_far: Color32,
-    /// The query's poses, and the query drawn over a match in the viewport.
+    /// The query's poses, and the query drawn over a match in the viewport (pink: apart from the
+    /// viewport's blue joints and yellow trail).
     pub query: Color32,
     pub query_far: Color32,
     pub overlay: Color32,
@@ -232,29 +233,29 @@ pub struct SimilarColors {
 pub fn similar_colors(dark: bool) -> SimilarColors {
     if dark {
         SimilarColors {
-            lane_matches: Color32::from_rgb(230, 160, 70),
-            lane_query: Color32::from_rgb(120, 200, 255),
+            lane_matches: Color32::from_rgba_unmultiplied(240, 120, 215, 120),
+            lane_query: Color32::from_rgb(240, 120, 215),
             thumb_bg: Color32::from_gray(26),
             thumb_current: Color32::from_rgb(255, 200, 90),
             pose: Color32::from_rgb(235, 225, 210),
             pose_far: Color32::from_rgb(140, 130, 120),
-            query: Color32::from_rgb(130, 205, 255),
-            query_far: Color32::from_rgb(70, 120, 160),
-            overlay: Color32::from_rgba_unmultiplied(110, 200, 255, 190),
+            query: Color32::from_rgb(240, 120, 215),
+            query_far: Color32::from_rgb(150, 75, 135),
+            overlay: Color32::from_rgba_unmultiplied(245, 110, 220, 230),
             under: Color32::from_rgb(110, 200, 120),
             over: Color32::from_gray(110),
         }
     } else {
         SimilarColors {
-            lane_matches: Color32::from_rgb(210, 120, 20),
-            lane_query: Color32::from_rgb(30, 110, 200),
+            lane_matches: Color32::from_rgba_unmultiplied(190, 30, 150, 110),
+            lane_query: Color32::from_rgb(190, 30, 150),
             thumb_bg: Color32::from_gray(246),
             thumb_current: Color32::from_rgb(210, 130, 0),
             pose: Color32::from_rgb(50, 50, 60),
             pose_far: Color32::from_rgb(160, 160, 170),
-            query: Color32::from_rgb(20, 100, 200),
-            query_far: Color32::from_rgb(130, 170, 220),
-            overlay: Color32::from_rgba_unmultiplied(20, 110, 220, 190),
+            query: Color32::from_rgb(190, 30, 150),
+            query_far: Color32::from_rgb(225, 150, 205),
+            overlay: Color32::from_rgba_unmultiplied(200, 30, 160, 230),
             under: Color32::from_rgb(40, 150, 60),
             over: Color32::from_gray(170),
         }

@@ -436,7 +436,7 @@ impl SimilarPanel {
             parents: aligned.parents,
             color: similar_colors(dark).overlay,
             label: format!(
-                "Blue: the query ({} of {}) at frame {query_frame:.1}, aligned at the root on \
+                "Pink: the query ({} of {}) at frame {query_frame:.1}, aligned at the root on \
                  match {} (score {:.2})",
                 q.short(&project.doc),
                 clip_name(&project.doc, q.clip),
