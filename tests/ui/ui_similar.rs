@@ -183,6 +183,24 @@ fn find_accept_two_matches_and_undo_in_one_step() {
     let stride = &h.state().project.doc.tags[tag];
     assert_eq!(stride.ranges.len(), 1);
     assert_eq!(stride.ranges[&0], vec![STRIDE]);
+    // Clear forgets the matches and their lanes; the project is as it was.
+    let steps = h.state().project.history.len();
+    h.get_by_label("Clear").click();
+    h.run_steps(2);
+    let app = h.state();
+    assert!(app.similar.results.is_none());
+    assert!(
+        app.similar
+            .extra_lanes(&app.project.doc, 0, app.prefs.dark)
+            .is_empty()
+    );
+    assert!(
+        !app.timeline
+            .last_rows
+            .iter()
+            .any(|r| matches!(r, Row::Extra(_)))
+    );
+    assert_eq!(app.project.history.len(), steps);
 }
 
 #[test]

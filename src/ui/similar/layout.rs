@@ -198,6 +198,14 @@ pub fn similar_ui(
                 },
             );
         }
+        ui.separator();
+        if ui
+            .button("Clear")
+            .on_hover_text("Forget these matches and their lanes (the project does not change)")
+            .clicked()
+        {
+            push(queue, SimilarCommand::Clear);
+        }
     });
     ui.separator();
     ui.horizontal_top(|ui| {
