@@ -2,7 +2,7 @@
 //! range, find (in the background), the ranked list and the ghost lanes, stepping with the pose
 //! overlay, accepting two matches in one undo step, accepting all under the threshold, cancelling,
 //! a search over clips that changed meanwhile (run again or dropped), a query clip that cannot be
-//! read, and the screenshot.
+//! read, a search that finds nothing, and the screenshot.
 #![cfg(feature = "ui")]
 
 use egui::Key;
@@ -525,4 +525,56 @@ fn a_query_clip_that_cannot_be_read_is_a_clear_error() {
     // Said in the tab; nothing was edited by the search.
     h.get_by_label_contains("cannot search");
     assert_eq!(app.project.history.undo_label(), Some("draw the example"));
+}
+
+#[test]
+fn a_query_over_the_only_clip_finds_nothing_and_says_so() {
+    let mut app = TaglaneApp::demo_for_tests();
+    app.bottom_tab = BottomTab::Similar;
+    // Only walk_male_01 left; the query is the whole clip, so every window overlaps it.
+    let n = app.project.doc.clips.len();
+    let removals = (1..n)
+        .rev()
+        .map(|index| Edit::RemoveClip { index })
+        .collect();
+    app.queue.push(AppCommand::Edit {
+        edit: Edit::Batch(removals),
+        label: "one clip".into(),
+        select: None,
+    });
+    let mut h = crate::common::harness_with(app, [1600.0, 1000.0]);
+    let frames = h.state().project.doc.clips[0].frames;
+    let index = h.state().project.doc.tags.len();
+    let whole = Range::new(0, frames);
+    let mut tag = Tag::new("Whole");
+    tag.ranges.insert(0, vec![whole]);
+    h.state_mut().queue.push(AppCommand::Edit {
+        edit: Edit::InsertTag { index, tag },
+        label: "whole".into(),
+        select: Some(vec![(index, whole)]),
+    });
+    h.run_steps(2);
+    let steps = h.state().project.history.len();
+    h.get_by_label("Find similar").click();
+    h.run_steps(1);
+    wait_search(&mut h);
+    let app = h.state();
+    let r = app.similar.results.as_ref().expect("empty results");
+    assert!(r.matches.is_empty());
+    assert_eq!(r.query.range, whole);
+    let m = app.similar.message.as_deref().unwrap_or_default();
+    assert!(m.starts_with("no match:"), "{m}");
+    h.get_by_label("No match.");
+    h.get_by_label_contains("no match: every window");
+    // Nothing to step through or accept.
+    assert!(
+        h.get_by_label("Accept checked (0)")
+            .accesskit_node()
+            .is_disabled()
+    );
+    h.key_press(Key::CloseBracket);
+    h.run_steps(2);
+    let app = h.state();
+    assert!(app.similar.results.as_ref().unwrap().current.is_none());
+    assert_eq!(app.project.history.len(), steps);
 }

@@ -355,10 +355,11 @@ impl SimilarPanel {
             Ok(Ok(out)) => {
                 self.features = Some(Arc::clone(&out.features));
                 let r = Results::from_outcome(out, doc);
-                self.message = r
-                    .matches
-                    .is_empty()
-                    .then(|| "no match found (every other window is the query itself?)".into());
+                self.message = r.matches.is_empty().then(|| {
+                    "no match: every window of every searched clip overlaps the query (a \
+                         query as long as its clip, in a project of one clip?)"
+                        .into()
+                });
                 self.results = Some(r);
                 self.stale = false;
             }
