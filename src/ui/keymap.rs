@@ -438,7 +438,21 @@ pub fn shortcut_text(ctx: &egui::Context, action: Action) -> String {
         .info()
         .keys
         .first()
-        .map_or(String::new(), |k| ctx.format_shortcut(k))
+        .map_or(String::new(), |k| format_key(ctx, k))
+}
+
+/// A key as the platform writes it (`Ctrl+S`), brackets as themselves (`]`, not `CloseBracket`).
+fn format_key(ctx: &egui::Context, k: &KeyboardShortcut) -> String {
+    let text = ctx.format_shortcut(k);
+    let symbol = match k.logical_key {
+        Key::OpenBracket => "[",
+        Key::CloseBracket => "]",
+        _ => return text,
+    };
+    match text.strip_suffix(k.logical_key.name()) {
+        Some(modifiers) => format!("{modifiers}{symbol}"),
+        None => text,
+    }
 }
 
 /// Every key of `action`, joined (`Delete / Backspace`).
@@ -447,7 +461,7 @@ pub fn all_keys_text(ctx: &egui::Context, action: Action) -> String {
         .info()
         .keys
         .iter()
-        .map(|k| ctx.format_shortcut(k))
+        .map(|k| format_key(ctx, k))
         .collect::<Vec<_>>()
         .join(" / ")
 }
@@ -507,6 +521,14 @@ pub fn help_ui(ctx: &egui::Context, open: &mut bool) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn brackets_are_written_as_themselves() {
+        let ctx = egui::Context::default();
+        assert_eq!(all_keys_text(&ctx, Action::NextMatch), "]");
+        assert_eq!(all_keys_text(&ctx, Action::PrevMatch), "[");
+        assert_eq!(shortcut_text(&ctx, Action::FindSimilar), "Ctrl+F");
+    }
 
     #[test]
     fn every_action_has_one_row_and_no_key_is_used_twice() {
