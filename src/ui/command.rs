@@ -337,11 +337,16 @@ pub enum SimilarCommand {
     Accept { indices: Vec<usize>, tag: String },
     /// Forget the results.
     Clear,
+    /// Bring the tool's tab to the front (the status bar's note of a running search).
+    Show,
 }
 
 impl SimilarCommand {
     /// Commands that bring the tool's tab to the front.
     pub fn shows_panel(&self) -> bool {
-        matches!(self, SimilarCommand::Find | SimilarCommand::Step(_))
+        matches!(
+            self,
+            SimilarCommand::Find | SimilarCommand::Step(_) | SimilarCommand::Show
+        )
     }
 }

@@ -289,9 +289,9 @@ fn a_search_can_be_cancelled_and_needs_a_range() {
         "{:?}",
         app.similar.message
     );
-    // Select the example in a project 21 times the demo (so the search is still running two
+    // Select the example in a project 41 times the demo (so the search is still running a few
     // frames later), find, cancel from the progress bar.
-    with_copies(h.state_mut(), 20);
+    with_copies(h.state_mut(), 40);
     with_example(h.state_mut());
     h.run_steps(2);
     h.get_by_label("Find similar").click();
@@ -303,6 +303,19 @@ fn a_search_can_be_cancelled_and_needs_a_range() {
     wait_search(&mut h);
     let app = h.state();
     assert_eq!(app.similar.message.as_deref(), Some("search cancelled"));
+    // With another tab in front, the status bar shows a running search; a click brings it back.
+    h.get_by_label("Find similar").click();
+    h.run_steps(1);
+    assert!(h.state().similar.is_searching());
+    h.get_by_label("Query").click();
+    h.run_steps(2);
+    assert_eq!(h.state().bottom_tab, BottomTab::Query);
+    h.get_by_label_contains("Find similar: ").click();
+    h.run_steps(2);
+    assert_eq!(h.state().bottom_tab, BottomTab::Similar);
+    h.get_by_label("Cancel").click_accesskit();
+    wait_search(&mut h);
+    let app = h.state();
     assert!(app.similar.results.is_none());
     // Cancelling changed nothing; a search started and cancelled in one frame neither.
     let steps = app.project.history.len();

@@ -208,6 +208,7 @@ impl SimilarPanel {
                     Err(e) => self.message = Some(format!("cannot accept: {e}")),
                 }
             }
+            SimilarCommand::Show => {}
             SimilarCommand::Clear => {
                 self.results = None;
                 self.live = None;
