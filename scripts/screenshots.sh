@@ -6,9 +6,16 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 export WGPU_BACKEND="${WGPU_BACKEND:-vulkan}"
 export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-$(mktemp -d)}"
-UPDATE_SNAPSHOTS=1 cargo test --test ui -- snapshot screenshot timeline_on_the_demo light_theme editor_with
+# Screenshots on real takes need ../shared/mocap (their tests are ignored without it).
+real=()
+if [ -d ../shared/mocap ]; then
+  real=(--include-ignored)
+fi
+UPDATE_SNAPSHOTS=1 cargo test --test ui -- "${real[@]}" snapshot screenshot timeline_on_the_demo light_theme editor_with
 mkdir -p screenshots
-for name in timeline editor light_help query query_details query_step pose compression similar; do
-  cp "tests/snapshots/$name.png" "screenshots/$name.png"
+for name in timeline editor light_help query query_details query_step pose compression autotag autotag_real browser_real similar; do
+  if [ -f "tests/snapshots/$name.png" ]; then
+    cp "tests/snapshots/$name.png" "screenshots/$name.png"
+  fi
 done
 echo "screenshots/ updated"

@@ -11,7 +11,6 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use rayon::prelude::*;
 
-use crate::core::anim::units::standing_height_units;
 use crate::core::anim::{
     AnimFormat, Clip, ClipScan, ImportOptions, MixSettings, RotationInterp, SampleBuffer,
     SampleSettings, Transform, load_animation, local_to_model, mix, scan_animation,
@@ -204,19 +203,7 @@ fn describe(path: &Path, options: &ImportOptions, fast: bool) -> Result<Describe
     } else {
         let imported = load_animation(path, options).map_err(|e| e.to_string())?;
         let format = AnimFormat::from_path(path).unwrap_or(AnimFormat::Bvh);
-        let clips = imported
-            .clips
-            .iter()
-            .map(|c| ClipScan {
-                name: c.name.clone(),
-                joint_names: c.skeleton.names.clone(),
-                parents: c.skeleton.parents.clone(),
-                frames: c.frame_count,
-                fps: c.fps,
-                unit_cm: c.unit_cm,
-                height_units: standing_height_units(c),
-            })
-            .collect();
+        let clips = imported.clips.iter().map(ClipScan::of).collect();
         (format, clips, imported.warnings)
     };
     let warnings: Vec<String> = warnings.iter().map(ToString::to_string).collect();

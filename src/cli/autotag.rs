@@ -268,14 +268,7 @@ pub fn autotag_cmd(args: AutotagArgs) -> ExitCode {
     let mut doc = TagDocument {
         tags: tag_names
             .iter()
-            .map(|name| Tag {
-                name: (*name).clone(),
-                color: None,
-                ranges: Default::default(),
-                markers: Default::default(),
-                notes: Default::default(),
-                version: 0,
-            })
+            .map(|name| Tag::new((*name).clone()))
             .collect(),
         autotag: args.rules.is_some().then(|| settings.clone()),
         ..Default::default()

@@ -274,21 +274,14 @@ fn report_json(input: &Path, output: &Path, r: &CompressResult) -> serde_json::V
 }
 
 fn report_line(input: &Path, output: &Path, r: &CompressResult) -> String {
-    let e = &r.error;
     format!(
-        "{} -> {}: {} -> {} bytes, ratio {:.2}, max error {:.5} cm at frames ({} at frame {}), {:.5} cm between frames ({} at frame {:.2}), mean {:.6} cm, {:.0} ms",
+        "{} -> {}: {} -> {} bytes, ratio {:.2}, error {}, {:.0} ms",
         input.display(),
         output.display(),
         r.raw_bytes,
         r.compressed_bytes,
         r.ratio,
-        e.max_error_cm,
-        e.worst.joint_name,
-        e.worst.frame,
-        e.between.max_error_cm,
-        e.between.worst.joint_name,
-        e.between.worst.position,
-        e.mean_error_cm,
+        r.error.summary(),
         r.compress_ms
     )
 }

@@ -34,14 +34,9 @@ pub fn cut(args: CutArgs) -> ExitCode {
         }
         Err(e) => return super::fail_input(e),
     };
-    let q = match doc.parse_query(&args.expr) {
+    let q = match super::parse_query_or_fail(&doc, &args.expr) {
         Ok(q) => q,
-        Err(e) => {
-            eprintln!("taglane: query error at {e}");
-            eprintln!("  {}", args.expr);
-            eprintln!("  {}", e.caret_line());
-            return ExitCode::from(2);
-        }
+        Err(code) => return code,
     };
     let result = match evaluate(&doc, &q, Engine::Auto) {
         Ok((r, _)) => r,

@@ -101,6 +101,20 @@ pub(crate) fn fail_input(err: impl std::fmt::Display) -> ExitCode {
     ExitCode::from(1)
 }
 
+/// Parses a query against `doc`'s tags; on an error prints it with a caret under its column and
+/// returns exit code 2.
+pub(crate) fn parse_query_or_fail(
+    doc: &crate::core::tags::TagDocument,
+    expr: &str,
+) -> Result<crate::core::tags::Query, ExitCode> {
+    doc.parse_query(expr).map_err(|e| {
+        eprintln!("taglane: query error at {e}");
+        eprintln!("  {expr}");
+        eprintln!("  {}", e.caret_line());
+        ExitCode::from(2)
+    })
+}
+
 /// Prints a usage error and returns exit code 2.
 pub(crate) fn fail_usage(err: impl std::fmt::Display) -> ExitCode {
     eprintln!("taglane: {err}");

@@ -66,14 +66,9 @@ pub fn query(args: QueryArgs) -> ExitCode {
         Ok(d) => d,
         Err(code) => return code,
     };
-    let q = match doc.parse_query(&args.expr) {
+    let q = match super::parse_query_or_fail(&doc, &args.expr) {
         Ok(q) => q,
-        Err(e) => {
-            eprintln!("taglane: query error at {e}");
-            eprintln!("  {}", args.expr);
-            eprintln!("  {}", e.caret_line());
-            return ExitCode::from(2);
-        }
+        Err(code) => return code,
     };
     let engine = Engine::from(args.engine);
     let (result, auto) = match evaluate(&doc, &q, engine) {

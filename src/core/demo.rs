@@ -551,12 +551,8 @@ pub fn demo_project() -> (Vec<Clip>, TagDocument) {
     let mut tags: Vec<Tag> = DEMO_TAGS
         .iter()
         .map(|(name, color)| Tag {
-            name: (*name).to_owned(),
             color: Some(*color),
-            ranges: BTreeMap::new(),
-            markers: Default::default(),
-            notes: Default::default(),
-            version: 0,
+            ..Tag::new((*name).to_owned())
         })
         .collect();
     let mut infos = Vec::new();

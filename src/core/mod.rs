@@ -7,6 +7,7 @@ pub mod cut;
 pub mod demo;
 pub mod doc;
 pub mod io;
+pub mod json;
 pub mod library;
 pub mod limits;
 pub mod names;

@@ -77,6 +77,8 @@ pub struct TaglaneApp {
     pub bottom_tab: BottomTab,
     /// The query panel (bottom).
     pub query: crate::ui::query::QueryPanel,
+    /// The auto-tag panel (bottom).
+    pub autotag: crate::ui::autotag::AutotagPanel,
     /// The "Find similar" tool (bottom).
     pub similar: crate::ui::similar::SimilarPanel,
     /// The right panel: pose preview, compression, the loaded animations.
@@ -113,6 +115,7 @@ impl TaglaneApp {
             inspector: Default::default(),
             bottom_tab: BottomTab::default(),
             query: crate::ui::query::QueryPanel::default(),
+            autotag: Default::default(),
             similar: Default::default(),
             side: SidePanel::default(),
             files: Files::new(recovery),
@@ -246,6 +249,22 @@ impl TaglaneApp {
                 };
                 browser::browser_ui(ui, &input, &mut self.browser, &mut self.queue);
             });
+        let autotag_open = self.bottom_tab == BottomTab::Autotag;
+        let clip_input = crate::ui::view::ClipContext {
+            project: &self.project,
+            clip: self.current_clip,
+            playhead: self.playback.playhead,
+            dark: self.prefs.dark,
+            planted: &[],
+            overlay: None,
+        };
+        let planted = self.autotag.update(
+            &ctx,
+            &clip_input,
+            autotag_open,
+            &mut self.side.anim,
+            &mut self.queue,
+        );
         let similar_open = self.bottom_tab == BottomTab::Similar;
         let similar_overlay = self.similar.update(
             &self.project,
@@ -265,6 +284,7 @@ impl TaglaneApp {
                     clip: self.current_clip,
                     playhead: self.playback.playhead,
                     dark: self.prefs.dark,
+                    planted: &planted,
                     overlay: similar_overlay.as_ref(),
                 };
                 self.side.ui(ui, &input, &mut self.queue);
@@ -272,7 +292,8 @@ impl TaglaneApp {
         self.query.update(&self.project.doc);
         egui::Panel::bottom("tools_panel")
             .resizable(true)
-            .default_size(300.0)
+            // 300 points of tool under the tab bar.
+            .default_size(335.0)
             .show(ui, |ui| {
                 if BottomTab::ALL.len() > 1 {
                     crate::ui::bottom_panel::tab_bar(ui, &mut self.bottom_tab);
@@ -285,6 +306,12 @@ impl TaglaneApp {
                         &self.project.doc,
                         self.current_clip,
                         self.prefs.dark,
+                        &mut self.queue,
+                    ),
+                    BottomTab::Autotag => crate::ui::autotag::autotag_ui(
+                        ui,
+                        &mut self.autotag,
+                        &clip_input,
                         &mut self.queue,
                     ),
                     BottomTab::Similar => {
@@ -306,12 +333,19 @@ impl TaglaneApp {
                     }
                 }
             });
-        // Read-only lanes under the tags: the query's results, Find similar's matches.
-        let mut query_lanes =
+        // Read-only lanes under the tags: the query's results, the auto-tag proposals, Find
+        // similar's matches.
+        let mut extra_lanes =
             self.query
                 .extra_lanes(&self.project.doc, self.current_clip, self.prefs.dark);
+        if autotag_open {
+            extra_lanes.extend(
+                self.autotag
+                    .extra_lanes(&self.project.doc, self.current_clip),
+            );
+        }
         if similar_open {
-            query_lanes.extend(self.similar.extra_lanes(
+            extra_lanes.extend(self.similar.extra_lanes(
                 &self.project.doc,
                 self.current_clip,
                 self.prefs.dark,
@@ -330,7 +364,7 @@ impl TaglaneApp {
                 active_tag: self.active_tag,
                 mark_in: self.playback.mark_in,
                 dark: self.prefs.dark,
-                extra_lanes: &query_lanes,
+                extra_lanes: &extra_lanes,
             };
             timeline::timeline_ui(ui, &input, &mut self.timeline, &mut self.queue);
         });

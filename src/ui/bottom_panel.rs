@@ -9,6 +9,8 @@ pub enum BottomTab {
     /// Queries over the tags (`crate::ui::query`).
     #[default]
     Query,
+    /// Automatic tagging (`crate::ui::autotag`).
+    Autotag,
     /// Find similar: tag by example (`crate::ui::similar`).
     Similar,
 }
@@ -20,6 +22,11 @@ impl BottomTab {
             BottomTab::Query,
             "Query",
             "Query the tags: union, intersection, difference and filters, by two engines",
+        ),
+        (
+            BottomTab::Autotag,
+            "Auto-tag",
+            "Propose foot contacts, locomotion states, turns and custom rules from the motion",
         ),
         (
             BottomTab::Similar,

@@ -345,9 +345,8 @@ pub fn browser_ui(
                             .unit_cm
                             .map(|u| format!(" · {}", crate::core::library::describe_unit(u)))
                             .unwrap_or_default();
-                        let text = format!(
-                            "{}\n{} f · {:.0} fps · {:.2} s · {} tags{unit}",
-                            clip.name,
+                        let details = format!(
+                            "{} f · {:.0} fps · {:.2} s · {} tags{unit}",
                             clip.frames,
                             clip.fps,
                             duration_s(clip.frames, clip.fps),
@@ -356,8 +355,43 @@ pub fn browser_ui(
                         let picked = c == input.current || state.selected.contains(&c);
                         let resp = ui.add_sized(
                             [ui.available_width(), row_height - 4.0],
-                            egui::Button::selectable(picked, text),
+                            egui::Button::selectable(picked, ""),
                         );
+                        let label = format!("{}\n{details}", clip.name);
+                        resp.widget_info(|| {
+                            egui::WidgetInfo::selected(
+                                egui::Role::Button,
+                                ui.is_enabled(),
+                                picked,
+                                &label,
+                            )
+                        });
+                        // Two left-aligned lines, each cut with an ellipsis: a long name never
+                        // wraps into the next row.
+                        let color = ui.style().interact_selectable(&resp, picked).text_color();
+                        let inner = resp.rect.shrink2(egui::vec2(6.0, 3.0));
+                        let line_h = inner.height() / 2.0;
+                        for (k, line) in [clip.name.as_str(), details.as_str()]
+                            .into_iter()
+                            .enumerate()
+                        {
+                            let mut job = egui::text::LayoutJob::simple_singleline(
+                                line.to_owned(),
+                                egui::TextStyle::Body.resolve(ui.style()),
+                                color,
+                            );
+                            job.wrap = egui::text::TextWrapping {
+                                max_width: inner.width() - 12.0,
+                                max_rows: 1,
+                                break_anywhere: true,
+                                overflow_character: Some('…'),
+                            };
+                            let galley = ui.painter().layout_job(job);
+                            let y =
+                                inner.top() + line_h * k as f32 + (line_h - galley.size().y) / 2.0;
+                            ui.painter()
+                                .galley(egui::pos2(inner.left(), y), galley, color);
+                        }
                         // What is loaded: a dot at the right.
                         let dot = egui::pos2(resp.rect.right() - 8.0, resp.rect.top() + 9.0);
                         match input.anim.status(c) {
@@ -376,9 +410,10 @@ pub fn browser_ui(
                             }
                             ClipStatus::NotLoaded => {}
                         }
+                        // The whole of both lines, which the row may cut, and the source.
                         let resp = match &clip.source {
-                            Some(s) => resp.on_hover_text(format!("source: {s}")),
-                            None => resp,
+                            Some(s) => resp.on_hover_text(format!("{label}\nsource: {s}")),
+                            None => resp.on_hover_text(label),
                         };
                         if resp.clicked() {
                             state.click(c, ctrl, shift);

@@ -188,14 +188,7 @@ impl TaglaneApp {
                     .min(self.project.doc.tags.len());
                 let edit = Edit::InsertTag {
                     index,
-                    tag: Tag {
-                        name: name.clone(),
-                        color: None,
-                        ranges: Default::default(),
-                        markers: Default::default(),
-                        notes: Default::default(),
-                        version: 0,
-                    },
+                    tag: Tag::new(name.clone()),
                 };
                 if self.apply_edit(edit, "new tag") {
                     self.active_tag = Some(index);

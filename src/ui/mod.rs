@@ -6,6 +6,7 @@
 pub mod anim_cache;
 pub mod app;
 mod apply;
+pub mod autotag;
 pub mod bottom_panel;
 pub mod browser;
 pub mod command;

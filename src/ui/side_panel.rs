@@ -149,7 +149,7 @@ impl SidePanel {
             joint_trail: &pose.joint_trail,
             joint_trail_index: pose.joint_trail_index,
             skip_joint: pose.static_root,
-            planted: &[],
+            planted: input.planted,
             unit_cm: clip_a.unit_cm,
         };
         let out = viewport::viewport_ui(

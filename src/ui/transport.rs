@@ -235,7 +235,7 @@ impl TaglaneApp {
             }
             let mut speed = self.playback.speed;
             egui::ComboBox::from_id_salt("speed")
-                .selected_text(format!("{fps} fps, {speed}x"))
+                .selected_text(format!("{} fps, {speed}x", crate::ui::view::fps_text(fps)))
                 .show_ui(ui, |ui| {
                     for s in [0.1f32, 0.25, 0.5, 1.0, 2.0] {
                         ui.selectable_value(&mut speed, s, format!("{s}x"));

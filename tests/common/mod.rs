@@ -102,3 +102,13 @@ pub fn wait_import(h: &mut egui_kittest::Harness<'static, taglane::ui::TaglaneAp
     }
     panic!("the import did not finish");
 }
+
+/// Runs the built `taglane` binary with `args` and waits for it.
+pub fn run(args: &[&str]) -> std::process::Output {
+    bin().args(args).output().expect("the taglane binary runs")
+}
+
+/// Bytes of a process's output as text.
+pub fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}

@@ -316,12 +316,8 @@ fn events_from_a_tag_document() {
     use taglane::core::anim::clip_tag_ranges;
     use taglane::core::tags::{Tag, TagDocument};
     let tag = |name: &str, clip: u32, ranges: Vec<Range>| Tag {
-        name: name.into(),
-        color: None,
         ranges: BTreeMap::from([(clip, ranges)]),
-        markers: Default::default(),
-        notes: Default::default(),
-        version: 0,
+        ..Tag::new(name)
     };
     let doc = TagDocument {
         tags: vec![

@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use crate::common::text;
 use taglane::core::project::DEMO_CLIP_FILES;
 use taglane::core::tags::TagDocument;
 
@@ -32,10 +33,6 @@ fn run(args: &[&str]) -> Output {
         .args(args)
         .output()
         .unwrap()
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
 }
 
 const RULES: &str = r#"{"version": 1,

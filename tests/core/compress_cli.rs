@@ -62,6 +62,22 @@ fn global_positions(path: &std::path::Path, unit_cm: f32) -> Vec<glam::Vec3> {
     out
 }
 
+/// `taglane compress IN -o OUT EXTRA...`, its exit status.
+fn compress(
+    input: &std::path::Path,
+    out: &std::path::Path,
+    extra: &[&str],
+) -> std::process::ExitStatus {
+    bin()
+        .arg("compress")
+        .arg(input)
+        .arg("-o")
+        .arg(out)
+        .args(extra)
+        .status()
+        .unwrap()
+}
+
 #[test]
 fn compress_report_decompress_round_trip() {
     let dir = temp_dir("round");
@@ -215,43 +231,16 @@ fn errors_have_the_documented_exit_codes() {
     std::fs::write(&bvh, BVH).unwrap();
     let tlc = dir.join("x.tlc");
     // Bad units and bad preset: usage (2).
-    let st = bin()
-        .args(["compress"])
-        .arg(&bvh)
-        .arg("-o")
-        .arg(&tlc)
-        .args(["--units", "furlong"])
-        .status()
-        .unwrap();
+    let st = compress(&bvh, &tlc, &["--units", "furlong"]);
     assert_eq!(st.code(), Some(2));
-    let st = bin()
-        .args(["compress"])
-        .arg(&bvh)
-        .arg("-o")
-        .arg(&tlc)
-        .args(["--preset", "nope"])
-        .status()
-        .unwrap();
+    let st = compress(&bvh, &tlc, &["--preset", "nope"]);
     assert_eq!(st.code(), Some(2));
-    let st = bin()
-        .args(["compress"])
-        .arg(&bvh)
-        .arg("-o")
-        .arg(&tlc)
-        .args(["--bits", "2"])
-        .status()
-        .unwrap();
+    let st = compress(&bvh, &tlc, &["--bits", "2"]);
     assert_eq!(st.code(), Some(2));
     // Broken input: 1.
     let broken = dir.join("broken.bvh");
     std::fs::write(&broken, "HIERARCHY\nROOT a\n{\n OFFSET 0 0\n").unwrap();
-    let st = bin()
-        .args(["compress"])
-        .arg(&broken)
-        .arg("-o")
-        .arg(&tlc)
-        .status()
-        .unwrap();
+    let st = compress(&broken, &tlc, &[]);
     assert_eq!(st.code(), Some(1));
     // A corrupted .tlc: 1, with the reason on stderr, and no output written.
     let bad = dir.join("bad.tlc");
@@ -359,14 +348,7 @@ fn decompress_fps_resamples_through_the_decoder() {
     let bvh = dir.join("in.bvh");
     std::fs::write(&bvh, BVH).unwrap();
     let tlc = dir.join("in.tlc");
-    let st = bin()
-        .args(["compress"])
-        .arg(&bvh)
-        .arg("-o")
-        .arg(&tlc)
-        .args(["--error-cm", "0.01", "--units", "cmu"])
-        .status()
-        .unwrap();
+    let st = compress(&bvh, &tlc, &["--error-cm", "0.01", "--units", "cmu"]);
     assert!(st.success());
     let fps = 2.0 * (1.0 / 0.0083333f64);
     let back = dir.join("fps.bvh");

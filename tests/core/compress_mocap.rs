@@ -86,15 +86,10 @@ fn every_clip_every_preset_under_threshold() {
             let r = compress(&clip, &p.settings()).unwrap();
             let e = &r.error;
             println!(
-                "{file:48} {:>17}: ratio {:6.2} max {:.5} cm at frames ({} f{}), {:.5} between ({} f{:.2})",
+                "{file:48} {:>17}: ratio {:6.2} {}",
                 p.name(),
                 r.ratio,
-                e.max_error_cm,
-                e.worst.joint_name,
-                e.worst.frame,
-                e.between.max_error_cm,
-                e.between.worst.joint_name,
-                e.between.worst.position,
+                e.summary()
             );
             if e.overall_max_cm() > threshold_cm(p) {
                 failures.push(format!(

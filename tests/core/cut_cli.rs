@@ -1,8 +1,8 @@
 //! `taglane cut`, run as the built binary on the demo project written to a temp folder.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
+use crate::common::run;
 use taglane::core::anim::{ImportOptions, load_animation};
 use taglane::core::tags::query::{Engine, evaluate};
 use taglane::core::tags::{TagDocument, load_tags_file};
@@ -15,13 +15,6 @@ fn demo_dir(name: &str) -> PathBuf {
         std::fs::write(dir.join(file), text).unwrap();
     }
     dir
-}
-
-fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_taglane"))
-        .args(args)
-        .output()
-        .unwrap()
 }
 
 fn frames_of(path: &Path) -> usize {

@@ -1,27 +1,9 @@
 //! `taglane import` and `taglane inspect` over many files, run as the built binary.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
+use crate::common::{run, temp_dir, text};
 use taglane::core::project::DEMO_CLIP_FILES;
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("taglane-libcli-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_taglane"))
-        .args(args)
-        .output()
-        .unwrap()
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
 
 /// `lib/s1/` with two demo takes, `lib/s2/` with one named like one of them and a broken take.
 fn library(dir: &Path) -> PathBuf {

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use crate::common::temp_dir;
 use taglane::core::anim::units::CMU_CM_PER_UNIT;
 use taglane::core::anim::{ImportOptions, parse_bvh, write_bvh};
 use taglane::core::library::{
@@ -13,13 +14,6 @@ use taglane::core::library::{
 };
 use taglane::core::project::{DEMO_CLIP_FILES, Project};
 use taglane::core::tags::TagDocument;
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("taglane-lib-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
 
 fn demo(file: &str) -> &'static str {
     DEMO_CLIP_FILES.iter().find(|(f, _)| *f == file).unwrap().1

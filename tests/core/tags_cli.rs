@@ -1,7 +1,7 @@
 //! `taglane query` and `taglane tags`, run as the built binary on a small file.
 
+use crate::common::{run, text};
 use std::path::PathBuf;
-use std::process::{Command, Output};
 
 const FILE: &str = r##"{ "format": "taglane.tags", "version": 1,
   "clips": [ {"name": "walk_01", "frames": 195, "fps": 30.0},
@@ -19,17 +19,6 @@ fn setup(name: &str, text: &str) -> PathBuf {
     let path = dir.join("tags.json");
     std::fs::write(&path, text).unwrap();
     path
-}
-
-fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_taglane"))
-        .args(args)
-        .output()
-        .unwrap()
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
 }
 
 #[test]

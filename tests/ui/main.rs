@@ -7,6 +7,7 @@ mod common;
 
 mod robust_ui;
 mod ui_app;
+mod ui_autotag;
 mod ui_compression;
 mod ui_editor;
 mod ui_library;

@@ -146,3 +146,95 @@ fn the_browser_filters_untagged_clips_and_groups_folders() {
     let limping = rows.len() - 1;
     assert!((1..10).contains(&limping), "{rows:?}");
 }
+
+/// The shared real takes imported as a library into an empty project: units guessed per clip
+/// (CMU unit, centimetres, the glTF's own), every clip auto-tagged in one step, the browser grouped
+/// by folder. Also the README's screenshot of the browser on a real library.
+#[test]
+#[ignore = "needs ../shared/mocap"]
+fn a_real_library_imported_auto_tagged_and_browsed_snapshot() {
+    use egui_kittest::{Harness, SnapshotOptions};
+    use taglane::ui::TaglaneApp;
+    use taglane::ui::project::Project;
+    let dir = crate::common::mocap_dir()
+        .canonicalize()
+        .expect("../shared/mocap");
+    let app = TaglaneApp::new(
+        Project::default(),
+        taglane::ui::app::Prefs::default(),
+        taglane::ui::recovery::Recovery::disabled(),
+    );
+    let mut h = Harness::builder()
+        .with_size([1600.0, 1000.0])
+        .with_options(SnapshotOptions::default().max_failed_pixels(400))
+        .wgpu()
+        .build_ui_state(|ui, app: &mut TaglaneApp| app.ui(ui), app);
+    h.run_steps(3);
+    h.state_mut()
+        .queue
+        .push(AppCommand::ImportFolder(Some(dir.clone())));
+    h.step();
+    wait_import(&mut h);
+    {
+        let doc = &h.state().project.doc;
+        // Nine BVH takes and the three animations of the glTF fox.
+        assert_eq!(doc.clips.len(), 12, "{:?}", doc.clips);
+        for c in &doc.clips {
+            let unit = c.unit_cm.expect("every imported clip has a unit");
+            if c.name.starts_with("cmu_") {
+                assert!((unit - 5.644).abs() < 1e-6, "{}: {unit}", c.name);
+            } else if c.name.starts_with("bandai_") {
+                assert_eq!(unit, 1.0, "{}", c.name);
+            }
+        }
+    }
+    h.get_by_label("Close").click();
+    h.run_steps(2);
+    // Auto-tag every clip in one step (the quadruped fox has no human feet: reported, not tagged).
+    h.get_by_label("Auto-tag").click();
+    h.run_steps(2);
+    h.get_by_label("All clips (12)").click();
+    h.run_steps(1);
+    h.get_by_label("Apply").click();
+    h.run_steps(1);
+    for _ in 0..4000 {
+        if !h.state().autotag.is_busy() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        h.step();
+    }
+    assert!(!h.state().autotag.is_busy(), "the auto-tag never ended");
+    h.run_steps(3);
+    {
+        let app = h.state();
+        let doc = &app.project.doc;
+        let left = &doc.tags[doc.tag_index("contact:LeftFoot").expect("contacts")];
+        assert!(
+            left.ranges.len() >= 9,
+            "every human take has left contacts: {}",
+            left.ranges.len()
+        );
+        let label = app.project.history.undo_label().unwrap_or_default();
+        assert!(label.starts_with("auto-tag"), "one undo step: {label}");
+        let status = app.autotag.status.clone().unwrap_or_default();
+        assert!(status.contains("9 clip(s) tagged"), "{status}");
+    }
+    let walk = h
+        .state()
+        .project
+        .doc
+        .clips
+        .iter()
+        .position(|c| c.name == "bandai_dataset-2_walk-turn-left_normal_001")
+        .expect("the turning walk");
+    h.state_mut().browser.filters.group_by_folder = true;
+    h.state_mut().bottom_tab = taglane::ui::bottom_panel::BottomTab::Query;
+    h.state_mut()
+        .queue
+        .push(AppCommand::SelectClip(walk as taglane::core::tags::ClipId));
+    h.state_mut().queue.push(AppCommand::SetPlayhead(60.0));
+    h.run_steps(8);
+    assert_eq!(h.state().side.pose.load_error, None);
+    h.snapshot("browser_real");
+}

@@ -546,28 +546,15 @@ impl<'a> Parser<'a> {
             if tok == b"}" {
                 open.pop();
             } else if tok.eq_ignore_ascii_case(b"OFFSET") {
-                if top.seen_offset {
-                    return Err(ImportError::new(
-                        Place::Line(line),
-                        format!(
-                            "expected one OFFSET per joint, `{}` has a second one",
-                            h.names[index]
-                        ),
-                    ));
-                }
-                top.seen_offset = true;
+                seen_once(&mut top.seen_offset, "one OFFSET", &h.names[index], line)?;
                 h.offsets[index] = self.parse_vec3("an OFFSET coordinate")?;
             } else if tok.eq_ignore_ascii_case(b"CHANNELS") {
-                if top.seen_channels {
-                    return Err(ImportError::new(
-                        Place::Line(line),
-                        format!(
-                            "expected one CHANNELS line per joint, `{}` has a second one",
-                            h.names[index]
-                        ),
-                    ));
-                }
-                top.seen_channels = true;
+                seen_once(
+                    &mut top.seen_channels,
+                    "one CHANNELS line",
+                    &h.names[index],
+                    line,
+                )?;
                 let n = self.expect_uint("the channel count after CHANNELS")?;
                 if n > 64 {
                     return Err(ImportError::new(
@@ -993,6 +980,17 @@ fn sanitize_name(name: &str, index: usize) -> String {
     } else {
         trimmed.to_owned()
     }
+}
+
+/// Marks a joint's OFFSET or CHANNELS as seen; a second one is an error at its line.
+fn seen_once(seen: &mut bool, what: &str, joint: &str, line: usize) -> Result<(), ImportError> {
+    if std::mem::replace(seen, true) {
+        return Err(ImportError::new(
+            Place::Line(line),
+            format!("expected {what} per joint, `{joint}` has a second one"),
+        ));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

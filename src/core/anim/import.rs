@@ -124,28 +124,63 @@ impl AnimFormat {
     }
 }
 
+/// An animation file read into memory, as both the importer and the scanner start: its format
+/// from the extension, its bytes (within the size limit), its stem (the BVH clip's name) and the
+/// name errors give it.
+pub(crate) struct AnimFile {
+    pub format: AnimFormat,
+    pub bytes: Vec<u8>,
+    pub stem: String,
+    pub display: String,
+}
+
+impl AnimFile {
+    pub(crate) fn read(path: &Path) -> Result<AnimFile, ImportError> {
+        let display = path.display().to_string();
+        let format = AnimFormat::from_path(path).ok_or_else(|| {
+            ImportError::new(
+                Place::File,
+                "unknown animation file extension: expected .bvh, .glb or .gltf",
+            )
+            .with_file(&display)
+        })?;
+        let bytes =
+            crate::core::limits::read_limited(path, crate::core::limits::MAX_ANIM_FILE_BYTES)
+                .map_err(|e| {
+                    ImportError::new(Place::File, format!("cannot read the file: {e}"))
+                        .with_file(&display)
+                })?;
+        let stem = path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        Ok(AnimFile {
+            format,
+            bytes,
+            stem,
+            display,
+        })
+    }
+}
+
+/// Refuses bytes beyond the animation file size limit (`core::limits`).
+pub(crate) fn check_anim_size(bytes: &[u8]) -> Result<(), ImportError> {
+    let max = crate::core::limits::MAX_ANIM_FILE_BYTES;
+    if bytes.len() as u64 > max {
+        return Err(ImportError::new(
+            Place::File,
+            crate::core::limits::size_message(bytes.len() as u64, max),
+        ));
+    }
+    Ok(())
+}
+
 /// Loads an animation file, choosing the importer from the extension (`.bvh`, `.glb`, `.gltf`).
 /// Clips are named after the file stem (BVH) or the animation (glTF).
 pub fn load_animation(path: &Path, options: &ImportOptions) -> Result<Imported, ImportError> {
-    let display = path.display().to_string();
-    let format = AnimFormat::from_path(path).ok_or_else(|| {
-        ImportError::new(
-            Place::File,
-            "unknown animation file extension: expected .bvh, .glb or .gltf",
-        )
-        .with_file(&display)
-    })?;
-    let bytes = crate::core::limits::read_limited(path, crate::core::limits::MAX_ANIM_FILE_BYTES)
-        .map_err(|e| {
-        ImportError::new(Place::File, format!("cannot read the file: {e}")).with_file(&display)
-    })?;
-    let stem = path
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let base_dir = path.parent().map(Path::to_path_buf);
-    load_animation_from_bytes(&bytes, format, &stem, base_dir.as_deref(), options)
-        .map_err(|e| e.with_file(&display))
+    let f = AnimFile::read(path)?;
+    load_animation_from_bytes(&f.bytes, f.format, &f.stem, path.parent(), options)
+        .map_err(|e| e.with_file(&f.display))
 }
 
 /// Loads an animation from bytes already in memory. `name` names the BVH clip; `base_dir` is where
@@ -158,13 +193,7 @@ pub fn load_animation_from_bytes(
     base_dir: Option<&Path>,
     options: &ImportOptions,
 ) -> Result<Imported, ImportError> {
-    let max = crate::core::limits::MAX_ANIM_FILE_BYTES;
-    if bytes.len() as u64 > max {
-        return Err(ImportError::new(
-            Place::File,
-            crate::core::limits::size_message(bytes.len() as u64, max),
-        ));
-    }
+    check_anim_size(bytes)?;
     match format {
         AnimFormat::Bvh => {
             let (clip, warnings) = super::bvh::parse_bvh_bytes(bytes, name, options)?;

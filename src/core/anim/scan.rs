@@ -8,7 +8,7 @@
 
 use std::path::Path;
 
-use super::import::{AnimFormat, ImportError, ImportOptions, ImportWarning, Place};
+use super::import::{AnimFormat, ImportError, ImportOptions, ImportWarning};
 use super::units::standing_height_units;
 
 /// One clip of a scanned file.
@@ -32,6 +32,19 @@ pub struct ClipScan {
 }
 
 impl ClipScan {
+    /// What a scan would say of a fully imported clip.
+    pub fn of(c: &super::Clip) -> ClipScan {
+        ClipScan {
+            name: c.name.clone(),
+            joint_names: c.skeleton.names.clone(),
+            parents: c.skeleton.parents.clone(),
+            frames: c.frame_count,
+            fps: c.fps,
+            unit_cm: c.unit_cm,
+            height_units: standing_height_units(c),
+        }
+    }
+
     /// Duration in seconds, as [`crate::core::anim::Clip::duration_s`].
     pub fn duration_s(&self) -> f32 {
         if self.frames < 2 || self.fps <= 0.0 {
@@ -54,24 +67,9 @@ pub struct FileScan {
 /// Scans an animation file, choosing the scanner from the extension (`.bvh`, `.glb`, `.gltf`,
 /// any case). Errors name the file, the place in it and what was expected, as the full import.
 pub fn scan_animation(path: &Path, options: &ImportOptions) -> Result<FileScan, ImportError> {
-    let display = path.display().to_string();
-    let format = AnimFormat::from_path(path).ok_or_else(|| {
-        ImportError::new(
-            Place::File,
-            "unknown animation file extension: expected .bvh, .glb or .gltf",
-        )
-        .with_file(&display)
-    })?;
-    let bytes = crate::core::limits::read_limited(path, crate::core::limits::MAX_ANIM_FILE_BYTES)
-        .map_err(|e| {
-        ImportError::new(Place::File, format!("cannot read the file: {e}")).with_file(&display)
-    })?;
-    let stem = path
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    scan_animation_bytes(&bytes, format, &stem, path.parent(), options)
-        .map_err(|e| e.with_file(&display))
+    let f = super::import::AnimFile::read(path)?;
+    scan_animation_bytes(&f.bytes, f.format, &f.stem, path.parent(), options)
+        .map_err(|e| e.with_file(&f.display))
 }
 
 /// Scans an animation held in memory; `name` names a BVH clip, `base_dir` is where a `.gltf`
@@ -83,13 +81,7 @@ pub fn scan_animation_bytes(
     base_dir: Option<&Path>,
     options: &ImportOptions,
 ) -> Result<FileScan, ImportError> {
-    let max = crate::core::limits::MAX_ANIM_FILE_BYTES;
-    if bytes.len() as u64 > max {
-        return Err(ImportError::new(
-            Place::File,
-            crate::core::limits::size_message(bytes.len() as u64, max),
-        ));
-    }
+    super::import::check_anim_size(bytes)?;
     match format {
         AnimFormat::Bvh => {
             let (clip, warnings) = super::bvh_scan::scan_bvh_bytes(bytes, name, options)?;
@@ -102,19 +94,7 @@ pub fn scan_animation_bytes(
         AnimFormat::Glb | AnimFormat::Gltf => {
             let imported =
                 super::import::load_animation_from_bytes(bytes, format, name, base_dir, options)?;
-            let clips = imported
-                .clips
-                .iter()
-                .map(|c| ClipScan {
-                    name: c.name.clone(),
-                    joint_names: c.skeleton.names.clone(),
-                    parents: c.skeleton.parents.clone(),
-                    frames: c.frame_count,
-                    fps: c.fps,
-                    unit_cm: c.unit_cm,
-                    height_units: standing_height_units(c),
-                })
-                .collect();
+            let clips = imported.clips.iter().map(ClipScan::of).collect();
             Ok(FileScan {
                 format,
                 clips,

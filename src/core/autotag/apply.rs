@@ -232,24 +232,13 @@ pub fn proposals_edit(
 mod tests {
     use super::*;
     use crate::core::doc::History;
-    use crate::core::tags::ClipInfo;
 
     fn r(a: u32, b: u32) -> Range {
         Range::new(a, b)
     }
 
     fn doc() -> TagDocument {
-        let mut d = TagDocument::default();
-        for (name, frames) in [("a", 100), ("b", 50)] {
-            d.add_clip(ClipInfo {
-                name: name.into(),
-                frames,
-                fps: 30.0,
-                source: None,
-                unit_cm: None,
-            })
-            .unwrap();
-        }
+        let mut d = crate::core::tags::document::test_document(&[("a", 100), ("b", 50)]);
         let walk = d.add_tag("locomotion:Walk", None).unwrap();
         d.set_ranges(walk, 0, vec![r(0, 10), r(40, 60)]).unwrap();
         d.set_ranges(walk, 1, vec![r(5, 8)]).unwrap();

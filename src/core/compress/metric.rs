@@ -107,6 +107,21 @@ impl ErrorReport {
     pub fn overall_max_cm(&self) -> f32 {
         self.max_error_cm.max(self.between.max_error_cm)
     }
+
+    /// One line for people: both maxima with where they are, and the mean
+    /// (`max 0.01234 cm at frames (LeftHand at frame 7), 0.01500 cm between frames (...), mean ...`).
+    pub fn summary(&self) -> String {
+        format!(
+            "max {:.5} cm at frames ({} at frame {}), {:.5} cm between frames ({} at frame {:.2}), mean {:.6} cm",
+            self.max_error_cm,
+            self.worst.joint_name,
+            self.worst.frame,
+            self.between.max_error_cm,
+            self.between.worst.joint_name,
+            self.between.worst.position,
+            self.mean_error_cm
+        )
+    }
 }
 
 /// The between-frame measure: the decoded pose at [`BETWEEN_FRACTIONS`] of every frame interval

@@ -811,14 +811,7 @@ mod tests {
             source: None,
             unit_cm: None,
         };
-        let mut walk = Tag {
-            name: "Walk".into(),
-            color: None,
-            ranges: BTreeMap::new(),
-            markers: Default::default(),
-            notes: Default::default(),
-            version: 0,
-        };
+        let mut walk = Tag::new("Walk");
         walk.ranges.insert(0, vec![r(0, 10)]);
         walk.ranges.insert(1, vec![r(5, 8)]);
         TagDocument {
@@ -854,12 +847,9 @@ mod tests {
             Edit::InsertTag {
                 index: 0,
                 tag: Tag {
-                    name: "Run".into(),
                     color: Some([1, 2, 3]),
                     ranges: BTreeMap::from([(1, vec![r(0, 2)])]),
-                    markers: Default::default(),
-                    notes: Default::default(),
-                    version: 0,
+                    ..Tag::new("Run")
                 },
             },
             Edit::RemoveTag { index: 0 },
@@ -974,14 +964,7 @@ mod tests {
     #[test]
     fn duplicate_names_are_refused() {
         let mut d = doc();
-        let run = Tag {
-            name: "Walk".into(),
-            color: None,
-            ranges: BTreeMap::new(),
-            markers: Default::default(),
-            notes: Default::default(),
-            version: 0,
-        };
+        let run = Tag::new("Walk");
         assert_eq!(
             Edit::InsertTag { index: 1, tag: run }.apply(&mut d),
             Err(EditError::DuplicateTag("Walk".into()))
@@ -1004,17 +987,7 @@ mod tests {
 
     #[test]
     fn conveniences_go_through_edits() {
-        let mut d = TagDocument::default();
-        for (name, frames) in [("a", 10), ("b", 20), ("c", 30)] {
-            d.add_clip(ClipInfo {
-                name: name.into(),
-                frames,
-                fps: 30.0,
-                source: None,
-                unit_cm: None,
-            })
-            .unwrap();
-        }
+        let mut d = crate::core::tags::document::test_document(&[("a", 10), ("b", 20), ("c", 30)]);
         d.add_tag("Walk", None).unwrap();
         d.add_tag("Run", Some([1, 2, 3])).unwrap();
         let v = d.tags[0].version;

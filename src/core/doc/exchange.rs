@@ -316,6 +316,8 @@ pub struct MergeReport {
     pub clips_added: usize,
     pub tags_added: usize,
     pub queries_added: usize,
+    /// The import's auto-tag settings were taken (the document had none).
+    pub autotag_added: bool,
     /// Ranges that added frames to the document.
     pub ranges_merged: usize,
     /// Markers added.
@@ -344,6 +346,9 @@ impl MergeReport {
             self.queries_added,
             if self.queries_added == 1 { "y" } else { "ies" }
         );
+        if self.autotag_added {
+            s.push_str(", the auto-tag settings");
+        }
         if !self.conflicts.is_empty() {
             let _ = write!(
                 s,
@@ -358,8 +363,9 @@ impl MergeReport {
 
 /// Builds the edit that merges `incoming` into `doc`: new clips and tags are appended, ranges of
 /// tags with the same name are united, saved queries with new names are added. Conflicts (a clip
-/// with the same name but another frame count, a query with the same name but another expression)
-/// keep the open document's version and are reported. Applying the edit is one undoable step.
+/// with the same name but another frame count, a query with the same name but another expression,
+/// other auto-tag settings) keep the open document's version and are reported. The import's auto-tag
+/// settings are taken when the document has none. Applying the edit is one undoable step.
 pub fn merge_document(doc: &TagDocument, incoming: &TagDocument) -> (Edit, MergeReport) {
     let mut report = MergeReport::default();
     let mut edits = Vec::new();
@@ -450,6 +456,16 @@ pub fn merge_document(doc: &TagDocument, incoming: &TagDocument) -> (Edit, Merge
     }
     if report.queries_added > 0 {
         edits.push(Edit::SetQueries(queries));
+    }
+    match (&doc.autotag, &incoming.autotag) {
+        (None, Some(theirs)) => {
+            edits.push(Edit::SetAutotag(Some(Box::new(theirs.clone()))));
+            report.autotag_added = true;
+        }
+        (Some(ours), Some(theirs)) if ours != theirs => report
+            .conflicts
+            .push("the auto-tag settings differ: kept this project's".to_owned()),
+        _ => {}
     }
     (Edit::Batch(edits), report)
 }
@@ -691,6 +707,46 @@ mod tests {
             }],
             ..Default::default()
         }
+    }
+
+    #[test]
+    fn a_merge_takes_auto_tag_settings_only_when_the_project_has_none() {
+        let mut theirs = doc();
+        let mut settings = crate::core::settings::AutotagSettings::default();
+        settings.params.contacts.enter_height_cm = 5.5;
+        theirs.autotag = Some(settings.clone());
+        // None here: taken, in the same undo step, and said in the summary.
+        let mut ours = doc();
+        let (edit, report) = merge_document(&ours, &theirs);
+        assert!(report.autotag_added);
+        assert!(
+            report.summary().contains("auto-tag settings"),
+            "{}",
+            report.summary()
+        );
+        let undo = edit.apply(&mut ours).unwrap();
+        assert_eq!(ours.autotag.as_ref(), Some(&settings));
+        undo.apply(&mut ours).unwrap();
+        assert_eq!(ours.autotag, None);
+        // Others here: kept, and reported as a conflict.
+        let mut mine = crate::core::settings::AutotagSettings::default();
+        mine.params.contacts.enter_height_cm = 3.0;
+        ours.autotag = Some(mine.clone());
+        let (edit, report) = merge_document(&ours, &theirs);
+        assert!(!report.autotag_added);
+        assert!(
+            report
+                .conflicts
+                .iter()
+                .any(|c| c.contains("auto-tag settings differ")),
+            "{:?}",
+            report.conflicts
+        );
+        edit.apply(&mut ours).unwrap();
+        assert_eq!(ours.autotag.as_ref(), Some(&mine));
+        // The same settings: nothing to say.
+        let (_, report) = merge_document(&theirs.clone(), &theirs);
+        assert!(!report.autotag_added && report.conflicts.is_empty());
     }
 
     #[test]

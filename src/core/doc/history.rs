@@ -199,7 +199,6 @@ impl History {
 
 #[cfg(test)]
 mod tests {
-    use std::collections::BTreeMap;
 
     use super::*;
     use crate::core::tags::{ClipInfo, Range, Tag};
@@ -213,14 +212,7 @@ mod tests {
                 source: None,
                 unit_cm: None,
             }],
-            tags: vec![Tag {
-                name: "Walk".into(),
-                color: None,
-                ranges: BTreeMap::new(),
-                markers: Default::default(),
-                notes: Default::default(),
-                version: 0,
-            }],
+            tags: vec![Tag::new("Walk")],
             queries: vec![],
             ..Default::default()
         }

@@ -1,106 +1,18 @@
-//! A small JSON tree that keeps object keys in file order (duplicates included), and a reader of
-//! objects that names the JSON path of every problem. Used to read autotag settings, in a rule file
-//! or in a project.
-
-use std::fmt;
-
-use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+//! Reading settings JSON (the tree is `core::json`'s): parsing with line and column in errors, and
+//! a reader of objects that names the JSON path of every problem. Used to read autotag settings,
+//! in a rule file or in a project.
 
 use super::SettingsError;
 
-/// A JSON value; objects keep their keys in file order.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Json {
-    Null,
-    Bool(bool),
-    Num(f64),
-    Str(String),
-    Arr(Vec<Json>),
-    Obj(Vec<(String, Json)>),
-}
+pub use crate::core::json::{Json, key_path};
 
-impl Json {
-    pub fn kind(&self) -> &'static str {
-        match self {
-            Json::Null => "null",
-            Json::Bool(_) => "a boolean",
-            Json::Num(_) => "a number",
-            Json::Str(_) => "a string",
-            Json::Arr(_) => "an array",
-            Json::Obj(_) => "an object",
-        }
-    }
-
-    /// Parses JSON text; a syntax error is reported at `line L column C`.
-    pub fn parse(text: &str) -> Result<Json, SettingsError> {
-        serde_json::from_str(text).map_err(|e| SettingsError {
-            path: format!("line {} column {}", e.line(), e.column()),
-            message: format!("invalid JSON: {e}")
-                .replace(&format!(" at line {} column {}", e.line(), e.column()), ""),
-        })
-    }
-}
-
-impl<'de> Deserialize<'de> for Json {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Json;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a JSON value")
-            }
-            fn visit_unit<E>(self) -> Result<Json, E> {
-                Ok(Json::Null)
-            }
-            fn visit_bool<E>(self, v: bool) -> Result<Json, E> {
-                Ok(Json::Bool(v))
-            }
-            fn visit_u64<E>(self, v: u64) -> Result<Json, E> {
-                Ok(Json::Num(v as f64))
-            }
-            fn visit_i64<E>(self, v: i64) -> Result<Json, E> {
-                Ok(Json::Num(v as f64))
-            }
-            fn visit_f64<E>(self, v: f64) -> Result<Json, E> {
-                Ok(Json::Num(v))
-            }
-            fn visit_str<E>(self, v: &str) -> Result<Json, E> {
-                Ok(Json::Str(v.to_owned()))
-            }
-            fn visit_string<E>(self, v: String) -> Result<Json, E> {
-                Ok(Json::Str(v))
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut a: A) -> Result<Json, A::Error> {
-                let mut v = Vec::new();
-                while let Some(x) = a.next_element()? {
-                    v.push(x);
-                }
-                Ok(Json::Arr(v))
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<Json, A::Error> {
-                let mut v = Vec::new();
-                while let Some((k, x)) = a.next_entry::<String, Json>()? {
-                    v.push((k, x));
-                }
-                Ok(Json::Obj(v))
-            }
-        }
-        d.deserialize_any(V)
-    }
-}
-
-/// `base.key`, or `base["key"]` when the key is not a plain identifier.
-pub fn key_path(base: &str, key: &str) -> String {
-    let simple = key
-        .chars()
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-    match (base.is_empty(), simple) {
-        (true, true) => key.to_owned(),
-        (false, true) => format!("{base}.{key}"),
-        (_, false) => format!("{base}[{}]", serde_json::to_string(key).unwrap_or_default()),
-    }
+/// Parses JSON text; a syntax error is reported at `line L column C`.
+pub fn parse(text: &str) -> Result<Json, SettingsError> {
+    serde_json::from_str(text).map_err(|e| SettingsError {
+        path: format!("line {} column {}", e.line(), e.column()),
+        message: format!("invalid JSON: {e}")
+            .replace(&format!(" at line {} column {}", e.line(), e.column()), ""),
+    })
 }
 
 pub fn err(path: impl Into<String>, message: impl Into<String>) -> SettingsError {
@@ -158,8 +70,9 @@ impl<'a> Fields<'a> {
     pub fn opt_f32(&mut self, key: &str) -> Result<Option<f32>, SettingsError> {
         match self.get(key) {
             None => Ok(None),
-            Some(Json::Num(x)) => {
-                let v = *x as f32;
+            Some(n @ Json::Num(_)) => {
+                let x = n.as_f64().unwrap_or(f64::NAN);
+                let v = x as f32;
                 if v.is_finite() {
                     Ok(Some(v))
                 } else {

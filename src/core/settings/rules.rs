@@ -216,7 +216,7 @@ pub fn parse_settings(text: &str) -> Result<AutotagSettings, SettingsError> {
 
 /// [`parse_settings`] for a value nested in a larger file: paths start with `prefix` (`autotag`).
 pub fn parse_settings_at(text: &str, prefix: &str) -> Result<AutotagSettings, SettingsError> {
-    let value = Json::parse(text)?;
+    let value = crate::core::settings::json::parse(text)?;
     read_settings(&value, prefix)
 }
 
@@ -232,7 +232,7 @@ pub fn read_settings(value: &Json, path: &str) -> Result<AutotagSettings, Settin
                 ),
             ));
         }
-        Some(Json::Num(v)) if *v == SETTINGS_VERSION as f64 => {}
+        Some(v @ Json::Num(_)) if v.as_f64() == Some(SETTINGS_VERSION as f64) => {}
         Some(other) => {
             let found = match other {
                 Json::Num(v) => v.to_string(),

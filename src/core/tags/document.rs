@@ -229,6 +229,23 @@ pub fn next_version() -> u64 {
 
 pub use crate::core::names::unique_name;
 
+/// A document of clips named and sized as given (30 fps, no source), for unit tests.
+#[cfg(test)]
+pub(crate) fn test_document(clips: &[(&str, u32)]) -> TagDocument {
+    let mut d = TagDocument::default();
+    for &(name, frames) in clips {
+        d.add_clip(ClipInfo {
+            name: name.into(),
+            frames,
+            fps: 30.0,
+            source: None,
+            unit_cm: None,
+        })
+        .expect("unique test clip names");
+    }
+    d
+}
+
 impl TagDocument {
     /// The id of the clip called `name`.
     pub fn clip_index(&self, name: &str) -> Option<ClipId> {

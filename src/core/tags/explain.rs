@@ -442,19 +442,14 @@ mod tests {
     use super::*;
     use crate::core::tags::query::evaluate;
     use crate::core::tags::{ClipInfo, Engine, Range, Tag};
-    use std::collections::BTreeMap;
 
     fn doc() -> TagDocument {
         let names = ["A", "B", "C", "locomotion:Walk", "odd name"];
         let mut tags: Vec<Tag> = names
             .iter()
             .map(|n| Tag {
-                name: (*n).to_owned(),
-                color: None,
-                ranges: BTreeMap::new(),
-                markers: Default::default(),
-                notes: Default::default(),
                 version: 1,
+                ..Tag::new((*n).to_owned())
             })
             .collect();
         tags[0]

@@ -103,19 +103,8 @@ impl fmt::Display for LoadWarning {
     }
 }
 
-/// Appends `.key` or `["key"]` to a JSON path.
-fn key_path(base: &str, key: &str) -> String {
-    let simple = key
-        .chars()
-        .next()
-        .is_some_and(|c| c.is_alphabetic() || c == '_')
-        && key.chars().all(|c| c.is_alphanumeric() || c == '_');
-    match (base.is_empty(), simple) {
-        (true, true) => key.to_string(),
-        (false, true) => format!("{base}.{key}"),
-        (_, false) => format!("{base}[{}]", serde_json::to_string(key).unwrap_or_default()),
-    }
-}
+/// `.key` or `["key"]` appended to a JSON path (also for `format/annotations.rs`).
+use crate::core::json::key_path;
 
 fn parse_color(s: &str) -> Option<[u8; 3]> {
     let hex = s.strip_prefix('#')?;

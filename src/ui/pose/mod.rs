@@ -548,7 +548,7 @@ pub fn pose_tab_ui(ui: &mut Ui, input: &ClipContext<'_>, clip: &Arc<Clip>, pose:
         "{} joints, {} frames at {} fps, t = {:.3} s, 1 unit = {} cm",
         clip.joint_count(),
         clip.frame_count,
-        clip.fps,
+        crate::ui::view::fps_text(clip.fps),
         pose.time_s,
         clip.unit_cm
     ));

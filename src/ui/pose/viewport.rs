@@ -66,7 +66,20 @@ pub fn viewport_ui(
     selected: Option<usize>,
 ) -> ViewportOutput {
     let (rect, response) = ui.allocate_exact_size(size, Sense::click_and_drag());
-    response.widget_info(|| egui::WidgetInfo::labeled(egui::Role::Canvas, true, "Pose viewport"));
+    response.widget_info(|| {
+        // Planted feet are named for screen readers (and tests): "Pose viewport, planted: LeftFoot".
+        let planted: Vec<&str> = scene
+            .planted
+            .iter()
+            .filter_map(|&j| scene.names.get(j).map(String::as_str))
+            .collect();
+        let label = if planted.is_empty() {
+            "Pose viewport".to_owned()
+        } else {
+            format!("Pose viewport, planted: {}", planted.join(", "))
+        };
+        egui::WidgetInfo::labeled(egui::Role::Canvas, true, label)
+    });
 
     // Input.
     let shift = ui.input(|i| i.modifiers.shift);

@@ -3,10 +3,7 @@
 //! streaming loader and writer must match exactly (same document, warnings, errors and bytes).
 
 use std::collections::{BTreeMap, HashMap};
-use std::fmt;
 use std::fmt::Write as _;
-
-use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 
 use super::super::document::{ClipInfo, SavedQuery, Tag, TagDocument};
 use super::super::parse::{closest_names, parse_query};
@@ -16,104 +13,19 @@ use super::{
     FORMAT_TAG, FORMAT_VERSION, LoadWarning, MAX_CLIP_FRAMES, TagsFileError, annotations, key_path,
     parse_color,
 };
-use crate::core::settings::json::Json;
 use crate::core::settings::rules::read_settings;
 
-/// A JSON value that keeps object keys in file order, duplicates included.
-#[derive(Debug, Clone)]
-enum J {
-    Null,
-    Bool(bool),
-    Num(serde_json::Number),
-    Str(String),
-    Arr(Vec<J>),
-    Obj(Vec<(String, J)>),
-}
+use crate::core::json::Json as J;
 
-impl J {
-    fn to_tree(&self) -> annotations::Tree {
-        use annotations::Tree;
-        match self {
-            J::Null => Tree::Null,
-            J::Bool(b) => Tree::Bool(*b),
-            J::Num(n) => Tree::Num(n.clone()),
-            J::Str(s) => Tree::Str(s.clone()),
-            J::Arr(v) => Tree::Arr(v.iter().map(J::to_tree).collect()),
-            J::Obj(v) => Tree::Obj(v.iter().map(|(k, x)| (k.clone(), x.to_tree())).collect()),
-        }
-    }
-}
-
-impl<'de> Deserialize<'de> for J {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = J;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a JSON value")
-            }
-            fn visit_unit<E>(self) -> Result<J, E> {
-                Ok(J::Null)
-            }
-            fn visit_bool<E>(self, v: bool) -> Result<J, E> {
-                Ok(J::Bool(v))
-            }
-            fn visit_u64<E>(self, v: u64) -> Result<J, E> {
-                Ok(J::Num(v.into()))
-            }
-            fn visit_i64<E>(self, v: i64) -> Result<J, E> {
-                Ok(J::Num(v.into()))
-            }
-            fn visit_f64<E>(self, v: f64) -> Result<J, E> {
-                Ok(serde_json::Number::from_f64(v).map_or(J::Null, J::Num))
-            }
-            fn visit_str<E>(self, v: &str) -> Result<J, E> {
-                Ok(J::Str(v.to_string()))
-            }
-            fn visit_string<E>(self, v: String) -> Result<J, E> {
-                Ok(J::Str(v))
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut a: A) -> Result<J, A::Error> {
-                let mut v = Vec::new();
-                while let Some(x) = a.next_element()? {
-                    v.push(x);
-                }
-                Ok(J::Arr(v))
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<J, A::Error> {
-                let mut v = Vec::new();
-                while let Some((k, x)) = a.next_entry::<String, J>()? {
-                    v.push((k, x));
-                }
-                Ok(J::Obj(v))
-            }
-        }
-        d.deserialize_any(V)
-    }
-}
-
-impl J {
-    /// The same value as the autotag settings reader's tree.
-    fn to_json(&self) -> Json {
-        match self {
-            J::Null => Json::Null,
-            J::Bool(b) => Json::Bool(*b),
-            J::Num(n) => Json::Num(n.as_f64().unwrap_or(f64::NAN)),
-            J::Str(s) => Json::Str(s.clone()),
-            J::Arr(v) => Json::Arr(v.iter().map(J::to_json).collect()),
-            J::Obj(v) => Json::Obj(v.iter().map(|(k, x)| (k.clone(), x.to_json())).collect()),
-        }
-    }
-
-    fn kind(&self) -> &'static str {
-        match self {
-            J::Null => "null",
-            J::Bool(_) => "a boolean",
-            J::Num(_) => "a number",
-            J::Str(_) => "a string",
-            J::Arr(_) => "an array",
-            J::Obj(_) => "an object",
-        }
+fn to_tree(v: &J) -> annotations::Tree {
+    use annotations::Tree;
+    match v {
+        J::Null => Tree::Null,
+        J::Bool(b) => Tree::Bool(*b),
+        J::Num(n) => Tree::Num(n.clone()),
+        J::Str(s) => Tree::Str(s.clone()),
+        J::Arr(v) => Tree::Arr(v.iter().map(to_tree).collect()),
+        J::Obj(v) => Tree::Obj(v.iter().map(|(k, x)| (k.clone(), to_tree(x))).collect()),
     }
 }
 
@@ -389,10 +301,10 @@ impl Loader<'_> {
                 };
                 let mut warnings = Vec::new();
                 if let Some(v) = markers {
-                    tag.markers = annotations::read_markers(&cx, &v.to_tree(), &mut warnings)?;
+                    tag.markers = annotations::read_markers(&cx, &to_tree(v), &mut warnings)?;
                 }
                 if let Some(v) = notes {
-                    tag.notes = annotations::read_notes(&cx, &v.to_tree(), &tag, &mut warnings)?;
+                    tag.notes = annotations::read_notes(&cx, &to_tree(v), &tag, &mut warnings)?;
                 }
                 self.warnings.extend(warnings);
             }
@@ -428,10 +340,8 @@ impl Loader<'_> {
         // The optional autotag settings (added after the streaming loader replaced this one; both
         // read them with the same function, from the same tree).
         if let Some(v) = top.get("autotag") {
-            doc.autotag = Some(
-                read_settings(&v.to_json(), "autotag")
-                    .map_err(|e| self.fail(&e.path, e.message))?,
-            );
+            doc.autotag =
+                Some(read_settings(v, "autotag").map_err(|e| self.fail(&e.path, e.message))?);
         }
         Ok(doc)
     }

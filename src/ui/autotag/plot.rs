@@ -1,0 +1,299 @@
+//! The signal plot of the auto-tag panel: the chosen signal with its thresholds, the proposed
+//! ranges as bands and the playhead; threshold lines are dragged with the pointer (mapped to plot
+//! values through the plot's transform) and written back through `AutotagSettings::set_threshold`.
+
+use egui::{Color32, RichText, Ui};
+use egui_plot::{HLine, Line, LineStyle, Plot, PlotPoint, PlotPoints, Span, Text, VLine};
+
+use super::AutotagPanel;
+use super::model::{Grab, ThresholdDrag, round_for_span, rules_text, threshold_shape};
+use crate::core::autotag::{Autotagged, ThresholdKey};
+use crate::core::tags::Range;
+use crate::ui::command::AppCommand;
+use crate::ui::theme;
+use crate::ui::view::ClipContext;
+
+/// The plotted signal with its thresholds (drag a line to change it), the proposals as spans and
+/// the playhead. Clicking elsewhere moves the playhead.
+pub(super) fn plot_ui(
+    ui: &mut Ui,
+    panel: &mut AutotagPanel,
+    input: &ClipContext<'_>,
+    queue: &mut Vec<AppCommand>,
+) {
+    let doc = &input.project.doc;
+    let Some(out) = panel.output_for(input.clip).cloned() else {
+        ui.weak("no signal: see the message above");
+        return;
+    };
+    if out.signals.is_empty() {
+        ui.weak("no signal: choose a generator");
+        return;
+    }
+    let names: Vec<String> = out.signals.iter().map(|s| s.name.clone()).collect();
+    let current = panel
+        .signal
+        .clone()
+        .filter(|n| names.contains(n))
+        .unwrap_or_else(|| names[0].clone());
+    let mut chosen = current.clone();
+    let width = ui.available_width();
+    ui.horizontal(|ui| {
+        let label = ui.label("Signal");
+        egui::ComboBox::from_id_salt("autotag_signal")
+            .selected_text(&chosen)
+            .width(260.0)
+            .show_ui(ui, |ui| {
+                for n in &names {
+                    ui.selectable_value(&mut chosen, n.clone(), n)
+                        .on_hover_text(signal_unit_text(&out, n));
+                }
+            })
+            .response
+            .labelled_by(label.id)
+            .on_hover_text(signal_unit_text(&out, &chosen));
+        ui.weak("(?)").on_hover_text(
+            "Drag a threshold line to change it (Shift: both lines of a pair). Click or drag \
+             elsewhere: playhead. Wheel: pan, Ctrl+wheel: zoom, double click: reset.",
+        );
+    });
+    if chosen != current || panel.signal.is_none() {
+        panel.signal = Some(chosen.clone());
+    }
+    let Some(signal) = out.signal(&chosen) else {
+        return;
+    };
+    let pal = theme::palette(input.dark);
+    let frame = input.playhead;
+    let held = panel.drag.map(|d| (d.key, d.grab));
+    let points = decimated(&signal.values, 4000);
+    let tag_colors: Vec<(Color32, Vec<Range>)> = signal
+        .tags
+        .iter()
+        .filter_map(|t| {
+            let ranges = out.ranges(t)?.to_vec();
+            let color = doc.tag_index(t).and_then(|i| doc.tags[i].color);
+            Some((theme::tag_color(color, t).gamma_multiply(0.22), ranges))
+        })
+        .collect();
+    let thresholds = signal.thresholds.clone();
+    let unit = signal.unit;
+    let line_color = theme::PLOT_SERIES[0];
+    let th_color = theme::PLOT_SERIES[3];
+    let held_color = pal.selection;
+    let height = ui.available_height().max(120.0);
+    let text_color = ui.visuals().text_color();
+    let response = Plot::new("autotag_signal_plot")
+        .width(width)
+        .height(height)
+        .allow_drag(false)
+        .allow_boxed_zoom(false)
+        .allow_zoom(true)
+        .allow_scroll([true, false])
+        .include_y(0.0)
+        .x_axis_label("frame")
+        .y_axis_label(unit)
+        .show(ui, |plot| {
+            // Labels at the right edge of the view, but never past the last frame: text widens
+            // the automatic bounds, which would move it further right on the next frame.
+            let last = signal.values.len().saturating_sub(1) as f64;
+            let right = plot.plot_bounds().max()[0].min(last);
+            for (color, ranges) in &tag_colors {
+                for r in ranges {
+                    plot.span(
+                        Span::new("", f64::from(r.start)..=f64::from(r.stop))
+                            .fill(*color)
+                            .border_width(0.0),
+                    );
+                }
+            }
+            plot.line(
+                Line::new(signal.name.clone(), points)
+                    .color(line_color)
+                    .width(1.5),
+            );
+            // Each threshold: the "on" line solid, the "off" line dashed, each labelled on its
+            // outer side (the higher line above, the lower below) so close lines stay readable.
+            for t in &thresholds {
+                let (above, below) = (egui::Align2::RIGHT_BOTTOM, egui::Align2::RIGHT_TOP);
+                let (enter_at, leave_at) = if t.enter >= t.leave {
+                    (above, below)
+                } else {
+                    (below, above)
+                };
+                let is_held = |g| held == Some((t.key, g));
+                let color = |g| if is_held(g) { held_color } else { th_color };
+                let on = format!("{} {} {unit}", t.label, short_number(t.enter));
+                plot.hline(
+                    HLine::new(on.clone(), f64::from(t.enter))
+                        .color(color(Grab::Enter))
+                        .width(if is_held(Grab::Enter) { 2.5 } else { 1.5 }),
+                );
+                plot.text(
+                    Text::new(
+                        "",
+                        PlotPoint::new(right, f64::from(t.enter)),
+                        RichText::new(on).small().color(text_color),
+                    )
+                    .anchor(enter_at),
+                );
+                if t.leave != t.enter {
+                    let off = format!("off {} {unit}", short_number(t.leave));
+                    plot.hline(
+                        HLine::new(off.clone(), f64::from(t.leave))
+                            .color(color(Grab::Leave))
+                            .style(LineStyle::dashed_loose())
+                            .width(if is_held(Grab::Leave) { 2.5 } else { 1.2 }),
+                    );
+                    plot.text(
+                        Text::new(
+                            "",
+                            PlotPoint::new(right, f64::from(t.leave)),
+                            RichText::new(off).small().color(text_color),
+                        )
+                        .anchor(leave_at),
+                    );
+                }
+            }
+            plot.vline(VLine::new("playhead", frame).color(pal.playhead));
+        });
+    let transform = response.transform;
+    panel.plot = Some(transform);
+    let r = &response.response;
+    let grab_at = |pos: egui::Pos2| -> Option<(ThresholdKey, Grab, f32, f32)> {
+        if !transform.frame().contains(pos) {
+            return None;
+        }
+        let mut best: Option<(f32, (ThresholdKey, Grab, f32, f32))> = None;
+        for t in &thresholds {
+            for (g, v) in [(Grab::Enter, t.enter), (Grab::Leave, t.leave)] {
+                let d = (transform.position_from_point_y(f64::from(v)) - pos.y).abs();
+                if d <= 6.0 && best.is_none_or(|(b, _)| d < b) {
+                    best = Some((d, (t.key, g, t.enter, t.leave)));
+                }
+            }
+        }
+        best.map(|(_, x)| x)
+    };
+    let hover = r.hover_pos().and_then(grab_at);
+    if r.drag_started_by(egui::PointerButton::Primary)
+        && let Some(origin) = ui.input(|i| i.pointer.press_origin())
+        && let Some((key, grab, enter, leave)) = grab_at(origin)
+    {
+        let shift = ui.input(|i| i.modifiers.shift);
+        panel.drag = Some(ThresholdDrag {
+            key,
+            shape: threshold_shape(key, &panel.valid),
+            grab,
+            enter,
+            leave,
+            both: shift,
+        });
+    }
+    if let Some(d) = panel.drag {
+        if r.dragged()
+            && let Some(pos) = r.interact_pointer_pos()
+        {
+            let span = transform.bounds().height() as f32;
+            let v = round_for_span(transform.value_from_position(pos).y as f32, span);
+            let (e, l) = d.values_at(v);
+            let mut next = panel.valid.clone();
+            match next.set_threshold(d.key, e, l) {
+                Ok(()) => {
+                    panel.settings = next.clone();
+                    panel.valid = next;
+                    panel.error = None;
+                    if matches!(d.key, ThresholdKey::Rule { .. }) {
+                        panel.rules_text = rules_text(&panel.valid.rules);
+                        panel.rules_error = None;
+                    }
+                    panel.refresh();
+                }
+                Err(e) => {
+                    panel.status = Some(format!("threshold not moved: {e}"));
+                }
+            }
+        }
+        if !r.dragged() || r.drag_stopped() {
+            panel.drag = None;
+        }
+    } else if r.dragged_by(egui::PointerButton::Primary) || r.clicked() {
+        // Scrubbing: the playhead follows the pointer.
+        if let Some(pos) = r.interact_pointer_pos() {
+            let f = transform.value_from_position(pos).x.round();
+            let frames = doc.clips.get(input.clip as usize).map_or(0, |c| c.frames);
+            queue.push(AppCommand::SetPlayhead(
+                f.clamp(0.0, f64::from(frames.saturating_sub(1))),
+            ));
+        }
+    }
+    if hover.is_some() || panel.drag.is_some() {
+        ui.ctx().set_cursor_icon(egui::CursorIcon::ResizeVertical);
+    }
+    if panel.drag.is_none()
+        && let Some((key, grab, enter, leave)) = hover
+        && let Some(t) = thresholds.iter().find(|t| t.key == key)
+    {
+        let (which, v) = match grab {
+            Grab::Enter => ("on", enter),
+            Grab::Leave => ("off", leave),
+        };
+        r.clone().on_hover_text(format!(
+            "{} ({which}) {} {unit}: drag to change; Shift: both lines",
+            t.label,
+            short_number(v)
+        ));
+    }
+}
+
+/// A number with at most four significant digits (`0.35`, not `0.35000002`).
+fn short_number(v: f32) -> String {
+    if !v.is_finite() || v == 0.0 {
+        return format!("{v}");
+    }
+    let digits = (3 - v.abs().log10().floor() as i32).clamp(0, 6);
+    let s = format!("{v:.*}", digits as usize);
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_owned()
+    } else {
+        s
+    }
+}
+
+/// What the chosen signal measures and drives, for the line beside the signal list.
+fn signal_unit_text(out: &Autotagged, name: &str) -> String {
+    out.signal(name).map_or(String::new(), |s| {
+        format!("{} per frame, drives {}", s.unit, s.tags.join(", "))
+    })
+}
+
+/// At most about `max` points of `values` (frame, value): every frame when it fits, else the
+/// minimum and maximum of each bucket of frames, so spikes stay visible.
+fn decimated(values: &[f32], max: usize) -> PlotPoints<'static> {
+    let n = values.len();
+    if n <= max {
+        return values
+            .iter()
+            .enumerate()
+            .map(|(f, v)| [f as f64, f64::from(*v)])
+            .collect();
+    }
+    let bucket = n.div_ceil(max / 2);
+    let mut pts = Vec::with_capacity(max + 2);
+    for (b, chunk) in values.chunks(bucket).enumerate() {
+        let start = b * bucket;
+        let (mut lo, mut hi) = (0, 0);
+        for (k, v) in chunk.iter().enumerate() {
+            if v < &chunk[lo] {
+                lo = k;
+            }
+            if v > &chunk[hi] {
+                hi = k;
+            }
+        }
+        for k in if lo <= hi { [lo, hi] } else { [hi, lo] } {
+            pts.push([(start + k) as f64, f64::from(chunk[k])]);
+        }
+    }
+    PlotPoints::from(pts)
+}
