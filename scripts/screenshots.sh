@@ -13,7 +13,7 @@ if [ -d ../shared/mocap ]; then
 fi
 UPDATE_SNAPSHOTS=1 cargo test --test ui -- "${real[@]}" snapshot screenshot timeline_on_the_demo light_theme editor_with
 mkdir -p screenshots
-for name in timeline editor light_help query query_details query_step pose compression autotag autotag_real browser_real; do
+for name in timeline editor light_help query query_details query_step pose compression autotag autotag_real browser_real similar; do
   if [ -f "tests/snapshots/$name.png" ]; then
     cp "tests/snapshots/$name.png" "screenshots/$name.png"
   fi

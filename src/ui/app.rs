@@ -79,6 +79,8 @@ pub struct TaglaneApp {
     pub query: crate::ui::query::QueryPanel,
     /// The auto-tag panel (bottom).
     pub autotag: crate::ui::autotag::AutotagPanel,
+    /// The "Find similar" tool (bottom).
+    pub similar: crate::ui::similar::SimilarPanel,
     /// The right panel: pose preview, compression, the loaded animations.
     pub side: SidePanel,
     /// File dialogs, the in-app file browser, autosave and recovery.
@@ -114,6 +116,7 @@ impl TaglaneApp {
             bottom_tab: BottomTab::default(),
             query: crate::ui::query::QueryPanel::default(),
             autotag: Default::default(),
+            similar: Default::default(),
             side: SidePanel::default(),
             files: Files::new(recovery),
             library: Default::default(),
@@ -253,6 +256,7 @@ impl TaglaneApp {
             playhead: self.playback.playhead,
             dark: self.prefs.dark,
             planted: &[],
+            overlay: None,
         };
         let planted = self.autotag.update(
             &ctx,
@@ -260,6 +264,15 @@ impl TaglaneApp {
             autotag_open,
             &mut self.side.anim,
             &mut self.queue,
+        );
+        let similar_open = self.bottom_tab == BottomTab::Similar;
+        let similar_overlay = self.similar.update(
+            &self.project,
+            self.current_clip,
+            self.playback.playhead,
+            similar_open,
+            &mut self.side.anim,
+            self.prefs.dark,
         );
         egui::Panel::right("pose_panel")
             .resizable(true)
@@ -272,6 +285,7 @@ impl TaglaneApp {
                     playhead: self.playback.playhead,
                     dark: self.prefs.dark,
                     planted: &planted,
+                    overlay: similar_overlay.as_ref(),
                 };
                 self.side.ui(ui, &input, &mut self.queue);
             });
@@ -300,9 +314,27 @@ impl TaglaneApp {
                         &clip_input,
                         &mut self.queue,
                     ),
+                    BottomTab::Similar => {
+                        let view = crate::ui::similar::model::AppView {
+                            clip: self.current_clip,
+                            selection: &self.selection,
+                            mark_in: self.playback.mark_in,
+                            playhead: self.playback.playhead,
+                            active_tag: self.active_tag,
+                        };
+                        crate::ui::similar::similar_ui(
+                            ui,
+                            &mut self.similar,
+                            &self.project,
+                            &view,
+                            self.prefs.dark,
+                            &mut self.queue,
+                        );
+                    }
                 }
             });
-        // Read-only lanes under the tags: the query's results, the auto-tag proposals.
+        // Read-only lanes under the tags: the query's results, the auto-tag proposals, Find
+        // similar's matches.
         let mut extra_lanes =
             self.query
                 .extra_lanes(&self.project.doc, self.current_clip, self.prefs.dark);
@@ -311,6 +343,13 @@ impl TaglaneApp {
                 self.autotag
                     .extra_lanes(&self.project.doc, self.current_clip),
             );
+        }
+        if similar_open {
+            extra_lanes.extend(self.similar.extra_lanes(
+                &self.project.doc,
+                self.current_clip,
+                self.prefs.dark,
+            ));
         }
         egui::CentralPanel::default_margins().show(ui, |ui| {
             self.transport_ui(ui);

@@ -80,6 +80,33 @@ impl TaglaneApp {
                 self.side.anim.set_budget(self.prefs.anim_budget_mib << 20);
             }
             AppCommand::ShowHelp(s) => self.show_help = s,
+            AppCommand::ExtraRangeClicked { lane, range }
+                if lane.starts_with(crate::ui::similar::LANE_PREFIX) =>
+            {
+                let clip = self.current_clip;
+                let c = crate::ui::command::SimilarCommand::SelectAt {
+                    clip,
+                    frame: range.start,
+                };
+                self.apply(AppCommand::Similar(c), ctx);
+            }
+            AppCommand::Similar(c) => {
+                if c.shows_panel() {
+                    self.bottom_tab = crate::ui::bottom_panel::BottomTab::Similar;
+                }
+                let view = crate::ui::similar::model::AppView {
+                    clip: self.current_clip,
+                    selection: &self.selection,
+                    mark_in: self.playback.mark_in,
+                    playhead: self.playback.playhead,
+                    active_tag: self.active_tag,
+                };
+                let follow = self.similar.command(c, &self.project, &view, Some(ctx));
+                for f in follow {
+                    self.apply(f, ctx);
+                }
+            }
+            AppCommand::SetLoopRange(r) => self.playback.loop_range = r,
             AppCommand::ExtraRangeClicked { range, .. } => {
                 self.playback.playing = false;
                 self.playback.playhead = f64::from(range.start);

@@ -11,6 +11,8 @@ pub enum BottomTab {
     Query,
     /// Automatic tagging (`crate::ui::autotag`).
     Autotag,
+    /// Find similar: tag by example (`crate::ui::similar`).
+    Similar,
 }
 
 impl BottomTab {
@@ -25,6 +27,11 @@ impl BottomTab {
             BottomTab::Autotag,
             "Auto-tag",
             "Propose foot contacts, locomotion states, turns and custom rules from the motion",
+        ),
+        (
+            BottomTab::Similar,
+            "Similar",
+            "Tag by example: find the moments most like a selected range in every clip, accept them as a tag",
         ),
     ];
 }

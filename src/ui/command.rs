@@ -200,6 +200,12 @@ pub enum AppCommand {
     },
     /// The folder compressed clips are exported to (`None` asks for one).
     SetCompressionExportDir(Option<PathBuf>),
+
+    // Find similar.
+    /// A request to the "Find similar" tool (`crate::ui::similar`).
+    Similar(SimilarCommand),
+    /// Loop playback over these frames of the current clip (`None`: the whole clip).
+    SetLoopRange(Option<crate::core::tags::Range>),
 }
 
 impl AppCommand {
@@ -309,5 +315,38 @@ impl PathRequest {
             .map(str::to_ascii_lowercase)
             .unwrap_or_default();
         self.filters.iter().any(|(_, exts)| exts.contains(&ext))
+    }
+}
+
+/// What the "Find similar" tool (`crate::ui::similar`) can be asked to do (keys, menus, its tab,
+/// its lanes).
+#[derive(Debug, Clone, PartialEq)]
+pub enum SimilarCommand {
+    /// Search for the moments most like the selected range (or mark in to the playhead) in every
+    /// clip of the project.
+    Find,
+    /// Stop the running search (the previous results stay).
+    Cancel,
+    /// Show match `i`: switch to its clip, the playhead at its start (and loop it when set).
+    Select(usize),
+    /// Show the next (`true`) or previous match, wrapping around.
+    Step(bool),
+    /// A range of the tool's lanes was clicked at `frame` of `clip`.
+    SelectAt { clip: ClipId, frame: u32 },
+    /// Add the matches `indices` to the tag named `tag` (created when missing), one undo step.
+    Accept { indices: Vec<usize>, tag: String },
+    /// Forget the results.
+    Clear,
+    /// Bring the tool's tab to the front (the status bar's note of a running search).
+    Show,
+}
+
+impl SimilarCommand {
+    /// Commands that bring the tool's tab to the front.
+    pub fn shows_panel(&self) -> bool {
+        matches!(
+            self,
+            SimilarCommand::Find | SimilarCommand::Step(_) | SimilarCommand::Show
+        )
     }
 }

@@ -4,7 +4,7 @@
 
 use egui::{Key, KeyboardShortcut, Modifiers, Ui};
 
-use crate::ui::command::{AppCommand, Guarded};
+use crate::ui::command::{AppCommand, Guarded, SimilarCommand};
 
 /// An action the user can trigger by name, key, menu or button.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -45,6 +45,9 @@ pub enum Action {
     ZoomOut,
     Help,
     Quit,
+    FindSimilar,
+    NextMatch,
+    PrevMatch,
 }
 
 /// One row of the table.
@@ -299,6 +302,24 @@ pub const ACTIONS: &[ActionInfo] = &[
         help: "Quit taglane (asks to save changes)",
         keys: &[cmd(Key::Q)],
     },
+    ActionInfo {
+        action: Action::FindSimilar,
+        label: "Find similar",
+        help: "Find the moments most like the selected range (or mark in to the playhead) in every clip",
+        keys: &[cmd(Key::F)],
+    },
+    ActionInfo {
+        action: Action::NextMatch,
+        label: "Next similar match",
+        help: "Show the next match of Find similar: its clip, the playhead at its start",
+        keys: &[key(Key::CloseBracket)],
+    },
+    ActionInfo {
+        action: Action::PrevMatch,
+        label: "Previous similar match",
+        help: "Show the previous match of Find similar",
+        keys: &[key(Key::OpenBracket)],
+    },
 ];
 
 /// Mouse gestures, listed in the help window after the keys.
@@ -369,6 +390,9 @@ impl Action {
             Action::ZoomOut => AppCommand::Zoom(0.8),
             Action::Help => AppCommand::ShowHelp(true),
             Action::Quit => AppCommand::Guarded(Guarded::Quit),
+            Action::FindSimilar => AppCommand::Similar(SimilarCommand::Find),
+            Action::NextMatch => AppCommand::Similar(SimilarCommand::Step(true)),
+            Action::PrevMatch => AppCommand::Similar(SimilarCommand::Step(false)),
         }
     }
 }
@@ -414,7 +438,21 @@ pub fn shortcut_text(ctx: &egui::Context, action: Action) -> String {
         .info()
         .keys
         .first()
-        .map_or(String::new(), |k| ctx.format_shortcut(k))
+        .map_or(String::new(), |k| format_key(ctx, k))
+}
+
+/// A key as the platform writes it (`Ctrl+S`), brackets as themselves (`]`, not `CloseBracket`).
+fn format_key(ctx: &egui::Context, k: &KeyboardShortcut) -> String {
+    let text = ctx.format_shortcut(k);
+    let symbol = match k.logical_key {
+        Key::OpenBracket => "[",
+        Key::CloseBracket => "]",
+        _ => return text,
+    };
+    match text.strip_suffix(k.logical_key.name()) {
+        Some(modifiers) => format!("{modifiers}{symbol}"),
+        None => text,
+    }
 }
 
 /// Every key of `action`, joined (`Delete / Backspace`).
@@ -423,7 +461,7 @@ pub fn all_keys_text(ctx: &egui::Context, action: Action) -> String {
         .info()
         .keys
         .iter()
-        .map(|k| ctx.format_shortcut(k))
+        .map(|k| format_key(ctx, k))
         .collect::<Vec<_>>()
         .join(" / ")
 }
@@ -483,6 +521,14 @@ pub fn help_ui(ctx: &egui::Context, open: &mut bool) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn brackets_are_written_as_themselves() {
+        let ctx = egui::Context::default();
+        assert_eq!(all_keys_text(&ctx, Action::NextMatch), "]");
+        assert_eq!(all_keys_text(&ctx, Action::PrevMatch), "[");
+        assert_eq!(shortcut_text(&ctx, Action::FindSimilar), "Ctrl+F");
+    }
 
     #[test]
     fn every_action_has_one_row_and_no_key_is_used_twice() {

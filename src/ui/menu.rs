@@ -201,5 +201,14 @@ impl TaglaneApp {
         menu_item(ui, Action::AddMarker, self.active_tag.is_some(), q);
         ui.separator();
         menu_item(ui, Action::NewTag, true, q);
+        ui.separator();
+        let matches = self
+            .similar
+            .results
+            .as_ref()
+            .is_some_and(|r| !r.matches.is_empty());
+        menu_item(ui, Action::FindSimilar, true, q);
+        menu_item(ui, Action::NextMatch, matches, q);
+        menu_item(ui, Action::PrevMatch, matches, q);
     }
 }

@@ -25,6 +25,7 @@ pub mod project;
 pub mod query;
 pub mod recovery;
 pub mod side_panel;
+pub mod similar;
 pub mod theme;
 pub mod timeline;
 pub mod transport;

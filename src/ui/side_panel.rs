@@ -128,6 +128,9 @@ impl SidePanel {
                 }),
             ),
         };
+        // Another tool's pose (the "Find similar" query aligned on a match), with its skeleton.
+        let tool_overlay = input.overlay.filter(|_| overlay.is_none());
+        let overlay = overlay.or(tool_overlay.map(|o| (o.positions.as_slice(), o.color)));
         let trail_index = (pose.time_s * f64::from(clip_a.fps)).round().max(0.0) as usize;
         let height = (ui.available_height() * 0.4).clamp(160.0, 420.0);
         let width = ui.available_width();
@@ -137,6 +140,7 @@ impl SidePanel {
             joints,
             joint_colors: ghost.as_ref().map(|g| g.colors.as_slice()),
             overlay,
+            overlay_parents: tool_overlay.map(|o| o.parents.as_slice()),
             trail: &pose.trail,
             trail_index,
             dark: input.dark,
@@ -176,6 +180,9 @@ impl SidePanel {
                 text += &format!("; {name}: {e:.4} cm");
             }
             ui.weak(text);
+        }
+        if let Some(o) = tool_overlay {
+            ui.weak(&o.label);
         }
         if let Some(m) = &pose.message {
             ui.colored_label(theme::palette(input.dark).warning, m);

@@ -208,6 +208,60 @@ pub fn viewport_palette(dark: bool) -> ViewportPalette {
     }
 }
 
+/// Colours of the "Find similar" tool: its timeline lanes, thumbnails and the viewport overlay.
+pub struct SimilarColors {
+    /// The matches' ghost lane (the query's colour, translucent).
+    pub lane_matches: Color32,
+    /// The query's lane (on the query's clip).
+    pub lane_query: Color32,
+    /// Thumbnail background, and its outline when the match is the current one.
+    pub thumb_bg: Color32,
+    pub thumb_current: Color32,
+    /// A match's poses: near (right) side and far (left) side.
+    pub pose: Color32,
+    pub pose_far: Color32,
+    /// The query's poses, and the query drawn over a match in the viewport (pink: apart from the
+    /// viewport's blue joints and yellow trail).
+    pub query: Color32,
+    pub query_far: Color32,
+    pub overlay: Color32,
+    /// Score bars: at most the threshold, above it.
+    pub under: Color32,
+    pub over: Color32,
+}
+
+pub fn similar_colors(dark: bool) -> SimilarColors {
+    if dark {
+        SimilarColors {
+            lane_matches: Color32::from_rgba_unmultiplied(240, 120, 215, 120),
+            lane_query: Color32::from_rgb(240, 120, 215),
+            thumb_bg: Color32::from_gray(26),
+            thumb_current: Color32::from_rgb(255, 200, 90),
+            pose: Color32::from_rgb(235, 225, 210),
+            pose_far: Color32::from_rgb(140, 130, 120),
+            query: Color32::from_rgb(240, 120, 215),
+            query_far: Color32::from_rgb(150, 75, 135),
+            overlay: Color32::from_rgba_unmultiplied(245, 110, 220, 230),
+            under: Color32::from_rgb(110, 200, 120),
+            over: Color32::from_gray(110),
+        }
+    } else {
+        SimilarColors {
+            lane_matches: Color32::from_rgba_unmultiplied(190, 30, 150, 110),
+            lane_query: Color32::from_rgb(190, 30, 150),
+            thumb_bg: Color32::from_gray(246),
+            thumb_current: Color32::from_rgb(210, 130, 0),
+            pose: Color32::from_rgb(50, 50, 60),
+            pose_far: Color32::from_rgb(160, 160, 170),
+            query: Color32::from_rgb(190, 30, 150),
+            query_far: Color32::from_rgb(225, 150, 205),
+            overlay: Color32::from_rgba_unmultiplied(200, 30, 160, 230),
+            under: Color32::from_rgb(40, 150, 60),
+            over: Color32::from_gray(170),
+        }
+    }
+}
+
 /// Colours of the root-motion and compression plots, in series order.
 pub const PLOT_SERIES: [Color32; 6] = [
     Color32::from_rgb(90, 160, 230),

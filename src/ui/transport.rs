@@ -5,7 +5,7 @@ use egui::Ui;
 
 use crate::core::tags::Range;
 use crate::ui::app::{Level, TaglaneApp};
-use crate::ui::command::AppCommand;
+use crate::ui::command::{AppCommand, SimilarCommand};
 use crate::ui::keymap::{Action, action_button, tooltip};
 use crate::ui::timeline::model;
 
@@ -315,6 +315,20 @@ impl TaglaneApp {
             if let Some(m) = self.playback.mark_in {
                 ui.separator();
                 ui.label(format!("in: {m}"));
+            }
+            // A search of the "Find similar" tab while another tab is in front.
+            if self.bottom_tab != crate::ui::bottom_panel::BottomTab::Similar
+                && let Some(job) = self.similar.job()
+            {
+                ui.separator();
+                let percent = job.progress().fraction().unwrap_or(0.0) * 100.0;
+                if ui
+                    .link(format!("Find similar: {percent:.0}%"))
+                    .on_hover_text(format!("{}: {}", job.label, job.progress().note()))
+                    .clicked()
+                {
+                    self.queue.push(AppCommand::Similar(SimilarCommand::Show));
+                }
             }
             ui.separator();
             if let Some((level, text)) = &self.status {

@@ -15,6 +15,20 @@ pub struct ClipContext<'a> {
     /// Joints the viewport marks as planted: the feet whose contact tag (proposed by the auto-tag
     /// panel, or a real `contact:*` tag) covers the playhead.
     pub planted: &'a [usize],
+    /// A pose another tool wants drawn over the current clip's (the "Find similar" query aligned
+    /// on a match), shown when no blend or compression ghost is.
+    pub overlay: Option<&'a OverlayPose>,
+}
+
+/// A pose drawn over the current clip's in the viewport: in its model space and file units, with
+/// its own skeleton (it may be another rig's).
+#[derive(Debug, Clone, PartialEq)]
+pub struct OverlayPose {
+    pub positions: Vec<glam::Vec3>,
+    pub parents: Vec<Option<usize>>,
+    pub color: egui::Color32,
+    /// What it is, said under the viewport.
+    pub label: String,
 }
 
 /// A frame rate for people: three decimals at most, trailing zeros cut (a BVH frame time of

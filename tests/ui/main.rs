@@ -14,4 +14,5 @@ mod ui_library;
 mod ui_pose;
 mod ui_query;
 mod ui_safety;
+mod ui_similar;
 mod ui_snapshots;

@@ -329,7 +329,7 @@ fn details_list_nodes_and_a_node_becomes_a_lane() {
     h.state_mut().query.tab = Tab::Details;
     h.run_steps(3);
     h.get_by_label_contains("[-1] |");
-    h.get_by_label_contains("| (union)").click();
+    h.get_by_label_contains("| (union)").click_accesskit();
     h.run_steps(3);
     let app = h.state();
     let lanes = app
@@ -385,7 +385,7 @@ fn query_view_screenshot() {
     // The evaluation details with the union node shown as a lane, and the step-through of it.
     h.state_mut().query.tab = Tab::Details;
     h.run_steps(2);
-    h.get_by_label_contains("| (union)").click();
+    h.get_by_label_contains("| (union)").click_accesskit();
     h.run_steps(3);
     freeze_timings(&mut h);
     h.snapshot_options("query_details", &timing_tolerant());

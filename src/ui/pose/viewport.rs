@@ -17,6 +17,9 @@ pub struct Scene<'a> {
     pub joint_colors: Option<&'a [Color32]>,
     /// A second pose drawn thin (blend input or compression ghost), with its colour.
     pub overlay: Option<(&'a [Vec3], Color32)>,
+    /// The overlay's own skeleton when it is not the main pose's (`skip_joint` does not apply to
+    /// it then; it is drawn over the pose instead of under it).
+    pub overlay_parents: Option<&'a [Option<usize>]>,
     /// Ground trail of the root over the clip, and the index at the playhead.
     pub trail: &'a [Vec3],
     pub trail_index: usize,
@@ -208,16 +211,21 @@ pub fn viewport_ui(
             Stroke::new(1.5, color),
         );
     }
-    if let Some((joints, color)) = scene.overlay {
-        let s: Vec<Option<Vec2>> = joints.iter().map(|p| project(*p)).collect();
-        draw_lines(
-            &painter,
-            scene.parents,
-            &s,
-            scene.skip_joint,
-            Stroke::new(2.0, color),
-        );
-        draw_joints(&painter, &s, scene.skip_joint, color, 2.5, None);
+    // The overlay: a blend input or compression ghost under the pose; another rig's pose (its own
+    // parents) over it, to be compared.
+    let draw_overlay = |painter: &egui::Painter| {
+        if let Some((joints, color)) = scene.overlay {
+            let s: Vec<Option<Vec2>> = joints.iter().map(|p| project(*p)).collect();
+            let (parents, skip) = match scene.overlay_parents {
+                Some(own) => (own, None),
+                None => (scene.parents, scene.skip_joint),
+            };
+            draw_lines(painter, parents, &s, skip, Stroke::new(2.0, color));
+            draw_joints(painter, &s, skip, color, 2.5, None);
+        }
+    };
+    if scene.overlay_parents.is_none() {
+        draw_overlay(&painter);
     }
     match scene.bones {
         super::BoneStyle::Lines => draw_lines(
@@ -253,6 +261,9 @@ pub fn viewport_ui(
         if let Some(Some(p)) = screen.get(j) {
             painter.circle_stroke(e(*p), 7.0, Stroke::new(2.5, pal.planted));
         }
+    }
+    if scene.overlay_parents.is_some() {
+        draw_overlay(&painter);
     }
     painter.text(
         rect.left_bottom() + EVec2::new(6.0, -4.0),
