@@ -348,3 +348,99 @@ fn enter_confirms_and_esc_cancels_dialogs() {
     assert!(h.state().dialog.is_none());
     assert_ne!(h.state().project.doc.tags[0].name, other);
 }
+
+/// Sidecar projects are as safe as single files: an autosave of a sidecar project is offered for
+/// it, recovers into it, and Save writes the recovered tags into the takes' sidecars (atomically,
+/// no temporary file left), keeping the project a sidecar project.
+#[test]
+fn a_sidecar_project_recovers_and_saves_into_its_sidecars() {
+    use std::sync::atomic::AtomicBool;
+    use taglane::core::library::{
+        ImportSettings, is_sidecar_project, plan_import, save_sidecar_project, scan_library,
+        sidecar_path,
+    };
+    use taglane::core::tags::{Tag, TagDocument};
+    let dir = temp_dir("sidecar-recover");
+    let takes = dir.join("takes");
+    std::fs::create_dir_all(&takes).unwrap();
+    for (file, text) in DEMO_CLIP_FILES.iter().take(2) {
+        std::fs::write(takes.join(file), text).unwrap();
+    }
+    let scan = scan_library(
+        std::slice::from_ref(&takes),
+        &ImportSettings::default(),
+        &|_| {},
+        &AtomicBool::new(false),
+    )
+    .unwrap();
+    let mut doc = TagDocument::default();
+    plan_import(&doc, Some(&dir), &scan)
+        .edit
+        .apply(&mut doc)
+        .unwrap();
+    let project_file = dir.join("lib.taglane.json");
+    save_sidecar_project(&project_file, &doc, Some(&["takes".to_owned()])).unwrap();
+    assert!(is_sidecar_project(&project_file));
+
+    // A session edits it and dies after an autosave.
+    let recovery_dir = dir.join("recovery");
+    let mut edited = Project::load(&project_file).unwrap().0;
+    edited
+        .apply(
+            Edit::InsertTag {
+                index: 0,
+                tag: Tag::new("Walk"),
+            },
+            "new tag",
+        )
+        .unwrap();
+    edited
+        .apply(
+            Edit::SetRanges {
+                tag: 0,
+                clip: 0,
+                ranges: vec![Range::new(2, 9)],
+            },
+            "edit",
+        )
+        .unwrap();
+    Recovery::in_dir(&recovery_dir).save(&edited).unwrap();
+
+    // Opening the project again offers its autosave; Enter recovers it into the project.
+    let (opened, _) = Project::load(&project_file).unwrap();
+    let mut h = harness_with(TaglaneApp::new(
+        opened,
+        Prefs::default(),
+        Recovery::in_dir(&recovery_dir),
+    ));
+    assert!(
+        matches!(&h.state().dialog, Some(Dialog::Recover { info }) if info.unsaved_edits == 2),
+        "{:?}",
+        h.state().dialog
+    );
+    h.key_press(Key::Enter);
+    h.run_steps(3);
+    {
+        let app = h.state();
+        assert_eq!(app.project.path.as_deref(), Some(project_file.as_path()));
+        assert_eq!(app.project.doc.tags[0].ranges[&0], vec![Range::new(2, 9)]);
+        assert!(app.project.history.is_dirty());
+    }
+    // Save writes the recovered tags into the take's sidecar; the project stays a sidecar project.
+    h.state_mut().queue.push(AppCommand::Save);
+    h.run_steps(3);
+    assert!(!h.state().project.history.is_dirty(), "{}", status(&h));
+    assert!(is_sidecar_project(&project_file));
+    let take = dir.join(h.state().project.doc.clips[0].source.as_deref().unwrap());
+    let side = std::fs::read_to_string(sidecar_path(&take, None)).unwrap();
+    assert!(side.contains("\"Walk\": [[2, 9]]"), "{side}");
+    let leftovers: Vec<_> = std::fs::read_dir(&takes)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".tmp"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+    let (reopened, _) = Project::load(&project_file).unwrap();
+    assert_eq!(reopened.doc.tags[0].ranges[&0], vec![Range::new(2, 9)]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
