@@ -274,6 +274,11 @@ impl TaglaneApp {
             &mut self.side.anim,
             self.prefs.dark,
         );
+        if let Some(done) = self.similar.take_finished()
+            && !similar_open
+        {
+            self.status = Some((Level::Info, format!("{done} (the Similar tab shows them)")));
+        }
         egui::Panel::right("pose_panel")
             .resizable(true)
             .default_size(440.0)

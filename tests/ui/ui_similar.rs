@@ -328,6 +328,19 @@ fn a_search_can_be_cancelled_and_needs_a_range() {
     wait_search(&mut h);
     assert!(h.state().similar.results.is_none());
     assert_eq!(h.state().project.history.len(), steps);
+    // A search that ends while another tab is in front says so in the status bar.
+    h.get_by_label("Find similar").click();
+    h.run_steps(1);
+    h.get_by_label("Query").click();
+    wait_search(&mut h);
+    let app = h.state();
+    assert_eq!(app.bottom_tab, BottomTab::Query);
+    let status = app.status.as_ref().map(|s| s.1.clone()).unwrap_or_default();
+    assert!(
+        status.starts_with("find similar: ") && status.contains("match(es) for"),
+        "{status}"
+    );
+    assert!(app.similar.results.is_some());
 }
 
 /// The matches view on the demo: the list with thumbnails, two checked, the second match shown

@@ -92,6 +92,9 @@ pub struct SimilarPanel {
     pub stale: bool,
     /// The last message of the tool (no query, cancelled, failed).
     pub message: Option<String>,
+    /// Set when a search has just ended (found, nothing, failed), for the app to say in the status
+    /// bar when the tab is not in front; taken with [`SimilarPanel::take_finished`].
+    finished: Option<String>,
     /// The query's pose and the match's at the playhead.
     pub live: Option<LivePair>,
     /// Scroll the list to this match on the next frame.
@@ -116,6 +119,7 @@ impl Default for SimilarPanel {
             results: None,
             stale: false,
             message: None,
+            finished: None,
             live: None,
             scroll_to: None,
             job: None,
@@ -352,10 +356,15 @@ impl SimilarPanel {
             }
             return;
         }
+        let query = job.query.short(doc);
         match result {
             Ok(Ok(out)) => {
                 self.features = Some(Arc::clone(&out.features));
                 let r = Results::from_outcome(out, doc);
+                self.finished = Some(format!(
+                    "find similar: {} match(es) for {query}",
+                    r.matches.len()
+                ));
                 self.message = r.matches.is_empty().then(|| {
                     "no match: every window of every searched clip overlaps the query (a \
                          query as long as its clip, in a project of one clip?)"
@@ -365,9 +374,20 @@ impl SimilarPanel {
                 self.stale = false;
             }
             Ok(Err(Failure::Cancelled)) => self.message = Some("search cancelled".to_owned()),
-            Ok(Err(Failure::Failed(e))) => self.message = Some(format!("cannot search: {e}")),
-            Err(e) => self.message = Some(e),
+            Ok(Err(Failure::Failed(e))) => {
+                self.finished = Some(format!("find similar: cannot search: {e}"));
+                self.message = Some(format!("cannot search: {e}"));
+            }
+            Err(e) => {
+                self.finished = Some(format!("find similar: {e}"));
+                self.message = Some(e);
+            }
         }
+    }
+
+    /// What the search that has just ended found (once), for the status bar.
+    pub fn take_finished(&mut self) -> Option<String> {
+        self.finished.take()
     }
 
     /// Once a frame, before the panels: collects a finished search, checks the results still
