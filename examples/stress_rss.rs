@@ -46,6 +46,25 @@ fn main() {
             doc.save(file, false).unwrap();
             report("generate + save", t);
         }
+        "load" => {
+            // Loads only, `n` times (for profilers): `stress_rss load FILE`.
+            for _ in 0..3 {
+                let t = Instant::now();
+                let (doc, _) = TagDocument::load(file).unwrap();
+                report("load", t);
+                drop(doc);
+            }
+        }
+        "save" => {
+            // Serialises only, 5 times (for profilers): `stress_rss save FILE`.
+            let (doc, _) = TagDocument::load(file).unwrap();
+            for _ in 0..5 {
+                let t = Instant::now();
+                let text = doc.to_json_string().unwrap();
+                report("to_json_string", t);
+                drop(text);
+            }
+        }
         "run" => {
             println!(
                 "start: peak RSS {:.1} MiB",
