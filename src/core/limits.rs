@@ -24,8 +24,8 @@ pub const MAX_FRAMES: usize = 432_000;
 /// Most joint samples (frames x joints) in one imported clip: 20,000,000, about 800 MB of tracks
 /// (16-byte rotation, 12-byte translation and 12-byte scale per sample).
 pub const MAX_JOINT_SAMPLES: usize = 20_000_000;
-/// Deepest query nesting (parentheses, `!`, functions): see [`crate::core::tags::parse::MAX_NESTING`].
-pub const MAX_QUERY_DEPTH: usize = crate::core::tags::parse::MAX_NESTING;
+/// Deepest query nesting (parentheses, `!`, functions): the query parser refuses deeper queries.
+pub const MAX_QUERY_DEPTH: usize = 256;
 
 /// Reads a whole file of at most `max_bytes` bytes. A larger file (by its metadata, or by what is
 /// actually read, for files that grow or report no size) is an `InvalidData` error saying the size

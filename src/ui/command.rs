@@ -2,7 +2,7 @@
 //! applied in one place ([`crate::ui::app::TaglaneApp::apply`]). Document edits inside them go
 //! through the undo history.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::core::doc::Edit;
 use crate::core::tags::ClipId;
@@ -144,7 +144,7 @@ pub enum AppCommand {
     /// "Save" in the unsaved-changes prompt: save (asking where when needed), then go on.
     SaveThen(Guarded),
     /// Ask for a path with the system dialog or the in-app browser, then run the request's command.
-    AskPath(Box<crate::ui::file_dialog::PathRequest>),
+    AskPath(Box<PathRequest>),
     Save,
     SaveAs(Option<PathBuf>),
     /// Import animation files (as a library import: background, one undoable edit, a report).
@@ -237,5 +237,77 @@ impl AppCommand {
             }
             _ => return None,
         })
+    }
+}
+
+/// What is asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PathKind {
+    /// One existing file.
+    Open,
+    /// One or more existing files.
+    OpenMany,
+    /// A file to write (may exist: replacing it is confirmed).
+    Save,
+    /// A folder.
+    Folder,
+}
+
+/// A request for a path, and the command that receives it (answered by `ui::file_dialog`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PathRequest {
+    pub title: String,
+    pub kind: PathKind,
+    /// `(name, extensions)`; extensions lower case, without the dot. Empty: every file.
+    pub filters: Vec<(String, Vec<String>)>,
+    /// Suggested file name for [`PathKind::Save`].
+    pub file_name: String,
+    /// Receives the path(s) through [`AppCommand::with_paths`].
+    pub then: AppCommand,
+    /// Queued after `then` (e.g. the action a "Save" in the unsaved-changes prompt was for).
+    pub after: Option<Box<AppCommand>>,
+}
+
+impl PathRequest {
+    pub fn new(title: &str, kind: PathKind, then: AppCommand) -> Self {
+        Self {
+            title: title.to_owned(),
+            kind,
+            filters: Vec::new(),
+            file_name: String::new(),
+            then,
+            after: None,
+        }
+    }
+
+    pub fn filter(mut self, name: &str, extensions: &[&str]) -> Self {
+        self.filters.push((
+            name.to_owned(),
+            extensions.iter().map(|e| e.to_ascii_lowercase()).collect(),
+        ));
+        self
+    }
+
+    pub fn file_name(mut self, name: &str) -> Self {
+        self.file_name = name.to_owned();
+        self
+    }
+
+    pub fn after(mut self, cmd: AppCommand) -> Self {
+        self.after = Some(Box::new(cmd));
+        self
+    }
+
+    /// True when `path` passes the filters (folders always do).
+    pub fn accepts(&self, path: &Path) -> bool {
+        if self.filters.is_empty() {
+            return true;
+        }
+        let ext = path
+            .extension()
+            .and_then(|e| e.to_str())
+            .map(str::to_ascii_lowercase)
+            .unwrap_or_default();
+        self.filters.iter().any(|(_, exts)| exts.contains(&ext))
     }
 }

@@ -2,8 +2,8 @@
 //! own file browser, so Save, Open, Import and Export never silently do nothing.
 //!
 //! A command that needs a path and has none (e.g. `AppCommand::SaveAs(None)`) becomes a
-//! [`PathRequest`] holding that command; the chosen path is filled in ([`AppCommand::with_paths`])
-//! and the command is queued again. The system dialog blocks and answers at once; the in-app
+//! [`PathRequest`] holding that command; the chosen path is filled in
+//! ([`crate::ui::command::AppCommand::with_paths`]) and the command is queued again. The system dialog blocks and answers at once; the in-app
 //! browser is a modal that answers in a later frame. When the system dialog returns nothing faster
 //! than a person can cancel (no desktop portal or GTK, as on a bare X server), the app says so in
 //! the status bar and uses the in-app browser from then on.
@@ -16,79 +16,9 @@ use std::time::{Duration, Instant};
 
 use egui::{Key, Ui};
 
+#[cfg(test)]
 use crate::ui::command::AppCommand;
-
-/// What is asked for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PathKind {
-    /// One existing file.
-    Open,
-    /// One or more existing files.
-    OpenMany,
-    /// A file to write (may exist: replacing it is confirmed).
-    Save,
-    /// A folder.
-    Folder,
-}
-
-/// A request for a path, and the command that receives it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct PathRequest {
-    pub title: String,
-    pub kind: PathKind,
-    /// `(name, extensions)`; extensions lower case, without the dot. Empty: every file.
-    pub filters: Vec<(String, Vec<String>)>,
-    /// Suggested file name for [`PathKind::Save`].
-    pub file_name: String,
-    /// Receives the path(s) through [`AppCommand::with_paths`].
-    pub then: AppCommand,
-    /// Queued after `then` (e.g. the action a "Save" in the unsaved-changes prompt was for).
-    pub after: Option<Box<AppCommand>>,
-}
-
-impl PathRequest {
-    pub fn new(title: &str, kind: PathKind, then: AppCommand) -> Self {
-        Self {
-            title: title.to_owned(),
-            kind,
-            filters: Vec::new(),
-            file_name: String::new(),
-            then,
-            after: None,
-        }
-    }
-
-    pub fn filter(mut self, name: &str, extensions: &[&str]) -> Self {
-        self.filters.push((
-            name.to_owned(),
-            extensions.iter().map(|e| e.to_ascii_lowercase()).collect(),
-        ));
-        self
-    }
-
-    pub fn file_name(mut self, name: &str) -> Self {
-        self.file_name = name.to_owned();
-        self
-    }
-
-    pub fn after(mut self, cmd: AppCommand) -> Self {
-        self.after = Some(Box::new(cmd));
-        self
-    }
-
-    /// True when `path` passes the filters (folders always do).
-    pub fn accepts(&self, path: &Path) -> bool {
-        if self.filters.is_empty() {
-            return true;
-        }
-        let ext = path
-            .extension()
-            .and_then(|e| e.to_str())
-            .map(str::to_ascii_lowercase)
-            .unwrap_or_default();
-        self.filters.iter().any(|(_, exts)| exts.contains(&ext))
-    }
-}
+pub use crate::ui::command::{PathKind, PathRequest};
 
 /// Which dialogs the app uses (a preference).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]

@@ -10,6 +10,7 @@ mod anim_gltf;
 mod anim_mocap;
 mod anim_root_motion;
 mod anim_sample;
+mod architecture;
 mod autotag_cli;
 mod autotag_common;
 mod autotag_quality;

@@ -26,7 +26,6 @@ use std::collections::BinaryHeap;
 use std::sync::Arc;
 
 use glam::Vec3;
-use serde::Serialize;
 
 use crate::core::anim::Clip;
 
@@ -34,60 +33,7 @@ use super::motion::Motion;
 use super::signal::{Side, drop_short, frames_for, hysteresis, windowed_rate, windowed_speed};
 use super::{AutotagError, Signal, Threshold, ThresholdKey};
 
-/// Parameters of the locomotion-state generator. Speeds in metres per second, durations in seconds.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct LocomotionParams {
-    /// Below this the character is idle. 0.3 m/s.
-    pub idle_max_m_s: f32,
-    /// Above this it runs; between the two it walks. 2.2 m/s.
-    pub walk_max_m_s: f32,
-    /// How far past a boundary the speed must go to change state. 0.05 m/s.
-    pub hysteresis_m_s: f32,
-    /// Window over which the root's speed is averaged. 0.3 s.
-    pub smooth_s: f32,
-    /// Segments shorter than this are merged into a neighbour. 0.3 s.
-    pub min_segment_s: f32,
-    /// Exact name of the travelling root, overriding the automatic choice (also used for turns).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub root_joint: Option<String>,
-}
-
-impl Default for LocomotionParams {
-    fn default() -> Self {
-        Self {
-            idle_max_m_s: 0.3,
-            walk_max_m_s: 2.2,
-            hysteresis_m_s: 0.05,
-            smooth_s: 0.3,
-            min_segment_s: 0.3,
-            root_joint: None,
-        }
-    }
-}
-
-/// Parameters of the turn generator. Rates in degrees per second, durations in seconds.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct TurnParams {
-    /// A turn starts when the yaw rate exceeds this (either direction). 20 deg/s.
-    pub enter_deg_s: f32,
-    /// ... and ends when it falls below this (<= enter). 12 deg/s.
-    pub leave_deg_s: f32,
-    /// Window over which the yaw rate is measured. 1 s.
-    pub window_s: f32,
-    /// Shorter turns are dropped. 0.3 s.
-    pub min_duration_s: f32,
-}
-
-impl Default for TurnParams {
-    fn default() -> Self {
-        Self {
-            enter_deg_s: 20.0,
-            leave_deg_s: 12.0,
-            window_s: 1.0,
-            min_duration_s: 0.3,
-        }
-    }
-}
+pub use crate::core::settings::params::{LocomotionParams, TurnParams};
 
 /// The automatic travelling root of a clip (see the module documentation).
 pub fn auto_travelling_root(clip: &Clip) -> usize {

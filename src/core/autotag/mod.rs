@@ -26,7 +26,6 @@
 
 pub mod apply;
 pub mod contacts;
-pub mod json;
 pub mod locomotion;
 pub mod motion;
 pub mod rules;
@@ -49,38 +48,11 @@ pub use rules::{
     parse_settings_at,
 };
 pub use units::{CMU_CM_PER_UNIT, UnitGuess, guess_unit};
-
-/// Tag names of the built-in generators.
-pub const CONTACT_LEFT: &str = "contact:LeftFoot";
-pub const CONTACT_RIGHT: &str = "contact:RightFoot";
-pub const AIRBORNE: &str = "contact:Airborne";
-pub const IDLE: &str = "locomotion:Idle";
-pub const WALK: &str = "locomotion:Walk";
-pub const RUN: &str = "locomotion:Run";
-pub const TURN_LEFT: &str = "locomotion:TurnLeft";
-pub const TURN_RIGHT: &str = "locomotion:TurnRight";
-
-/// Every built-in tag, in output order.
-pub const BUILTIN_TAGS: [&str; 8] = [
-    CONTACT_LEFT,
-    CONTACT_RIGHT,
-    AIRBORNE,
-    IDLE,
-    WALK,
-    RUN,
-    TURN_LEFT,
-    TURN_RIGHT,
-];
-
-/// The parameters of every built-in generator (each group documents its fields, defaults and
-/// units). Read from JSON by [`parse_settings`]; written by [`AutotagSettings::to_json`].
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-pub struct AutotagParams {
-    pub contacts: ContactParams,
-    pub airborne: AirborneParams,
-    pub locomotion: LocomotionParams,
-    pub turning: TurnParams,
-}
+// The settings (parameters, rules, the built-in tag names) are project data, in `core::settings`.
+pub use crate::core::settings::{
+    AIRBORNE, AutotagParams, BUILTIN_TAGS, CONTACT_LEFT, CONTACT_RIGHT, IDLE, RUN, SettingsError,
+    TURN_LEFT, TURN_RIGHT, WALK,
+};
 
 /// Which parameters a drawn threshold stands for (see [`AutotagSettings::set_threshold`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -182,15 +154,6 @@ pub enum AutotagError {
     InvalidClip { clip: String, message: String },
 }
 
-/// A problem in autotag settings: the JSON path of the value (`rules[0].when[1].leave`, or
-/// `line L column C` for a syntax error) and what was expected.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{path}: {message}")]
-pub struct SettingsError {
-    pub path: String,
-    pub message: String,
-}
-
 /// Which tags to produce: `None` for every built-in tag and every rule.
 pub type TagFilter<'a> = Option<&'a [String]>;
 
@@ -252,7 +215,9 @@ impl AutotagSettings {
                     .rules
                     .get_mut(rule)
                     .and_then(|r| r.when.get_mut(condition))
-                    .ok_or_else(|| json::err(path, "no such rule condition"))?;
+                    .ok_or_else(|| {
+                        crate::core::settings::json::err(path, "no such rule condition")
+                    })?;
                 c.set_threshold(enter, leave);
             }
         }

@@ -105,14 +105,7 @@ pub fn percentile(values: &[f32], q: f32) -> Option<f32> {
     Some(*x)
 }
 
-/// Which side of a threshold a state is on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Side {
-    /// On while the value is below `enter`, off once it rises above `leave` (`leave >= enter`).
-    Below,
-    /// On while the value is above `enter`, off once it falls below `leave` (`leave <= enter`).
-    Above,
-}
+pub use crate::core::settings::Side;
 
 /// Hysteresis on one signal: the state turns on when the value passes `enter` and off when it
 /// passes back over `leave`. Frames with a non-finite value are off. Writes `out` (resized).

@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::core::autotag::AutotagSettings;
+use crate::core::settings::AutotagSettings;
 use crate::core::tags::document::next_version;
 use crate::core::tags::parse::rename_tag_in_expr;
 use crate::core::tags::{Anchor, ClipId, ClipInfo, Note, Range, SavedQuery, Tag, TagDocument};

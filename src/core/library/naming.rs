@@ -24,7 +24,7 @@ pub struct NameRequest {
 }
 
 /// The separator between a file's stem and an animation's name in a clip name.
-pub const ANIMATION_SEPARATOR: char = '#';
+pub use crate::core::source::ANIMATION_SEPARATOR;
 
 /// The base name of a clip: the stem, plus `#animation` when the file holds several animations.
 pub fn base_name(stem: &str, animation: Option<&str>) -> String {

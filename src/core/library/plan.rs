@@ -130,13 +130,7 @@ pub fn source_path(info: &ClipInfo, base_dir: Option<&Path>) -> Option<PathBuf> 
     }
 }
 
-/// The animation a project clip names in a file with several animations: the part after the
-/// last `#`, or the whole name.
-pub fn animation_of(clip_name: &str) -> &str {
-    clip_name
-        .rsplit_once(ANIMATION_SEPARATOR)
-        .map_or(clip_name, |(_, a)| a)
-}
+pub use crate::core::source::animation_of;
 
 /// Plans the import of `scan` into `doc`, whose file is in `base_dir` (`None`: an unsaved project;
 /// sources are then absolute).

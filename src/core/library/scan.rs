@@ -18,7 +18,7 @@ use crate::core::anim::{FileScan, ImportError, ImportOptions, scan_animation};
 /// Settings of a library import.
 ///
 /// Takes are scanned with the default import options (no frame dropped, glTF resampled at
-/// 30 fps), the options [`crate::core::project::load`] uses when a clip is shown, so the frame
+/// 30 fps), the options [`crate::core::source::load`] uses when a clip is shown, so the frame
 /// counts in the project match the loaded animation.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct ImportSettings {

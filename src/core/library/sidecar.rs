@@ -65,7 +65,7 @@ pub struct SidecarProject {
     pub tags: Vec<(String, Option<[u8; 3]>)>,
     pub queries: Vec<SavedQuery>,
     /// The project's autotag settings (docs/AUTOTAG.md), as in a single-file project.
-    pub autotag: Option<crate::core::autotag::AutotagSettings>,
+    pub autotag: Option<crate::core::settings::AutotagSettings>,
 }
 
 /// The sidecar of a take (`walk.bvh.tags.json`), or of one animation of it (`Fox.glb#Walk.tags.json`).
@@ -731,7 +731,7 @@ pub fn parse_sidecar_project(
     if let Some(v) = get(fields, "autotag") {
         let raw = serde_json::to_string(&to_value(v)).unwrap_or_default();
         project.autotag = Some(
-            crate::core::autotag::parse_settings_at(&raw, "autotag")
+            crate::core::settings::parse_settings_at(&raw, "autotag")
                 .map_err(|e| invalid(file, &e.path, e.message))?,
         );
     }

@@ -21,13 +21,13 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 
 use crate::core::anim::Clip;
-use crate::core::project::ClipRequest;
+use crate::core::source::ClipRequest;
 use crate::core::tags::ClipId;
 
 /// The default memory budget: 1 GiB.
 pub const DEFAULT_BUDGET_BYTES: u64 = 1 << 30;
 
-/// A function that loads a clip (the default is [`crate::core::project::load`]).
+/// A function that loads a clip (the default is [`crate::core::source::load`]).
 pub type LoadFn = dyn Fn(&ClipRequest) -> Result<Clip, String> + Send + Sync;
 
 /// A function told about every change (a load finished or failed, clips evicted); a UI passes
@@ -179,9 +179,9 @@ impl std::fmt::Debug for AnimStore {
 }
 
 impl AnimStore {
-    /// A store loading project clips with [`crate::core::project::load`].
+    /// A store loading project clips with [`crate::core::source::load`].
     pub fn new(settings: StoreSettings) -> Self {
-        Self::with_loader(settings, crate::core::project::load)
+        Self::with_loader(settings, crate::core::source::load)
     }
 
     /// A store with its own loader (tests, or a loader that reads another format).

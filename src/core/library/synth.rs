@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use crate::core::project::DEMO_CLIP_FILES;
+use crate::core::source::DEMO_CLIP_FILES;
 
 /// What to generate.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -211,7 +211,7 @@ pub struct TagDocument {
     pub queries: Vec<SavedQuery>,
     /// The project's autotag settings (generator parameters and custom rules), saved in the
     /// optional `autotag` field; `None` when the project has none (the defaults apply).
-    pub autotag: Option<crate::core::autotag::AutotagSettings>,
+    pub autotag: Option<crate::core::settings::AutotagSettings>,
     /// Version of the clip list (count, order, frame counts): a fresh [`next_version`] whenever a
     /// clip is inserted, removed or changes length. Query results cover every clip (a complement,
     /// `first(..)`), so caches compare this as well as the versions of the tags a query read.
@@ -227,16 +227,7 @@ pub fn next_version() -> u64 {
     NEXT.fetch_add(1, Ordering::Relaxed)
 }
 
-/// `base` if `taken(base)` is false, else the first of `base{sep}2`, `base{sep}3`, ... not taken.
-pub fn unique_name(base: &str, sep: &str, taken: impl Fn(&str) -> bool) -> String {
-    if !taken(base) {
-        return base.to_owned();
-    }
-    (2u64..)
-        .map(|n| format!("{base}{sep}{n}"))
-        .find(|c| !taken(c))
-        .expect("some suffix is free")
-}
+pub use crate::core::names::unique_name;
 
 impl TagDocument {
     /// The id of the clip called `name`.

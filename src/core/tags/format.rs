@@ -23,7 +23,7 @@ use super::document::{ClipInfo, SavedQuery, Tag, TagDocument};
 use super::parse::{closest_names, parse_query};
 use super::query::next_version;
 use super::range::Range;
-use crate::core::autotag::{AutotagSettings, SettingsError, parse_settings_at};
+use crate::core::settings::{AutotagSettings, SettingsError, parse_settings_at};
 
 /// The value of the `format` field.
 pub const FORMAT_TAG: &str = "taglane.tags";

@@ -16,8 +16,8 @@ use super::{
     FORMAT_TAG, FORMAT_VERSION, LoadWarning, MAX_CLIP_FRAMES, TagsFileError, annotations, key_path,
     parse_color,
 };
-use crate::core::autotag::json::Json;
-use crate::core::autotag::rules::read_settings;
+use crate::core::settings::json::Json;
+use crate::core::settings::rules::read_settings;
 
 /// A JSON value that keeps object keys in file order, duplicates included.
 #[derive(Debug, Clone)]

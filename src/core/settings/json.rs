@@ -201,7 +201,7 @@ impl<'a> Fields<'a> {
             None => Ok(()),
             Some(i) => {
                 let k = &self.entries[i].0;
-                let near = crate::core::tags::parse::closest_names(k, known.iter().copied());
+                let near = crate::core::names::closest_names(k, known.iter().copied());
                 let hint = if near.is_empty() {
                     String::new()
                 } else {
