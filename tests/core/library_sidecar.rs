@@ -396,7 +396,8 @@ fn all_sidecar_texts_at_once_are_each_clips_text() {
         "{{\n  \"format\": \"taglane.cliptags\",\n  \"version\": 1,\n  \"clip\": \"{}\",\n  \"frames\": {},\n  \"fps\": {},\n  \"unit_cm\": {},\n  \"tags\": {{\n    \"locomotion:Walk\": [[0, 40], [60, 90]]\n  }},\n  \"markers\": {{\n    \"locomotion:Walk\": [50]\n  }},\n  \"notes\": {{\n    \"locomotion:Walk\": [{{\"range\": [0, 40], \"note\": \"on \\\"gravel\\\"\", \"data\": {{\"surface\": \"gravel\"}}}}, {{\"marker\": 50, \"note\": \"step\"}}]\n  }}\n}}\n",
         doc.clips[0].name,
         doc.clips[0].frames,
-        doc.clips[0].fps,
+        // Rates and units are written with a decimal point (`30.0`).
+        format!("{:?}", doc.clips[0].fps),
         doc.clips[0].unit_cm.map_or("?".into(), |u| format!("{u:?}")),
     );
     assert_eq!(all[0], expected);
