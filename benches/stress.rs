@@ -24,6 +24,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
+use taglane::core::doc::exchange::{parse_csv, to_csv};
+use taglane::core::library::sidecar::{cliptags_texts, parse_cliptags};
 use taglane::core::stress::{StressSpec, stress_document, stress_queries};
 use taglane::core::tags::{Engine, Evaluator, RangeSet, TagDocument, TagIndex, parse_query};
 
@@ -98,8 +100,7 @@ fn stress(c: &mut Criterion) {
     } else {
         eprintln!("python3 not found: baseline_python_json_load left out");
     }
-    let value: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    let value: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
     g.bench_function("baseline_serde_value_write", |b| {
         b.iter(|| black_box(serde_json::to_vec(&value).unwrap()));
     });
@@ -121,6 +122,29 @@ fn stress(c: &mut Criterion) {
     g.bench_function("baseline_to_json_string", |b| {
         b.iter(|| black_box(doc.to_json_string().unwrap()));
     });
+    // The other streaming paths on the same project: every clip's sidecar text (sidecar mode),
+    // written and read back in memory (no files: a sidecar save or load adds one file per clip),
+    // and the CSV export written and read back.
+    let texts = cliptags_texts(&doc);
+    g.bench_function("sidecar_write_all", |b| {
+        b.iter(|| black_box(cliptags_texts(&doc)));
+    });
+    g.bench_function("sidecar_parse_all", |b| {
+        b.iter(|| {
+            for text in &texts {
+                black_box(parse_cliptags(text, "take.bvh.tags.json").unwrap());
+            }
+        });
+    });
+    drop(texts);
+    let csv = to_csv(&doc);
+    g.bench_function("csv_write", |b| {
+        b.iter(|| black_box(to_csv(&doc)));
+    });
+    g.bench_function("csv_parse", |b| {
+        b.iter(|| black_box(parse_csv(&csv, "tags.csv").unwrap()));
+    });
+    drop(csv);
     g.bench_function("index_build", |b| {
         b.iter(|| black_box(TagIndex::build(&doc)));
     });
@@ -142,14 +166,17 @@ fn stress(c: &mut Criterion) {
     g.finish();
 
     #[cfg(feature = "ui")]
-    ui_frame(c, &doc);
+    ui_frame(c, &doc, &path);
     let _ = std::fs::remove_dir_all(path.parent().unwrap());
 }
 
 /// One frame of the app on the stress project: the first (the harness's context and the first
-/// layout of the browser, 200 tag lanes and the timeline of the first clip) and a following one.
+/// layout of the browser, 200 tag lanes and the timeline of the first clip) and a following one;
+/// and `open_first_frame`, what a launch on the project file does before its first frame is
+/// drawn: load the file as `taglane FILE` does (`Project::load`), build the app, run the first
+/// frame (window and GPU start-up are not included: the harness does not render).
 #[cfg(feature = "ui")]
-fn ui_frame(c: &mut Criterion, doc: &TagDocument) {
+fn ui_frame(c: &mut Criterion, doc: &TagDocument, path: &Path) {
     use criterion::BatchSize;
     use egui_kittest::Harness;
     use taglane::ui::TaglaneApp;
@@ -174,6 +201,24 @@ fn ui_frame(c: &mut Criterion, doc: &TagDocument) {
     g.bench_function("first_frame", |b| {
         // Building the harness runs the first frame (egui_kittest initialises AccessKit with it).
         b.iter_batched(|| app(doc), harness, BatchSize::PerIteration);
+    });
+    g.bench_function("open_first_frame", |b| {
+        // The harness's drop (freeing the app and the document) is not timed.
+        b.iter_with_large_drop(|| {
+            let (project, warnings) = Project::load(path).unwrap();
+            assert!(warnings.is_empty(), "{warnings:?}");
+            let h = harness(TaglaneApp::new(
+                project,
+                Prefs::default(),
+                Recovery::disabled(),
+            ));
+            assert_eq!(
+                h.state().frames(),
+                doc.clips[0].frames,
+                "the timeline shows clip 0"
+            );
+            h
+        });
     });
     let mut h = harness(app(doc));
     h.run_steps(3);

@@ -393,12 +393,14 @@ fn all_sidecar_texts_at_once_are_each_clips_text() {
         assert_eq!(*text, cliptags_text(&doc, i as u32), "clip {i}");
     }
     let expected = format!(
-        "{{\n  \"format\": \"taglane.cliptags\",\n  \"version\": 1,\n  \"clip\": \"{}\",\n  \"frames\": {},\n  \"fps\": {},\n  \"unit_cm\": {},\n  \"tags\": {{\n    \"locomotion:Walk\": [[0, 40], [60, 90]]\n  }},\n  \"markers\": {{\n    \"locomotion:Walk\": [50]\n  }},\n  \"notes\": {{\n    \"locomotion:Walk\": [{{\"range\": [0, 40], \"note\": \"on \\\"gravel\\\"\", \"data\": {{\"surface\": \"gravel\"}}}}, {{\"marker\": 50, \"note\": \"step\"}}]\n  }}\n}}\n",
+        "{{\n  \"format\": \"taglane.cliptags\",\n  \"version\": 1,\n  \"clip\": \"{}\",\n  \"frames\": {},\n  \"fps\": {:?},\n  \"unit_cm\": {},\n  \"tags\": {{\n    \"locomotion:Walk\": [[0, 40], [60, 90]]\n  }},\n  \"markers\": {{\n    \"locomotion:Walk\": [50]\n  }},\n  \"notes\": {{\n    \"locomotion:Walk\": [{{\"range\": [0, 40], \"note\": \"on \\\"gravel\\\"\", \"data\": {{\"surface\": \"gravel\"}}}}, {{\"marker\": 50, \"note\": \"step\"}}]\n  }}\n}}\n",
         doc.clips[0].name,
         doc.clips[0].frames,
         // Rates and units are written with a decimal point (`30.0`).
-        format!("{:?}", doc.clips[0].fps),
-        doc.clips[0].unit_cm.map_or("?".into(), |u| format!("{u:?}")),
+        doc.clips[0].fps,
+        doc.clips[0]
+            .unit_cm
+            .map_or("?".into(), |u| format!("{u:?}")),
     );
     assert_eq!(all[0], expected);
     let stress = taglane::core::stress::stress_document(&taglane::core::stress::StressSpec {
@@ -409,6 +411,15 @@ fn all_sidecar_texts_at_once_are_each_clips_text() {
     });
     for (i, text) in cliptags_texts(&stress).iter().enumerate() {
         assert_eq!(*text, cliptags_text(&stress, i as u32), "stress clip {i}");
+        // And each reads back to the clip's lists, in tag order, without a warning.
+        let (back, warnings) = parse_cliptags(text, "s.tags.json").unwrap();
+        assert!(warnings.is_empty(), "{warnings:?}");
+        let expected: Vec<(String, Vec<Range>)> = stress
+            .tags
+            .iter()
+            .filter_map(|t| Some((t.name.clone(), t.ranges.get(&(i as u32))?.clone())))
+            .collect();
+        assert_eq!(back.tags, expected, "stress clip {i}");
     }
     std::fs::remove_dir_all(&dir).ok();
 }

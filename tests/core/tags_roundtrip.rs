@@ -25,11 +25,7 @@ fn name_strategy() -> impl Strategy<Value = String> {
 
 /// Free text (notes, data values, saved query text): anything, including the empty string.
 fn text_strategy() -> impl Strategy<Value = String> {
-    prop_oneof![
-        Just(String::new()),
-        "[a-z ,;=]{0,12}",
-        any::<String>(),
-    ]
+    prop_oneof![Just(String::new()), "[a-z ,;=]{0,12}", any::<String>(),]
 }
 
 /// `n` distinct names.
@@ -40,7 +36,9 @@ fn distinct_names(n: std::ops::Range<usize>) -> impl Strategy<Value = Vec<String
 /// A positive finite `f32` in `(0, max]`, from all over the range (raw bits) and common values.
 fn positive_f32(max: f32) -> impl Strategy<Value = f32> {
     prop_oneof![
-        prop::sample::select(vec![1.0f32, 2.54, 5.644, 24.0, 29.97, 30.0, 100.0, 119.88, 120.0]),
+        prop::sample::select(vec![
+            1.0f32, 2.54, 5.644, 24.0, 29.97, 30.0, 100.0, 119.88, 120.0
+        ]),
         (1u32..0x7f80_0000).prop_map(f32::from_bits),
     ]
     .prop_map(move |x| if x <= max { x } else { max })
@@ -281,10 +279,7 @@ fn the_round_trip_holds_through_a_file() {
     let path = dir.join("p.taglane.json");
     let mut runner = proptest::test_runner::TestRunner::deterministic();
     for _ in 0..20 {
-        let doc = document_strategy()
-            .new_tree(&mut runner)
-            .unwrap()
-            .current();
+        let doc = document_strategy().new_tree(&mut runner).unwrap().current();
         save_tags_file(&doc, &path, true).unwrap();
         let bytes = std::fs::read(&path).unwrap();
         assert_eq!(bytes, tags_to_string(&doc, "x").unwrap().as_bytes());
@@ -302,10 +297,7 @@ fn the_generator_covers_every_field() {
     let mut runner = proptest::test_runner::TestRunner::deterministic();
     let mut seen: BTreeMap<&str, usize> = BTreeMap::new();
     for _ in 0..200 {
-        let doc = document_strategy()
-            .new_tree(&mut runner)
-            .unwrap()
-            .current();
+        let doc = document_strategy().new_tree(&mut runner).unwrap().current();
         let mut mark = |what: &'static str, yes: bool| {
             if yes {
                 *seen.entry(what).or_default() += 1;
@@ -315,8 +307,14 @@ fn the_generator_covers_every_field() {
         mark("ranges", tags.iter().any(|t| !t.ranges.is_empty()));
         mark("markers", tags.iter().any(|t| !t.markers.is_empty()));
         let notes = || tags.iter().flat_map(|t| t.notes.values().flatten());
-        mark("note on a range", notes().any(|(a, _)| matches!(a, Anchor::Range(_))));
-        mark("note on a marker", notes().any(|(a, _)| matches!(a, Anchor::Marker(_))));
+        mark(
+            "note on a range",
+            notes().any(|(a, _)| matches!(a, Anchor::Range(_))),
+        );
+        mark(
+            "note on a marker",
+            notes().any(|(a, _)| matches!(a, Anchor::Marker(_))),
+        );
         mark("note data", notes().any(|(_, n)| !n.data.is_empty()));
         mark("unit_cm", doc.clips.iter().any(|c| c.unit_cm.is_some()));
         mark("source", doc.clips.iter().any(|c| c.source.is_some()));
@@ -331,7 +329,11 @@ fn the_generator_covers_every_field() {
             "escaped name",
             doc.clips.iter().any(|c| c.name.contains(['"', '\\', '\n'])),
         );
-        mark("version 1", tags.iter().all(|t| t.markers.is_empty() && t.notes.is_empty()));
+        mark(
+            "version 1",
+            tags.iter()
+                .all(|t| t.markers.is_empty() && t.notes.is_empty()),
+        );
     }
     for what in [
         "ranges",

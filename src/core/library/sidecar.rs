@@ -325,6 +325,17 @@ pub fn parse_cliptags(
             let items = array(list, &path, file)?;
             let mut ranges = Vec::with_capacity(items.len());
             for (k, item) in items.iter().enumerate() {
+                // A well-formed range is taken as it is: no JSON path is built unless something
+                // is wrong (then the checks below name the place).
+                if let Json::Arr(pair) = item
+                    && let [Json::Num(a), Json::Num(b)] = pair.as_slice()
+                    && let (Some(start), Some(stop)) = (a.as_u64(), b.as_u64())
+                    && start < stop
+                    && stop <= u64::from(frames)
+                {
+                    ranges.push(Range::new(start as u32, stop as u32));
+                    continue;
+                }
                 let ip = format!("{path}[{k}]");
                 let pair = array(item, &ip, file)?;
                 if pair.len() != 2 {
@@ -370,6 +381,11 @@ pub fn parse_cliptags(
                     ));
                 }
                 ranges.push(Range::new(start, stop));
+            }
+            // A list as the writer leaves it (sorted, apart) is kept without a copy.
+            if crate::core::tags::range::is_canonical(&ranges) {
+                tags.push((name.clone(), ranges));
+                continue;
             }
             let mut canonical = ranges.clone();
             crate::core::tags::range::canonicalize(&mut canonical);
