@@ -142,10 +142,7 @@ pub fn load_csv_file(path: &std::path::Path) -> Result<Vec<CsvRow>, String> {
 /// header row is required). Errors name the file, the line and what was expected.
 pub fn parse_csv(text: &str, file: &str) -> Result<Vec<CsvRow>, String> {
     let mut rows = Vec::new();
-    let mut lines = text
-        .lines()
-        .enumerate()
-        .filter(|(_, l)| !l.trim().is_empty());
+    let mut lines = csv_records(text).filter(|(_, l)| !l.trim().is_empty());
     let Some((_, header)) = lines.next() else {
         return Err(format!(
             "{file}: empty file; expected the header line '{CSV_HEADER}'"
@@ -222,6 +219,62 @@ pub fn parse_csv(text: &str, file: &str) -> Result<Vec<CsvRow>, String> {
         });
     }
     Ok(rows)
+}
+
+/// The records of a CSV text, each with the (0-based) line it starts on: a line, or several when
+/// a quoted field holds line breaks (the writer quotes a note with a line break; the record then
+/// keeps the break inside the field). A quote still open at the end of the text leaves its line a
+/// record of its own, whose split then reports the open quote on that line.
+fn csv_records(text: &str) -> impl Iterator<Item = (usize, &str)> {
+    let mut lines = text.lines().enumerate();
+    std::iter::from_fn(move || {
+        let (i, first) = lines.next()?;
+        if !first.contains('"') || !ends_in_quotes(first, false) {
+            return Some((i, first));
+        }
+        let mut ahead = lines.clone();
+        let mut taken = 0usize;
+        let last = loop {
+            let Some((_, line)) = ahead.next() else {
+                return Some((i, first));
+            };
+            taken += 1;
+            if !ends_in_quotes(line, true) {
+                break line;
+            }
+        };
+        lines.nth(taken - 1);
+        let start = first.as_ptr() as usize - text.as_ptr() as usize;
+        let end = last.as_ptr() as usize - text.as_ptr() as usize + last.len();
+        Some((i, &text[start..end]))
+    })
+}
+
+/// Whether a quoted field is still open at the end of `line`, read from the state `quoted` (open
+/// at its start) with the rules of [`split_csv_line`].
+fn ends_in_quotes(line: &str, mut quoted: bool) -> bool {
+    // Whether the current field is still empty (a quote opens a field only at its start).
+    let mut empty = !quoted;
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        if quoted {
+            if c == '"' {
+                if chars.peek() == Some(&'"') {
+                    chars.next();
+                    empty = false;
+                } else {
+                    quoted = false;
+                }
+            } else {
+                empty = false;
+            }
+        } else if c == '"' && empty {
+            quoted = true;
+        } else {
+            empty = c == ',';
+        }
+    }
+    quoted
 }
 
 /// Splits one CSV line into `fields` (cleared first). A line without quotes is split on commas,
@@ -900,6 +953,48 @@ mod tests {
                 .map(|()| fields.iter().map(|f| f.to_string()).collect::<Vec<_>>());
             assert_eq!(new, split_reference(line), "{line}");
         }
+    }
+
+    /// A note with line breaks (`\n` or `\r\n`) is written as one quoted field over several lines
+    /// and read back whole; errors after it still name their own line, and an open quote at the end
+    /// of the file is reported on its line as before.
+    #[test]
+    fn csv_notes_with_line_breaks_round_trip() {
+        let mut d = doc();
+        let note = |text: &str| Note {
+            text: text.into(),
+            ..Default::default()
+        };
+        d.tags[0].notes.insert(
+            0,
+            vec![
+                (
+                    Anchor::Range(Range::new(0, 10)),
+                    note("first line\nsecond, \"quoted\"\n"),
+                ),
+                (Anchor::Range(Range::new(20, 30)), note("a\r\nb")),
+            ],
+        );
+        let csv = to_csv(&d);
+        let rows = parse_csv(&csv, "t.csv").unwrap();
+        assert_eq!(rows.len(), 3);
+        assert_eq!(rows[0].note.text, "first line\nsecond, \"quoted\"\n");
+        assert_eq!(rows[1].note.text, "a\r\nb");
+        assert_eq!(rows[1].range, Range::new(20, 30));
+        // The bad row is on line 8: the header, three lines of the first note (it ends with a
+        // break), two of the second, the row of the other tag.
+        let bad = format!("{csv}Walk,a,9,3\n");
+        let e = parse_csv(&bad, "t.csv").unwrap_err();
+        assert!(e.contains("t.csv line 8: expected start < stop"), "{e}");
+        let e = parse_csv(
+            "tag,clip,start,stop\nWalk,a,1,3\n\"Walk,a,1,3\nRun,a,1,3\n",
+            "f.csv",
+        )
+        .unwrap_err();
+        assert!(
+            e.contains("f.csv line 3: unterminated quoted field (column 11)"),
+            "{e}"
+        );
     }
 
     /// The borrowing splitter agrees with the old one on awkward lines (exhaustively over short
