@@ -23,13 +23,19 @@ fuzz_target!(|data: &[u8]| {
     let Ok((doc, _warnings)) = load_tags_str(text, "fuzz.taglane.json") else {
         return;
     };
-    let saved = doc
-        .to_json_string()
-        .expect("a loaded document must save");
-    let (again, _) = load_tags_str(&saved, "saved.taglane.json").expect("a saved document must load");
+    let saved = doc.to_json_string().expect("a loaded document must save");
+    let (again, _) =
+        load_tags_str(&saved, "saved.taglane.json").expect("a saved document must load");
     let resaved = again
         .to_json_string()
         .expect("a reloaded document must save");
-    assert_eq!(unversioned(again), unversioned(doc), "the document changed in a save/load round trip");
-    assert_eq!(resaved, saved, "saving a loaded canonical file changed its bytes");
+    assert_eq!(
+        unversioned(again),
+        unversioned(doc),
+        "the document changed in a save/load round trip"
+    );
+    assert_eq!(
+        resaved, saved,
+        "saving a loaded canonical file changed its bytes"
+    );
 });
