@@ -1,25 +1,74 @@
 //! Peak memory of the stress project (10,000 clips, 200 tags, 1,000,000 ranges): run once with
 //! `gen FILE` to write the project, then with `run FILE` to load it, build the query index,
 //! evaluate every stress query with every engine and save it, printing the time of each step and
-//! the process's peak resident memory (`VmHWM` in /proc/self/status) after each.
+//! the process's peak resident memory (`VmHWM` in /proc/self/status) after each. After the load
+//! it also prints what the document holds: the heap bytes live (counted by this example's
+//! allocator, so exact requested sizes without the allocator's own overhead), the growth of the
+//! resident set (which includes that overhead), and both per range against the 8 bytes a range
+//! needs (two `u32` frames).
 //!
 //! ```text
 //! cargo run --release --no-default-features --example stress_rss -- gen /tmp/stress.taglane.json
 //! cargo run --release --no-default-features --example stress_rss -- run /tmp/stress.taglane.json
 //! ```
 
+use std::alloc::{GlobalAlloc, Layout, System};
 use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use taglane::core::stress::{StressSpec, stress_document, stress_queries};
 use taglane::core::tags::{Engine, Evaluator, RangeSet, TagDocument, TagIndex, parse_query};
 
-/// Peak resident memory so far, in MiB (`None` where /proc is missing).
-fn peak_rss_mib() -> Option<f64> {
+/// The system allocator, counting the bytes currently allocated.
+struct Counting;
+
+static LIVE_BYTES: AtomicUsize = AtomicUsize::new(0);
+
+// SAFETY: every call is forwarded to `System` with the same arguments; the counter only observes.
+#[allow(
+    unsafe_code,
+    reason = "a global allocator is an unsafe trait; this one only counts what `System` does"
+)]
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: the caller's contract is passed on unchanged.
+        let p = unsafe { System.alloc(layout) };
+        if !p.is_null() {
+            LIVE_BYTES.fetch_add(layout.size(), Ordering::Relaxed);
+        }
+        p
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: as above.
+        unsafe { System.dealloc(ptr, layout) };
+        LIVE_BYTES.fetch_sub(layout.size(), Ordering::Relaxed);
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        // SAFETY: as above.
+        let p = unsafe { System.realloc(ptr, layout, new_size) };
+        if !p.is_null() {
+            LIVE_BYTES.fetch_sub(layout.size(), Ordering::Relaxed);
+            LIVE_BYTES.fetch_add(new_size, Ordering::Relaxed);
+        }
+        p
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
+
+/// A field of /proc/self/status in MiB (`None` where /proc is missing).
+fn status_mib(field: &str) -> Option<f64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let line = status.lines().find(|l| l.starts_with(field))?;
     let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kib / 1024.0)
+}
+
+/// Peak resident memory so far, in MiB.
+fn peak_rss_mib() -> Option<f64> {
+    status_mib("VmHWM:")
 }
 
 fn report(step: &str, t: Instant) {
@@ -46,15 +95,56 @@ fn main() {
             doc.save(file, false).unwrap();
             report("generate + save", t);
         }
+        "load" => {
+            // Loads only, `n` times (for profilers): `stress_rss load FILE`.
+            for _ in 0..3 {
+                let t = Instant::now();
+                let (doc, _) = TagDocument::load(file).unwrap();
+                report("load", t);
+                drop(doc);
+            }
+        }
+        "save" => {
+            // Serialises only, 5 times (for profilers): `stress_rss save FILE`.
+            let (doc, _) = TagDocument::load(file).unwrap();
+            for _ in 0..5 {
+                let t = Instant::now();
+                let text = doc.to_json_string().unwrap();
+                report("to_json_string", t);
+                drop(text);
+            }
+        }
         "run" => {
             println!(
                 "start: peak RSS {:.1} MiB",
                 peak_rss_mib().unwrap_or(f64::NAN)
             );
+            let rss_before = status_mib("VmRSS:").unwrap_or(f64::NAN);
+            let heap_before = LIVE_BYTES.load(Ordering::Relaxed);
             let t = Instant::now();
             let (doc, warnings) = TagDocument::load(file).unwrap();
             report("load", t);
             assert!(warnings.is_empty(), "{warnings:?}");
+            let heap = LIVE_BYTES.load(Ordering::Relaxed) - heap_before;
+            let rss_growth = status_mib("VmRSS:").unwrap_or(f64::NAN) - rss_before;
+            let ranges: usize = doc
+                .tags
+                .iter()
+                .map(|t| t.ranges.values().map(Vec::len).sum::<usize>())
+                .sum();
+            let lists: usize = doc.tags.iter().map(|t| t.ranges.len()).sum();
+            let need = ranges * std::mem::size_of::<taglane::core::tags::Range>();
+            println!(
+                "document: {ranges} ranges in {lists} lists need {:.1} MiB ({} B a range); heap live {:.1} MiB = {:.1} B a range ({:.2}x); resident growth {:.1} MiB = {:.1} B a range ({:.2}x)",
+                need as f64 / 1048576.0,
+                std::mem::size_of::<taglane::core::tags::Range>(),
+                heap as f64 / 1048576.0,
+                heap as f64 / ranges as f64,
+                heap as f64 / need as f64,
+                rss_growth,
+                rss_growth * 1048576.0 / ranges as f64,
+                rss_growth * 1048576.0 / need as f64,
+            );
             let t = Instant::now();
             let idx = TagIndex::build(&doc);
             report("query index", t);

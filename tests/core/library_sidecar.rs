@@ -7,7 +7,7 @@ use std::sync::atomic::AtomicBool;
 
 use taglane::core::doc::Edit;
 use taglane::core::doc::exchange::per_clip_json;
-use taglane::core::library::sidecar::{cliptags_text, parse_cliptags};
+use taglane::core::library::sidecar::{cliptags_text, cliptags_texts, parse_cliptags};
 use taglane::core::library::{
     ImportSettings, is_sidecar_project, load_any, load_sidecar_project, plan_import,
     save_sidecar_project, scan_library, sidecar_path,
@@ -377,6 +377,49 @@ fn single_file_projects_still_load_and_per_clip_json_reads_as_a_sidecar() {
             (mine.frames, &mine.tags, &mine.markers, &mine.notes),
             (ct.frames, &ct.tags, &ct.markers, &ct.notes)
         );
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// The texts of all sidecars at once are those of each clip alone, byte for byte, and a sidecar's
+/// bytes stay what earlier builds wrote (a save leaves unchanged sidecars alone by comparing bytes).
+#[test]
+fn all_sidecar_texts_at_once_are_each_clips_text() {
+    let dir = temp_dir("texts");
+    let doc = library(&dir);
+    let all = cliptags_texts(&doc);
+    assert_eq!(all.len(), doc.clips.len());
+    for (i, text) in all.iter().enumerate() {
+        assert_eq!(*text, cliptags_text(&doc, i as u32), "clip {i}");
+    }
+    let expected = format!(
+        "{{\n  \"format\": \"taglane.cliptags\",\n  \"version\": 1,\n  \"clip\": \"{}\",\n  \"frames\": {},\n  \"fps\": {:?},\n  \"unit_cm\": {},\n  \"tags\": {{\n    \"locomotion:Walk\": [[0, 40], [60, 90]]\n  }},\n  \"markers\": {{\n    \"locomotion:Walk\": [50]\n  }},\n  \"notes\": {{\n    \"locomotion:Walk\": [{{\"range\": [0, 40], \"note\": \"on \\\"gravel\\\"\", \"data\": {{\"surface\": \"gravel\"}}}}, {{\"marker\": 50, \"note\": \"step\"}}]\n  }}\n}}\n",
+        doc.clips[0].name,
+        doc.clips[0].frames,
+        // Rates and units are written with a decimal point (`30.0`).
+        doc.clips[0].fps,
+        doc.clips[0]
+            .unit_cm
+            .map_or("?".into(), |u| format!("{u:?}")),
+    );
+    assert_eq!(all[0], expected);
+    let stress = taglane::core::stress::stress_document(&taglane::core::stress::StressSpec {
+        clips: 40,
+        tags: 12,
+        ranges: 2_000,
+        seed: 5,
+    });
+    for (i, text) in cliptags_texts(&stress).iter().enumerate() {
+        assert_eq!(*text, cliptags_text(&stress, i as u32), "stress clip {i}");
+        // And each reads back to the clip's lists, in tag order, without a warning.
+        let (back, warnings) = parse_cliptags(text, "s.tags.json").unwrap();
+        assert!(warnings.is_empty(), "{warnings:?}");
+        let expected: Vec<(String, Vec<Range>)> = stress
+            .tags
+            .iter()
+            .filter_map(|t| Some((t.name.clone(), t.ranges.get(&(i as u32))?.clone())))
+            .collect();
+        assert_eq!(back.tags, expected, "stress clip {i}");
     }
     std::fs::remove_dir_all(&dir).ok();
 }

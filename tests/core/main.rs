@@ -33,3 +33,4 @@ mod tags_cli;
 mod tags_engine;
 mod tags_format;
 mod tags_oracle;
+mod tags_roundtrip;

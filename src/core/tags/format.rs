@@ -717,7 +717,13 @@ impl<'a> Loader<'a> {
                     return Err(e);
                 }
                 self.warnings.extend(r.warnings);
-                r.lists
+                // Bulk-built from the sorted lists (clip ids are unique here, checked on read):
+                // linear for lists in clip order, as a written file has them, and with full nodes.
+                let mut lists = r.lists;
+                if !lists.is_sorted_by_key(|(c, _)| *c) {
+                    lists.sort_unstable_by_key(|(c, _)| *c);
+                }
+                lists.into_iter().collect()
             }
         };
         let mut tag = Tag {
@@ -1102,7 +1108,8 @@ enum RangesRead {
 }
 
 struct RangesOut {
-    lists: BTreeMap<u32, Vec<Range>>,
+    /// The non-empty lists by clip id, in file order.
+    lists: Vec<(u32, Vec<Range>)>,
     warnings: Vec<LoadWarning>,
     /// The first key given twice (it wins over `error`, as duplicate keys were checked first).
     duplicate: Option<String>,
@@ -1169,7 +1176,7 @@ impl<'de> Shape<'de> for RangesShape<'_, '_, '_> {
         let l = self.l;
         let stamp = self.tag as u32 + 1;
         let mut out = RangesOut {
-            lists: BTreeMap::new(),
+            lists: Vec::new(),
             warnings: Vec::new(),
             duplicate: None,
             error: None,
@@ -1223,7 +1230,7 @@ impl<'de> Shape<'de> for RangesShape<'_, '_, '_> {
             let list = l.canonical_list(path);
             out.warnings.extend(l.warnings.drain(warnings_before..));
             if !list.is_empty() {
-                out.lists.insert(clip, list);
+                out.lists.push((clip, list));
             }
         }
         *self.out = RangesRead::Read(out);
