@@ -112,3 +112,23 @@ pub fn run(args: &[&str]) -> std::process::Output {
 pub fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
+
+/// Steps the app until the animation of the current clip has loaded or failed (it loads in the
+/// background; a loaded machine can take more than a few frames), then a few frames more so the
+/// panels show it. At most about 30 s.
+#[cfg(feature = "ui")]
+pub fn wait_anim(h: &mut egui_kittest::Harness<'static, taglane::ui::TaglaneApp>) {
+    use taglane::core::library::ClipStatus;
+    for _ in 0..3000 {
+        h.step();
+        let app = h.state();
+        match app.side.anim.status(app.current_clip) {
+            ClipStatus::Ready(_) | ClipStatus::Failed(_) => {
+                h.run_steps(3);
+                return;
+            }
+            _ => std::thread::sleep(std::time::Duration::from_millis(10)),
+        }
+    }
+    panic!("the current clip's animation did not load");
+}

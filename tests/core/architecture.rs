@@ -42,12 +42,47 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// The code of a file without comments and without what follows its first `#[cfg(test)]`.
+/// The code of a file without comments, string contents and the items marked `#[cfg(test)]`.
 fn code_of(text: &str) -> String {
-    let text = match text.find("#[cfg(test)]") {
-        Some(i) => &text[..i],
-        None => text,
-    };
+    without_test_items(&without_comments(text))
+}
+
+/// `code` without each item that follows a `#[cfg(test)]` (a `use` up to its `;`, a module or
+/// function up to its matching `}`). Comments and strings must be gone already (braces in them
+/// would count).
+fn without_test_items(code: &str) -> String {
+    const MARK: &str = "#[cfg(test)]";
+    let mut out = String::with_capacity(code.len());
+    let mut rest = code;
+    while let Some(i) = rest.find(MARK) {
+        out.push_str(&rest[..i]);
+        let item = &rest[i + MARK.len()..];
+        let mut depth = 0usize;
+        let mut end = item.len();
+        for (k, c) in item.char_indices() {
+            match c {
+                '{' => depth += 1,
+                '}' => {
+                    depth = depth.saturating_sub(1);
+                    if depth == 0 {
+                        end = k + 1;
+                        break;
+                    }
+                }
+                ';' if depth == 0 => {
+                    end = k + 1;
+                    break;
+                }
+                _ => {}
+            }
+        }
+        rest = &item[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
+fn without_comments(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut in_str = false;
     let mut chars = text.chars().peekable();
@@ -235,9 +270,14 @@ fn find_circle(edges: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>
 fn the_reader_sees_imports() {
     let code = code_of(
         "use crate::core::{anim::Clip, tags::{Range, Tag}};\n// crate::core::ui\nuse super::x;\n\
-         let s = \"crate::core::quoted\";\nuse super::super::y;\n#[cfg(test)]\nuse crate::core::z;",
+         let s = \"crate::core::quoted\";\nuse super::super::y;\n#[cfg(test)]\nuse crate::core::z;\n\
+         #[cfg(test)]\nmod tests {\n fn f() { crate::core::w::f(); }\n}\nuse crate::core::after;",
     );
-    assert_eq!(names_after(&code, "crate::core::"), ["anim", "tags"]);
+    assert_eq!(
+        names_after(&code, "crate::core::"),
+        ["anim", "tags", "after"],
+        "test items are left out, what follows them is read"
+    );
     assert_eq!(names_after(&code, "super::"), ["x"]);
     assert_eq!(names_after(&code, "super::super::"), ["y"]);
     let mut circle = BTreeMap::new();

@@ -486,7 +486,8 @@ fn autotag_panel_on_a_real_take_snapshot() {
         .with_options(SnapshotOptions::default().max_failed_pixels(400))
         .wgpu()
         .build_ui_state(|ui, app: &mut TaglaneApp| app.ui(ui), app);
-    h.run_steps(6);
+    crate::common::wait_anim(&mut h);
+    h.run_steps(3);
     assert_eq!(h.state().side.pose.load_error, None);
     let left = ghost(h.state(), CONTACT_LEFT);
     assert!(

@@ -290,7 +290,7 @@ fn the_camera_follows_hips_on_a_bandai_take_not_its_standing_root() {
     let mut h = Harness::builder()
         .with_size([1600.0, 1000.0])
         .build_ui_state(|ui, app: &mut TaglaneApp| app.ui(ui), app);
-    h.run_steps(3);
+    crate::common::wait_anim(&mut h);
     let hips = {
         let pose = &h.state().side.pose;
         assert_eq!(pose.load_error, None);

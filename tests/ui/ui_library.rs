@@ -234,7 +234,9 @@ fn a_real_library_imported_auto_tagged_and_browsed_snapshot() {
         .queue
         .push(AppCommand::SelectClip(walk as taglane::core::tags::ClipId));
     h.state_mut().queue.push(AppCommand::SetPlayhead(60.0));
-    h.run_steps(8);
+    h.run_steps(2);
+    crate::common::wait_anim(&mut h);
+    h.run_steps(3);
     assert_eq!(h.state().side.pose.load_error, None);
     h.snapshot("browser_real");
 }
