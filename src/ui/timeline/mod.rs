@@ -694,6 +694,10 @@ pub fn timeline_ui(
     }
     paint::marker(&painter, area, &axis, input.playhead, pal.playhead, 1.5);
     paint::playhead_handle(&painter, ruler_rect, &axis, input.playhead, pal.playhead);
+    if row_list.is_empty() {
+        let keys = crate::ui::keymap::shortcut_text(ui.ctx(), crate::ui::keymap::Action::NewTag);
+        paint::empty_hint(&lane_painter, tracks_rect, &keys, &pal);
+    }
 
     // Lane headers: real widgets (accessible, clickable) for the visible rows only.
     header_ui(ui, header_rect, &row_list, &row_layout, input, view, out);

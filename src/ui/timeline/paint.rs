@@ -207,3 +207,18 @@ pub fn note_dots(painter: &Painter, rect: Rect, axis: &TimeAxis, ranges: &[Range
         }
     }
 }
+
+/// What to do on a clip without lanes (`new_tag_keys`: the New tag shortcut), centred, in the
+/// ruler's text colour.
+pub fn empty_hint(painter: &Painter, rect: Rect, new_tag_keys: &str, pal: &Palette) {
+    painter.text(
+        rect.center(),
+        Align2::CENTER_CENTER,
+        format!(
+            "No tags yet. New tag ({new_tag_keys}) adds a lane to draw ranges in;\n\
+             the Auto-tag tab below proposes tags from the motion."
+        ),
+        FontId::proportional(14.0),
+        pal.ruler_text,
+    );
+}
