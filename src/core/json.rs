@@ -106,6 +106,22 @@ pub fn key_path(base: &str, key: &str) -> String {
     }
 }
 
+/// `s` as a JSON string literal, quotes and escapes included.
+pub fn string_text(s: &str) -> String {
+    serde_json::to_string(s).unwrap_or_else(|_| "\"\"".to_owned())
+}
+
+/// `x` as a JSON number that reads back as a float: always with a decimal point or an exponent
+/// (`30.0`, not `30`), the shortest text that gives `x` back.
+pub fn f32_text(x: f32) -> String {
+    let s = format!("{x}");
+    if s.contains(['.', 'e', 'E']) {
+        s
+    } else {
+        format!("{s}.0")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -131,5 +147,13 @@ mod tests {
         assert_eq!(key_path("tags[0]", "name"), "tags[0].name");
         assert_eq!(key_path("ranges", "walk 01"), "ranges[\"walk 01\"]");
         assert_eq!(key_path("ranges", "2x"), "ranges[\"2x\"]");
+    }
+
+    #[test]
+    fn strings_are_escaped_and_floats_keep_a_point() {
+        assert_eq!(string_text("a \"b\"\n"), r#""a \"b\"\n""#);
+        assert_eq!(f32_text(30.0), "30.0");
+        assert_eq!(f32_text(29.97), "29.97");
+        assert_eq!(f32_text(1e-7), "0.0000001");
     }
 }

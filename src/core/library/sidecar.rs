@@ -25,6 +25,7 @@ use super::json::{self, Json, check_keys, get, key_path};
 use super::naming::ANIMATION_SEPARATOR;
 use super::plan::{animation_of, source_for, source_path};
 use super::walk::{SIDECAR_SUFFIX, absolute, find_takes};
+use crate::core::json::{f32_text, string_text};
 use crate::core::tags::format::annotations::{self, Tree};
 use crate::core::tags::format::{FORMAT_TAG, MAX_CLIP_FRAMES};
 use crate::core::tags::{
@@ -97,19 +98,6 @@ fn invalid(file: &str, path: &str, message: impl Into<String>) -> TagsFileError 
             path.to_owned()
         },
         message: message.into(),
-    }
-}
-
-fn json_str(s: &str) -> String {
-    serde_json::to_string(s).unwrap_or_else(|_| "\"\"".to_owned())
-}
-
-fn json_f32(x: f32) -> String {
-    let s = format!("{x}");
-    if s.contains(['.', 'e', 'E']) {
-        s
-    } else {
-        format!("{s}.0")
     }
 }
 
@@ -490,7 +478,7 @@ pub fn cliptags_text(doc: &TagDocument, clip: ClipId) -> String {
     let mut body = String::new();
     for tag in &doc.tags {
         if let Some(list) = tag.ranges.get(&clip) {
-            push_range_entry(&mut body, &json_str(&tag.name), list, &mut first);
+            push_range_entry(&mut body, &string_text(&tag.name), list, &mut first);
         }
     }
     let mut markers = String::new();
@@ -500,11 +488,11 @@ pub fn cliptags_text(doc: &TagDocument, clip: ClipId) -> String {
     for t in &doc.tags {
         let list = t.markers_on(clip);
         if !list.is_empty() {
-            push_marker_entry(&mut markers, &json_str(&t.name), list, &mut first_marker);
+            push_marker_entry(&mut markers, &string_text(&t.name), list, &mut first_marker);
         }
         let list = t.notes_on(clip);
         if !list.is_empty() {
-            push_note_entry(&mut notes, &json_str(&t.name), list, &mut first_note);
+            push_note_entry(&mut notes, &string_text(&t.name), list, &mut first_note);
         }
     }
     assemble_cliptags(&mut s, &doc.clips[clip as usize], &body, &markers, &notes);
@@ -521,7 +509,7 @@ pub fn cliptags_texts(doc: &TagDocument) -> Vec<String> {
     let mut notes = vec![String::new(); n];
     let mut firsts = vec![[true; 3]; n];
     for t in &doc.tags {
-        let name = json_str(&t.name);
+        let name = string_text(&t.name);
         for (&c, list) in &t.ranges {
             if let Some(body) = ranges.get_mut(c as usize) {
                 push_range_entry(body, &name, list, &mut firsts[c as usize][0]);
@@ -554,43 +542,46 @@ pub fn cliptags_texts(doc: &TagDocument) -> Vec<String> {
         .collect()
 }
 
-/// Appends `"Tag": [[a, b], ...]` to a sidecar's `tags` entries.
-fn push_range_entry(s: &mut String, name: &str, list: &[Range], first: &mut bool) {
+/// Starts the entry `"Tag": ` of a sidecar's `tags`, `markers` or `notes` object.
+fn push_entry_key(s: &mut String, name: &str, first: &mut bool) {
     s.push_str(if *first { "\n    " } else { ",\n    " });
     *first = false;
     s.push_str(name);
-    s.push_str(": [");
-    for (j, r) in list.iter().enumerate() {
-        if j > 0 {
-            s.push_str(", ");
-        }
+    s.push_str(": ");
+}
+
+/// Appends `"Tag": [[a, b], ...]` to a sidecar's `tags` entries.
+fn push_range_entry(s: &mut String, name: &str, list: &[Range], first: &mut bool) {
+    push_entry_key(s, name, first);
+    push_list(s, list, |s, r| {
         let _ = write!(s, "[{}, {}]", r.start, r.stop);
-    }
-    s.push(']');
+    });
 }
 
 /// Appends `"Tag": [f, ...]` to a sidecar's `markers` entries.
 fn push_marker_entry(s: &mut String, name: &str, list: &[u32], first: &mut bool) {
-    s.push_str(if *first { "\n    " } else { ",\n    " });
-    *first = false;
-    s.push_str(name);
-    s.push_str(": [");
-    for (j, f) in list.iter().enumerate() {
+    push_entry_key(s, name, first);
+    push_list(s, list, |s, f| {
+        let _ = write!(s, "{f}");
+    });
+}
+
+/// `[a, b, ...]` on one line, each item written by `item`.
+fn push_list<T>(s: &mut String, list: &[T], item: impl Fn(&mut String, &T)) {
+    s.push('[');
+    for (j, x) in list.iter().enumerate() {
         if j > 0 {
             s.push_str(", ");
         }
-        let _ = write!(s, "{f}");
+        item(s, x);
     }
     s.push(']');
 }
 
 /// Appends `"Tag": [{"range": ...}, ...]` to a sidecar's `notes` entries.
 fn push_note_entry(s: &mut String, name: &str, list: &[(Anchor, Note)], first: &mut bool) {
-    s.push_str(if *first { "\n    " } else { ",\n    " });
-    *first = false;
-    s.push_str(name);
-    s.push_str(": ");
-    annotations::write_note_list(s, list, json_str);
+    push_entry_key(s, name, first);
+    annotations::write_note_list(s, list, string_text);
 }
 
 /// A sidecar from its parts: the clip's header, then the `tags` entries, and `markers` and
@@ -599,12 +590,12 @@ fn assemble_cliptags(s: &mut String, info: &ClipInfo, ranges: &str, markers: &st
     let _ = write!(
         s,
         "{{\n  \"format\": \"{CLIPTAGS_FORMAT}\",\n  \"version\": {CLIPTAGS_VERSION},\n  \"clip\": {},\n  \"frames\": {},\n  \"fps\": {}",
-        json_str(&info.name),
+        string_text(&info.name),
         info.frames,
-        json_f32(info.fps)
+        f32_text(info.fps)
     );
     if let Some(u) = info.unit_cm {
-        let _ = write!(s, ",\n  \"unit_cm\": {}", json_f32(u));
+        let _ = write!(s, ",\n  \"unit_cm\": {}", f32_text(u));
     }
     s.push_str(",\n  \"tags\": {");
     s.push_str(ranges);
@@ -761,12 +752,12 @@ pub fn sidecar_project_text(project: &SidecarProject) -> String {
     );
     for (i, f) in project.folders.iter().enumerate() {
         s.push_str(if i == 0 { "" } else { ", " });
-        s.push_str(&json_str(f));
+        s.push_str(&string_text(f));
     }
     s.push_str("],\n  \"tags\": [");
     for (i, (name, color)) in project.tags.iter().enumerate() {
         s.push_str(if i == 0 { "\n" } else { ",\n" });
-        let _ = write!(s, "    {{\"name\": {}", json_str(name));
+        let _ = write!(s, "    {{\"name\": {}", string_text(name));
         if let Some([r, g, b]) = color {
             let _ = write!(s, ", \"color\": \"#{r:02x}{g:02x}{b:02x}\"");
         }
@@ -783,8 +774,8 @@ pub fn sidecar_project_text(project: &SidecarProject) -> String {
         let _ = write!(
             s,
             "    {{\"name\": {}, \"expr\": {}}}",
-            json_str(&q.name),
-            json_str(&q.expr)
+            string_text(&q.name),
+            string_text(&q.expr)
         );
     }
     s.push_str(if project.queries.is_empty() {

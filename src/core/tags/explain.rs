@@ -14,6 +14,7 @@ use super::parse::quote_name;
 use super::query::{Item, Query, QueryCodeError};
 use super::range::total_frames;
 use super::range_set::RangeSet;
+use crate::core::json::string_text;
 
 /// A binary operator of the query language.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -354,8 +355,8 @@ pub fn result_json(doc: &TagDocument, expr: &str, engine: &str, result: &RangeSe
     let _ = write!(
         s,
         "{{\"expr\": {}, \"engine\": {}, \"clips\": {{",
-        json_string(expr),
-        json_string(engine)
+        string_text(expr),
+        string_text(engine)
     );
     let mut first = true;
     for (clip, ranges) in result.iter() {
@@ -374,7 +375,7 @@ pub fn result_json(doc: &TagDocument, expr: &str, engine: &str, result: &RangeSe
             s,
             "{}{}: [{}]",
             if first { "" } else { ", " },
-            json_string(&name),
+            string_text(&name),
             list.join(", ")
         );
         first = false;
@@ -386,10 +387,6 @@ pub fn result_json(doc: &TagDocument, expr: &str, engine: &str, result: &RangeSe
         result.range_count()
     );
     s
-}
-
-fn json_string(s: &str) -> String {
-    serde_json::to_string(s).unwrap_or_else(|_| "\"\"".to_owned())
 }
 
 /// The result as CSV: a header `clip,start,stop,seconds`, then one row per range, where `seconds`

@@ -103,8 +103,8 @@ impl fmt::Display for LoadWarning {
     }
 }
 
-/// `.key` or `["key"]` appended to a JSON path (also for `format/annotations.rs`).
-use crate::core::json::key_path;
+// `key_path` is also used by `format/annotations.rs`.
+use crate::core::json::{f32_text, key_path, string_text};
 
 fn parse_color(s: &str) -> Option<[u8; 3]> {
     let hex = s.strip_prefix('#')?;
@@ -1427,19 +1427,6 @@ pub fn load_tags_file(path: &Path) -> Result<(TagDocument, Vec<LoadWarning>), Ta
     load_tags_str(&text, &label)
 }
 
-fn json_str(s: &str) -> String {
-    serde_json::to_string(s).unwrap_or_else(|_| "\"\"".to_string())
-}
-
-fn json_f32(x: f32) -> String {
-    let s = format!("{x}");
-    if s.contains(['.', 'e', 'E']) {
-        s
-    } else {
-        format!("{s}.0")
-    }
-}
-
 /// Appends `x` in decimal.
 fn push_u32(s: &mut String, mut x: u32) {
     let mut digits = [0u8; 10];
@@ -1498,16 +1485,16 @@ pub fn tags_to_string(doc: &TagDocument, file_label: &str) -> Result<String, Tag
                 ),
             ));
         }
-        let name = json_str(&c.name);
+        let name = string_text(&c.name);
         s.push_str("    {\"name\": ");
         s.push_str(&name);
         s.push_str(", \"frames\": ");
         push_u32(&mut s, c.frames);
         s.push_str(", \"fps\": ");
-        s.push_str(&json_f32(c.fps));
+        s.push_str(&f32_text(c.fps));
         if let Some(src) = &c.source {
             s.push_str(", \"source\": ");
-            s.push_str(&json_str(src));
+            s.push_str(&string_text(src));
         }
         if let Some(unit) = c.unit_cm {
             if !(unit.is_finite() && unit > 0.0) {
@@ -1517,7 +1504,7 @@ pub fn tags_to_string(doc: &TagDocument, file_label: &str) -> Result<String, Tag
                 ));
             }
             s.push_str(", \"unit_cm\": ");
-            s.push_str(&json_f32(unit));
+            s.push_str(&f32_text(unit));
         }
         s.push_str(if i + 1 < doc.clips.len() {
             "},\n"
@@ -1530,7 +1517,7 @@ pub fn tags_to_string(doc: &TagDocument, file_label: &str) -> Result<String, Tag
     for (i, t) in doc.tags.iter().enumerate() {
         s.push_str(if i == 0 { "\n" } else { ",\n" });
         s.push_str("    {\"name\": ");
-        s.push_str(&json_str(&t.name));
+        s.push_str(&string_text(&t.name));
         if let Some([r, g, b]) = t.color {
             let _ = write!(s, ", \"color\": \"#{r:02x}{g:02x}{b:02x}\"");
         }
@@ -1555,7 +1542,7 @@ pub fn tags_to_string(doc: &TagDocument, file_label: &str) -> Result<String, Tag
             s.push(']');
         }
         s.push_str(if t.ranges.is_empty() { "}" } else { "\n    }" });
-        annotations::write(&mut s, t, i, &clip_names, json_str)
+        annotations::write(&mut s, t, i, &clip_names, string_text)
             .map_err(|(path, message)| fail(path, message))?;
         s.push('}');
     }
@@ -1568,9 +1555,9 @@ pub fn tags_to_string(doc: &TagDocument, file_label: &str) -> Result<String, Tag
     for (i, q) in doc.queries.iter().enumerate() {
         s.push_str(if i == 0 { "\n" } else { ",\n" });
         s.push_str("    {\"name\": ");
-        s.push_str(&json_str(&q.name));
+        s.push_str(&string_text(&q.name));
         s.push_str(", \"expr\": ");
-        s.push_str(&json_str(&q.expr));
+        s.push_str(&string_text(&q.expr));
         s.push('}');
     }
     s.push_str(if doc.queries.is_empty() { "]" } else { "\n  ]" });
