@@ -154,25 +154,12 @@ impl Gesture {
             }
             Gesture::Move { items, delta } => {
                 let delta = clamp_move(items, *delta, frames);
-                let mut tags: Vec<usize> = items.iter().map(|(t, _)| *t).collect();
-                tags.sort_unstable();
-                tags.dedup();
-                tags.into_iter()
-                    .map(|tag| {
-                        let moved: Vec<Range> = items
-                            .iter()
-                            .filter(|(t, _)| *t == tag)
-                            .map(|(_, r)| *r)
-                            .collect();
-                        let mut list: Vec<Range> = current(tag)
-                            .into_iter()
-                            .filter(|r| !moved.contains(r))
-                            .collect();
-                        list.extend(moved.iter().map(|r| shift(*r, delta)));
-                        canonicalize(&mut list, frames);
-                        (tag, list)
-                    })
-                    .collect()
+                moved(
+                    items,
+                    current,
+                    |r| shift(r, delta),
+                    |l| canonicalize(l, frames),
+                )
             }
             Gesture::MoveMarkers { .. } => Vec::new(),
         }
@@ -189,29 +176,16 @@ impl Gesture {
             return Vec::new();
         };
         let delta = clamp_marker_move(items, *delta, frames);
-        let mut tags: Vec<usize> = items.iter().map(|(t, _)| *t).collect();
-        tags.sort_unstable();
-        tags.dedup();
-        tags.into_iter()
-            .map(|tag| {
-                let moved: Vec<u32> = items
-                    .iter()
-                    .filter(|(t, _)| *t == tag)
-                    .map(|(_, f)| *f)
-                    .collect();
-                let mut list: Vec<u32> = doc
-                    .tags
+        moved(
+            items,
+            |tag| {
+                doc.tags
                     .get(tag)
-                    .map_or(&[][..], |t| t.markers_on(clip))
-                    .iter()
-                    .copied()
-                    .filter(|f| !moved.contains(f))
-                    .collect();
-                list.extend(moved.iter().map(|&f| (i64::from(f) + delta) as u32));
-                canonicalize_markers(&mut list, frames);
-                (tag, list)
-            })
-            .collect()
+                    .map_or(Vec::new(), |t| t.markers_on(clip).to_vec())
+            },
+            |f| (i64::from(f) + delta) as u32,
+            |l| canonicalize_markers(l, frames),
+        )
     }
 
     /// The edit that ends the gesture (`None` when nothing changes), and a label for the history.
@@ -510,6 +484,35 @@ pub fn delete_selected(
     let lanes = without(selected, |tag| Some(doc.tags.get(tag)?.ranges_on(clip)));
     let marker_lanes = without(markers, |tag| Some(doc.tags.get(tag)?.markers_on(clip)));
     items_edit(doc, clip, lanes, marker_lanes, &[], 0)
+}
+
+/// For each tag named in `items`, its list (from `list_of`) with those items moved by `shift`, made
+/// canonical by `canonical`.
+fn moved<T: Copy + PartialEq>(
+    items: &[(usize, T)],
+    list_of: impl Fn(usize) -> Vec<T>,
+    shift: impl Fn(T) -> T,
+    canonical: impl Fn(&mut Vec<T>),
+) -> Vec<(usize, Vec<T>)> {
+    let mut tags: Vec<usize> = items.iter().map(|(t, _)| *t).collect();
+    tags.sort_unstable();
+    tags.dedup();
+    tags.into_iter()
+        .map(|tag| {
+            let mut list: Vec<T> = list_of(tag)
+                .into_iter()
+                .filter(|x| !items.contains(&(tag, *x)))
+                .collect();
+            list.extend(
+                items
+                    .iter()
+                    .filter(|(t, _)| *t == tag)
+                    .map(|(_, x)| shift(*x)),
+            );
+            canonical(&mut list);
+            (tag, list)
+        })
+        .collect()
 }
 
 /// For each tag named in `removed`, its list (from `list_of`) without the removed items.
