@@ -132,3 +132,49 @@ pub fn wait_anim(h: &mut egui_kittest::Harness<'static, taglane::ui::TaglaneApp>
     }
     panic!("the current clip's animation did not load");
 }
+
+/// The index of the tag named `name` in the app's document (the test fails when there is none).
+#[cfg(feature = "ui")]
+pub fn tag_index(app: &taglane::ui::TaglaneApp, name: &str) -> usize {
+    app.project
+        .doc
+        .tag_index(name)
+        .unwrap_or_else(|| panic!("no tag {name}"))
+}
+
+/// The ranges of tag `tag` on the app's current clip.
+#[cfg(feature = "ui")]
+pub fn ranges(app: &taglane::ui::TaglaneApp, tag: usize) -> Vec<taglane::core::tags::Range> {
+    app.project.doc.tags[tag]
+        .ranges_on(app.current_clip)
+        .to_vec()
+}
+
+/// Runs the test `name` of this test binary as a child process with the variable `env` set to
+/// `value` (how a test plays a session that gets killed), and waits until it prints a line
+/// containing `ready`. Returns the child, still running.
+pub fn child_test(
+    name: &str,
+    env: &str,
+    value: &std::path::Path,
+    ready: &str,
+) -> std::process::Child {
+    use std::io::BufRead;
+    let mut child = Command::new(std::env::current_exe().expect("the test binary"))
+        .args([name, "--exact", "--nocapture", "--test-threads=1"])
+        .env(env, value)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("the child test starts");
+    let mut out = std::io::BufReader::new(child.stdout.take().expect("its output"));
+    let mut line = String::new();
+    while !line.contains(ready) {
+        line.clear();
+        assert!(
+            out.read_line(&mut line).expect("its output reads") > 0,
+            "the child test {name} exited early"
+        );
+    }
+    child
+}

@@ -6,9 +6,7 @@
 //! backup are each one of the known versions, byte for byte, and load completely.
 
 use crate::common::temp_dir;
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use taglane::core::io::{backup_path, write_atomic};
@@ -89,25 +87,13 @@ fn killing_a_save_leaves_the_old_or_the_new_project() {
     let mut mid_write = 0;
     let mut rng = 0x2545_F491_4F6C_DD1Du64;
     for kill in 0..kills {
-        let mut child = Command::new(std::env::current_exe().unwrap())
-            .args([
-                "robust_crash_save::crash_save_child",
-                "--exact",
-                "--nocapture",
-                "--test-threads=1",
-            ])
-            .env(CHILD_ENV, &path)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        // Wait until the child has built its documents and starts saving.
-        let mut out = BufReader::new(child.stdout.take().unwrap());
-        let mut line = String::new();
-        while !line.contains("ready") {
-            line.clear();
-            assert!(out.read_line(&mut line).unwrap() > 0, "child exited early");
-        }
+        // Started once the child has built its documents and starts saving.
+        let mut child = crate::common::child_test(
+            "robust_crash_save::crash_save_child",
+            CHILD_ENV,
+            &path,
+            "ready",
+        );
         // A different moment each time: from 0 to 3 save durations into the save loop (xorshift).
         rng ^= rng << 13;
         rng ^= rng >> 7;

@@ -6,9 +6,7 @@
 //! - One frame of the app on the generated 10,000-clip project (timed in `benches/stress.rs`).
 #![cfg(feature = "ui")]
 
-use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
 
 use egui_kittest::Harness;
 use taglane::core::stress::{StressSpec, stress_document};
@@ -59,24 +57,8 @@ fn recovery_file_is_offered_after_a_crash() {
     let app = TaglaneApp::new(Project::demo(), Prefs::default(), Recovery::in_dir(&dir));
     assert!(app.dialog.is_none());
 
-    let mut child = Command::new(std::env::current_exe().unwrap())
-        .args([
-            "robust_ui::recovery_child",
-            "--exact",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env(CHILD_ENV, &dir)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut out = BufReader::new(child.stdout.take().unwrap());
-    let mut line = String::new();
-    while !line.contains("autosaved") {
-        line.clear();
-        assert!(out.read_line(&mut line).unwrap() > 0, "child exited early");
-    }
+    let mut child =
+        crate::common::child_test("robust_ui::recovery_child", CHILD_ENV, &dir, "autosaved");
     child.kill().unwrap(); // SIGKILL: the session does not end cleanly
     child.wait().unwrap();
 

@@ -3,6 +3,7 @@
 #![cfg(feature = "ui")]
 
 use crate::common::temp_dir;
+use crate::common::{ranges, tag_index};
 use egui::{Event, Key, Modifiers, PointerButton, Pos2};
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
@@ -13,23 +14,6 @@ use taglane::ui::project::Project;
 
 fn harness() -> Harness<'static, TaglaneApp> {
     crate::common::demo_harness([1400.0, 860.0])
-}
-
-fn tag_index(app: &TaglaneApp, name: &str) -> usize {
-    app.project
-        .doc
-        .tags
-        .iter()
-        .position(|t| t.name == name)
-        .unwrap_or_else(|| panic!("no tag {name}"))
-}
-
-fn ranges(app: &TaglaneApp, tag: usize) -> Vec<Range> {
-    app.project.doc.tags[tag]
-        .ranges
-        .get(&app.current_clip)
-        .cloned()
-        .unwrap_or_default()
 }
 
 /// A drag with Alt held: these tests check exact frames, so snapping (tested in ui_editor.rs) is

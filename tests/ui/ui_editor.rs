@@ -1,6 +1,7 @@
 //! Frame-exact editing in the real app (egui_kittest): the inspector, snapping, markers and notes.
 #![cfg(feature = "ui")]
 
+use crate::common::{ranges, tag_index};
 use egui::{Event, Key, Modifiers, PointerButton, Pos2};
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
@@ -19,21 +20,6 @@ fn harness() -> Harness<'static, TaglaneApp> {
         );
     h.run_steps(3);
     h
-}
-
-fn tag_index(app: &TaglaneApp, name: &str) -> usize {
-    app.project
-        .doc
-        .tags
-        .iter()
-        .position(|t| t.name == name)
-        .unwrap_or_else(|| panic!("no tag {name}"))
-}
-
-fn ranges(app: &TaglaneApp, tag: usize) -> Vec<Range> {
-    app.project.doc.tags[tag]
-        .ranges_on(app.current_clip)
-        .to_vec()
 }
 
 fn pointer(h: &mut Harness<'static, TaglaneApp>, pos: Pos2, pressed: bool, modifiers: Modifiers) {
