@@ -346,9 +346,9 @@ pub fn browser_ui(
                             .map(|u| format!(" · {}", crate::core::library::describe_unit(u)))
                             .unwrap_or_default();
                         let details = format!(
-                            "{} f · {:.0} fps · {:.2} s · {} tags{unit}",
+                            "{} f · {} fps · {:.2} s · {} tags{unit}",
                             clip.frames,
-                            clip.fps,
+                            crate::ui::view::fps_text(clip.fps),
                             duration_s(clip.frames, clip.fps),
                             tags
                         );
@@ -366,32 +366,8 @@ pub fn browser_ui(
                                 &label,
                             )
                         });
-                        // Two left-aligned lines, each cut with an ellipsis: a long name never
-                        // wraps into the next row.
                         let color = ui.style().interact_selectable(&resp, picked).text_color();
-                        let inner = resp.rect.shrink2(egui::vec2(6.0, 3.0));
-                        let line_h = inner.height() / 2.0;
-                        for (k, line) in [clip.name.as_str(), details.as_str()]
-                            .into_iter()
-                            .enumerate()
-                        {
-                            let mut job = egui::text::LayoutJob::simple_singleline(
-                                line.to_owned(),
-                                egui::TextStyle::Body.resolve(ui.style()),
-                                color,
-                            );
-                            job.wrap = egui::text::TextWrapping {
-                                max_width: inner.width() - 12.0,
-                                max_rows: 1,
-                                break_anywhere: true,
-                                overflow_character: Some('…'),
-                            };
-                            let galley = ui.painter().layout_job(job);
-                            let y =
-                                inner.top() + line_h * k as f32 + (line_h - galley.size().y) / 2.0;
-                            ui.painter()
-                                .galley(egui::pos2(inner.left(), y), galley, color);
-                        }
+                        paint_two_lines(ui, resp.rect, [&clip.name, &details], color);
                         // What is loaded: a dot at the right.
                         let dot = egui::pos2(resp.rect.right() - 8.0, resp.rect.top() + 9.0);
                         match input.anim.status(c) {
@@ -427,6 +403,30 @@ pub fn browser_ui(
             }
         },
     );
+}
+
+/// Two left-aligned lines in a row's `rect`, each cut with an ellipsis: a long name never wraps
+/// into the next row (room is left at the right for the loaded dot).
+fn paint_two_lines(ui: &Ui, rect: egui::Rect, lines: [&str; 2], color: egui::Color32) {
+    let inner = rect.shrink2(egui::vec2(6.0, 3.0));
+    let line_h = inner.height() / 2.0;
+    for (k, line) in lines.into_iter().enumerate() {
+        let mut job = egui::text::LayoutJob::simple_singleline(
+            line.to_owned(),
+            egui::TextStyle::Body.resolve(ui.style()),
+            color,
+        );
+        job.wrap = egui::text::TextWrapping {
+            max_width: inner.width() - 12.0,
+            max_rows: 1,
+            break_anywhere: true,
+            overflow_character: Some('…'),
+        };
+        let galley = ui.painter().layout_job(job);
+        let y = inner.top() + line_h * k as f32 + (line_h - galley.size().y) / 2.0;
+        ui.painter()
+            .galley(egui::pos2(inner.left(), y), galley, color);
+    }
 }
 
 fn filters_ui(ui: &mut Ui, doc: &TagDocument, f: &mut Filters) {
