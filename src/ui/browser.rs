@@ -51,9 +51,11 @@ pub struct Filters {
 /// One row of the list.
 #[derive(Debug, Clone, PartialEq)]
 pub enum BrowserRow {
-    /// A folder header: its path (as shown), clip count, collapsed or not.
+    /// A folder header: its path (the group's key, shown on hover), the shortest end of that path
+    /// that tells it from the project's other folders (shown), clip count, collapsed or not.
     Folder {
         folder: String,
+        label: String,
         count: usize,
         collapsed: bool,
     },
@@ -89,6 +91,43 @@ pub fn clip_folder(source: Option<&str>, base_dir: Option<&Path>) -> String {
         return base_dir.map_or_else(|| ".".to_owned(), |_| ".".to_owned());
     }
     parent.to_string_lossy().replace('\\', "/")
+}
+
+/// The label of each folder: the fewest last components of its path that no other folder of
+/// `folders` ends with, as editors name tabs of files that share a name (`/a/x/walk` and
+/// `/b/y/walk` read `x/walk` and `y/walk`; `/data/day1` alone reads `day1`). A path of no
+/// named component (`.`, `/`) keeps its whole text.
+pub fn folder_labels<'a>(folders: impl IntoIterator<Item = &'a str>) -> HashMap<String, String> {
+    let mut all: Vec<&str> = folders.into_iter().collect();
+    all.sort_unstable();
+    all.dedup();
+    let parts: Vec<Vec<&str>> = all
+        .iter()
+        .map(|f| {
+            f.split('/')
+                .filter(|c| !c.is_empty() && *c != "." && *c != "..")
+                .collect()
+        })
+        .collect();
+    let ends_with = |p: &[&str], tail: &[&str]| p.len() >= tail.len() && p.ends_with(tail);
+    let mut labels = HashMap::with_capacity(all.len());
+    for (i, f) in all.iter().enumerate() {
+        let p = &parts[i];
+        let mut label = (*f).to_owned();
+        for k in 1..=p.len() {
+            let tail = &p[p.len() - k..];
+            let shared = parts
+                .iter()
+                .enumerate()
+                .any(|(j, q)| j != i && ends_with(q, tail));
+            if !shared {
+                label = tail.join("/");
+                break;
+            }
+        }
+        labels.insert((*f).to_owned(), label);
+    }
+    labels
 }
 
 /// Builds the rows for `doc` under `filters`: `(rows, clips matched, tag counts)`.
@@ -175,11 +214,16 @@ pub fn build_rows(
             order.reverse();
         }
     }
+    // Labels from every clip's folder, not only the matching ones: a label does not change as
+    // the search narrows.
+    let every_folder: Vec<String> = (0..doc.clips.len() as ClipId).map(folder_of).collect();
+    let mut labels = folder_labels(every_folder.iter().map(String::as_str));
     let mut rows = Vec::new();
     for f in order {
         let list = groups.remove(&f).unwrap_or_default();
         let is_collapsed = collapsed.contains(&f);
         rows.push(BrowserRow::Folder {
+            label: labels.remove(&f).unwrap_or_else(|| f.clone()),
             folder: f,
             count: list.len(),
             collapsed: is_collapsed,
@@ -319,6 +363,7 @@ pub fn browser_ui(
                 match row {
                     BrowserRow::Folder {
                         folder,
+                        label,
                         count,
                         collapsed,
                     } => {
@@ -327,7 +372,7 @@ pub fn browser_ui(
                             .add_sized(
                                 [ui.available_width(), row_height - 4.0],
                                 egui::Button::new(
-                                    egui::RichText::new(format!("{arrow} {folder}  ({count})"))
+                                    egui::RichText::new(format!("{arrow} {label}  ({count})"))
                                         .strong(),
                                 )
                                 .frame(false),
@@ -632,16 +677,48 @@ mod tests {
         let (rows, _, _) = build_rows(&doc, None, false, &f, &collapsed);
         assert!(rows.contains(&BrowserRow::Folder {
             folder: "day1".into(),
+            label: "day1".into(),
             count: 1,
             collapsed: false
         }));
         assert!(rows.contains(&BrowserRow::Folder {
             folder: "day2".into(),
+            label: "day2".into(),
             count: 2,
             collapsed: true
         }));
         assert!(!rows.contains(&BrowserRow::Clip(1)));
         assert!(rows.contains(&BrowserRow::Clip(0)));
+    }
+
+    #[test]
+    fn folder_labels_are_the_shortest_ends_that_tell_folders_apart() {
+        let l = folder_labels([
+            "/data/capture/day1",
+            "/data/capture/day2",
+            "/a/x/walk",
+            "/b/y/walk",
+            "/c/y/walk/deep",
+            ".",
+            "../shared/mocap",
+            "/work/shared/mocap",
+            "(no source)",
+        ]);
+        assert_eq!(l["/data/capture/day1"], "day1");
+        assert_eq!(l["/data/capture/day2"], "day2");
+        assert_eq!(l["/a/x/walk"], "x/walk");
+        assert_eq!(l["/b/y/walk"], "y/walk");
+        assert_eq!(l["/c/y/walk/deep"], "deep");
+        assert_eq!(l["."], ".");
+        // The same end twice: one of them cannot be shorter than its whole path.
+        assert_eq!(l["../shared/mocap"], "../shared/mocap");
+        assert_eq!(l["/work/shared/mocap"], "work/shared/mocap");
+        assert_eq!(l["(no source)"], "(no source)");
+        // One folder alone: its last name.
+        assert_eq!(
+            folder_labels(["/check/work/shared/mocap"])["/check/work/shared/mocap"],
+            "mocap"
+        );
     }
 
     #[test]
