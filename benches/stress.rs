@@ -72,7 +72,7 @@ fn stress(c: &mut Criterion) {
         doc.tags.len(),
         doc.tags
             .iter()
-            .map(|t| t.ranges.values().map(Vec::len).sum::<usize>())
+            .map(|t| t.ranges.range_count())
             .sum::<usize>()
     );
 

@@ -127,11 +127,7 @@ fn main() {
             assert!(warnings.is_empty(), "{warnings:?}");
             let heap = LIVE_BYTES.load(Ordering::Relaxed) - heap_before;
             let rss_growth = status_mib("VmRSS:").unwrap_or(f64::NAN) - rss_before;
-            let ranges: usize = doc
-                .tags
-                .iter()
-                .map(|t| t.ranges.values().map(Vec::len).sum::<usize>())
-                .sum();
+            let ranges: usize = doc.tags.iter().map(|t| t.ranges.range_count()).sum();
             let lists: usize = doc.tags.iter().map(|t| t.ranges.len()).sum();
             let need = ranges * std::mem::size_of::<taglane::core::tags::Range>();
             println!(

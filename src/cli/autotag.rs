@@ -342,7 +342,7 @@ fn summary(doc: &TagDocument, out: Option<&Path>) -> String {
             clip.name, clip.frames, clip.fps
         ));
         for t in &doc.tags {
-            let list = t.ranges.get(&(c as u32)).map_or(&[][..], Vec::as_slice);
+            let list = t.ranges.get(&(c as u32)).unwrap_or(&[]);
             let frames: u32 = list.iter().map(|r| r.len()).sum();
             text.push_str(&format!(
                 "  {:<width$} {:>5} ranges {:>8} frames\n",

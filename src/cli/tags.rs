@@ -152,8 +152,8 @@ pub fn tags(args: TagsArgs) -> ExitCode {
         .tags
         .iter()
         .map(|t| {
-            let ranges: usize = t.ranges.values().map(Vec::len).sum();
-            let frames: u64 = t.ranges.values().map(|r| total_frames(r)).sum();
+            let ranges: usize = t.ranges.range_count();
+            let frames: u64 = t.ranges.values().map(total_frames).sum();
             let color = t.color.map_or_else(
                 || "-".to_string(),
                 |[r, g, b]| format!("#{r:02x}{g:02x}{b:02x}"),

@@ -5,7 +5,6 @@
 //! The generated files live in `assets/demo/` and are embedded in the binary; a test checks that
 //! they are what this generator produces (regenerate with `UPDATE_ASSETS=1 cargo test demo_assets`).
 
-use std::collections::BTreeMap;
 use std::f32::consts::{PI, TAU};
 
 use glam::{Quat, Vec3};
@@ -560,7 +559,11 @@ pub fn demo_project() -> (Vec<Clip>, TagDocument) {
         let (clip, per_frame) = generate_take(script);
         let frames = clip.frame_count as u32;
         let c = c as u32;
-        let mut add = |tag: usize, r: Range| tags[tag].ranges.entry(c).or_default().push(r);
+        // Clips come in order, so each list is appended at the end of its tag's buffer.
+        let mut add = |tag: usize, r: Range| {
+            let appended = tags[tag].ranges.push_range(c, r);
+            debug_assert!(appended, "clips in order");
+        };
         add(if script.male { 0 } else { 1 }, Range::new(0, frames));
         // Gait segments: a frame belongs to its segment's gait tag; crossfades are transitions.
         let mut f = 0usize;
@@ -618,9 +621,8 @@ pub fn demo_project() -> (Vec<Clip>, TagDocument) {
         clips.push(clip);
     }
     for t in &mut tags {
-        for (c, list) in t.ranges.iter_mut() {
-            crate::core::doc::canonicalize(list, infos[*c as usize].frames);
-        }
+        t.ranges
+            .rebuild(|c, list| crate::core::doc::canonicalize(list, infos[c as usize].frames));
     }
     let doc = TagDocument {
         clips: infos,
@@ -688,7 +690,7 @@ pub fn synthetic_document(
                 format!("tag{t:03}")
             },
             color: None,
-            ranges: BTreeMap::new(),
+            ranges: Default::default(),
             markers: Default::default(),
             notes: Default::default(),
             version: 0,
@@ -796,8 +798,8 @@ mod tests {
             let moving = doc.tags[2].ranges.contains_key(&(c as u32))
                 || doc.tags[3].ranges.contains_key(&(c as u32));
             if moving {
-                let l = doc.tags[10].ranges.get(&(c as u32)).map_or(0, Vec::len);
-                let r = doc.tags[11].ranges.get(&(c as u32)).map_or(0, Vec::len);
+                let l = doc.tags[10].ranges.get(&(c as u32)).map_or(0, <[_]>::len);
+                let r = doc.tags[11].ranges.get(&(c as u32)).map_or(0, <[_]>::len);
                 assert!(
                     l >= 3 && r >= 3,
                     "{}: {l} left and {r} right contacts",

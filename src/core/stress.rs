@@ -67,7 +67,7 @@ pub fn stress_document(spec: &StressSpec) -> TagDocument {
                 .map(|(clip, k)| {
                     let frames = clips[clip as usize].frames;
                     let slot = frames / k;
-                    let list = (0..k)
+                    let list: Vec<Range> = (0..k)
                         .map(|s| {
                             // Inside the slot, leave at least one frame free at the end.
                             let start = s * slot + rng.below(u64::from(slot / 2).max(1)) as u32;
@@ -137,9 +137,9 @@ mod tests {
         for tag in &doc.tags {
             for (&clip, list) in &tag.ranges {
                 let frames = doc.clips[clip as usize].frames;
-                let mut canon = list.clone();
+                let mut canon = list.to_vec();
                 canonicalize(&mut canon);
-                assert_eq!(&canon, list, "tag {} clip {clip} not canonical", tag.name);
+                assert_eq!(canon, list, "tag {} clip {clip} not canonical", tag.name);
                 assert!(list.iter().all(|r| r.stop <= frames && r.start < r.stop));
                 total += list.len();
             }

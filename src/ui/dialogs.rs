@@ -90,7 +90,7 @@ impl TaglaneApp {
                 Dialog::ConfirmDeleteTag(index) => {
                     let tag = self.project.doc.tags.get(index);
                     let name = tag.map_or(String::new(), |t| t.name.clone());
-                    let n: usize = tag.map_or(0, |t| t.ranges.values().map(Vec::len).sum());
+                    let n: usize = tag.map_or(0, |t| t.ranges.range_count());
                     ui.heading("Delete tag");
                     ui.label(format!(
                         "Delete '{name}' and its {n} range(s) on every clip? You can undo this."

@@ -169,7 +169,7 @@ impl TaglaneApp {
                 let mut list = self.project.doc.tags[tag]
                     .ranges
                     .get(&self.current_clip)
-                    .cloned()
+                    .map(<[_]>::to_vec)
                     .unwrap_or_default();
                 list.push(crate::core::tags::Range::new(a, b + 1));
                 let edit = Edit::SetRanges {

@@ -312,11 +312,10 @@ fn events_match_a_frame_by_frame_model() {
 
 #[test]
 fn events_from_a_tag_document() {
-    use std::collections::BTreeMap;
     use taglane::core::anim::clip_tag_ranges;
     use taglane::core::tags::{Tag, TagDocument};
     let tag = |name: &str, clip: u32, ranges: Vec<Range>| Tag {
-        ranges: BTreeMap::from([(clip, ranges)]),
+        ranges: [(clip, ranges)].into(),
         ..Tag::new(name)
     };
     let doc = TagDocument {

@@ -393,12 +393,8 @@ pub fn demo_precision_recall(settings: &AutotagSettings) -> (DemoScores, String)
     for (c, clip) in clips.iter().enumerate() {
         let prepared = Prepared::new(clip).unwrap();
         let out = prepared.autotag(settings, None).unwrap();
-        let true_ranges = |k: usize| -> &[Range] {
-            doc.tags[truth[k]]
-                .ranges
-                .get(&(c as u32))
-                .map_or(&[][..], Vec::as_slice)
-        };
+        let true_ranges =
+            |k: usize| -> &[Range] { doc.tags[truth[k]].ranges.get(&(c as u32)).unwrap_or(&[]) };
         let n = clip.frame_count;
         let mut take = DemoScores::default();
         take.contacts

@@ -417,7 +417,7 @@ fn all_sidecar_texts_at_once_are_each_clips_text() {
         let expected: Vec<(String, Vec<Range>)> = stress
             .tags
             .iter()
-            .filter_map(|t| Some((t.name.clone(), t.ranges.get(&(i as u32))?.clone())))
+            .filter_map(|t| Some((t.name.clone(), t.ranges.get(&(i as u32))?.to_vec())))
             .collect();
         assert_eq!(back.tags, expected, "stress clip {i}");
     }

@@ -150,7 +150,8 @@ fn query_doc() -> TagDocument {
         ranges: ranges
             .iter()
             .map(|(c, rs)| (*c, rs.iter().map(|&(a, b)| Range::new(a, b)).collect()))
-            .collect::<BTreeMap<_, _>>(),
+            .collect::<BTreeMap<_, Vec<Range>>>()
+            .into(),
         markers: Default::default(),
         notes: Default::default(),
         version: 0,

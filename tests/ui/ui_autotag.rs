@@ -56,7 +56,7 @@ fn tags_of(doc: &TagDocument) -> DocState {
             .map(|t| {
                 (
                     t.name.clone(),
-                    t.ranges.iter().map(|(c, l)| (*c, l.clone())).collect(),
+                    t.ranges.iter().map(|(c, l)| (*c, l.to_vec())).collect(),
                 )
             })
             .collect(),
@@ -257,7 +257,7 @@ fn applying_to_every_clip_runs_in_the_background_and_undoes_in_one_step() {
     assert_eq!(left.ranges.len(), 10);
     // The current clip got exactly its live proposal (the tag is new: nothing to merge with).
     assert_eq!(
-        left.ranges[&0],
+        &left.ranges[&0],
         app.autotag
             .output_for(0)
             .unwrap()
@@ -338,7 +338,7 @@ fn replace_asks_before_removing_hand_made_frames() {
         .unwrap()
         .ranges(CONTACT_LEFT)
         .unwrap();
-    assert_eq!(app.project.doc.tags[index].ranges[&0], proposal);
+    assert_eq!(&app.project.doc.tags[index].ranges[&0], proposal);
     assert_eq!(
         app.project.history.undo_label(),
         Some("auto-tag walk_male_01")

@@ -286,7 +286,7 @@ fn freeze_result_into_a_tag_is_one_undoable_edit() {
     assert!(tag.name.starts_with("query:"), "{}", tag.name);
     let ev = app.query.eval.as_ref().unwrap();
     for (c, r) in ev.auto.iter() {
-        assert_eq!(tag.ranges.get(&c).map(Vec::as_slice), Some(r));
+        assert_eq!(tag.ranges.get(&c), Some(r));
     }
     h.state_mut().queue.push(AppCommand::Undo);
     h.run_steps(2);
@@ -459,7 +459,7 @@ fn big_database_evaluates_in_the_background() {
             Tag {
                 name: (*name).to_owned(),
                 color: None,
-                ranges,
+                ranges: ranges.into(),
                 markers: Default::default(),
                 notes: Default::default(),
                 version: next_version(),

@@ -19,7 +19,7 @@ use crate::core::tags::{ClipId, Range, TagDocument};
 pub fn clip_tag_ranges(doc: &TagDocument, clip: ClipId) -> Vec<&[Range]> {
     doc.tags
         .iter()
-        .map(|t| t.ranges.get(&clip).map_or(&[][..], Vec::as_slice))
+        .map(|t| t.ranges.get(&clip).unwrap_or(&[]))
         .collect()
 }
 

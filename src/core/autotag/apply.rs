@@ -181,7 +181,7 @@ pub fn proposals_edit(
                     tag: Tag {
                         name: tag.to_owned(),
                         color: None,
-                        ranges,
+                        ranges: ranges.into(),
                         markers: Default::default(),
                         notes: Default::default(),
                         version: next_version(),
@@ -191,7 +191,7 @@ pub fn proposals_edit(
             Some(t) => {
                 let mode = policy.mode(tag);
                 for (&clip, proposed) in per_clip {
-                    let existing = doc.tags[t].ranges.get(&clip).map_or(&[][..], Vec::as_slice);
+                    let existing = doc.tags[t].ranges.get(&clip).unwrap_or(&[]);
                     let next = match mode {
                         ApplyMode::Replace => proposed.clone(),
                         ApplyMode::Merge => {

@@ -301,10 +301,8 @@ impl Edit {
                 }
             }
             Edit::InsertTag { index, mut tag } => {
-                for (&c, list) in tag.ranges.iter_mut() {
-                    canonicalize(list, doc.clips[c as usize].frames);
-                }
-                tag.ranges.retain(|_, l| !l.is_empty());
+                tag.ranges
+                    .rebuild(|c, list| canonicalize(list, doc.clips[c as usize].frames));
                 for (&c, list) in tag.markers.iter_mut() {
                     canonicalize_markers(list, doc.clips[c as usize].frames);
                 }
@@ -364,7 +362,7 @@ impl Edit {
                     }
                     let notes_before = tag.notes.get(&clip).cloned();
                     let markers_before = tag.markers.get(&clip).cloned().unwrap_or_default();
-                    let before = tag.ranges.get(&clip).cloned().unwrap_or_default();
+                    let before = tag.ranges.get(&clip).map(<[_]>::to_vec).unwrap_or_default();
                     let mut clipped = before.clone();
                     canonicalize(&mut clipped, frames);
                     let mut markers: Vec<u32> = markers_before
@@ -374,7 +372,7 @@ impl Edit {
                         .collect();
                     markers.dedup();
                     reanchor_notes(tag, clip, Some(&clipped), Some(&markers));
-                    set_or_remove(&mut tag.ranges, clip, clipped);
+                    tag.ranges.set(clip, &clipped);
                     set_or_remove(&mut tag.markers, clip, markers);
                     tag.version = next_version();
                     restore.push(Edit::SetRanges {
@@ -419,7 +417,7 @@ impl Edit {
             } => {
                 let id = index as ClipId;
                 for tag in &mut doc.tags {
-                    let a = shift_clip_ids(&mut tag.ranges, id, true);
+                    let a = tag.ranges.shift_clips(id, true);
                     let b = shift_clip_ids(&mut tag.markers, id, true);
                     shift_clip_ids(&mut tag.notes, id, true);
                     if a || b {
@@ -446,7 +444,7 @@ impl Edit {
                     let removed = tag.ranges.remove(&id);
                     let markers = tag.markers.remove(&id);
                     let notes = tag.notes.remove(&id);
-                    let shifted = shift_clip_ids(&mut tag.ranges, id, false);
+                    let shifted = tag.ranges.shift_clips(id, false);
                     let shifted_markers = shift_clip_ids(&mut tag.markers, id, false);
                     shift_clip_ids(&mut tag.notes, id, false);
                     if removed.is_some() || markers.is_some() || shifted || shifted_markers {
@@ -707,7 +705,7 @@ impl TagDocument {
             tag: Tag {
                 name: name.to_owned(),
                 color,
-                ranges: BTreeMap::new(),
+                ranges: Default::default(),
                 markers: Default::default(),
                 notes: Default::default(),
                 version: next_version(),
@@ -750,7 +748,7 @@ impl TagDocument {
     ) -> Result<usize, EditError> {
         let given = ranges.len();
         Edit::SetRanges { tag, clip, ranges }.apply(self)?;
-        let kept = self.tags[tag].ranges.get(&clip).map_or(0, Vec::len);
+        let kept = self.tags[tag].ranges.get(&clip).map_or(0, <[_]>::len);
         Ok(given - kept)
     }
 
@@ -791,7 +789,7 @@ impl TagDocument {
         self.clips
             .get(clip as usize)
             .ok_or(EditError::NoClip(clip as usize))?;
-        Ok(t.ranges.get(&clip).cloned().unwrap_or_default())
+        Ok(t.ranges.get(&clip).map(<[_]>::to_vec).unwrap_or_default())
     }
 }
 
@@ -848,7 +846,7 @@ mod tests {
                 index: 0,
                 tag: Tag {
                     color: Some([1, 2, 3]),
-                    ranges: BTreeMap::from([(1, vec![r(0, 2)])]),
+                    ranges: [(1, vec![r(0, 2)])].into(),
                     ..Tag::new("Run")
                 },
             },
@@ -922,7 +920,7 @@ mod tests {
         let mut d = doc();
         Edit::RemoveClip { index: 0 }.apply(&mut d).unwrap();
         assert_eq!(d.clips.len(), 1);
-        assert_eq!(d.tags[0].ranges.get(&0), Some(&vec![r(5, 8)]));
+        assert_eq!(d.tags[0].ranges.get(&0), Some(&[r(5, 8)][..]));
         assert!(!d.tags[0].ranges.contains_key(&1));
     }
 

@@ -22,11 +22,7 @@ pub const CSV_HEADER: &str = "tag,clip,start,stop,start_s,stop_s,kind,note,data"
 /// the note's text and its payload as `key=value;key=value`. Rows come in tag order, then clip
 /// order, then frame order.
 pub fn to_csv(doc: &TagDocument) -> String {
-    let rows: usize = doc
-        .tags
-        .iter()
-        .map(|t| t.ranges.values().map(Vec::len).sum::<usize>())
-        .sum();
+    let rows: usize = doc.tags.iter().map(|t| t.ranges.range_count()).sum();
     // About 48 bytes a row for short names; the string grows if that is not enough.
     let mut out = String::with_capacity(CSV_HEADER.len() + 1 + rows * 48);
     write_csv(doc, &mut out);
@@ -771,7 +767,7 @@ fn empty_tag(name: &str, color: Option<[u8; 3]>) -> Tag {
     Tag {
         name: name.to_owned(),
         color,
-        ranges: BTreeMap::new(),
+        ranges: Default::default(),
         markers: Default::default(),
         notes: Default::default(),
         version: 0,

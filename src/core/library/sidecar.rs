@@ -29,7 +29,7 @@ use crate::core::json::{f32_text, string_text};
 use crate::core::tags::format::annotations::{self, Tree};
 use crate::core::tags::format::{FORMAT_TAG, MAX_CLIP_FRAMES};
 use crate::core::tags::{
-    Anchor, ClipId, ClipInfo, LoadWarning, Note, Range, SavedQuery, Tag, TagDocument,
+    Anchor, ClipId, ClipInfo, ClipRanges, LoadWarning, Note, Range, SavedQuery, Tag, TagDocument,
     TagsFileError, load_tags_str, parse_query,
 };
 
@@ -956,7 +956,8 @@ pub fn load_sidecar_project(path: &Path) -> Result<SidecarLoad, TagsFileError> {
     let mut doc = TagDocument::default();
     let mut bad_sidecars = Vec::new();
     let mut bad_takes: Vec<PathBuf> = Vec::new();
-    let mut tag_ranges: BTreeMap<String, BTreeMap<ClipId, Vec<Range>>> = BTreeMap::new();
+    // Clip ids grow, so each clip's list is appended at the end of its tag's flat buffer.
+    let mut tag_ranges: BTreeMap<String, ClipRanges> = BTreeMap::new();
     let mut tag_markers: BTreeMap<String, BTreeMap<ClipId, Vec<u32>>> = BTreeMap::new();
     let mut tag_notes: BTreeMap<String, BTreeMap<ClipId, Vec<(Anchor, Note)>>> = BTreeMap::new();
     let mut names: HashSet<String> = HashSet::new();
@@ -997,7 +998,7 @@ pub fn load_sidecar_project(path: &Path) -> Result<SidecarLoad, TagsFileError> {
             unit_cm: ct.unit_cm,
         });
         for (tag, ranges) in ct.tags {
-            tag_ranges.entry(tag).or_default().insert(id, ranges);
+            tag_ranges.entry(tag).or_default().push(id, &ranges);
         }
         for (tag, frames) in ct.markers {
             tag_markers.entry(tag).or_default().insert(id, frames);
@@ -1056,7 +1057,8 @@ pub fn load_sidecar_project(path: &Path) -> Result<SidecarLoad, TagsFileError> {
     })
 }
 
-fn new_tag(name: &str, color: Option<[u8; 3]>, ranges: BTreeMap<ClipId, Vec<Range>>) -> Tag {
+fn new_tag(name: &str, color: Option<[u8; 3]>, mut ranges: ClipRanges) -> Tag {
+    ranges.shrink_to_fit();
     Tag {
         name: name.to_owned(),
         color,

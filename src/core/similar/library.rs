@@ -256,7 +256,7 @@ pub fn accept_matches(doc: &TagDocument, tag: &str, matches: &[Match]) -> Result
             Ok(Edit::Batch(vec![Edit::InsertTag {
                 index: doc.tags.len(),
                 tag: Tag {
-                    ranges,
+                    ranges: ranges.into(),
                     ..Tag::new(tag)
                 },
             }]))

@@ -4,10 +4,10 @@
 
 use std::collections::BTreeMap;
 
+use super::clip_ranges::ClipRanges;
 use super::range::Range;
 
-/// Index of a clip in [`TagDocument::clips`].
-pub type ClipId = u32;
+pub use super::clip_ranges::ClipId;
 
 /// A clip as the tag document knows it: a name, a length in frames and a rate.
 #[derive(Debug, Clone, PartialEq)]
@@ -34,8 +34,8 @@ pub struct Tag {
     pub name: String,
     /// sRGB colour.
     pub color: Option<[u8; 3]>,
-    /// Ranges per clip; clips without ranges have no entry.
-    pub ranges: BTreeMap<ClipId, Vec<Range>>,
+    /// Ranges per clip, in one flat buffer; clips without ranges have no entry.
+    pub ranges: ClipRanges,
     /// Markers per clip: single frames (a footstep, a sync point), sorted and unique, inside
     /// `[0, frames)`. Queries see a marker at frame `f` as the range `[f, f + 1)`. Clips without
     /// markers have no entry.
@@ -59,7 +59,7 @@ impl Tag {
 
     /// The ranges of clip `clip` (empty when none).
     pub fn ranges_on(&self, clip: ClipId) -> &[Range] {
-        self.ranges.get(&clip).map_or(&[], Vec::as_slice)
+        self.ranges.get(&clip).unwrap_or(&[])
     }
 
     /// The markers of clip `clip` (empty when none).

@@ -8,7 +8,7 @@
 //! the writer formats it straight into one string. See docs/PERFORMANCE.md ("Streaming load and save").
 
 use std::borrow::Cow;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::fmt::Write as _;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -19,6 +19,7 @@ use serde::de::{
 };
 use serde_json::value::RawValue;
 
+use super::clip_ranges::{ClipRanges, ClipRangesBuilder};
 use super::document::{ClipInfo, SavedQuery, Tag, TagDocument};
 use super::parse::{closest_names, parse_query};
 use super::query::next_version;
@@ -699,7 +700,7 @@ impl<'a> Loader<'a> {
             None => None,
         };
         let ranges = match ranges {
-            RangesRead::Absent => BTreeMap::new(),
+            RangesRead::Absent => ClipRanges::new(),
             RangesRead::Wrong(kind) => {
                 return Err(self.fail(
                     &format!("{p}.ranges"),
@@ -717,13 +718,9 @@ impl<'a> Loader<'a> {
                     return Err(e);
                 }
                 self.warnings.extend(r.warnings);
-                // Bulk-built from the sorted lists (clip ids are unique here, checked on read):
-                // linear for lists in clip order, as a written file has them, and with full nodes.
-                let mut lists = r.lists;
-                if !lists.is_sorted_by_key(|(c, _)| *c) {
-                    lists.sort_unstable_by_key(|(c, _)| *c);
-                }
-                lists.into_iter().collect()
+                // One flat buffer for the tag, in clip order whatever the file's key order (clip
+                // ids are unique here, checked on read).
+                r.lists.finish()
             }
         };
         let mut tag = Tag {
@@ -759,10 +756,10 @@ impl<'a> Loader<'a> {
 
     /// Sorts the list just read (in `scratch`, with `clip`) and merges overlapping or adjacent
     /// ranges with a warning at `path()`.
-    fn canonical_list(&mut self, path: impl Fn() -> String) -> Vec<Range> {
+    fn canonical_list(&mut self, path: impl Fn() -> String) {
         let list = &self.scratch;
         if list.windows(2).all(|w| w[0].stop < w[1].start) {
-            return list.clone();
+            return;
         }
         let mut list: Vec<(Range, usize)> = list.iter().copied().zip(0..).collect();
         list.sort_by_key(|(r, _)| (r.start, r.stop));
@@ -810,8 +807,7 @@ impl<'a> Loader<'a> {
                 self.warn(&path, m);
             }
         }
-        out.shrink_to_fit();
-        out
+        self.scratch = out;
     }
 }
 
@@ -1104,12 +1100,12 @@ enum TagRead<'de> {
 enum RangesRead {
     Absent,
     Wrong(&'static str),
-    Read(RangesOut),
+    Read(Box<RangesOut>),
 }
 
 struct RangesOut {
     /// The non-empty lists by clip id, in file order.
-    lists: Vec<(u32, Vec<Range>)>,
+    lists: ClipRangesBuilder,
     warnings: Vec<LoadWarning>,
     /// The first key given twice (it wins over `error`, as duplicate keys were checked first).
     duplicate: Option<String>,
@@ -1176,7 +1172,7 @@ impl<'de> Shape<'de> for RangesShape<'_, '_, '_> {
         let l = self.l;
         let stamp = self.tag as u32 + 1;
         let mut out = RangesOut {
-            lists: Vec::new(),
+            lists: ClipRangesBuilder::new(),
             warnings: Vec::new(),
             duplicate: None,
             error: None,
@@ -1227,13 +1223,13 @@ impl<'de> Shape<'de> for RangesShape<'_, '_, '_> {
                 continue;
             }
             // The list's merge warnings go with the tag's (reported after its own fields).
-            let list = l.canonical_list(path);
+            l.canonical_list(path);
             out.warnings.extend(l.warnings.drain(warnings_before..));
-            if !list.is_empty() {
-                out.lists.push((clip, list));
+            if !l.scratch.is_empty() {
+                out.lists.push(clip, &l.scratch);
             }
         }
-        *self.out = RangesRead::Read(out);
+        *self.out = RangesRead::Read(Box::new(out));
         Ok(())
     }
     fn wrong(self, kind: &'static str) {
@@ -1455,12 +1451,7 @@ pub fn tags_to_string(doc: &TagDocument, file_label: &str) -> Result<String, Tag
         path,
         message,
     };
-    let range_count: usize = doc
-        .tags
-        .iter()
-        .flat_map(|t| t.ranges.values())
-        .map(Vec::len)
-        .sum();
+    let range_count: usize = doc.tags.iter().map(|t| t.ranges.range_count()).sum();
     let list_count: usize = doc.tags.iter().map(|t| t.ranges.len()).sum();
     let mut s = String::with_capacity(
         256 + 96 * doc.clips.len() + 24 * range_count + 24 * list_count + 64 * doc.tags.len(),

@@ -2,6 +2,7 @@
 //!
 //! See docs/QUERY.md (the query language and engines) and docs/TAGS_FORMAT.md (the file format).
 
+pub mod clip_ranges;
 pub mod document;
 pub mod explain;
 pub mod filters;
@@ -13,6 +14,7 @@ pub mod query;
 pub mod range;
 pub mod range_set;
 
+pub use clip_ranges::{ClipRanges, ClipRangesBuilder};
 pub use document::{Anchor, ClipId, ClipInfo, Note, SavedQuery, Tag, TagDocument, unique_name};
 pub use filters::Filter;
 pub use format::{LoadWarning, TagsFileError, load_tags_file, load_tags_str, save_tags_file};

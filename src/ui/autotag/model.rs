@@ -455,7 +455,7 @@ pub fn real_contacts(doc: &TagDocument, clip: ClipId) -> Vec<(&str, &[Range])> {
     doc.tags
         .iter()
         .filter(|t| contact_side(&t.name).is_some())
-        .filter_map(|t| Some((t.name.as_str(), t.ranges.get(&clip)?.as_slice())))
+        .filter_map(|t| Some((t.name.as_str(), t.ranges.get(&clip)?)))
         .collect()
 }
 
@@ -490,9 +490,7 @@ pub fn ghost_lanes(
         .iter()
         .map(|p| {
             let tag = doc.tag_index(&p.tag).map(|t| &doc.tags[t]);
-            let existing = tag
-                .and_then(|t| t.ranges.get(&clip))
-                .map_or(&[][..], Vec::as_slice);
+            let existing = tag.and_then(|t| t.ranges.get(&clip)).unwrap_or(&[]);
             let mode = policy.mode(&p.tag);
             let next = match mode {
                 ApplyMode::Replace => p.ranges.clone(),

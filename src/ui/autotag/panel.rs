@@ -423,7 +423,7 @@ fn apply_options_ui(ui: &mut Ui, panel: &mut AutotagPanel, doc: &TagDocument, cl
                 ui.label(&tag);
                 let existing = doc.tag_index(&tag).map(|t| {
                     let lists = &doc.tags[t].ranges;
-                    (lists.values().map(Vec::len).sum::<usize>(), lists.len())
+                    (lists.range_count(), lists.len())
                 });
                 match existing {
                     None => {

@@ -209,11 +209,7 @@ impl QueryPanel {
             return;
         };
         self.eval_key = Some(key.clone());
-        let ranges: usize = doc
-            .tags
-            .iter()
-            .map(|t| t.ranges.values().map(Vec::len).sum::<usize>())
-            .sum();
+        let ranges: usize = doc.tags.iter().map(|t| t.ranges.range_count()).sum();
         self.last_in_background = ranges > BACKGROUND_RANGES;
         if self.last_in_background {
             let mut engine = std::mem::replace(&mut self.engine, model::new_engine());

@@ -119,7 +119,7 @@ impl Gesture {
             doc.tags
                 .get(tag)
                 .and_then(|t| t.ranges.get(&clip))
-                .cloned()
+                .map(<[_]>::to_vec)
                 .unwrap_or_default()
         };
         match self {
@@ -571,7 +571,11 @@ pub fn split_at(
         let list = match lanes.iter_mut().find(|(t, _)| *t == tag) {
             Some((_, l)) => l,
             None => {
-                let cur = doc.tags[tag].ranges.get(&clip).cloned().unwrap_or_default();
+                let cur = doc.tags[tag]
+                    .ranges
+                    .get(&clip)
+                    .map(<[_]>::to_vec)
+                    .unwrap_or_default();
                 lanes.push((tag, cur));
                 &mut lanes.last_mut().expect("just pushed").1
             }
@@ -744,8 +748,6 @@ pub fn edges(doc: &TagDocument, clip: ClipId, lanes: impl Iterator<Item = usize>
 
 #[cfg(test)]
 mod tests {
-    use std::collections::BTreeMap;
-
     use super::*;
     use crate::core::tags::{ClipInfo, Tag};
 
@@ -758,9 +760,9 @@ mod tests {
             name: name.into(),
             color: None,
             ranges: if ranges.is_empty() {
-                BTreeMap::new()
+                Default::default()
             } else {
-                BTreeMap::from([(0, ranges)])
+                [(0, ranges)].into()
             },
             markers: Default::default(),
             notes: Default::default(),

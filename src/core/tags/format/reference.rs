@@ -285,7 +285,7 @@ impl Loader<'_> {
             let mut tag = Tag {
                 name: name.to_string(),
                 color,
-                ranges,
+                ranges: ranges.into(),
                 markers: Default::default(),
                 notes: Default::default(),
                 version: next_version(),
