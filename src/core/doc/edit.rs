@@ -1,6 +1,6 @@
 //! Edits of a [`TagDocument`]. Applying an edit returns its inverse, so undo is "apply the inverse".
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 
 use crate::core::settings::AutotagSettings;
 use crate::core::tags::document::next_version;
@@ -499,8 +499,31 @@ impl Edit {
                 std::mem::replace(&mut doc.autotag, settings.map(|s| *s)).map(Box::new),
             ),
             Edit::Batch(edits) => {
-                let mut inverses: Vec<Edit> =
-                    edits.into_iter().map(|e| e.apply_checked(doc)).collect();
+                let mut inverses: Vec<Edit> = Vec::with_capacity(edits.len());
+                let mut rest = edits.into_iter().peekable();
+                while let Some(e) = rest.next() {
+                    let Edit::SetRanges { tag, clip, ranges } = e else {
+                        inverses.push(e.apply_checked(doc));
+                        continue;
+                    };
+                    // Range edits of one tag on distinct clips, back to back (an auto-tag pass,
+                    // its undo): set in one merge.
+                    let mut run = vec![(clip, ranges)];
+                    let mut seen = HashSet::from([clip]);
+                    while let Some(Edit::SetRanges {
+                        tag: t, clip: c, ..
+                    }) = rest.peek()
+                    {
+                        let (t, c) = (*t, *c);
+                        if t != tag || !seen.insert(c) {
+                            break;
+                        }
+                        if let Some(Edit::SetRanges { clip, ranges, .. }) = rest.next() {
+                            run.push((clip, ranges));
+                        }
+                    }
+                    inverses.extend(set_ranges_run(doc, tag, run));
+                }
                 inverses.reverse();
                 Edit::Batch(inverses)
             }
@@ -628,6 +651,40 @@ fn reanchor_notes(
     let before = old.clone();
     set_or_remove(&mut tag.notes, clip, out);
     Some(before)
+}
+
+/// Applies `SetRanges` edits of tag `tag` on distinct clips; returns their inverses in order. Short
+/// runs go one by one; longer ones write the tag's flat buffer once ([`ClipRanges::set_many`]),
+/// with the same result.
+///
+/// [`ClipRanges::set_many`]: crate::core::tags::ClipRanges::set_many
+fn set_ranges_run(doc: &mut TagDocument, tag: usize, run: Vec<(ClipId, Vec<Range>)>) -> Vec<Edit> {
+    const ONE_BY_ONE: usize = 8;
+    if run.len() < ONE_BY_ONE {
+        return run
+            .into_iter()
+            .map(|(clip, ranges)| Edit::SetRanges { tag, clip, ranges }.apply_checked(doc))
+            .collect();
+    }
+    let mut undo = Vec::with_capacity(run.len());
+    let mut updates = Vec::with_capacity(run.len());
+    for (clip, mut ranges) in run {
+        canonicalize(&mut ranges, doc.clips[clip as usize].frames);
+        let t = &mut doc.tags[tag];
+        let old_notes = reanchor_notes(t, clip, Some(&ranges), None);
+        let old = t.ranges_on(clip).to_vec();
+        let inverse = Edit::SetRanges {
+            tag,
+            clip,
+            ranges: old,
+        };
+        undo.push(with_notes(inverse, tag, clip, old_notes));
+        updates.push((clip, ranges));
+    }
+    let t = &mut doc.tags[tag];
+    t.version = next_version();
+    t.ranges.set_many(updates);
+    undo
 }
 
 /// `undo`, followed by restoring the notes `old_notes` when they changed.
@@ -913,6 +970,62 @@ mod tests {
         }
         d.clips_version = 0;
         d
+    }
+
+    /// A long batch of range edits on one tag (written in one merge) gives the document that
+    /// applying them one at a time gives, notes re-anchored the same way, and its inverse undoes it.
+    #[test]
+    fn a_run_of_range_edits_equals_the_edits_one_by_one() {
+        let mut base = doc();
+        for i in 2..40u32 {
+            base.add_clip(ClipInfo {
+                name: format!("c{i}"),
+                frames: 60,
+                fps: 30.0,
+                source: None,
+                unit_cm: None,
+            })
+            .unwrap();
+            if i % 3 == 0 {
+                base.tags[0].ranges.insert(i, vec![r(1, 4), r(10, 20)]);
+            }
+        }
+        // A note on a range that the batch shrinks: it must follow its range.
+        base.tags[0].notes.insert(
+            3,
+            vec![(
+                Anchor::Range(r(10, 20)),
+                Note {
+                    text: "step".into(),
+                    data: BTreeMap::new(),
+                },
+            )],
+        );
+        let edits: Vec<Edit> = (0..40u32)
+            .rev()
+            .filter(|c| c % 4 != 1)
+            .map(|clip| Edit::SetRanges {
+                tag: 0,
+                clip,
+                // Overlapping and out of range: canonicalised like a single edit's.
+                ranges: match clip % 3 {
+                    0 => vec![r(12, 16), r(14, 18), r(50, 500)],
+                    1 => vec![],
+                    _ => vec![r(2, 3)],
+                },
+            })
+            .collect();
+        let mut one_by_one = base.clone();
+        for e in &edits {
+            e.clone().apply(&mut one_by_one).unwrap();
+        }
+        let mut batched = base.clone();
+        let undo = Edit::Batch(edits).apply(&mut batched).unwrap();
+        assert_eq!(strip_versions(&batched), strip_versions(&one_by_one));
+        assert_ne!(batched.tags[0].version, base.tags[0].version);
+        assert_eq!(batched.tags[0].notes_on(3)[0].0, Anchor::Range(r(12, 18)));
+        undo.apply(&mut batched).unwrap();
+        assert_eq!(strip_versions(&batched), strip_versions(&base));
     }
 
     #[test]

@@ -217,6 +217,33 @@ impl ClipRanges {
         out
     }
 
+    /// Sets the lists of many clips at once (each clip at most once; an empty list removes the
+    /// clip): one linear merge with the lists present, where setting them one by one would move
+    /// the tag's tail once per clip (an auto-tag pass over a whole library, and its undo).
+    pub fn set_many(&mut self, mut updates: Vec<(ClipId, Vec<Range>)>) {
+        updates.sort_unstable_by_key(|(c, _)| *c);
+        debug_assert!(
+            updates.windows(2).all(|w| w[0].0 < w[1].0),
+            "a clip given twice"
+        );
+        let old = std::mem::take(self);
+        let added: usize = updates.iter().map(|(_, l)| l.len()).sum();
+        self.ranges.reserve(old.ranges.len() + added);
+        self.clips.reserve(old.clips.len() + updates.len());
+        self.ends.reserve(old.clips.len() + updates.len());
+        let mut it = old.iter().peekable();
+        for (c, list) in &updates {
+            while let Some((&k, l)) = it.next_if(|(k, _)| **k < *c) {
+                self.push(k, l);
+            }
+            it.next_if(|(k, _)| **k == *c);
+            self.push(*c, list);
+        }
+        for (&k, l) in it {
+            self.push(k, l);
+        }
+    }
+
     /// Every list passed through `f` (which may change its length, or empty it to drop the
     /// clip), in one linear pass.
     pub fn rebuild(&mut self, mut f: impl FnMut(ClipId, &mut Vec<Range>)) {
@@ -545,6 +572,40 @@ mod tests {
         );
         assert!(!q.shift_clips(4, true));
         assert_eq!(format!("{q:?}"), format!("{:?}", model(&q)));
+    }
+
+    #[test]
+    fn set_many_equals_setting_one_by_one() {
+        let mut s = 0x9e37_79b9_u32;
+        let mut next = move || {
+            s ^= s << 13;
+            s ^= s >> 17;
+            s ^= s << 5;
+            s
+        };
+        for _ in 0..200 {
+            let mut base = ClipRanges::new();
+            for c in 0..20 {
+                if next() % 3 != 0 {
+                    base.push(c, &[r(c, c + 1 + next() % 4)]);
+                }
+            }
+            let mut updates: Vec<(ClipId, Vec<Range>)> = Vec::new();
+            for c in 0..25 {
+                if next() % 2 == 0 {
+                    let n = next() % 3;
+                    updates.push((c, (0..n).map(|k| r(k * 10, k * 10 + 2)).collect()));
+                }
+            }
+            // Any order in, the same result.
+            updates.reverse();
+            let mut one_by_one = base.clone();
+            for (c, l) in &updates {
+                one_by_one.insert(*c, l.clone());
+            }
+            base.set_many(updates);
+            assert_eq!(base, one_by_one);
+        }
     }
 
     #[test]
