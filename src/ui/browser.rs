@@ -73,6 +73,8 @@ pub struct BrowserState {
     /// The last clip clicked, for Shift+click ranges.
     anchor: Option<ClipId>,
     cache_key: Option<(Filters, BTreeSet<String>, u64, u64, usize)>,
+    /// Folder labels and the clip list they were made for (clips version and count, demo, base).
+    labels: Option<((u64, usize, bool, Option<PathBuf>), HashMap<String, String>)>,
     rows: Vec<BrowserRow>,
     matches: usize,
     /// Tags (ranges and markers) per clip, from the last rebuild.
@@ -109,25 +111,40 @@ pub fn folder_labels<'a>(folders: impl IntoIterator<Item = &'a str>) -> HashMap<
                 .collect()
         })
         .collect();
-    let ends_with = |p: &[&str], tail: &[&str]| p.len() >= tail.len() && p.ends_with(tail);
-    let mut labels = HashMap::with_capacity(all.len());
-    for (i, f) in all.iter().enumerate() {
-        let p = &parts[i];
-        let mut label = (*f).to_owned();
+    // How many folders end with each run of last components.
+    let mut ends: HashMap<&[&str], usize> = HashMap::new();
+    for p in &parts {
         for k in 1..=p.len() {
-            let tail = &p[p.len() - k..];
-            let shared = parts
-                .iter()
-                .enumerate()
-                .any(|(j, q)| j != i && ends_with(q, tail));
-            if !shared {
-                label = tail.join("/");
-                break;
-            }
+            *ends.entry(&p[p.len() - k..]).or_default() += 1;
         }
-        labels.insert((*f).to_owned(), label);
     }
-    labels
+    all.iter()
+        .zip(&parts)
+        .map(|(f, p)| {
+            let label = (1..=p.len())
+                .map(|k| &p[p.len() - k..])
+                .find(|tail| ends[tail] == 1)
+                .map_or_else(|| (*f).to_owned(), |tail| tail.join("/"));
+            ((*f).to_owned(), label)
+        })
+        .collect()
+}
+
+/// The label of every folder of `doc`'s clips (see [`folder_labels`]).
+pub fn folder_label_map(
+    doc: &TagDocument,
+    base_dir: Option<&Path>,
+    is_demo: bool,
+) -> HashMap<String, String> {
+    if is_demo {
+        return HashMap::from([("demo".to_owned(), "demo".to_owned())]);
+    }
+    let folders: BTreeSet<String> = doc
+        .clips
+        .iter()
+        .map(|c| clip_folder(c.source.as_deref(), base_dir))
+        .collect();
+    folder_labels(folders.iter().map(String::as_str))
 }
 
 /// Builds the rows for `doc` under `filters`: `(rows, clips matched, tag counts)`.
@@ -137,6 +154,24 @@ pub fn build_rows(
     is_demo: bool,
     filters: &Filters,
     collapsed: &BTreeSet<String>,
+) -> (Vec<BrowserRow>, usize, HashMap<ClipId, usize>) {
+    let labels = if filters.group_by_folder {
+        folder_label_map(doc, base_dir, is_demo)
+    } else {
+        HashMap::new()
+    };
+    build_rows_with(doc, base_dir, is_demo, filters, collapsed, &labels)
+}
+
+/// [`build_rows`] with the folder labels given ([`folder_label_map`], which depends on the clips
+/// only: the browser keeps it between tag edits and searches).
+pub fn build_rows_with(
+    doc: &TagDocument,
+    base_dir: Option<&Path>,
+    is_demo: bool,
+    filters: &Filters,
+    collapsed: &BTreeSet<String>,
+    labels: &HashMap<String, String>,
 ) -> (Vec<BrowserRow>, usize, HashMap<ClipId, usize>) {
     let mut tag_counts: HashMap<ClipId, usize> = HashMap::new();
     for t in &doc.tags {
@@ -216,14 +251,12 @@ pub fn build_rows(
     }
     // Labels from every clip's folder, not only the matching ones: a label does not change as
     // the search narrows.
-    let every_folder: Vec<String> = (0..doc.clips.len() as ClipId).map(folder_of).collect();
-    let mut labels = folder_labels(every_folder.iter().map(String::as_str));
     let mut rows = Vec::new();
     for f in order {
         let list = groups.remove(&f).unwrap_or_default();
         let is_collapsed = collapsed.contains(&f);
         rows.push(BrowserRow::Folder {
-            label: labels.remove(&f).unwrap_or_else(|| f.clone()),
+            label: labels.get(&f).cloned().unwrap_or_else(|| f.clone()),
             folder: f,
             count: list.len(),
             collapsed: is_collapsed,
@@ -267,12 +300,27 @@ impl BrowserState {
             doc.clips.len(),
         );
         if self.cache_key.as_ref() != Some(&key) {
-            let (rows, matches, counts) = build_rows(
+            let labels_key = (
+                doc.clips_version,
+                doc.clips.len(),
+                input.is_demo,
+                input.base_dir.clone(),
+            );
+            if self.filters.group_by_folder
+                && self.labels.as_ref().is_none_or(|(k, _)| *k != labels_key)
+            {
+                let map = folder_label_map(doc, input.base_dir.as_deref(), input.is_demo);
+                self.labels = Some((labels_key, map));
+            }
+            let none = HashMap::new();
+            let labels = self.labels.as_ref().map_or(&none, |(_, m)| m);
+            let (rows, matches, counts) = build_rows_with(
                 doc,
                 input.base_dir.as_deref(),
                 input.is_demo,
                 &self.filters,
                 &self.collapsed,
+                labels,
             );
             self.rows = rows;
             self.matches = matches;

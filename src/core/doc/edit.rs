@@ -119,10 +119,7 @@ impl Edit {
     fn check(&self, doc: &TagDocument) -> Result<(), EditError> {
         match self {
             Edit::SetRanges { tag, clip, .. } | Edit::SetMarkers { tag, clip, .. } => {
-                doc.tags.get(*tag).ok_or(EditError::NoTag(*tag))?;
-                doc.clips
-                    .get(*clip as usize)
-                    .ok_or(EditError::NoClip(*clip as usize))?;
+                check_tag_and_clip(doc, *tag, *clip)?;
             }
             Edit::SetNotes { tag, clip, notes } => {
                 let t = doc.tags.get(*tag).ok_or(EditError::NoTag(*tag))?;
@@ -224,10 +221,21 @@ impl Edit {
                         e.check(doc)?;
                     }
                 } else {
+                    // Each edit is checked against the document as the edits before it left it.
                     let mut scratch = doc.clone();
-                    for e in edits {
-                        e.check(&scratch)?;
-                        e.clone().apply_checked(&mut scratch);
+                    for step in steps(edits.iter().cloned()) {
+                        match step {
+                            Step::One(e) => {
+                                e.check(&scratch)?;
+                                e.apply_checked(&mut scratch);
+                            }
+                            Step::Run(tag, run) => {
+                                for (clip, _) in &run {
+                                    check_tag_and_clip(&scratch, tag, *clip)?;
+                                }
+                                set_ranges_run(&mut scratch, tag, run);
+                            }
+                        }
                     }
                 }
             }
@@ -486,6 +494,8 @@ impl Edit {
             }
             Edit::SetClipSource { clip, source } => {
                 let old = std::mem::replace(&mut doc.clips[clip as usize].source, source);
+                // The browser groups clips by their source's folder.
+                doc.touch_clips();
                 Edit::SetClipSource { clip, source: old }
             }
             Edit::SetClipUnit { clip, unit_cm } => {
@@ -500,29 +510,11 @@ impl Edit {
             ),
             Edit::Batch(edits) => {
                 let mut inverses: Vec<Edit> = Vec::with_capacity(edits.len());
-                let mut rest = edits.into_iter().peekable();
-                while let Some(e) = rest.next() {
-                    let Edit::SetRanges { tag, clip, ranges } = e else {
-                        inverses.push(e.apply_checked(doc));
-                        continue;
-                    };
-                    // Range edits of one tag on distinct clips, back to back (an auto-tag pass,
-                    // its undo): set in one merge.
-                    let mut run = vec![(clip, ranges)];
-                    let mut seen = HashSet::from([clip]);
-                    while let Some(Edit::SetRanges {
-                        tag: t, clip: c, ..
-                    }) = rest.peek()
-                    {
-                        let (t, c) = (*t, *c);
-                        if t != tag || !seen.insert(c) {
-                            break;
-                        }
-                        if let Some(Edit::SetRanges { clip, ranges, .. }) = rest.next() {
-                            run.push((clip, ranges));
-                        }
+                for step in steps(edits) {
+                    match step {
+                        Step::One(e) => inverses.push(e.apply_checked(doc)),
+                        Step::Run(tag, run) => inverses.extend(set_ranges_run(doc, tag, run)),
                     }
-                    inverses.extend(set_ranges_run(doc, tag, run));
                 }
                 inverses.reverse();
                 Edit::Batch(inverses)
@@ -653,9 +645,53 @@ fn reanchor_notes(
     Some(before)
 }
 
+fn check_tag_and_clip(doc: &TagDocument, tag: usize, clip: ClipId) -> Result<(), EditError> {
+    doc.tags.get(tag).ok_or(EditError::NoTag(tag))?;
+    doc.clips
+        .get(clip as usize)
+        .ok_or(EditError::NoClip(clip as usize))?;
+    Ok(())
+}
+
+/// One step of a batch: an edit, or range edits of one tag on distinct clips back to back (an
+/// auto-tag pass, a merge, their undo), which are written in one merge.
+enum Step {
+    One(Edit),
+    Run(usize, Vec<(ClipId, Vec<Range>)>),
+}
+
+/// The steps of a batch's edits, in order.
+fn steps(edits: impl IntoIterator<Item = Edit>) -> Vec<Step> {
+    let mut out = Vec::new();
+    let mut rest = edits.into_iter().peekable();
+    while let Some(e) = rest.next() {
+        let Edit::SetRanges { tag, clip, ranges } = e else {
+            out.push(Step::One(e));
+            continue;
+        };
+        let mut run = vec![(clip, ranges)];
+        let mut seen = HashSet::from([clip]);
+        while let Some(Edit::SetRanges {
+            tag: t, clip: c, ..
+        }) = rest.peek()
+        {
+            let (t, c) = (*t, *c);
+            if t != tag || !seen.insert(c) {
+                break;
+            }
+            if let Some(Edit::SetRanges { clip, ranges, .. }) = rest.next() {
+                run.push((clip, ranges));
+            }
+        }
+        out.push(Step::Run(tag, run));
+    }
+    out
+}
+
 /// Applies `SetRanges` edits of tag `tag` on distinct clips; returns their inverses in order. Short
 /// runs go one by one; longer ones write the tag's flat buffer once ([`ClipRanges::set_many`]),
-/// with the same result.
+/// with the same result. Their inverses are the notes to restore, then the range edits: undone in
+/// reverse, the ranges come back first (as one run again) and each clip's notes after them.
 ///
 /// [`ClipRanges::set_many`]: crate::core::tags::ClipRanges::set_many
 fn set_ranges_run(doc: &mut TagDocument, tag: usize, run: Vec<(ClipId, Vec<Range>)>) -> Vec<Edit> {
@@ -666,25 +702,27 @@ fn set_ranges_run(doc: &mut TagDocument, tag: usize, run: Vec<(ClipId, Vec<Range
             .map(|(clip, ranges)| Edit::SetRanges { tag, clip, ranges }.apply_checked(doc))
             .collect();
     }
-    let mut undo = Vec::with_capacity(run.len());
+    let mut undo_notes = Vec::new();
+    let mut undo_ranges = Vec::with_capacity(run.len());
     let mut updates = Vec::with_capacity(run.len());
     for (clip, mut ranges) in run {
         canonicalize(&mut ranges, doc.clips[clip as usize].frames);
         let t = &mut doc.tags[tag];
-        let old_notes = reanchor_notes(t, clip, Some(&ranges), None);
-        let old = t.ranges_on(clip).to_vec();
-        let inverse = Edit::SetRanges {
+        if let Some(notes) = reanchor_notes(t, clip, Some(&ranges), None) {
+            undo_notes.push(Edit::SetNotes { tag, clip, notes });
+        }
+        undo_ranges.push(Edit::SetRanges {
             tag,
             clip,
-            ranges: old,
-        };
-        undo.push(with_notes(inverse, tag, clip, old_notes));
+            ranges: t.ranges_on(clip).to_vec(),
+        });
         updates.push((clip, ranges));
     }
     let t = &mut doc.tags[tag];
     t.version = next_version();
     t.ranges.set_many(updates);
-    undo
+    undo_notes.extend(undo_ranges);
+    undo_notes
 }
 
 /// `undo`, followed by restoring the notes `old_notes` when they changed.
@@ -1022,6 +1060,15 @@ mod tests {
         let mut batched = base.clone();
         let undo = Edit::Batch(edits).apply(&mut batched).unwrap();
         assert_eq!(strip_versions(&batched), strip_versions(&one_by_one));
+        // The undo is flat: its range edits form one run again, the note to restore after them.
+        let Edit::Batch(steps) = &undo else {
+            panic!("{undo:?}")
+        };
+        assert!(
+            steps.iter().all(|e| !matches!(e, Edit::Batch(_))),
+            "{undo:?}"
+        );
+        assert!(matches!(steps.last(), Some(Edit::SetNotes { clip: 3, .. })));
         assert_ne!(batched.tags[0].version, base.tags[0].version);
         assert_eq!(batched.tags[0].notes_on(3)[0].0, Anchor::Range(r(12, 18)));
         undo.apply(&mut batched).unwrap();
@@ -1168,6 +1215,25 @@ mod tests {
         inverse.apply(&mut d).unwrap();
         assert_eq!(d.queries, before.queries);
         assert_eq!(d.tags[0].name, "Walk");
+    }
+
+    /// Relinking a clip to another file changes the clip list's version: the browser groups clips
+    /// by their source's folder and keys its rows on it.
+    #[test]
+    fn relinking_a_clip_gives_the_clip_list_a_new_version() {
+        let mut d = doc();
+        let before = d.clips_version;
+        let inverse = Edit::SetClipSource {
+            clip: 1,
+            source: Some("day2/b.bvh".into()),
+        }
+        .apply(&mut d)
+        .unwrap();
+        assert_ne!(d.clips_version, before);
+        let relinked = d.clips_version;
+        inverse.apply(&mut d).unwrap();
+        assert_eq!(d.clips[1].source, None);
+        assert_ne!(d.clips_version, relinked);
     }
 
     #[test]

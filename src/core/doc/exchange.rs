@@ -680,6 +680,9 @@ fn merge_rows(
                 next_tag - 1
             }
         };
+        // A tag's range edits first, then its marker and note edits (each clip's notes still after
+        // its ranges and markers): range edits back to back are written in one merge.
+        let (mut set_markers, mut set_notes) = (Vec::new(), Vec::new());
         for (clip, incoming) in clips {
             let frames = frames_of(clip);
             let c = clip as u32;
@@ -740,20 +743,22 @@ fn merge_rows(
                 });
             }
             if markers != markers_before {
-                edits.push(Edit::SetMarkers {
+                set_markers.push(Edit::SetMarkers {
                     tag: index,
                     clip: c,
                     frames: markers,
                 });
             }
             if notes != notes_before {
-                edits.push(Edit::SetNotes {
+                set_notes.push(Edit::SetNotes {
                     tag: index,
                     clip: c,
                     notes,
                 });
             }
         }
+        edits.extend(set_markers);
+        edits.extend(set_notes);
     }
 }
 

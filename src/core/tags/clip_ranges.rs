@@ -9,8 +9,9 @@
 //! The API reads like the map it replaces (`get`, `insert`, `remove`, `iter`, `keys`, `values`), so
 //! the edit path and the engines did not change shape. An insert or removal in the middle moves the
 //! ranges after it (one `memmove` of the tag's tail); bulk work goes through
-//! [`ClipRanges::from_sorted_lists`], [`ClipRanges::push`] or [`ClipRanges::rebuild`], which are
-//! linear.
+//! [`ClipRanges::push`] in clip order, [`ClipRangesBuilder`] in any order, [`ClipRanges::set_many`]
+//! and [`ClipRanges::rebuild`], which are linear. A tag holds at most `u32::MAX` ranges (far past
+//! the loaders' limits).
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -226,11 +227,17 @@ impl ClipRanges {
             updates.windows(2).all(|w| w[0].0 < w[1].0),
             "a clip given twice"
         );
+        // Exact sizes, so the buffer holds no spare room after the pass.
+        let (mut ranges, mut clips) = (self.ranges.len(), self.clips.len());
+        for (c, l) in &updates {
+            let old = self.get(c).map(<[Range]>::len);
+            ranges = (ranges + l.len()).saturating_sub(old.unwrap_or(0));
+            clips = (clips + usize::from(!l.is_empty())).saturating_sub(usize::from(old.is_some()));
+        }
         let old = std::mem::take(self);
-        let added: usize = updates.iter().map(|(_, l)| l.len()).sum();
-        self.ranges.reserve(old.ranges.len() + added);
-        self.clips.reserve(old.clips.len() + updates.len());
-        self.ends.reserve(old.clips.len() + updates.len());
+        self.ranges.reserve_exact(ranges);
+        self.clips.reserve_exact(clips);
+        self.ends.reserve_exact(clips);
         let mut it = old.iter().peekable();
         for (c, list) in &updates {
             while let Some((&k, l)) = it.next_if(|(k, _)| **k < *c) {
@@ -293,6 +300,10 @@ impl ClipRanges {
     /// of `at` must already be gone when removing). Returns true when any clip moved.
     pub fn shift_clips(&mut self, at: ClipId, insert: bool) -> bool {
         let from = self.clips.partition_point(|&c| c < at);
+        assert!(
+            insert || self.clips.get(from) != Some(&at),
+            "the list of clip {at} must be removed before the clips after it move down"
+        );
         for c in &mut self.clips[from..] {
             *c = if insert { *c + 1 } else { *c - 1 };
         }
@@ -347,10 +358,17 @@ impl ClipRanges {
 /// another order than the clips), put in clip order once by [`finish`](Self::finish): linear in
 /// the ranges plus a sort of the clips, where inserting each list in place would move the tail of
 /// the buffer every time.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct ClipRangesBuilder {
     parts: ClipRanges,
+    /// True while every clip pushed came after the one before.
     sorted: bool,
+}
+
+impl Default for ClipRangesBuilder {
+    fn default() -> Self {
+        Self::new()
+    }
 }
 
 impl ClipRangesBuilder {

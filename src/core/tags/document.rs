@@ -212,9 +212,10 @@ pub struct TagDocument {
     /// The project's autotag settings (generator parameters and custom rules), saved in the
     /// optional `autotag` field; `None` when the project has none (the defaults apply).
     pub autotag: Option<crate::core::settings::AutotagSettings>,
-    /// Version of the clip list (count, order, frame counts): a fresh [`next_version`] whenever a
-    /// clip is inserted, removed or changes length. Query results cover every clip (a complement,
-    /// `first(..)`), so caches compare this as well as the versions of the tags a query read.
+    /// Version of the clip list (count, order, frame counts, sources): a fresh [`next_version`]
+    /// whenever a clip is inserted, removed, changes length or is relinked to another file. Query
+    /// results cover every clip (a complement, `first(..)`), so caches compare this as well as the
+    /// versions of the tags a query read; the browser's folder groups follow the sources.
     pub clips_version: u64,
 }
 
@@ -277,7 +278,8 @@ impl TagDocument {
         }
     }
 
-    /// Gives the clip list a fresh version (a clip was inserted, removed or changed length).
+    /// Gives the clip list a fresh version (a clip was inserted, removed, changed length or was
+    /// relinked).
     pub fn touch_clips(&mut self) {
         self.clips_version = next_version();
     }
