@@ -62,6 +62,10 @@ pub enum BrowserRow {
     Clip(ClipId),
 }
 
+/// What folder labels depend on: the clip list's version and length, demo or not, the project's
+/// folder.
+type LabelsKey = (u64, usize, bool, Option<PathBuf>);
+
 /// Browser state.
 #[derive(Debug, Clone, Default)]
 pub struct BrowserState {
@@ -73,8 +77,8 @@ pub struct BrowserState {
     /// The last clip clicked, for Shift+click ranges.
     anchor: Option<ClipId>,
     cache_key: Option<(Filters, BTreeSet<String>, u64, u64, usize)>,
-    /// Folder labels and the clip list they were made for (clips version and count, demo, base).
-    labels: Option<((u64, usize, bool, Option<PathBuf>), HashMap<String, String>)>,
+    /// Folder labels and the clip list they were made for.
+    labels: Option<(LabelsKey, HashMap<String, String>)>,
     rows: Vec<BrowserRow>,
     matches: usize,
     /// Tags (ranges and markers) per clip, from the last rebuild.
