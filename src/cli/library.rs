@@ -145,7 +145,7 @@ pub fn import(args: ImportArgs) -> ExitCode {
     let result = if sidecar {
         save_sidecar(&project, &args.project, was_sidecar, &scan.roots)
     } else {
-        project.save_to(&args.project)
+        project.save_to(&args.project).map(drop)
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -186,7 +186,7 @@ fn save_sidecar(
     }
     if !report.stale.is_empty() {
         eprintln!(
-            "taglane: {} sidecar(s) belong to no clip of the project and were left in place, e.g. {}",
+            "taglane: {} sidecar(s) belong to no clip of the project and were left in place, so those clips come back the next time it opens (rename a sidecar to *.removed to drop its clip), e.g. {}",
             report.stale.len(),
             report.stale[0].display()
         );

@@ -64,18 +64,22 @@ impl Project {
     }
 
     /// Saves atomically (temp file + rename, one `.bak` backup kept) and marks the history saved.
-    /// A sidecar-mode project file stays one: each clip's tags go to its sidecar.
-    pub fn save_to(&mut self, path: &Path) -> Result<(), String> {
-        if crate::core::library::is_sidecar_project(path) {
+    /// A sidecar-mode project file stays one: each clip's tags go to its sidecar. Returns the
+    /// stale sidecars a sidecar-mode save left in place (clips that come back on the next open;
+    /// see [`SidecarSave::stale`](crate::core::library::SidecarSave::stale)); none otherwise.
+    pub fn save_to(&mut self, path: &Path) -> Result<Vec<PathBuf>, String> {
+        let stale = if crate::core::library::is_sidecar_project(path) {
             crate::core::library::save_sidecar_project(path, &self.doc, None)
-                .map_err(|e| e.to_string())?;
+                .map_err(|e| e.to_string())?
+                .stale
         } else {
             self.doc.save(path, true).map_err(|e| e.to_string())?;
-        }
+            Vec::new()
+        };
         self.path = Some(path.to_path_buf());
         self.is_demo = false;
         self.history.mark_saved();
-        Ok(())
+        Ok(stale)
     }
 
     /// The name shown in the title bar.

@@ -176,6 +176,9 @@ pub enum AppCommand {
     RecoverAutosave(crate::ui::recovery::Origin),
     /// Delete the autosave of this origin.
     DiscardAutosave(crate::ui::recovery::Origin),
+    /// Rename these stale sidecars (a sidecar-mode save left them: their clips would come back on
+    /// the next open) to `*.removed`.
+    MoveSidecarsAside(Vec<PathBuf>),
 
     // Query panel.
     /// Show a result range: switch to its clip, playhead to its start.

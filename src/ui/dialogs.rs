@@ -21,6 +21,9 @@ pub enum Dialog {
     Recover {
         info: AutosaveInfo,
     },
+    /// A sidecar-mode save found sidecars of clips that are not in the project (removed since it
+    /// was opened): left in place, they bring those clips back on the next open.
+    StaleSidecars(Vec<std::path::PathBuf>),
 }
 
 impl TaglaneApp {
@@ -101,6 +104,29 @@ impl TaglaneApp {
                             close = true;
                         }
                         if ui.button("Cancel").clicked() || esc {
+                            close = true;
+                        }
+                    });
+                }
+                Dialog::StaleSidecars(files) => {
+                    ui.heading("Sidecars of clips not in the project");
+                    ui.label(format!(
+                        "{} sidecar file(s) in the project's folders belong to no clip of the \
+                         project, for example {}. They were left in place, so their clips and \
+                         tags come back the next time the project opens.",
+                        files.len(),
+                        files[0].display()
+                    ));
+                    ui.label(
+                        "Move aside renames each to NAME.tags.json.removed beside its take (nothing \
+                         is deleted; rename it back to restore the clip). Keep leaves them.",
+                    );
+                    ui.horizontal(|ui| {
+                        if ui.button("Move aside").clicked() || enter {
+                            self.queue.push(AppCommand::MoveSidecarsAside(files.clone()));
+                            close = true;
+                        }
+                        if ui.button("Keep").clicked() || esc {
                             close = true;
                         }
                     });

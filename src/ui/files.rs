@@ -140,6 +140,22 @@ impl TaglaneApp {
                     Err(e) => self.message(Level::Error, format!("cannot recover: {e}")),
                 }
             }
+            AppCommand::MoveSidecarsAside(files) => {
+                match crate::core::library::move_sidecars_aside(&files) {
+                    Ok(moved) => self.message(
+                        Level::Info,
+                        format!(
+                            "moved {} stale sidecar(s) aside (renamed to *{}), e.g. {}",
+                            moved.len(),
+                            crate::core::library::sidecar::MOVED_ASIDE_SUFFIX,
+                            moved
+                                .first()
+                                .map_or(String::new(), |p| p.display().to_string())
+                        ),
+                    ),
+                    Err(e) => self.message(Level::Error, e.to_string()),
+                }
+            }
             AppCommand::DiscardAutosave(origin) => {
                 self.files.recovery.clear(&origin);
                 self.message(
@@ -256,11 +272,14 @@ impl TaglaneApp {
     fn save_to(&mut self, path: &Path) {
         let before = Origin::of(&self.project);
         match self.project.save_to(path) {
-            Ok(()) => {
+            Ok(stale) => {
                 self.add_recent(path);
                 self.files.recovery.clear(&before);
                 self.files.recovery.clear(&Origin::of(&self.project));
                 self.message(Level::Info, format!("saved {}", path.display()));
+                if !stale.is_empty() {
+                    self.dialog = Some(Dialog::StaleSidecars(stale));
+                }
             }
             Err(e) => self.message(Level::Error, e),
         }

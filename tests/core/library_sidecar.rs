@@ -9,8 +9,8 @@ use taglane::core::doc::Edit;
 use taglane::core::doc::exchange::per_clip_json;
 use taglane::core::library::sidecar::{cliptags_text, cliptags_texts, parse_cliptags};
 use taglane::core::library::{
-    ImportSettings, is_sidecar_project, load_any, load_sidecar_project, plan_import,
-    save_sidecar_project, scan_library, sidecar_path,
+    ImportSettings, is_sidecar_project, load_any, load_sidecar_project, move_sidecars_aside,
+    plan_import, save_sidecar_project, scan_library, sidecar_path,
 };
 use taglane::core::project::{DEMO_CLIP_FILES, Project};
 use taglane::core::tags::{Range, SavedQuery, Tag, TagDocument, TagsFileError};
@@ -294,11 +294,55 @@ fn untracked_takes_orphans_and_stale_sidecars_are_reported() {
         messages.contains("no sidecar") && messages.contains("gone.bvh.tags.json"),
         "{messages}"
     );
-    // Removing a clip leaves its sidecar in place, reported.
+    // Removing a clip leaves its sidecar in place, reported as stale: it would bring the clip
+    // back. The orphan (no take) is not: it loads as nothing.
     let mut fewer = load.doc.clone();
+    let removed_take = dir.join(fewer.clips[0].source.as_deref().unwrap());
+    let removed_side = sidecar_path(&removed_take, None);
     Edit::RemoveClip { index: 0 }.apply(&mut fewer).unwrap();
     let report = save_sidecar_project(&project, &fewer, None).unwrap();
-    assert_eq!(report.stale.len(), 2, "{:?}", report.stale);
+    assert_eq!(report.stale, vec![removed_side.clone()]);
+    assert_eq!(load_sidecar_project(&project).unwrap().doc.clips.len(), 3);
+    // Moved aside (renamed, not deleted), the clip stays removed; restored, it comes back; moved
+    // again, the first `.removed` is kept and the new one is numbered.
+    let moved = move_sidecars_aside(&report.stale).unwrap();
+    let aside = dir.join(format!(
+        "{}.removed",
+        removed_side.file_name().unwrap().to_string_lossy()
+    ));
+    assert_eq!(
+        moved,
+        vec![
+            removed_side
+                .parent()
+                .unwrap()
+                .join(aside.file_name().unwrap())
+        ]
+    );
+    assert!(!removed_side.exists() && moved[0].exists());
+    assert_eq!(load_sidecar_project(&project).unwrap().doc.clips.len(), 2);
+    std::fs::copy(&moved[0], &removed_side).unwrap();
+    assert_eq!(load_sidecar_project(&project).unwrap().doc.clips.len(), 3);
+    let again = move_sidecars_aside(std::slice::from_ref(&removed_side)).unwrap();
+    assert!(
+        again[0].to_string_lossy().ends_with(".tags.json.removed.2"),
+        "{again:?}"
+    );
+    assert!(moved[0].exists());
+    // A damaged sidecar of a removed clip is not stale (it loads as nothing), and anything that is
+    // not a sidecar is refused by name.
+    std::fs::rename(&again[0], &removed_side).unwrap();
+    std::fs::write(&removed_side, "{\"format\": ").unwrap();
+    let report = save_sidecar_project(&project, &fewer, None).unwrap();
+    assert!(report.stale.is_empty(), "{:?}", report.stale);
+    let e = move_sidecars_aside(std::slice::from_ref(&project))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("lib.taglane.json") && e.contains("not a sidecar"),
+        "{e}"
+    );
+    assert!(project.exists());
     std::fs::remove_dir_all(&dir).ok();
 }
 

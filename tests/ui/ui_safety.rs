@@ -442,5 +442,40 @@ fn a_sidecar_project_recovers_and_saves_into_its_sidecars() {
     assert!(leftovers.is_empty(), "{leftovers:?}");
     let (reopened, _) = Project::load(&project_file).unwrap();
     assert_eq!(reopened.doc.tags[0].ranges[&0], vec![Range::new(2, 9)]);
+
+    // Removing a clip and saving: its sidecar would bring it back on the next open, so the app
+    // asks; Enter moves the sidecar aside (renamed, not deleted) and the clip stays removed.
+    let second = dir.join(h.state().project.doc.clips[1].source.as_deref().unwrap());
+    let second_side = sidecar_path(&second, None);
+    assert!(second_side.exists());
+    h.state_mut().queue.push(AppCommand::Edit {
+        edit: Edit::RemoveClip { index: 1 },
+        label: "remove clip".into(),
+        select: None,
+    });
+    h.state_mut().queue.push(AppCommand::Save);
+    h.run_steps(3);
+    assert!(
+        matches!(&h.state().dialog, Some(Dialog::StaleSidecars(f)) if f == &vec![second_side.clone()]),
+        "{:?} / {}",
+        h.state().dialog,
+        status(&h)
+    );
+    h.get_by_label("Move aside").click();
+    h.run_steps(3);
+    assert!(h.state().dialog.is_none());
+    assert!(!second_side.exists());
+    let removed = second_side.with_file_name(format!(
+        "{}.removed",
+        second_side.file_name().unwrap().to_string_lossy()
+    ));
+    assert!(removed.exists(), "{}", status(&h));
+    assert!(
+        status(&h).contains("moved 1 stale sidecar(s) aside"),
+        "{}",
+        status(&h)
+    );
+    let (reopened, _) = Project::load(&project_file).unwrap();
+    assert_eq!(reopened.doc.clips.len(), 1);
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -910,22 +910,7 @@ pub fn load_sidecar_project(path: &Path) -> Result<SidecarLoad, TagsFileError> {
     let mut by_take: HashMap<&Path, Vec<(Option<String>, &Path)>> = HashMap::new();
     let mut orphans = Vec::new();
     for s in &walk.sidecars {
-        let name = s
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let stem = &name[..name.len() - SIDECAR_SUFFIX.len()];
-        let found = if takes.contains(s.with_file_name(stem).as_path()) {
-            Some((s.with_file_name(stem), None))
-        } else {
-            stem.match_indices(ANIMATION_SEPARATOR).find_map(|(i, _)| {
-                let take = s.with_file_name(&stem[..i]);
-                takes
-                    .contains(take.as_path())
-                    .then(|| (take, Some(stem[i + 1..].to_owned())))
-            })
-        };
-        match found {
+        match take_of(s, &takes) {
             Some((take, animation)) => {
                 let key = *takes.get(take.as_path()).expect("found in the set");
                 by_take
@@ -1057,6 +1042,62 @@ pub fn load_sidecar_project(path: &Path) -> Result<SidecarLoad, TagsFileError> {
     })
 }
 
+/// The take of sidecar `s` among `takes`, and the animation it names (a glTF's `#Walk`), if its take
+/// is there.
+fn take_of(s: &Path, takes: &HashSet<&Path>) -> Option<(PathBuf, Option<String>)> {
+    let name = s
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let stem = name.strip_suffix(SIDECAR_SUFFIX)?;
+    if takes.contains(s.with_file_name(stem).as_path()) {
+        return Some((s.with_file_name(stem), None));
+    }
+    stem.match_indices(ANIMATION_SEPARATOR).find_map(|(i, _)| {
+        let take = s.with_file_name(&stem[..i]);
+        takes
+            .contains(take.as_path())
+            .then(|| (take, Some(stem[i + 1..].to_owned())))
+    })
+}
+
+/// What a stale sidecar is renamed to by [`move_sidecars_aside`]: its name with this added.
+pub const MOVED_ASIDE_SUFFIX: &str = ".removed";
+
+/// Moves stale sidecars ([`SidecarSave::stale`]) aside so that their clips stop coming back: each
+/// `NAME.tags.json` is renamed to `NAME.tags.json.removed` beside it (`.removed.2`, ... when that
+/// exists), which the project's loader does not read. Nothing is deleted. Returns the new paths;
+/// a file that is not a sidecar, or that cannot be renamed, stops the move with an error naming it
+/// (the files before it are moved already).
+pub fn move_sidecars_aside(files: &[PathBuf]) -> Result<Vec<PathBuf>, TagsFileError> {
+    let fail = |f: &Path, message: String| TagsFileError::Io {
+        file: f.display().to_string(),
+        message,
+    };
+    let mut moved = Vec::with_capacity(files.len());
+    for f in files {
+        let name = f
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        if !name.ends_with(SIDECAR_SUFFIX) {
+            return Err(fail(
+                f,
+                format!("not a sidecar (its name does not end with {SIDECAR_SUFFIX}); not moved"),
+            ));
+        }
+        let mut to = f.with_file_name(format!("{name}{MOVED_ASIDE_SUFFIX}"));
+        let mut k = 2;
+        while to.exists() {
+            to = f.with_file_name(format!("{name}{MOVED_ASIDE_SUFFIX}.{k}"));
+            k += 1;
+        }
+        std::fs::rename(f, &to).map_err(|e| fail(f, format!("cannot move it aside: {e}")))?;
+        moved.push(to);
+    }
+    Ok(moved)
+}
+
 fn new_tag(name: &str, color: Option<[u8; 3]>, mut ranges: ClipRanges) -> Tag {
     ranges.shrink_to_fit();
     Tag {
@@ -1078,7 +1119,10 @@ pub struct SidecarSave {
     pub unchanged: usize,
     /// Folders added to the project so that it covers every clip's take.
     pub folders_added: Vec<String>,
-    /// Sidecars in the folders that belong to no clip of the document (left in place).
+    /// Sidecars in the folders that belong to no clip of the document but load as clips the next
+    /// time the project opens (their take is there and they read without error): clips removed
+    /// since the project was opened, or sidecars another tool wrote. Left in place; see
+    /// [`move_sidecars_aside`].
     pub stale: Vec<PathBuf>,
 }
 
@@ -1234,10 +1278,17 @@ pub fn save_sidecar_project(
         report.written.push(file.clone());
     }
     let ours: HashSet<&Path> = paths.iter().map(|(_, s)| s.as_path()).collect();
-    report.stale = find_takes(&roots)
+    let walk = find_takes(&roots);
+    let takes: HashSet<&Path> = walk.files.iter().map(|f| f.path.as_path()).collect();
+    report.stale = walk
         .sidecars
-        .into_iter()
-        .filter(|s| !ours.contains(s.as_path()))
+        .iter()
+        .filter(|s| !ours.contains(s.as_path()) && take_of(s, &takes).is_some())
+        .filter(|s| {
+            std::fs::read_to_string(s)
+                .is_ok_and(|text| parse_cliptags(&text, &s.display().to_string()).is_ok())
+        })
+        .cloned()
         .collect();
     Ok(report)
 }
