@@ -134,7 +134,8 @@ pub fn folder_labels<'a>(folders: impl IntoIterator<Item = &'a str>) -> HashMap<
         .collect()
 }
 
-/// The label of every folder of `doc`'s clips (see [`folder_labels`]).
+/// The label of every folder of `doc`'s clips (see [`folder_labels`]): from every clip, not only
+/// those a search matches, so a label does not change as the search narrows.
 pub fn folder_label_map(
     doc: &TagDocument,
     base_dir: Option<&Path>,
@@ -253,8 +254,6 @@ pub fn build_rows_with(
             order.reverse();
         }
     }
-    // Labels from every clip's folder, not only the matching ones: a label does not change as
-    // the search narrows.
     let mut rows = Vec::new();
     for f in order {
         let list = groups.remove(&f).unwrap_or_default();

@@ -1049,7 +1049,11 @@ fn take_of(s: &Path, takes: &HashSet<&Path>) -> Option<(PathBuf, Option<String>)
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let stem = name.strip_suffix(SIDECAR_SUFFIX)?;
+    // The suffix in any case, as the folder walk finds sidecars.
+    if !name.to_ascii_lowercase().ends_with(SIDECAR_SUFFIX) {
+        return None;
+    }
+    let stem = &name[..name.len() - SIDECAR_SUFFIX.len()];
     if takes.contains(s.with_file_name(stem).as_path()) {
         return Some((s.with_file_name(stem), None));
     }
@@ -1080,7 +1084,7 @@ pub fn move_sidecars_aside(files: &[PathBuf]) -> Result<Vec<PathBuf>, TagsFileEr
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        if !name.ends_with(SIDECAR_SUFFIX) {
+        if !name.to_ascii_lowercase().ends_with(SIDECAR_SUFFIX) {
             return Err(fail(
                 f,
                 format!("not a sidecar (its name does not end with {SIDECAR_SUFFIX}); not moved"),
