@@ -27,7 +27,7 @@ use super::plan::{animation_of, source_for, source_path};
 use super::walk::{SIDECAR_SUFFIX, absolute, find_takes};
 use crate::core::json::{f32_text, string_text};
 use crate::core::tags::format::annotations::{self, Tree};
-use crate::core::tags::format::{FORMAT_TAG, MAX_CLIP_FRAMES};
+use crate::core::tags::format::{FORMAT_TAG, MAX_CLIP_FRAMES, push_queries};
 use crate::core::tags::{
     Anchor, ClipId, ClipInfo, ClipRanges, LoadWarning, Note, Range, SavedQuery, Tag, TagDocument,
     TagsFileError, load_tags_str, parse_query,
@@ -768,21 +768,7 @@ pub fn sidecar_project_text(project: &SidecarProject) -> String {
     } else {
         "\n  ],\n"
     });
-    s.push_str("  \"queries\": [");
-    for (i, q) in project.queries.iter().enumerate() {
-        s.push_str(if i == 0 { "\n" } else { ",\n" });
-        let _ = write!(
-            s,
-            "    {{\"name\": {}, \"expr\": {}}}",
-            string_text(&q.name),
-            string_text(&q.expr)
-        );
-    }
-    s.push_str(if project.queries.is_empty() {
-        "]"
-    } else {
-        "\n  ]"
-    });
+    push_queries(&mut s, &project.queries);
     if let Some(settings) = &project.autotag {
         s.push_str(",\n  \"autotag\": ");
         s.push_str(&settings.to_json(2));

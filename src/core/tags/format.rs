@@ -1542,8 +1542,17 @@ pub fn tags_to_string(doc: &TagDocument, file_label: &str) -> Result<String, Tag
     } else {
         "\n  ],\n"
     });
+    push_queries(&mut s, &doc.queries);
+    write_autotag(&mut s, doc, file_label)?;
+    s.push_str("\n}\n");
+    Ok(s)
+}
+
+/// Appends the `"queries"` member of a project, one saved query a line (the tag file and the
+/// sidecar-mode project file write it the same way).
+pub(crate) fn push_queries(s: &mut String, queries: &[SavedQuery]) {
     s.push_str("  \"queries\": [");
-    for (i, q) in doc.queries.iter().enumerate() {
+    for (i, q) in queries.iter().enumerate() {
         s.push_str(if i == 0 { "\n" } else { ",\n" });
         s.push_str("    {\"name\": ");
         s.push_str(&string_text(&q.name));
@@ -1551,10 +1560,7 @@ pub fn tags_to_string(doc: &TagDocument, file_label: &str) -> Result<String, Tag
         s.push_str(&string_text(&q.expr));
         s.push('}');
     }
-    s.push_str(if doc.queries.is_empty() { "]" } else { "\n  ]" });
-    write_autotag(&mut s, doc, file_label)?;
-    s.push_str("\n}\n");
-    Ok(s)
+    s.push_str(if queries.is_empty() { "]" } else { "\n  ]" });
 }
 
 /// Saves the document atomically (temporary file, then rename over `path`); with `keep_backup`,
