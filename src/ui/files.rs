@@ -255,6 +255,9 @@ impl TaglaneApp {
             self.files.recovery.clear(&Origin::of(&self.project));
         }
         self.project = project;
+        // Background work and results of the old project never reach the new one.
+        self.similar.forget_project();
+        self.autotag.forget_project();
         self.current_clip = 0;
         self.selection.clear();
         self.playback = Playback::default();

@@ -500,3 +500,50 @@ fn autotag_panel_on_a_real_take_snapshot() {
     );
     h.snapshot("autotag_real");
 }
+
+/// Opening another project while an apply runs cancels and drops it: nothing computed for the old
+/// project reaches the new one, and the panel says so.
+#[test]
+fn opening_another_project_drops_a_running_apply() {
+    use taglane::ui::command::Guarded;
+    let mut h = harness();
+    // Thirty copies of the demo's clips, so the apply outlasts a frame.
+    let clips = h.state().project.doc.clips.clone();
+    let mut edits = Vec::new();
+    for k in 0..30 {
+        for c in &clips {
+            edits.push(Edit::InsertClip {
+                index: clips.len() + edits.len(),
+                clip: taglane::core::tags::ClipInfo {
+                    name: format!("{} copy {k}", c.name),
+                    ..c.clone()
+                },
+                ranges: Vec::new(),
+            });
+        }
+    }
+    h.state_mut().queue.push(AppCommand::Edit {
+        edit: Edit::Batch(edits),
+        label: "copy the clips".into(),
+        select: None,
+    });
+    h.run_steps(1);
+    open_panel(&mut h);
+    h.get_by_label("All clips (310)").click();
+    h.run_steps(1);
+    h.get_by_label("Apply").click();
+    h.run_steps(1);
+    assert!(h.state().autotag.is_busy());
+    h.state_mut()
+        .queue
+        .push(AppCommand::GuardedDiscard(Guarded::OpenDemo));
+    h.run_steps(1);
+    assert!(!h.state().autotag.is_busy());
+    h.run_steps(3);
+    let app = h.state();
+    assert_eq!(app.project.doc.clips.len(), 10);
+    assert!(app.project.doc.tag_index(CONTACT_LEFT).is_none());
+    assert!(!app.project.history.is_dirty());
+    let status = app.autotag.status.clone().unwrap_or_default();
+    assert!(status.contains("dropped"), "{status}");
+}

@@ -604,3 +604,36 @@ fn a_query_over_the_only_clip_finds_nothing_and_says_so() {
     assert!(app.similar.results.as_ref().unwrap().current.is_none());
     assert_eq!(app.project.history.len(), steps);
 }
+
+/// Opening another project drops the matches of the one searched (they name its clips), and a
+/// search still running for it is cancelled, never applied to the new one.
+#[test]
+fn opening_another_project_drops_the_matches_and_a_running_search() {
+    use taglane::ui::command::Guarded;
+    let (mut h, _) = found();
+    assert!(h.state().similar.results.is_some());
+    h.state_mut()
+        .queue
+        .push(AppCommand::GuardedDiscard(Guarded::OpenDemo));
+    h.run_steps(2);
+    assert!(h.state().similar.results.is_none());
+    assert!(!h.state().project.history.is_dirty());
+    // A search started, then another project before it ends: cancelled and dropped.
+    let tag = with_example(h.state_mut());
+    h.run_steps(1);
+    assert_eq!(h.state().selection, vec![(tag, STRIDE)]);
+    h.get_by_label("Find similar").click();
+    h.run_steps(1);
+    assert!(h.state().similar.is_searching());
+    h.state_mut()
+        .queue
+        .push(AppCommand::GuardedDiscard(Guarded::OpenDemo));
+    h.run_steps(1);
+    assert!(!h.state().similar.is_searching());
+    for _ in 0..20 {
+        h.step();
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert!(h.state().similar.results.is_none());
+    assert!(!h.state().project.history.is_dirty());
+}

@@ -291,6 +291,18 @@ impl AutotagPanel {
         }
     }
 
+    /// Another project replaced the one the panel worked on: a running apply is cancelled and
+    /// dropped, a confirmation waiting for it is forgotten and the live proposals are made again
+    /// for the new project (nothing computed for the old one reaches the new one). The settings
+    /// stay.
+    pub fn forget_project(&mut self) {
+        self.cancel_job();
+        let dropped = self.job.take().is_some() || self.pending.take().is_some();
+        self.live = None;
+        self.status = dropped
+            .then(|| "another project was opened: the auto-tag apply was dropped".to_owned());
+    }
+
     /// The tags the generators propose now.
     pub fn enabled_tags(&self) -> Vec<String> {
         enabled_tags(&self.valid, &self.disabled)

@@ -131,6 +131,22 @@ impl Default for SimilarPanel {
 }
 
 impl SimilarPanel {
+    /// Another project replaced the one searched: a running search is cancelled and dropped, the
+    /// matches and the features of the old project are forgotten. The settings stay.
+    pub fn forget_project(&mut self) {
+        if let Some(j) = self.job.take() {
+            j.job.cancel();
+        }
+        self.results = None;
+        self.stale = false;
+        self.live = None;
+        self.scroll_to = None;
+        self.message = None;
+        self.finished = None;
+        self.features = None;
+        self.rigs.clear();
+    }
+
     /// True while a search runs.
     pub fn is_searching(&self) -> bool {
         self.job.is_some()
