@@ -17,6 +17,7 @@ fn doc() -> &'static TagDocument {
             frames,
             fps: 30.0,
             source: None,
+            unit_cm: None,
         };
         let tag = |name: &str, ranges: &[(u32, &[(u32, u32)])]| Tag {
             name: name.to_string(),
@@ -24,7 +25,8 @@ fn doc() -> &'static TagDocument {
             ranges: ranges
                 .iter()
                 .map(|(c, rs)| (*c, rs.iter().map(|&(a, b)| Range::new(a, b)).collect()))
-                .collect::<BTreeMap<_, _>>(),
+                .collect::<BTreeMap<_, Vec<Range>>>()
+                .into(),
             markers: Default::default(),
             notes: Default::default(),
             version: 0,
