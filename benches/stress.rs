@@ -25,7 +25,7 @@ use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use taglane::core::doc::exchange::{parse_csv, to_csv};
-use taglane::core::library::sidecar::{cliptags_texts, parse_cliptags};
+use taglane::core::library::sidecar::{cliptags_texts, parse_cliptags, parse_cliptags_tree};
 use taglane::core::stress::{StressSpec, stress_document, stress_queries};
 use taglane::core::tags::{Engine, Evaluator, RangeSet, TagDocument, TagIndex, parse_query};
 
@@ -133,6 +133,14 @@ fn stress(c: &mut Criterion) {
         b.iter(|| {
             for text in &texts {
                 black_box(parse_cliptags(text, "take.bvh.tags.json").unwrap());
+            }
+        });
+    });
+    // The tree reader alone (what `parse_cliptags` did for every file before its fast path).
+    g.bench_function("baseline_sidecar_parse_all_tree", |b| {
+        b.iter(|| {
+            for text in &texts {
+                black_box(parse_cliptags_tree(text, "take.bvh.tags.json").unwrap());
             }
         });
     });

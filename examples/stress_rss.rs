@@ -11,12 +11,19 @@
 //! cargo run --release --no-default-features --example stress_rss -- gen /tmp/stress.taglane.json
 //! cargo run --release --no-default-features --example stress_rss -- run /tmp/stress.taglane.json
 //! ```
+//!
+//! `sidecar FILE` does the same for the sidecar layout: it writes the project next to FILE as a
+//! sidecar-mode project (`FILE.sidecar/lib.taglane.json`, an empty take file and its
+//! `.tags.json` per clip), then opens it three times as `taglane PROJECT` does, with the load of
+//! FILE itself timed in the same run.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
+use taglane::core::library::save_sidecar_project;
+use taglane::core::project::Project;
 use taglane::core::stress::{StressSpec, stress_document, stress_queries};
 use taglane::core::tags::{Engine, Evaluator, RangeSet, TagDocument, TagIndex, parse_query};
 
@@ -84,7 +91,7 @@ fn main() {
     let (mode, file) = match args.as_slice() {
         [m, f] => (m.as_str(), Path::new(f)),
         _ => {
-            eprintln!("usage: stress_rss gen|run FILE");
+            eprintln!("usage: stress_rss gen|run|sidecar FILE");
             std::process::exit(2);
         }
     };
@@ -94,6 +101,45 @@ fn main() {
             let doc = stress_document(&StressSpec::LARGE);
             doc.save(file, false).unwrap();
             report("generate + save", t);
+        }
+        "sidecar-open" => {
+            // Opens the project `sidecar` wrote, 5 times (for profilers).
+            let project = file.with_extension("sidecar").join("lib.taglane.json");
+            for _ in 0..5 {
+                let t = Instant::now();
+                let (p, _) = Project::load(&project).unwrap();
+                report("open the sidecar project", t);
+                drop(p);
+            }
+        }
+        "sidecar" => {
+            let (doc, _) = TagDocument::load(file).unwrap();
+            let dir = file.with_extension("sidecar");
+            let _ = std::fs::remove_dir_all(&dir);
+            std::fs::create_dir_all(dir.join("takes")).unwrap();
+            for c in &doc.clips {
+                std::fs::write(dir.join(c.source.as_deref().unwrap()), b"").unwrap();
+            }
+            let project = dir.join("lib.taglane.json");
+            let t = Instant::now();
+            save_sidecar_project(&project, &doc, Some(&["takes".to_owned()])).unwrap();
+            report("write 10,000 sidecars and the project", t);
+            drop(doc);
+            for _ in 0..3 {
+                let t = Instant::now();
+                let (doc, _) = TagDocument::load(file).unwrap();
+                report("load the single file", t);
+                drop(doc);
+                let t = Instant::now();
+                let (p, warnings) = Project::load(&project).unwrap();
+                report("open the sidecar project", t);
+                assert!(
+                    warnings.is_empty(),
+                    "{:?}",
+                    &warnings[..warnings.len().min(3)]
+                );
+                assert_eq!(p.doc.clips.len(), 10_000);
+            }
         }
         "load" => {
             // Loads only, `n` times (for profilers): `stress_rss load FILE`.
@@ -165,7 +211,7 @@ fn main() {
             report("save (with backup)", t);
         }
         _ => {
-            eprintln!("usage: stress_rss gen|run FILE");
+            eprintln!("usage: stress_rss gen|run|sidecar FILE");
             std::process::exit(2);
         }
     }

@@ -7,7 +7,9 @@ use std::sync::atomic::AtomicBool;
 
 use taglane::core::doc::Edit;
 use taglane::core::doc::exchange::per_clip_json;
-use taglane::core::library::sidecar::{cliptags_text, cliptags_texts, parse_cliptags};
+use taglane::core::library::sidecar::{
+    cliptags_text, cliptags_texts, parse_cliptags, parse_cliptags_fast, parse_cliptags_tree,
+};
 use taglane::core::library::{
     ImportSettings, is_sidecar_project, load_any, load_sidecar_project, move_sidecars_aside,
     plan_import, save_sidecar_project, scan_library, sidecar_path,
@@ -455,9 +457,19 @@ fn all_sidecar_texts_at_once_are_each_clips_text() {
     });
     for (i, text) in cliptags_texts(&stress).iter().enumerate() {
         assert_eq!(*text, cliptags_text(&stress, i as u32), "stress clip {i}");
-        // And each reads back to the clip's lists, in tag order, without a warning.
+        // And each reads back to the clip's lists, in tag order, without a warning, through the
+        // fast path, which agrees with the tree reader.
         let (back, warnings) = parse_cliptags(text, "s.tags.json").unwrap();
         assert!(warnings.is_empty(), "{warnings:?}");
+        assert_eq!(
+            parse_cliptags_fast(text).as_ref(),
+            Some(&back),
+            "stress clip {i}"
+        );
+        assert_eq!(
+            parse_cliptags_tree(text, "s.tags.json"),
+            Ok((back.clone(), Vec::new()))
+        );
         let expected: Vec<(String, Vec<Range>)> = stress
             .tags
             .iter()

@@ -14,6 +14,7 @@
 //! Then [`AnimStore`] loads the clips' animation on demand within a memory budget, and
 //! [`sidecar`] keeps each clip's tags in a file next to its take. See docs/LIBRARY.md.
 
+mod cliptags_fast;
 mod json;
 pub mod naming;
 pub mod plan;

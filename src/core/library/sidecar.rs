@@ -231,8 +231,27 @@ fn header(
 }
 
 /// Parses a sidecar (`file` names it in messages). Ranges must lie in `[0, frames)`; overlapping or
-/// adjacent ranges are merged with a warning.
+/// adjacent ranges are merged with a warning. A sidecar as the writer leaves it is read straight
+/// into typed fields ([`parse_cliptags_fast`]); anything else, through a JSON tree that names the
+/// place of each problem ([`parse_cliptags_tree`]).
 pub fn parse_cliptags(
+    text: &str,
+    file: &str,
+) -> Result<(ClipTags, Vec<LoadWarning>), TagsFileError> {
+    match parse_cliptags_fast(text) {
+        Some(tags) => Ok((tags, Vec::new())),
+        None => parse_cliptags_tree(text, file),
+    }
+}
+
+/// The fast path of [`parse_cliptags`] alone: `Some` for a sidecar as the writer leaves it
+/// (without markers or notes), read straight into typed fields; `None` for anything else.
+pub fn parse_cliptags_fast(text: &str) -> Option<ClipTags> {
+    super::cliptags_fast::parse(text)
+}
+
+/// [`parse_cliptags`] through the JSON tree, for every file (the fast path's oracle in tests).
+pub fn parse_cliptags_tree(
     text: &str,
     file: &str,
 ) -> Result<(ClipTags, Vec<LoadWarning>), TagsFileError> {
