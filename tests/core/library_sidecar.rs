@@ -228,6 +228,28 @@ fn round_trip_and_minimal_writes() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// A sidecar save removes the temporaries its earlier saves left when they died (a pid that cannot
+/// exist), reading each folder once for all its files; another file's temporary stays.
+#[test]
+fn a_sidecar_save_removes_the_temporaries_of_dead_saves() {
+    let dir = temp_dir("leftovers");
+    let doc = library(&dir);
+    let take = dir.join(doc.clips[0].source.as_deref().unwrap());
+    let side = sidecar_path(&take, None);
+    let name = side.file_name().unwrap().to_string_lossy().into_owned();
+    let dead = side.with_file_name(format!(".{name}.4194305.tmp"));
+    let other = side.with_file_name(".unrelated.json.4194305.tmp");
+    std::fs::write(&dead, "half").unwrap();
+    std::fs::write(&other, "half").unwrap();
+    let project = dir.join("lib.taglane.json");
+    let report = save_sidecar_project(&project, &doc, Some(&["takes".to_owned()])).unwrap();
+    assert!(report.written.contains(&side));
+    assert!(!dead.exists(), "the dead save's temporary is removed");
+    assert!(other.exists(), "another file's temporary stays");
+    assert_eq!(load_sidecar_project(&project).unwrap().doc.clips.len(), 3);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 #[test]
 fn a_bad_sidecar_is_reported_and_never_written_over() {
     let dir = temp_dir("bad");

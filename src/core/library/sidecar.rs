@@ -1277,15 +1277,13 @@ pub fn save_sidecar_project(
             _ => changed.push((file, text, *is_project)),
         }
     }
-    for (file, text, backup) in changed {
-        crate::core::io::write_atomic(file, text.as_bytes(), backup).map_err(|e| {
-            TagsFileError::Io {
-                file: file.display().to_string(),
-                message: format!("cannot save: {e}"),
-            }
-        })?;
-        report.written.push(file.clone());
-    }
+    // The sidecars first, several at a time (each write waits for its fsync), then the project.
+    let (project_file, sidecars): (Vec<_>, Vec<_>) = changed.into_iter().partition(|c| c.2);
+    write_files(&sidecars)?;
+    write_files(&project_file)?;
+    report
+        .written
+        .extend(sidecars.iter().chain(&project_file).map(|c| c.0.clone()));
     let ours: HashSet<&Path> = paths.iter().map(|(_, s)| s.as_path()).collect();
     let walk = find_takes(&roots);
     let takes: HashSet<&Path> = walk.files.iter().map(|f| f.path.as_path()).collect();
@@ -1300,6 +1298,72 @@ pub fn save_sidecar_project(
         .cloned()
         .collect();
     Ok(report)
+}
+
+/// Writes each `(file, text, keep a backup)` atomically, up to eight at a time: a write is mostly
+/// waiting for its fsync, and the disk takes several at once. On a failure the files not started
+/// yet are not written and the first failure in list order is returned (each file is either old or
+/// new, as with one write after the other).
+fn write_files(files: &[(&PathBuf, &String, bool)]) -> Result<(), TagsFileError> {
+    use std::sync::Mutex;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    const WRITERS: usize = 8;
+    let next = AtomicUsize::new(0);
+    let failed: Mutex<Option<(usize, TagsFileError)>> = Mutex::new(None);
+    let write = || {
+        loop {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            let Some((file, text, backup)) = files.get(i) else {
+                return;
+            };
+            let mut first = failed.lock().unwrap_or_else(|p| p.into_inner());
+            if first.is_some() {
+                return;
+            }
+            drop(first);
+            if let Err(e) = crate::core::io::write_atomic_only(file, text.as_bytes(), *backup) {
+                first = failed.lock().unwrap_or_else(|p| p.into_inner());
+                if first.as_ref().is_none_or(|(j, _)| i < *j) {
+                    *first = Some((
+                        i,
+                        TagsFileError::Io {
+                            file: file.display().to_string(),
+                            message: format!("cannot save: {e}"),
+                        },
+                    ));
+                }
+            }
+        }
+    };
+    if files.len() <= 1 {
+        write();
+    } else {
+        std::thread::scope(|s| {
+            for _ in 0..WRITERS.min(files.len()) {
+                s.spawn(write);
+            }
+        });
+    }
+    // Leftovers of earlier saves that died, once per folder.
+    let mut by_dir: HashMap<&Path, HashSet<&str>> = HashMap::new();
+    for (file, _, _) in files {
+        if let (Some(dir), Some(name)) = (file.parent(), file.file_name().and_then(|n| n.to_str()))
+        {
+            by_dir.entry(dir).or_default().insert(name);
+        }
+    }
+    for (dir, names) in &by_dir {
+        let dir = if dir.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            dir
+        };
+        crate::core::io::remove_stale_temps(dir, names);
+    }
+    match failed.into_inner().unwrap_or_else(|p| p.into_inner()) {
+        Some((_, e)) => Err(e),
+        None => Ok(()),
+    }
 }
 
 /// Loads a project file of either layout: a single `taglane.tags` file, or a sidecar-mode project
