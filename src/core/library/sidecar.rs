@@ -1020,9 +1020,6 @@ pub fn load_sidecar_project(path: &Path) -> Result<SidecarLoad, TagsFileError> {
             t.notes = n;
         }
     }
-    for t in &mut doc.tags {
-        t.ranges.retain(|_, l| !l.is_empty());
-    }
     let tag_names: Vec<&str> = doc.tags.iter().map(|t| t.name.as_str()).collect();
     for (i, q) in project.queries.iter().enumerate() {
         if let Err(e) = parse_query(&q.expr, &tag_names) {

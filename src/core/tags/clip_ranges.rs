@@ -63,12 +63,6 @@ impl ClipRanges {
         self.ranges.len()
     }
 
-    /// Every range, clip after clip.
-    #[inline]
-    pub fn all_ranges(&self) -> &[Range] {
-        &self.ranges
-    }
-
     #[inline]
     fn span(&self, i: usize) -> std::ops::Range<usize> {
         let start = if i == 0 { 0 } else { self.ends[i - 1] as usize };
@@ -89,13 +83,6 @@ impl ClipRanges {
     #[inline]
     pub fn get(&self, clip: &ClipId) -> Option<&[Range]> {
         self.slot(*clip).ok().map(|i| &self.ranges[self.span(i)])
-    }
-
-    /// The list of `clip` to change in place (same length; values must stay canonical).
-    pub fn get_mut(&mut self, clip: &ClipId) -> Option<&mut [Range]> {
-        let i = self.slot(*clip).ok()?;
-        let span = self.span(i);
-        Some(&mut self.ranges[span])
     }
 
     /// True when `clip` has ranges.
@@ -200,24 +187,6 @@ impl ClipRanges {
         }
     }
 
-    /// Built from lists sorted by clip with unique clips (a loader's output); empty lists are
-    /// skipped. Unsorted input is sorted first.
-    pub fn from_sorted_lists<L: AsRef<[Range]>>(mut lists: Vec<(ClipId, L)>) -> Self {
-        if !lists.is_sorted_by_key(|(c, _)| *c) {
-            lists.sort_by_key(|(c, _)| *c);
-        }
-        let n: usize = lists.iter().map(|(_, l)| l.as_ref().len()).sum();
-        let mut out = Self {
-            clips: Vec::with_capacity(lists.len()),
-            ends: Vec::with_capacity(lists.len()),
-            ranges: Vec::with_capacity(n),
-        };
-        for (c, l) in &lists {
-            out.push(*c, l.as_ref());
-        }
-        out
-    }
-
     /// Sets the lists of many clips at once (each clip at most once; an empty list removes the
     /// clip): one linear merge with the lists present, where setting them one by one would move
     /// the tag's tail once per clip (an auto-tag pass over a whole library, and its undo).
@@ -265,30 +234,6 @@ impl ClipRanges {
         }
     }
 
-    /// Keeps the clips for which `keep` is true.
-    pub fn retain(&mut self, mut keep: impl FnMut(&ClipId, &[Range]) -> bool) {
-        let mut i = 0;
-        let mut read = 0usize;
-        let mut write = 0usize;
-        let mut out = 0usize;
-        while i < self.clips.len() {
-            let end = self.ends[i] as usize;
-            let c = self.clips[i];
-            if keep(&c, &self.ranges[read..end]) {
-                self.ranges.copy_within(read..end, write);
-                write += end - read;
-                self.clips[out] = c;
-                self.ends[out] = write as u32;
-                out += 1;
-            }
-            read = end;
-            i += 1;
-        }
-        self.ranges.truncate(write);
-        self.clips.truncate(out);
-        self.ends.truncate(out);
-    }
-
     /// Removes every list.
     pub fn clear(&mut self) {
         self.clips.clear();
@@ -324,19 +269,6 @@ impl ClipRanges {
     /// `(clip, list)` in clip order.
     pub fn iter(&self) -> Iter<'_> {
         Iter { map: self, i: 0 }
-    }
-
-    /// `(clip, list)` in clip order, the lists changeable in place (same length; values must stay
-    /// canonical).
-    pub fn iter_mut(&mut self) -> impl Iterator<Item = (&ClipId, &mut [Range])> + '_ {
-        let mut rest: &mut [Range] = &mut self.ranges;
-        let mut start = 0usize;
-        self.clips.iter().zip(&self.ends).map(move |(c, &end)| {
-            let (list, tail) = std::mem::take(&mut rest).split_at_mut(end as usize - start);
-            rest = tail;
-            start = end as usize;
-            (c, list)
-        })
     }
 
     /// Releases spare capacity (after a load).
@@ -380,7 +312,8 @@ impl ClipRangesBuilder {
         }
     }
 
-    /// Appends the list of `clip` (each clip at most once; empty lists are skipped).
+    /// Appends the list of `clip` (empty lists are skipped; of a clip given twice, the later list
+    /// is kept).
     pub fn push(&mut self, clip: ClipId, list: &[Range]) {
         if list.is_empty() {
             return;
@@ -398,14 +331,14 @@ impl ClipRangesBuilder {
     pub fn finish(self) -> ClipRanges {
         let mut p = self.parts;
         if !self.sorted {
+            // Stable, so of a clip given twice the later list is pushed last and wins.
             let mut order: Vec<usize> = (0..p.clips.len()).collect();
-            order.sort_unstable_by_key(|&i| p.clips[i]);
+            order.sort_by_key(|&i| p.clips[i]);
             let mut out = ClipRanges::new();
             out.clips.reserve_exact(order.len());
             out.ends.reserve_exact(order.len());
             out.ranges.reserve_exact(p.ranges.len());
             for i in order {
-                debug_assert!(out.clips.last() != Some(&p.clips[i]), "a clip given twice");
                 let span = p.span(i);
                 out.push(p.clips[i], &p.ranges[span]);
             }
@@ -458,13 +391,14 @@ impl fmt::Debug for ClipRanges {
     }
 }
 
+/// Lists in any clip order (through [`ClipRangesBuilder`]); of a clip given twice, the last.
 impl<L: AsRef<[Range]>> FromIterator<(ClipId, L)> for ClipRanges {
     fn from_iter<I: IntoIterator<Item = (ClipId, L)>>(iter: I) -> Self {
-        let mut out = Self::new();
+        let mut b = ClipRangesBuilder::new();
         for (c, l) in iter {
-            out.push(c, l.as_ref());
+            b.push(c, l.as_ref());
         }
-        out
+        b.finish()
     }
 }
 
@@ -476,7 +410,7 @@ impl From<BTreeMap<ClipId, Vec<Range>>> for ClipRanges {
 
 impl<const N: usize> From<[(ClipId, Vec<Range>); N]> for ClipRanges {
     fn from(lists: [(ClipId, Vec<Range>); N]) -> Self {
-        Self::from_sorted_lists(lists.into())
+        lists.into_iter().collect()
     }
 }
 
@@ -547,7 +481,7 @@ mod tests {
     #[test]
     fn bulk_forms_match_one_by_one_edits() {
         let lists = vec![(5, vec![r(0, 2)]), (1, vec![r(1, 3), r(4, 6)]), (9, vec![])];
-        let a = ClipRanges::from_sorted_lists(lists.clone());
+        let a: ClipRanges = lists.clone().into_iter().collect();
         let mut b = ClipRanges::new();
         for (c, l) in lists {
             b.insert(c, l);
@@ -577,16 +511,12 @@ mod tests {
             model(&p),
             BTreeMap::from([(2, vec![r(0, 1), r(3, 4), r(9, 10)])])
         );
-        // retain, iter_mut, shift down.
-        let mut q: ClipRanges = [(0, vec![r(0, 1)]), (3, vec![r(2, 4)]), (4, vec![r(5, 6)])].into();
-        q.retain(|&c, _| c != 3);
-        for (_, l) in q.iter_mut() {
-            l[0].stop += 1;
-        }
+        // Shift down past a removed clip; of a clip given twice, the later list.
+        let mut q: ClipRanges = [(0, vec![r(0, 1)]), (4, vec![r(5, 6)]), (0, vec![r(0, 2)])].into();
         assert!(q.shift_clips(1, false));
         assert_eq!(
             model(&q),
-            BTreeMap::from([(0, vec![r(0, 2)]), (3, vec![r(5, 7)])])
+            BTreeMap::from([(0, vec![r(0, 2)]), (3, vec![r(5, 6)])])
         );
         assert!(!q.shift_clips(4, true));
         assert_eq!(format!("{q:?}"), format!("{:?}", model(&q)));
@@ -639,7 +569,11 @@ mod tests {
             b.push(*c, l);
         }
         let built = b.finish();
-        assert_eq!(built, ClipRanges::from_sorted_lists(lists.to_vec()));
+        let mut one_by_one = ClipRanges::new();
+        for (c, l) in &lists {
+            one_by_one.insert(*c, l.clone());
+        }
+        assert_eq!(built, one_by_one);
         assert_eq!(built.keys().copied().collect::<Vec<_>>(), [1, 5, 9]);
         assert_eq!(
             built.heap_bytes(),
