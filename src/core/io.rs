@@ -10,8 +10,21 @@ use std::path::{Path, PathBuf};
 /// `path` + `.bak` (replacing an older backup). Temporary files of earlier saves of the same file
 /// that were killed mid-write (`.NAME.PID.tmp` of a process that is gone) are deleted afterwards.
 pub fn write_atomic(path: &Path, bytes: &[u8], keep_backup: bool) -> io::Result<()> {
-    let (dir, file_name) = write_atomic_only(path, bytes, keep_backup)?;
-    remove_stale_temps(&dir, &std::collections::HashSet::from([file_name.as_str()]));
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let file_name = path
+        .file_name()
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "path has no file name"))?
+        .to_string_lossy()
+        .into_owned();
+    if keep_backup && path.exists() {
+        let backup = backup_path(path);
+        write_via_temp(&dir, &file_name, &backup, &fs::read(path)?)?;
+    }
+    write_via_temp(&dir, &file_name, path, bytes)?;
+    remove_stale_temps(&dir, &file_name);
     Ok(())
 }
 
@@ -61,43 +74,17 @@ fn scan_leftovers(dir: &Path) -> Vec<(String, PathBuf)> {
     out
 }
 
-/// [`write_atomic`] without looking for the leftovers of earlier saves (a save of thousands of
-/// files looks once per folder with [`remove_stale_temps`] instead of once per file, which read
-/// the folder 10,000 times for 10,000 sidecars). Returns the folder and the file name.
-pub fn write_atomic_only(
-    path: &Path,
-    bytes: &[u8],
-    keep_backup: bool,
-) -> io::Result<(PathBuf, String)> {
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let file_name = path
-        .file_name()
-        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "path has no file name"))?
-        .to_string_lossy()
-        .into_owned();
-    if keep_backup && path.exists() {
-        let backup = backup_path(path);
-        write_via_temp(&dir, &file_name, &backup, &fs::read(path)?)?;
-    }
-    write_via_temp(&dir, &file_name, path, bytes)?;
-    Ok((dir, file_name))
-}
-
-/// Deletes the `.{NAME}.PID.tmp` files in `dir`, for each `NAME` of `file_names`, left by saves
-/// that did not finish: those of processes that no longer run (on Linux, no `/proc/PID`), or,
-/// where that cannot be told, older than an hour. A save in progress in another live process is
-/// never touched. The folder is read once per process (the first save into it); a save that dies
-/// later is cleaned up by the next run.
-pub fn remove_stale_temps(dir: &Path, file_names: &std::collections::HashSet<&str>) {
+/// Deletes the `.{file_name}.PID.tmp` files in `dir` left by saves that did not finish: those of
+/// processes that no longer run (on Linux, no `/proc/PID`), or, where that cannot be told, older
+/// than an hour. A save in progress in another live process is never touched. The folder is read
+/// once per process (the first save into it); a save that dies later is cleaned up by the next run.
+fn remove_stale_temps(dir: &Path, file_name: &str) {
     let mut cache = leftovers(dir);
     let Some(found) = cache.get_mut(dir) else {
         return;
     };
     found.retain(|(file, temp)| {
-        if file_names.contains(file.as_str()) {
+        if file == file_name {
             let _ = fs::remove_file(temp);
             false
         } else {

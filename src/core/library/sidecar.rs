@@ -1318,7 +1318,7 @@ fn write_files(files: &[(&PathBuf, &String, bool)]) -> Result<(), TagsFileError>
                 return;
             }
             drop(first);
-            if let Err(e) = crate::core::io::write_atomic_only(file, text.as_bytes(), *backup) {
+            if let Err(e) = crate::core::io::write_atomic(file, text.as_bytes(), *backup) {
                 first = failed.lock().unwrap_or_else(|p| p.into_inner());
                 if first.as_ref().is_none_or(|(j, _)| i < *j) {
                     *first = Some((
@@ -1340,22 +1340,6 @@ fn write_files(files: &[(&PathBuf, &String, bool)]) -> Result<(), TagsFileError>
                 s.spawn(write);
             }
         });
-    }
-    // Leftovers of earlier saves that died, once per folder.
-    let mut by_dir: HashMap<&Path, HashSet<&str>> = HashMap::new();
-    for (file, _, _) in files {
-        if let (Some(dir), Some(name)) = (file.parent(), file.file_name().and_then(|n| n.to_str()))
-        {
-            by_dir.entry(dir).or_default().insert(name);
-        }
-    }
-    for (dir, names) in &by_dir {
-        let dir = if dir.as_os_str().is_empty() {
-            Path::new(".")
-        } else {
-            dir
-        };
-        crate::core::io::remove_stale_temps(dir, names);
     }
     match failed.into_inner().unwrap_or_else(|p| p.into_inner()) {
         Some((_, e)) => Err(e),
