@@ -179,6 +179,8 @@ pub enum AppCommand {
     /// Rename these stale sidecars (a sidecar-mode save left them: their clips would come back on
     /// the next open) to `*.removed`.
     MoveSidecarsAside(Vec<PathBuf>),
+    /// Keep these stale sidecars and do not ask about them again while the project is open.
+    KeepSidecars(Vec<PathBuf>),
 
     // Query panel.
     /// Show a result range: switch to its clip, playhead to its start.

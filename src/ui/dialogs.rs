@@ -115,11 +115,12 @@ impl TaglaneApp {
                          project, for example {}. They were left in place, so their clips and \
                          tags come back the next time the project opens.",
                         files.len(),
-                        files[0].display()
+                        files.first().map_or(String::new(), |f| f.display().to_string())
                     ));
                     ui.label(
                         "Move aside renames each to NAME.tags.json.removed beside its take (nothing \
-                         is deleted; rename it back to restore the clip). Keep leaves them.",
+                         is deleted; rename it back to restore the clip). Keep leaves them and \
+                         does not ask again while the project is open.",
                     );
                     ui.horizontal(|ui| {
                         if ui.button("Move aside").clicked() || enter {
@@ -127,6 +128,7 @@ impl TaglaneApp {
                             close = true;
                         }
                         if ui.button("Keep").clicked() || esc {
+                            self.queue.push(AppCommand::KeepSidecars(files.clone()));
                             close = true;
                         }
                     });

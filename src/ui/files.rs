@@ -24,6 +24,8 @@ pub struct Files {
     pub native_unavailable: bool,
     /// Autosaves of this and other projects.
     pub recovery: Recovery,
+    /// Stale sidecars the user chose to keep for the open project: not asked about again.
+    pub kept_sidecars: std::collections::HashSet<PathBuf>,
     last_autosave: Instant,
 }
 
@@ -34,6 +36,7 @@ impl Files {
             native_dialog: crate::ui::file_dialog::native_dialog,
             native_unavailable: false,
             recovery,
+            kept_sidecars: Default::default(),
             last_autosave: Instant::now(),
         }
     }
@@ -139,6 +142,9 @@ impl TaglaneApp {
                     }
                     Err(e) => self.message(Level::Error, format!("cannot recover: {e}")),
                 }
+            }
+            AppCommand::KeepSidecars(files) => {
+                self.files.kept_sidecars.extend(files);
             }
             AppCommand::MoveSidecarsAside(files) => {
                 match crate::core::library::move_sidecars_aside(&files) {
@@ -258,6 +264,7 @@ impl TaglaneApp {
         // Background work and results of the old project never reach the new one.
         self.similar.forget_project();
         self.autotag.forget_project();
+        self.files.kept_sidecars.clear();
         self.current_clip = 0;
         self.selection.clear();
         self.playback = Playback::default();
@@ -280,8 +287,12 @@ impl TaglaneApp {
                 self.files.recovery.clear(&before);
                 self.files.recovery.clear(&Origin::of(&self.project));
                 self.message(Level::Info, format!("saved {}", path.display()));
-                if !stale.is_empty() {
-                    self.dialog = Some(Dialog::StaleSidecars(stale));
+                let new: Vec<PathBuf> = stale
+                    .into_iter()
+                    .filter(|f| !self.files.kept_sidecars.contains(f))
+                    .collect();
+                if !new.is_empty() {
+                    self.dialog = Some(Dialog::StaleSidecars(new));
                 }
             }
             Err(e) => self.message(Level::Error, e),

@@ -444,23 +444,41 @@ fn a_sidecar_project_recovers_and_saves_into_its_sidecars() {
     assert_eq!(reopened.doc.tags[0].ranges[&0], vec![Range::new(2, 9)]);
 
     // Removing a clip and saving: its sidecar would bring it back on the next open, so the app
-    // asks; Enter moves the sidecar aside (renamed, not deleted) and the clip stays removed.
+    // asks. Keep (Esc) leaves it and is not asked again while the project is open; the clip comes
+    // back when the project opens again.
     let second = dir.join(h.state().project.doc.clips[1].source.as_deref().unwrap());
     let second_side = sidecar_path(&second, None);
     assert!(second_side.exists());
-    h.state_mut().queue.push(AppCommand::Edit {
-        edit: Edit::RemoveClip { index: 1 },
-        label: "remove clip".into(),
-        select: None,
-    });
+    let remove_and_save = |h: &mut Harness<'static, TaglaneApp>| {
+        h.state_mut().queue.push(AppCommand::Edit {
+            edit: Edit::RemoveClip { index: 1 },
+            label: "remove clip".into(),
+            select: None,
+        });
+        h.state_mut().queue.push(AppCommand::Save);
+        h.run_steps(3);
+    };
+    remove_and_save(&mut h);
+    let asked = |h: &Harness<'static, TaglaneApp>| matches!(&h.state().dialog, Some(Dialog::StaleSidecars(f)) if f == &vec![second_side.clone()]);
+    assert!(asked(&h), "{:?} / {}", h.state().dialog, status(&h));
+    h.key_press(Key::Escape);
+    h.run_steps(2);
+    assert!(h.state().dialog.is_none());
+    assert!(second_side.exists());
     h.state_mut().queue.push(AppCommand::Save);
     h.run_steps(3);
-    assert!(
-        matches!(&h.state().dialog, Some(Dialog::StaleSidecars(f)) if f == &vec![second_side.clone()]),
-        "{:?} / {}",
-        h.state().dialog,
-        status(&h)
-    );
+    assert!(h.state().dialog.is_none(), "kept: not asked again");
+    h.state_mut()
+        .queue
+        .push(AppCommand::GuardedDiscard(Guarded::Open(Some(
+            project_file.clone(),
+        ))));
+    h.run_steps(3);
+    assert_eq!(h.state().project.doc.clips.len(), 2, "{}", status(&h));
+    // Opened again, the question comes back; Move aside renames the sidecar (nothing deleted) and
+    // the clip stays removed.
+    remove_and_save(&mut h);
+    assert!(asked(&h), "{:?} / {}", h.state().dialog, status(&h));
     h.get_by_label("Move aside").click();
     h.run_steps(3);
     assert!(h.state().dialog.is_none());
