@@ -152,25 +152,10 @@ pub fn folder_label_map(
     folder_labels(folders.iter().map(String::as_str))
 }
 
-/// Builds the rows for `doc` under `filters`: `(rows, clips matched, tag counts)`.
+/// Builds the rows for `doc` under `filters`: `(rows, clips matched, tag counts)`. Folder headers
+/// read `labels` ([`folder_label_map`], which depends on the clips only: the browser keeps it
+/// between tag edits and searches).
 pub fn build_rows(
-    doc: &TagDocument,
-    base_dir: Option<&Path>,
-    is_demo: bool,
-    filters: &Filters,
-    collapsed: &BTreeSet<String>,
-) -> (Vec<BrowserRow>, usize, HashMap<ClipId, usize>) {
-    let labels = if filters.group_by_folder {
-        folder_label_map(doc, base_dir, is_demo)
-    } else {
-        HashMap::new()
-    };
-    build_rows_with(doc, base_dir, is_demo, filters, collapsed, &labels)
-}
-
-/// [`build_rows`] with the folder labels given ([`folder_label_map`], which depends on the clips
-/// only: the browser keeps it between tag edits and searches).
-pub fn build_rows_with(
     doc: &TagDocument,
     base_dir: Option<&Path>,
     is_demo: bool,
@@ -317,7 +302,7 @@ impl BrowserState {
             }
             let none = HashMap::new();
             let labels = self.labels.as_ref().map_or(&none, |(_, m)| m);
-            let (rows, matches, counts) = build_rows_with(
+            let (rows, matches, counts) = build_rows(
                 doc,
                 input.base_dir.as_deref(),
                 input.is_demo,
@@ -664,10 +649,10 @@ mod tests {
         doc.clips[1].source = Some("day2/run.bvh".into());
         let all = doc.clips.len();
         let mut f = Filters::default();
-        let (rows, n, _) = build_rows(&doc, None, false, &f, &BTreeSet::new());
+        let (rows, n, _) = rows_of(&doc, &f, &BTreeSet::new());
         assert_eq!((rows.len(), n), (all, all));
         f.search = "RUN".into();
-        let (rows, _, _) = build_rows(&doc, None, false, &f, &BTreeSet::new());
+        let (rows, _, _) = rows_of(&doc, &f, &BTreeSet::new());
         assert!(rows.iter().all(|r| match r {
             BrowserRow::Clip(c) => doc.clips[*c as usize].name.contains("run"),
             BrowserRow::Folder { .. } => false,
@@ -677,7 +662,7 @@ mod tests {
             tag: TagFilter::Untagged,
             ..Filters::default()
         };
-        assert_eq!(build_rows(&doc, None, false, &f, &BTreeSet::new()).1, 0);
+        assert_eq!(rows_of(&doc, &f, &BTreeSet::new()).1, 0);
         doc.add_clip(crate::core::tags::ClipInfo {
             name: "empty".into(),
             frames: 10,
@@ -686,14 +671,14 @@ mod tests {
             unit_cm: None,
         })
         .unwrap();
-        assert_eq!(build_rows(&doc, None, false, &f, &BTreeSet::new()).1, 1);
+        assert_eq!(rows_of(&doc, &f, &BTreeSet::new()).1, 1);
         // A tag and a duration window.
         f = Filters {
             tag: TagFilter::Tag("Running".into()),
             min_s: Some(6.5),
             ..Filters::default()
         };
-        let (rows, _, _) = build_rows(&doc, None, false, &f, &BTreeSet::new());
+        let (rows, _, _) = rows_of(&doc, &f, &BTreeSet::new());
         for r in &rows {
             let BrowserRow::Clip(c) = r else { panic!() };
             let info = &doc.clips[*c as usize];
@@ -707,7 +692,7 @@ mod tests {
             descending: true,
             ..Filters::default()
         };
-        let (rows, _, _) = build_rows(&doc, None, false, &f, &BTreeSet::new());
+        let (rows, _, _) = rows_of(&doc, &f, &BTreeSet::new());
         let d: Vec<f32> = rows
             .iter()
             .map(|r| match r {
@@ -725,7 +710,7 @@ mod tests {
             ..Filters::default()
         };
         let collapsed: BTreeSet<String> = ["day2".to_owned()].into();
-        let (rows, _, _) = build_rows(&doc, None, false, &f, &collapsed);
+        let (rows, _, _) = rows_of(&doc, &f, &collapsed);
         assert!(rows.contains(&BrowserRow::Folder {
             folder: "day1".into(),
             label: "day1".into(),
@@ -740,6 +725,21 @@ mod tests {
         }));
         assert!(!rows.contains(&BrowserRow::Clip(1)));
         assert!(rows.contains(&BrowserRow::Clip(0)));
+    }
+
+    fn rows_of(
+        doc: &TagDocument,
+        f: &Filters,
+        collapsed: &BTreeSet<String>,
+    ) -> (Vec<BrowserRow>, usize, HashMap<ClipId, usize>) {
+        build_rows(
+            doc,
+            None,
+            false,
+            f,
+            collapsed,
+            &folder_label_map(doc, None, false),
+        )
     }
 
     #[test]
