@@ -12,6 +12,8 @@
 //! (difference of the two totals) / 10000 = instructions per pose. The times are the bench's: 256
 //! golden-ratio times over the clip, never on a frame, cycled. Two more modes:
 //! `$B time /tmp/tlc CLIP ROUNDS` (paired wall-clock timing, medians) and
+//! `$B cold /tmp/tlc CLIP N` (the bench's cold paired timing, N poses a side; with
+//! `WARM_CODE=OTHER` a pose of clip OTHER is decoded after the eviction, so only the data is cold),
 //! `$B checksum /tmp/tlc CLIP N` (a hash of the decoded poses, to check that two builds decode
 //! the same bits).
 
@@ -69,7 +71,7 @@ fn load(file: &str, unit_cm: f32) -> Clip {
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let usage =
-        "usage: decode_count prepare DIR | (compressed|uncompressed|time|checksum) DIR CLIP N";
+        "usage: decode_count prepare DIR | (compressed|uncompressed|time|cold|checksum) DIR CLIP N";
     let mode = args.get(1).expect(usage).as_str();
     let dir = Path::new(args.get(2).expect(usage));
     if mode == "prepare" {
@@ -137,6 +139,63 @@ fn main() {
                 med(&mut nu),
                 med(&mut nc),
                 med(&mut ratios)
+            );
+        }
+        "cold" => {
+            // The bench's cold timing: before each pose a buffer of 64 MiB (twice this machine's
+            // last-level cache) is streamed through the caches; only the pose is timed; n poses
+            // of each kind at scattered times, alternating which goes first; medians.
+            // With WARM_CODE=CLIP, a pose of another clip is decoded (and sampled) after the
+            // buffer, so the code is warm and only this clip's data is cold.
+            let other = std::env::var("WARM_CODE").ok().map(|o| {
+                let &(_, file, unit, _) = CLIPS.iter().find(|c| c.0 == o).expect("unknown clip");
+                let c = CompressedClip::from_bytes(
+                    std::fs::read(dir.join(format!("{o}.tlc"))).expect("read"),
+                )
+                .expect("valid .tlc");
+                (load(file, unit), c)
+            });
+            let mut buf = vec![0u8; 64 << 20];
+            let (mut nu, mut nc) = (Vec::new(), Vec::new());
+            for i in 0..n {
+                let t = ts[(i * 97) & 255];
+                let mut one = |compressed_side: bool| {
+                    for line in buf.chunks_exact_mut(64) {
+                        line[0] = line[0].wrapping_add(1);
+                    }
+                    black_box(&buf[..]);
+                    if let Some((oc, o)) = &other {
+                        let mut p = vec![Transform::IDENTITY; oc.joint_count()];
+                        o.sample_pose(o.duration_s() * 0.37, &mut p);
+                        sample_clip(oc, f64::from(oc.duration_s() * 0.37), &settings, &mut p)
+                            .unwrap();
+                        black_box(&p);
+                    }
+                    let start = std::time::Instant::now();
+                    if compressed_side {
+                        compressed.sample_pose(t, &mut pose);
+                    } else {
+                        sample_clip(&clip, f64::from(t), &settings, &mut pose).unwrap();
+                    }
+                    black_box(&mut pose);
+                    start.elapsed().as_secs_f64() * 1e9
+                };
+                if i % 2 == 0 {
+                    nu.push(one(false));
+                    nc.push(one(true));
+                } else {
+                    nc.push(one(true));
+                    nu.push(one(false));
+                }
+            }
+            let med = |v: &mut Vec<f64>| {
+                v.sort_by(f64::total_cmp);
+                v[v.len() / 2]
+            };
+            let (u, c) = (med(&mut nu), med(&mut nc));
+            println!(
+                "{name} cold: uncompressed {u:.0} ns, compressed {c:.0} ns, x {:.2}",
+                c / u
             );
         }
         "checksum" => {

@@ -52,15 +52,15 @@ struct Slots {
 }
 
 /// How a walk over the animated tracks reads keys.
-const ONE_KEY: u8 = 0;
+pub(super) const ONE_KEY: u8 = 0;
 const PAIR_IN_SEGMENT: u8 = 1;
-const PAIR_ACROSS: u8 = 2;
+pub(super) const PAIR_ACROSS: u8 = 2;
 
 /// Bytes of a group of four drop-W rotations in the track table and in a segment header (with
 /// and without segment ranges).
-const GROUP3_TABLE: usize = 8 + 32 * 3;
-const GROUP3_HEADER: usize = 8 + 8 * 3;
-const GROUP3_HEADER_NO_RANGES: usize = 8;
+pub(super) const GROUP3_TABLE: usize = 8 + 32 * 3;
+pub(super) const GROUP3_HEADER: usize = 8 + 8 * 3;
+pub(super) const GROUP3_HEADER_NO_RANGES: usize = 8;
 /// Bytes of a translation or scale in the track table and in a segment header.
 const VEC_TABLE: usize = 2 + 8 * 3;
 const VEC_HEADER: usize = 2 + 2 * 3;
@@ -76,6 +76,18 @@ impl CompressedClip {
 
     /// Samples the local pose at a (fractional) frame position of the original clip.
     pub fn sample_pose_at_frame(&self, frame: f32, out: &mut [Transform]) {
+        self.sample_at_frame::<false>(frame, out);
+    }
+
+    /// [`Self::sample_pose_at_frame`] through the portable decoder only, so tests check both
+    /// decoders against the model on machines with AVX2.
+    #[cfg(test)]
+    pub(crate) fn sample_pose_portable(&self, frame: f32, out: &mut [Transform]) {
+        self.sample_at_frame::<true>(frame, out);
+    }
+
+    #[inline(always)]
+    fn sample_at_frame<const PORTABLE: bool>(&self, frame: f32, out: &mut [Transform]) {
         let n = self.layout.joint_count as usize;
         let out = &mut out[..n];
         let (k0, alpha) = self.key_position(frame);
@@ -89,12 +101,12 @@ impl CompressedClip {
         let i = (k0 % sf) as usize;
         let a = self.segment_ref(s);
         if alpha <= 0.0 {
-            self.walk(ONE_KEY, &a, i, &a, i, 0.0, out);
+            self.walk::<PORTABLE>(ONE_KEY, &a, i, &a, i, 0.0, out);
         } else if i + 1 < sf as usize {
-            self.walk(PAIR_IN_SEGMENT, &a, i, &a, i + 1, alpha, out);
+            self.walk::<PORTABLE>(PAIR_IN_SEGMENT, &a, i, &a, i + 1, alpha, out);
         } else {
             let b = self.segment_ref(s + 1);
-            self.walk(PAIR_ACROSS, &a, i, &b, 0, alpha, out);
+            self.walk::<PORTABLE>(PAIR_ACROSS, &a, i, &b, 0, alpha, out);
         }
     }
 
@@ -177,7 +189,7 @@ impl CompressedClip {
     /// of segment `b`, blended by `alpha`) into `out`.
     #[inline(never)]
     #[allow(clippy::too_many_arguments)]
-    fn walk(
+    fn walk<const PORTABLE: bool>(
         &self,
         mode: u8,
         a: &SegmentRef,
@@ -200,20 +212,25 @@ impl CompressedClip {
             } else {
                 GROUP3_HEADER_NO_RANGES
             };
-            let mut table = l.tracks_at[0] as usize;
-            for g in 0..rot_count.div_ceil(4) {
-                let lanes = (rot_count - 4 * g).min(4);
-                let keys = Keys {
-                    mode,
-                    alpha,
-                    ranges,
-                    headers: [ha, hb],
-                };
-                decode_group3(bytes, table, &keys, [&mut bit_a, &mut bit_b], lanes, out);
-                table += GROUP3_TABLE;
-                ha += header;
-                hb += header;
+            let keys = Keys {
+                mode,
+                alpha,
+                ranges,
+                headers: [ha, hb],
+            };
+            let table = l.tracks_at[0] as usize;
+            let bits = [&mut bit_a, &mut bit_b];
+            #[cfg(target_arch = "x86_64")]
+            if !PORTABLE && super::decode_avx2::available() {
+                super::decode_avx2::decode_groups(bytes, table, rot_count, keys, bits, out);
+            } else {
+                decode_groups(bytes, table, rot_count, keys, bits, out);
             }
+            #[cfg(not(target_arch = "x86_64"))]
+            decode_groups(bytes, table, rot_count, keys, bits, out);
+            let groups = rot_count.div_ceil(4);
+            ha += groups * header;
+            hb += groups * header;
         } else {
             let kl = self.kind_layout(TrackKind::Rotation);
             for i in 0..rot_count {
@@ -472,11 +489,11 @@ impl CompressedClip {
 /// What a walk reads: one key, or two keys (of one segment, or across two) blended by `alpha`;
 /// the rotation headers of the current group in key A's and key B's segments.
 #[derive(Debug, Clone, Copy)]
-struct Keys {
-    mode: u8,
-    alpha: f32,
-    ranges: bool,
-    headers: [usize; 2],
+pub(super) struct Keys {
+    pub(super) mode: u8,
+    pub(super) alpha: f32,
+    pub(super) ranges: bool,
+    pub(super) headers: [usize; 2],
 }
 
 /// An integer below 2^31 as f32 (one signed conversion; a `u64` conversion costs several
@@ -486,6 +503,29 @@ fn small_f32(v: u64) -> f32 {
     v as u32 as i32 as f32
 }
 
+/// Decodes `count` drop-W rotation tracks in groups of four with [`decode_group3`] (the
+/// decoder without AVX2, and the reference the AVX2 one is tested against).
+fn decode_groups(
+    bytes: &[u8],
+    mut table: usize,
+    count: usize,
+    mut keys: Keys,
+    [bit_a, bit_b]: [&mut usize; 2],
+    out: &mut [Transform],
+) {
+    let header = if keys.ranges {
+        GROUP3_HEADER
+    } else {
+        GROUP3_HEADER_NO_RANGES
+    };
+    for g in 0..count.div_ceil(4) {
+        let lanes = (count - 4 * g).min(4);
+        decode_group3(bytes, table, &keys, [&mut *bit_a, &mut *bit_b], lanes, out);
+        table += GROUP3_TABLE;
+        keys.headers = keys.headers.map(|h| h + header);
+    }
+}
+
 /// Decodes one group of four drop-W rotations (the first `lanes` are tracks) whose track table
 /// entry is at `table`, from key A (and key B), into `out`; advances the key bit positions.
 ///
@@ -493,7 +533,7 @@ fn small_f32(v: u64) -> f32 {
 /// segment constants, the dequantisation, the rebuild of the dropped component and the nlerp run
 /// on four lanes.
 #[inline(never)]
-fn decode_group3(
+pub(super) fn decode_group3(
     bytes: &[u8],
     table: usize,
     keys: &Keys,
@@ -629,7 +669,7 @@ fn group_header(bytes: &[u8], at: usize, ranges: bool) -> (u64, [u8; 24]) {
 
 /// True when some slot of the group is a raw float32 (code 15: all four bits of its nibble set).
 #[inline(always)]
-fn raw_codes(codes: u64) -> bool {
+pub(super) fn raw_codes(codes: u64) -> bool {
     let nib = codes & 0x0FFF_0FFF_0FFF_0FFF;
     nib & (nib >> 1) & (nib >> 2) & (nib >> 3) & 0x0111_0111_0111_0111 != 0
 }
@@ -1082,12 +1122,19 @@ mod tests {
     fn check_against_model(c: &CompressedClip, frames: &[f32]) -> Result<(), TestCaseError> {
         let mut pose = vec![Transform::IDENTITY; c.joint_count()];
         for &f in frames {
-            c.sample_pose_at_frame(f, &mut pose);
             let model = model_pose(c, f);
+            c.sample_pose_at_frame(f, &mut pose);
             for (j, (got, want)) in pose.iter().zip(&model).enumerate() {
                 prop_assert!(
                     got == want,
                     "frame {f} joint {j}: fast {got:?} vs model {want:?}"
+                );
+            }
+            c.sample_pose_portable(f, &mut pose);
+            for (j, (got, want)) in pose.iter().zip(&model).enumerate() {
+                prop_assert!(
+                    got == want,
+                    "frame {f} joint {j}: portable {got:?} vs model {want:?}"
                 );
             }
             let t = f / c.fps();
@@ -1126,6 +1173,29 @@ mod tests {
         };
         let c = compress(&clip, &settings).unwrap().clip;
         assert!(c.has_scale());
+        check_against_model(&c, &all_frames(&c, &[])).unwrap();
+    }
+
+    /// On a CPU with AVX2 the groups of an ordinary clip go through the AVX2 decoder (not all
+    /// handed back to the portable one), in one key, a pair in one segment and a pair across two.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn the_avx2_decoder_takes_ordinary_groups() {
+        use crate::core::compress::decode_avx2::FAST_GROUPS;
+        if !crate::core::compress::decode_avx2::available() {
+            return;
+        }
+        let clip = jumpy_clip(9, 40, 11, 0.6);
+        let c = compress(&clip, &CompressSettings::auto(0.05)).unwrap().clip;
+        assert_eq!(c.rotation_format(), RotationFormat::DropW);
+        let mut pose = vec![Transform::IDENTITY; c.joint_count()];
+        let sf = c.segment_frames() as f32;
+        for frame in [0.0, 1.5, sf - 0.5] {
+            let before = FAST_GROUPS.get();
+            c.sample_pose_at_frame(frame, &mut pose);
+            // Nine tracks: three groups.
+            assert_eq!(FAST_GROUPS.get() - before, 3, "frame {frame}");
+        }
         check_against_model(&c, &all_frames(&c, &[])).unwrap();
     }
 

@@ -7,6 +7,8 @@
 pub mod acl_sjson;
 pub mod bits;
 pub mod decode;
+#[cfg(target_arch = "x86_64")]
+mod decode_avx2;
 pub mod encode;
 pub mod format;
 pub mod metric;
