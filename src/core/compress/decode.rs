@@ -79,10 +79,11 @@ impl CompressedClip {
         self.sample_at_frame::<false>(frame, out);
     }
 
-    /// [`Self::sample_pose_at_frame`] through the portable decoder only, so tests check both
-    /// decoders against the model on machines with AVX2.
-    #[cfg(test)]
-    pub(crate) fn sample_pose_portable(&self, frame: f32, out: &mut [Transform]) {
+    /// [`Self::sample_pose_at_frame`] through the portable decoder only, so tests and the `tlc`
+    /// fuzz target check both decoders on machines with AVX2.
+    #[cfg(any(test, fuzzing))]
+    #[doc(hidden)]
+    pub fn sample_pose_portable(&self, frame: f32, out: &mut [Transform]) {
         self.sample_at_frame::<true>(frame, out);
     }
 
@@ -204,13 +205,18 @@ impl CompressedClip {
         let ranges = l.flags & FLAG_SEGMENT_RANGES != 0;
         let (mut ha, mut hb) = (a.headers, b.headers);
         let (mut bit_a, mut bit_b) = (a.data_bit + ia * a.key_bits, b.data_bit + ib * b.key_bits);
-        // Rotations.
+        // Rotations, then translations and scales.
         let rot_count = l.track_counts[0] as usize;
         if l.rotation_format == RotationFormat::DropW {
             let header = if ranges {
                 GROUP3_HEADER
             } else {
                 GROUP3_HEADER_NO_RANGES
+            };
+            let groups = rot_count.div_ceil(4);
+            let vector_headers = [ha + groups * header, hb + groups * header];
+            let vectors = |out: &mut [Transform], bits: [usize; 2]| {
+                self.walk_vectors(mode, vector_headers, bits, alpha, out);
             };
             let keys = Keys {
                 mode,
@@ -219,35 +225,52 @@ impl CompressedClip {
                 headers: [ha, hb],
             };
             let table = l.tracks_at[0] as usize;
-            let bits = [&mut bit_a, &mut bit_b];
             #[cfg(target_arch = "x86_64")]
             if !PORTABLE && super::decode_avx2::available() {
-                super::decode_avx2::decode_groups(bytes, table, rot_count, keys, bits, out);
-            } else {
-                decode_groups(bytes, table, rot_count, keys, bits, out);
+                // The translations and scales are decoded once the groups are read, before they
+                // are interpolated, so their reads overlap that work.
+                let bits = [bit_a, bit_b];
+                super::decode_avx2::decode_groups(
+                    bytes, table, rot_count, keys, bits, out, vectors,
+                );
+                return;
             }
-            #[cfg(not(target_arch = "x86_64"))]
-            decode_groups(bytes, table, rot_count, keys, bits, out);
-            let groups = rot_count.div_ceil(4);
-            ha += groups * header;
-            hb += groups * header;
-        } else {
-            let kl = self.kind_layout(TrackKind::Rotation);
-            for i in 0..rot_count {
-                let qa = self.general_rotation(i, ha, &mut bit_a);
-                let q = if mode == ONE_KEY {
-                    qa
-                } else {
-                    nlerp(qa, self.general_rotation(i, hb, &mut bit_b), alpha)
-                };
-                let joint = self.track_entry(TrackKind::Rotation, i).joint;
-                if let Some(o) = out.get_mut(usize::from(joint)) {
-                    o.rotation = q;
-                }
-            }
-            ha += kl.segment_bytes(rot_count);
-            hb += kl.segment_bytes(rot_count);
+            decode_groups(bytes, table, rot_count, keys, [&mut bit_a, &mut bit_b], out);
+            vectors(out, [bit_a, bit_b]);
+            return;
         }
+        let kl = self.kind_layout(TrackKind::Rotation);
+        for i in 0..rot_count {
+            let qa = self.general_rotation(i, ha, &mut bit_a);
+            let q = if mode == ONE_KEY {
+                qa
+            } else {
+                nlerp(qa, self.general_rotation(i, hb, &mut bit_b), alpha)
+            };
+            let joint = self.track_entry(TrackKind::Rotation, i).joint;
+            if let Some(o) = out.get_mut(usize::from(joint)) {
+                o.rotation = q;
+            }
+        }
+        ha += kl.segment_bytes(rot_count);
+        hb += kl.segment_bytes(rot_count);
+        self.walk_vectors(mode, [ha, hb], [bit_a, bit_b], alpha, out);
+    }
+
+    /// Decodes the translation and scale tracks whose headers start at `headers` (in key A's and
+    /// key B's segments) and whose bits start at `bits`.
+    #[inline(always)]
+    fn walk_vectors(
+        &self,
+        mode: u8,
+        [mut ha, mut hb]: [usize; 2],
+        [mut bit_a, mut bit_b]: [usize; 2],
+        alpha: f32,
+        out: &mut [Transform],
+    ) {
+        let bytes = &self.bytes[..];
+        let l = &self.layout;
+        let ranges = l.flags & FLAG_SEGMENT_RANGES != 0;
         // Translations, then scales.
         let header = if ranges {
             VEC_HEADER

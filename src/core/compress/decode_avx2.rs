@@ -61,21 +61,24 @@ fn detect() -> bool {
 }
 
 /// Decodes `count` drop-W rotation tracks (groups of four, track table at `table`) of the keys
-/// described by `keys` (headers of the first group) into `out`, advancing both key bit positions.
-/// Call only when [`available`].
+/// whose bits start at `bits` and whose headers are described by `keys` (those of the first
+/// group) into `out`. `then` is called with `out` and where the rotations' bits end in each key,
+/// after the keys are read and before the last groups are interpolated, so that its own reads
+/// overlap that work. Call only when [`available`].
 pub(super) fn decode_groups(
     bytes: &[u8],
     table: usize,
     count: usize,
     keys: Keys,
-    bits: [&mut usize; 2],
+    bits: [usize; 2],
     out: &mut [Transform],
+    then: impl FnOnce(&mut [Transform], [usize; 2]),
 ) {
     if !available() {
         return;
     }
     // SAFETY: the CPU has AVX2 (checked above).
-    unsafe { groups(bytes, table, count, keys, bits, out) }
+    unsafe { groups(bytes, table, count, keys, bits, out, then) }
 }
 
 /// Bytes a key's reads may touch from the byte of its first bit: lane 3 starts at most
@@ -88,8 +91,9 @@ fn groups(
     mut table: usize,
     count: usize,
     mut keys: Keys,
-    [bit_a, bit_b]: [&mut usize; 2],
+    [mut bit_a, mut bit_b]: [usize; 2],
     out: &mut [Transform],
+    then: impl FnOnce(&mut [Transform], [usize; 2]),
 ) {
     let header = if keys.ranges {
         GROUP3_HEADER
@@ -124,7 +128,7 @@ fn groups(
                 b,
             ) {
                 (Some(t), Some(a), Some(b)) => {
-                    let (ka, kb) = (*bit_a, if pair { *bit_b } else { *bit_a });
+                    let (ka, kb) = (bit_a, if pair { bit_b } else { bit_a });
                     let reach = |bit: usize| (bit >> 3) + REACH <= bytes.len();
                     let raw = raw_codes(a.0) || (across && raw_codes(b.0));
                     if raw || !reach(ka.max(kb)) {
@@ -142,9 +146,9 @@ fn groups(
                         if batch.len == BATCH {
                             batch.flush(pair, keys.alpha, out);
                         }
-                        *bit_a += na;
+                        bit_a += na;
                         if pair {
-                            *bit_b += nb;
+                            bit_b += nb;
                         }
                         true
                     }
@@ -152,11 +156,12 @@ fn groups(
                 _ => false,
             };
         if !fast {
-            decode_group3(bytes, table, &keys, [&mut *bit_a, &mut *bit_b], lanes, out);
+            decode_group3(bytes, table, &keys, [&mut bit_a, &mut bit_b], lanes, out);
         }
         table += GROUP3_TABLE;
         keys.headers = [ha + header, hb + header];
     }
+    then(out, [bit_a, bit_b]);
     batch.flush(pair, keys.alpha, out);
 }
 
@@ -281,6 +286,24 @@ fn group(
         ),
     );
     let shift = _mm256_and_si256(rel, _mm256_set1_epi32(7));
+    debug_assert!(
+        (0..4).all(|l| {
+            let end = |k: usize, b: usize| (k >> 3) + ((k & 7) + b) / 8 + 8;
+            let starts: [i32; 8] = std::array::from_fn(|i| match i {
+                0 => _mm256_extract_epi32::<0>(start),
+                1 => _mm256_extract_epi32::<1>(start),
+                2 => _mm256_extract_epi32::<2>(start),
+                3 => _mm256_extract_epi32::<3>(start),
+                4 => _mm256_extract_epi32::<4>(start),
+                5 => _mm256_extract_epi32::<5>(start),
+                6 => _mm256_extract_epi32::<6>(start),
+                _ => _mm256_extract_epi32::<7>(start),
+            });
+            end(ka, starts[l] as usize) <= bytes.len()
+                && end(kb, starts[l + 4] as usize) <= bytes.len()
+        }),
+        "a key read past the end of the bytes"
+    );
     // SAFETY: every index is at most `REACH - 8` bytes past its key's first byte, and the caller
     // checked that `REACH` bytes from there are in `bytes` (whose length is below i32::MAX).
     let (wa, wb) = unsafe {
