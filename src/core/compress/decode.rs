@@ -12,7 +12,8 @@
 //! Drop-W rotations, stored in groups of four tracks, are decoded four at a time, one track per
 //! lane: dequantisation, the rebuild of the dropped component and the nlerp run on four lanes with
 //! the same operations, in the same order, as the scalar functions ([`slot_params`],
-//! [`rotation_from_slots`], `anim::nlerp`), so the results are the same bits.
+//! [`rotation_from_slots`], `anim::nlerp`), so the results are the same bits. On x86-64 CPUs with
+//! AVX2 the groups go to `decode_avx2.rs` instead (both keys on eight lanes; the same bits).
 //!
 //! [`Layout`]: super::format::Layout
 // Lanes and slots index several parallel arrays together; index loops read clearer.

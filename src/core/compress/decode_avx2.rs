@@ -7,14 +7,17 @@
 //! key B's (the same key again when only one key is read). So every step up to the nlerp runs once
 //! for both keys:
 //! - the segment constants: the eight code words widened into lanes; a width is `code + 2` (0 for
-//!   code 0), `1 / (2^w - 1)` is looked up in the table held in two registers, the mask `2^w - 1` is a shift; the
-//!   `qmin`/`qext` bytes of both headers are shuffled into place and widened with two
-//!   instructions;
+//!   code 0), `1 / (2^w - 1)` is looked up in the table held in two registers, the mask
+//!   `2^w - 1` is a shift; the `qmin`/`qext` bytes of both headers are shuffled into place and
+//!   widened with two instructions;
 //! - where each lane's bits start: a prefix sum within each half;
 //! - the reads: one gather of four 64-bit words per key, each shifted by its lane's own amounts
 //!   (`vpsrlvq`) to cut the three slots, the low halves packed back into 8 lanes;
-//! - the dequantisation and the rebuild of the dropped component on 8 lanes, the component placed
-//!   with blends; then the halves are split and nlerped on 4 lanes.
+//! - the dequantisation on 8 lanes.
+//!
+//! The dequantised groups (up to eight) are kept in a [`Batch`], then rebuilt (the dropped
+//! component placed with blends) and nlerped two groups at a time on 8 lanes, so the square roots
+//! and divisions of several groups overlap instead of ending each group with a wait.
 //!
 //! A group whose slots include a raw float32, or whose key reads would reach past the end of the
 //! file, is handed to the portable decoder.
