@@ -829,20 +829,26 @@ fn rebuild4([c0, c1, c2]: [Vec4; 3], drop: Vec4) -> [Vec4; 4] {
     let y = Vec4::select(is(0.0), c0, Vec4::select(is(1.0), d, c1));
     let z = Vec4::select(is(3.0), c2, Vec4::select(is(2.0), d, c1));
     let w = Vec4::select(is(3.0), d, c2);
-    let mut q = [x, y, z, w];
+    let q = [x, y, z, w];
     let over = w2.cmplt(Vec4::ZERO);
     if over.any() {
-        // Quantisation pushed the stored part past unit length: normalised, lane by lane.
-        for lane in 0..4 {
-            if over.test(lane) {
-                let n = Quat::from_xyzw(q[0][lane], q[1][lane], q[2][lane], q[3][lane]).normalize();
-                for (k, v) in n.to_array().into_iter().enumerate() {
-                    q[k][lane] = v;
-                }
-            }
-        }
+        let mut lanes = q.map(|v| v.to_array());
+        normalise_lanes(&mut lanes, over.bitmask());
+        return lanes.map(Vec4::from_array);
     }
     q
+}
+
+/// Quantisation pushed the stored part of these lanes (bits of `over`) past unit length: their
+/// rotations (x, y, z, w lanes) normalised one by one, as [`rotation_from_slots`] does.
+#[cold]
+pub(super) fn normalise_lanes<const N: usize>(q: &mut [[f32; N]; 4], over: u32) {
+    for lane in (0..N).filter(|l| over & (1 << l) != 0) {
+        let n = Quat::from_xyzw(q[0][lane], q[1][lane], q[2][lane], q[3][lane]).normalize();
+        for (c, x) in q.iter_mut().zip(n.to_array()) {
+            c[lane] = x;
+        }
+    }
 }
 
 /// `anim::nlerp` on four pairs of rotations at once (x, y, z, w lanes): the same operations in

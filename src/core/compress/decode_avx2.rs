@@ -33,7 +33,7 @@ use glam::{Quat, Vec4};
 
 use super::decode::{
     GROUP3_HEADER, GROUP3_HEADER_NO_RANGES, GROUP3_TABLE, Keys, ONE_KEY, PAIR_ACROSS,
-    decode_group3, raw_codes,
+    decode_group3, normalise_lanes, raw_codes,
 };
 use super::format::CODE_SCALE;
 use crate::core::anim::Transform;
@@ -289,22 +289,13 @@ fn group(
         ),
     );
     let shift = _mm256_and_si256(rel, _mm256_set1_epi32(7));
+    // Lane starts grow within each half: lanes 3 and 7 read furthest in their keys.
     debug_assert!(
-        (0..4).all(|l| {
-            let end = |k: usize, b: usize| (k >> 3) + ((k & 7) + b) / 8 + 8;
-            let starts: [i32; 8] = std::array::from_fn(|i| match i {
-                0 => _mm256_extract_epi32::<0>(start),
-                1 => _mm256_extract_epi32::<1>(start),
-                2 => _mm256_extract_epi32::<2>(start),
-                3 => _mm256_extract_epi32::<3>(start),
-                4 => _mm256_extract_epi32::<4>(start),
-                5 => _mm256_extract_epi32::<5>(start),
-                6 => _mm256_extract_epi32::<6>(start),
-                _ => _mm256_extract_epi32::<7>(start),
-            });
-            end(ka, starts[l] as usize) <= bytes.len()
-                && end(kb, starts[l + 4] as usize) <= bytes.len()
-        }),
+        {
+            let end = |k: usize, start: i32| (k >> 3) + ((k & 7) + start as usize) / 8 + 8;
+            end(ka, _mm256_extract_epi32::<3>(start)) <= bytes.len()
+                && end(kb, _mm256_extract_epi32::<7>(start)) <= bytes.len()
+        },
         "a key read past the end of the bytes"
     );
     // SAFETY: every index is at most `REACH - 8` bytes past its key's first byte, and the caller
@@ -430,36 +421,18 @@ fn f32x4(t: &[u8; GROUP3_TABLE], at: usize) -> __m128 {
     __m128::from(Vec4::new(f(0), f(4), f(8), f(12)))
 }
 
-/// Lanes whose stored part was pushed past unit length by quantisation, normalised as
-/// `rotation_from_slots` does.
+/// Lanes whose stored part was pushed past unit length by quantisation (bits of `over`),
+/// normalised by the portable decoder's [`normalise_lanes`].
 #[cold]
 #[target_feature(enable = "avx2")]
 fn normalise_over(q: [__m256; 4], over: i32) -> [__m256; 4] {
-    let mut v = q.map(|v| {
-        let mut a = [0.0f32; 8];
-        for (k, x) in a.iter_mut().enumerate() {
-            *x = lane_of(v, k);
-        }
-        a
+    let mut lanes = q.map(|v| {
+        let (lo, hi) = (_mm256_castps256_ps128(v), _mm256_extractf128_ps::<1>(v));
+        let (lo, hi) = (Vec4::from(lo).to_array(), Vec4::from(hi).to_array());
+        [lo[0], lo[1], lo[2], lo[3], hi[0], hi[1], hi[2], hi[3]]
     });
-    for lane in (0..8).filter(|l| over & (1 << l) != 0) {
-        let n = Quat::from_xyzw(v[0][lane], v[1][lane], v[2][lane], v[3][lane]).normalize();
-        for (c, x) in v.iter_mut().zip(n.to_array()) {
-            c[lane] = x;
-        }
-    }
-    v.map(|a| _mm256_setr_ps(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]))
-}
-
-/// Lane `k` of an 8-lane vector.
-#[target_feature(enable = "avx2")]
-fn lane_of(v: __m256, k: usize) -> f32 {
-    let half = if k < 4 {
-        _mm256_castps256_ps128(v)
-    } else {
-        _mm256_extractf128_ps::<1>(v)
-    };
-    Vec4::from(half)[k & 3]
+    normalise_lanes(&mut lanes, over as u32);
+    lanes.map(|a| _mm256_setr_ps(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]))
 }
 
 /// `anim::nlerp` on eight pairs of rotations (x, y, z, w lanes), the same operations in the
