@@ -19,6 +19,10 @@ use std::path::Path;
 use std::time::Instant;
 
 use criterion::{Criterion, criterion_group, criterion_main};
+
+#[path = "common/cold_cache.rs"]
+mod cold_cache;
+use cold_cache::{evict, eviction_buffer, last_level_cache_bytes};
 use taglane::core::anim::{
     Clip, ImportOptions, SampleSettings, Transform, load_animation, sample_clip,
 };
@@ -104,38 +108,6 @@ const COLD_POSES: usize = 150;
 fn median(v: &mut [f64]) -> f64 {
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
-}
-
-/// Size of the last-level cache in bytes (from sysfs; 32 MiB when unknown).
-fn last_level_cache_bytes() -> usize {
-    let mut best = 0usize;
-    for i in 0..8 {
-        let p = format!("/sys/devices/system/cpu/cpu0/cache/index{i}/size");
-        let Ok(s) = std::fs::read_to_string(&p) else {
-            continue;
-        };
-        let s = s.trim();
-        let (num, mul) = match s.strip_suffix('K') {
-            Some(n) => (n, 1024),
-            None => match s.strip_suffix('M') {
-                Some(n) => (n, 1024 * 1024),
-                None => (s, 1),
-            },
-        };
-        if let Ok(n) = num.parse::<usize>() {
-            best = best.max(n * mul);
-        }
-    }
-    if best == 0 { 32 << 20 } else { best }
-}
-
-/// Streams `buf` through the caches (reads and writes one byte per 64-byte line), evicting what
-/// a decode would otherwise find there.
-fn evict(buf: &mut [u8]) {
-    for line in buf.chunks_exact_mut(64) {
-        line[0] = line[0].wrapping_add(1);
-    }
-    black_box(&buf[..]);
 }
 
 struct Loaded {
@@ -240,7 +212,7 @@ fn bench(c: &mut Criterion) {
 
     // Cold paired timing.
     let llc = last_level_cache_bytes();
-    let mut buf = vec![0u8; 2 * llc];
+    let mut buf = eviction_buffer();
     eprintln!(
         "cold: {} bytes streamed before each pose (2 x the {} byte last-level cache)",
         buf.len(),

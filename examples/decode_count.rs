@@ -26,6 +26,9 @@ use taglane::core::anim::{
 use taglane::core::compress::metric::golden_times;
 use taglane::core::compress::{CompressSettings, CompressedClip, compress};
 
+#[path = "../benches/common/cold_cache.rs"]
+mod cold_cache;
+
 /// (short name, file, cm per unit, ACL max error cm): as in `benches/compress.rs`.
 const CLIPS: [(&str, &str, f32, f32); 9] = [
     (
@@ -98,6 +101,21 @@ fn main() {
     let mut pose = vec![Transform::IDENTITY; clip.joint_count()];
     let settings = SampleSettings::default();
     match mode {
+        "info" => {
+            let l = compressed.layout();
+            println!(
+                "{name}: {} joints, {} bytes, tracks {:?}, {} segments of {} keys, step {}, header bytes {}, ranges {}, format {:?}",
+                l.joint_count,
+                compressed.size_bytes(),
+                l.track_counts,
+                l.segment_count,
+                l.segment_frames,
+                l.frame_step,
+                l.segment_header_bytes,
+                compressed.segment_ranges(),
+                l.rotation_format
+            );
+        }
         "compressed" => {
             for i in 0..n {
                 compressed.sample_pose(ts[i & 255], &mut pose);
@@ -142,8 +160,8 @@ fn main() {
             );
         }
         "cold" => {
-            // The bench's cold timing: before each pose a buffer of 64 MiB (twice this machine's
-            // last-level cache) is streamed through the caches; only the pose is timed; n poses
+            // The bench's cold timing: before each pose a buffer of twice the last-level cache is
+            // streamed through the caches; only the pose is timed; n poses
             // of each kind at scattered times, alternating which goes first; medians.
             // With WARM_CODE=CLIP, a pose of another clip is decoded (and sampled) after the
             // buffer, so the code is warm and only this clip's data is cold.
@@ -155,15 +173,12 @@ fn main() {
                 .expect("valid .tlc");
                 (load(file, unit), c)
             });
-            let mut buf = vec![0u8; 64 << 20];
+            let mut buf = cold_cache::eviction_buffer();
             let (mut nu, mut nc) = (Vec::new(), Vec::new());
             for i in 0..n {
                 let t = ts[(i * 97) & 255];
                 let mut one = |compressed_side: bool| {
-                    for line in buf.chunks_exact_mut(64) {
-                        line[0] = line[0].wrapping_add(1);
-                    }
-                    black_box(&buf[..]);
+                    cold_cache::evict(&mut buf);
                     if let Some((oc, o)) = &other {
                         let mut p = vec![Transform::IDENTITY; oc.joint_count()];
                         o.sample_pose(o.duration_s() * 0.37, &mut p);

@@ -27,6 +27,7 @@ use super::format::{
     TrackKind, dequantize_slot, f32_at, key_frame, rotation_from_slots, slot_params, u16_at,
     u32_at, u64_at,
 };
+use super::prefetch::prefetch;
 use super::quat_pack::unpack_smallest_three;
 use super::settings::{RotationFormat, WIDTHS};
 use crate::core::anim::{Clip, Transform, nlerp};
@@ -93,15 +94,32 @@ impl CompressedClip {
         let n = self.layout.joint_count as usize;
         let out = &mut out[..n];
         let (k0, alpha) = self.key_position(frame);
-        self.write_static(out);
         let l = &self.layout;
-        if l.segment_count == 0 {
-            return;
-        }
-        let sf = l.segment_frames;
+        let sf = l.segment_frames.max(1);
         let s = (k0 / sf) as usize;
         let i = (k0 % sf) as usize;
+        // Before anything is read, every line the pose needs whose place the layout tells: the
+        // static pose and the track table (one run of bytes), and the segment table entries.
+        let b = &self.bytes[..];
+        prefetch(
+            b,
+            l.rest_translations_at as usize,
+            l.segment_table_at as usize,
+        );
+        let entry = l.segment_table_at as usize + 4 * s;
+        prefetch(b, entry, entry + 8);
+        if l.segment_count == 0 {
+            self.write_static(out);
+            return;
+        }
         let a = self.segment_ref(s);
+        // Then the segment's headers and its two keys, as soon as its offset is known; their
+        // misses overlap the static pose written meanwhile.
+        let key_bytes = a.key_bits.div_ceil(8) + 8;
+        prefetch(b, a.headers, a.data_bit / 8);
+        let key = (a.data_bit + i * a.key_bits) / 8;
+        prefetch(b, key, key + 2 * key_bytes);
+        self.write_static(out);
         if alpha <= 0.0 {
             self.walk::<PORTABLE>(ONE_KEY, &a, i, &a, i, 0.0, out);
         } else if i + 1 < sf as usize {
@@ -279,10 +297,28 @@ impl CompressedClip {
             VEC_HEADER_NO_RANGES
         };
         for kind in 1..3 {
-            let mut entry = l.tracks_at[kind] as usize;
-            for _ in 0..l.track_counts[kind] {
-                let joint = usize::from(u16_at(bytes, entry));
-                let sa = slots3(bytes, ha, entry, ranges);
+            let n = l.track_counts[kind] as usize;
+            let at = l.tracks_at[kind] as usize;
+            // The kind's track table entries and both keys' headers, checked once (validation
+            // put them in the file).
+            let (Some(entries), Some(heads_a), Some(heads_b)) = (
+                bytes.get(at..at + n * VEC_TABLE),
+                bytes.get(ha..ha + n * header),
+                bytes.get(hb..hb + n * header),
+            ) else {
+                return;
+            };
+            let tracks = entries.chunks_exact(VEC_TABLE).zip(
+                heads_a
+                    .chunks_exact(header)
+                    .zip(heads_b.chunks_exact(header)),
+            );
+            for (entry, (head_a, head_b)) in tracks {
+                let Ok(entry) = <&[u8; VEC_TABLE]>::try_from(entry) else {
+                    continue;
+                };
+                let joint = usize::from(u16::from_le_bytes([entry[0], entry[1]]));
+                let sa = slots3(head_a, entry);
                 let va = read3(bytes, bit_a, &sa).truncate();
                 bit_a += sa.bits;
                 let v = if mode == ONE_KEY {
@@ -291,7 +327,7 @@ impl CompressedClip {
                     let sb = if mode == PAIR_IN_SEGMENT {
                         sa
                     } else {
-                        slots3(bytes, hb, entry, ranges)
+                        slots3(head_b, entry)
                     };
                     let vb = read3(bytes, bit_b, &sb).truncate();
                     bit_b += sb.bits;
@@ -308,10 +344,9 @@ impl CompressedClip {
                         o.scale = v;
                     }
                 }
-                ha += header;
-                hb += header;
-                entry += VEC_TABLE;
             }
+            ha += n * header;
+            hb += n * header;
         }
     }
 
@@ -693,7 +728,7 @@ fn group_header(bytes: &[u8], at: usize, ranges: bool) -> (u64, [u8; 24]) {
 
 /// True when some slot of the group is a raw float32 (code 15: all four bits of its nibble set).
 #[inline(always)]
-pub(super) fn raw_codes(codes: u64) -> bool {
+fn raw_codes(codes: u64) -> bool {
     let nib = codes & 0x0FFF_0FFF_0FFF_0FFF;
     nib & (nib >> 1) & (nib >> 2) & (nib >> 3) & 0x0111_0111_0111_0111 != 0
 }
@@ -880,42 +915,34 @@ fn nlerp4(a: [Vec4; 4], b: [Vec4; 4], t: f32) -> [Vec4; 4] {
     ]
 }
 
-/// The decoding constants of a 3-slot track (drop-W rotation, translation, scale) from its
-/// segment header at `header` and its track table entry at `entry`: [`format::slot_params`] on
-/// four lanes at once (the same operations in the same order, so the same bits).
+/// The decoding constants of a translation or scale from its segment header `head` (the code
+/// word, then with segment ranges `qmin`, `qext` per slot) and its track table entry `entry`:
+/// [`format::slot_params`] on four lanes at once (the same operations in the same order, so the
+/// same bits).
 ///
 /// [`format::slot_params`]: super::format::slot_params
 #[inline(always)]
-fn slots3(bytes: &[u8], header: usize, entry: usize, ranges: bool) -> Slots {
-    let word = u16_at(bytes, header);
+fn slots3(head: &[u8], entry: &[u8; VEC_TABLE]) -> Slots {
+    let f =
+        |at: usize| f32::from_le_bytes([entry[at], entry[at + 1], entry[at + 2], entry[at + 3]]);
+    let word = match head {
+        [a, b, ..] => u16::from_le_bytes([*a, *b]),
+        _ => 0,
+    };
     let codes = [
         (word & 15) as u8,
         ((word >> 4) & 15) as u8,
         ((word >> 8) & 15) as u8,
         0,
     ];
-    let min = Vec4::new(
-        f32_at(bytes, entry + 2),
-        f32_at(bytes, entry + 6),
-        f32_at(bytes, entry + 10),
-        0.0,
-    );
-    let step = Vec4::new(
-        f32_at(bytes, entry + 14),
-        f32_at(bytes, entry + 18),
-        f32_at(bytes, entry + 22),
-        0.0,
-    );
-    let (qmin, qext) = if ranges {
-        match bytes.get(header + 2..header + 8) {
-            Some(r) => (
-                Vec4::new(f32::from(r[0]), f32::from(r[2]), f32::from(r[4]), 0.0),
-                Vec4::new(f32::from(r[1]), f32::from(r[3]), f32::from(r[5]), 0.0),
-            ),
-            None => (Vec4::ZERO, Vec4::splat(255.0)),
-        }
-    } else {
-        (Vec4::ZERO, Vec4::splat(255.0))
+    let min = Vec4::new(f(2), f(6), f(10), 0.0);
+    let step = Vec4::new(f(14), f(18), f(22), 0.0);
+    let (qmin, qext) = match head.get(2..8) {
+        Some(r) => (
+            Vec4::new(f32::from(r[0]), f32::from(r[2]), f32::from(r[4]), 0.0),
+            Vec4::new(f32::from(r[1]), f32::from(r[3]), f32::from(r[5]), 0.0),
+        ),
+        None => (Vec4::ZERO, Vec4::splat(255.0)),
     };
     let c = codes.map(usize::from);
     let mid = Vec4::new(CODE_MID[c[0]], CODE_MID[c[1]], CODE_MID[c[2]], 0.0);
@@ -1227,6 +1254,49 @@ mod tests {
             assert_eq!(FAST_GROUPS.get() - before, 3, "frame {frame}");
         }
         check_against_model(&c, &all_frames(&c, &[])).unwrap();
+    }
+
+    #[test]
+    fn many_groups_decode_in_pairs_and_batches_like_the_model() {
+        // 41 rotations: 11 groups, five pairs and a lone group, more pairs than one batch holds,
+        // with keys within a segment, across two and exactly on a key.
+        // Fixed widths, so no slot is a raw float32 (a pair holding one goes to the portable
+        // decoder: `raw_slots_decode_like_the_model`).
+        let clip = jumpy_clip(41, 40, 5, 0.6);
+        let settings = CompressSettings {
+            bits: BitRate::Fixed {
+                rotation_bits: 12,
+                translation_bits: 10,
+                scale_bits: 8,
+            },
+            ..CompressSettings::default()
+        };
+        let c = compress(&clip, &settings).unwrap().clip;
+        assert_eq!(c.rotation_format(), RotationFormat::DropW);
+        check_against_model(&c, &all_frames(&c, &[0.3, 0.7])).unwrap();
+        #[cfg(target_arch = "x86_64")]
+        {
+            use crate::core::compress::decode_avx2::{FAST_GROUPS, available};
+            if !available() {
+                return;
+            }
+            let rotations = c
+                .animated_tracks()
+                .iter()
+                .filter(|t| t.kind == TrackKind::Rotation)
+                .count();
+            let mut pose = vec![Transform::IDENTITY; c.joint_count()];
+            let sf = c.segment_frames() as f32;
+            for frame in [0.0, 1.5, sf - 0.5] {
+                let before = FAST_GROUPS.get();
+                c.sample_pose_at_frame(frame, &mut pose);
+                assert_eq!(
+                    FAST_GROUPS.get() - before,
+                    rotations.div_ceil(4),
+                    "frame {frame}"
+                );
+            }
+        }
     }
 
     /// Every rotation format with raw float32 slots (one 64-bit read cannot hold them), on more

@@ -3,37 +3,36 @@
 //! `decode.rs` (and so as the scalar [`slot_params`], [`rotation_from_slots`] and
 //! `anim::nlerp`), so the same bits.
 //!
-//! Both keys of a sample ride in one 8-lane vector: lanes 0-3 are key A's four tracks, lanes 4-7
-//! key B's (the same key again when only one key is read). So every step up to the nlerp runs once
-//! for both keys:
-//! - the segment constants: the eight code words widened into lanes; a width is `code + 2` (0 for
-//!   code 0), `1 / (2^w - 1)` is looked up in the table held in two registers, the mask
-//!   `2^w - 1` is a shift; the `qmin`/`qext` bytes of both headers are shuffled into place and
-//!   widened with two instructions;
-//! - where each lane's bits start: a prefix sum within each half;
-//! - the reads: one gather of four 64-bit words per key, each shifted by its lane's own amounts
-//!   (`vpsrlvq`) to cut the three slots, the low halves packed back into 8 lanes;
-//! - the dequantisation on 8 lanes.
+//! Two groups ride in one 8-lane vector: lanes 0-3 are one group's four tracks, lanes 4-7 the
+//! next group's (the same group again for a lone last group). Their segment constants are worked
+//! out once for the eight tracks and serve both keys of a sample when the keys share a segment
+//! (15 samples in 16 with 16-key segments); across two segments they are worked out for each:
+//! - the constants: the eight code words widened into lanes; a width is `code + 2` (0 for code 0),
+//!   `1 / (2^w - 1)` is looked up in the table held in two registers, the mask `2^w - 1` is a
+//!   shift; the `qmin`/`qext` bytes of the two headers are widened and their halves put in place;
+//! - where each lane's bits start within its group: a prefix sum within each half;
+//! - the reads, per key: one 32-byte load per group (the four lanes' bits), each lane's 64 bits
+//!   put in place by in-register dword permutes and two variable shifts, then shifted by each
+//!   slot's offset (`vpsrlvq`) to cut the three slots, the low halves packed back into 8 lanes;
+//! - the dequantisation, the rebuild of the dropped component (placed with blends) and the nlerp
+//!   on 8 lanes; the rotations written to their joints.
 //!
-//! The dequantised groups (up to eight) are kept in a [`Batch`], then rebuilt (the dropped
-//! component placed with blends) and nlerped two groups at a time on 8 lanes, so the square roots
-//! and divisions of several groups overlap instead of ending each group with a wait.
-//!
-//! A group whose slots include a raw float32, or whose key reads would reach past the end of the
-//! file, is handed to the portable decoder.
+//! A pair of groups whose slots include a raw float32, or whose key reads would reach past the
+//! end of the file, is handed to the portable decoder group by group.
 //!
 //! [`slot_params`]: super::format::slot_params
 //! [`rotation_from_slots`]: super::format::rotation_from_slots
 #![allow(unsafe_code)]
 
 use std::arch::x86_64::*;
+use std::mem::MaybeUninit;
 use std::sync::atomic::{AtomicU8, Ordering};
 
 use glam::{Quat, Vec4};
 
 use super::decode::{
     GROUP3_HEADER, GROUP3_HEADER_NO_RANGES, GROUP3_TABLE, Keys, ONE_KEY, PAIR_ACROSS,
-    decode_group3, normalise_lanes, raw_codes,
+    decode_group3, normalise_lanes,
 };
 use super::format::CODE_SCALE;
 use crate::core::anim::Transform;
@@ -84,251 +83,370 @@ pub(super) fn decode_groups(
     unsafe { groups(bytes, table, count, keys, bits, out, then) }
 }
 
-/// Bytes a key's reads may touch from the byte of its first bit: lane 3 starts at most
-/// `(7 + 3 * 48) / 8 = 18` bytes in and reads 8.
-const REACH: usize = 26;
+/// Bytes one key's read of one group takes from the byte of the group's first bit: 32, one
+/// 256-bit load holding the four lanes (lane 3 starts at most `(7 + 3 * 48) / 8 = 18` bytes in
+/// and needs 8).
+const REACH: usize = 32;
+/// Bytes the reads of two groups may take from the byte of the first group's first bit: the
+/// second group starts at most `(7 + 4 * 48) / 8 = 24` bytes in.
+const PAIR_REACH: usize = 24 + REACH;
+
+/// Pairs of groups read before they are rebuilt and interpolated (32 tracks).
+const PAIRS: usize = 4;
+
+/// A pair of groups read but not yet rebuilt, interpolated and written: the dequantised slots
+/// and dropped components of key A and key B (`[c0, c1, c2, drops]`), the joints of each group's
+/// lanes (16 bits each) and how many lanes of each are tracks.
+#[derive(Clone, Copy)]
+struct Pending {
+    keys: [[__m256; 4]; 2],
+    joints: [u64; 2],
+    lanes: [usize; 2],
+}
 
 #[target_feature(enable = "avx2")]
 fn groups(
     bytes: &[u8],
-    mut table: usize,
+    table: usize,
     count: usize,
-    mut keys: Keys,
+    keys: Keys,
     [mut bit_a, mut bit_b]: [usize; 2],
     out: &mut [Transform],
     then: impl FnOnce(&mut [Transform], [usize; 2]),
 ) {
-    let header = if keys.ranges {
+    let ranges = keys.ranges;
+    let header = if ranges {
         GROUP3_HEADER
     } else {
         GROUP3_HEADER_NO_RANGES
     };
     let pair = keys.mode != ONE_KEY;
     let across = keys.mode == PAIR_ACROSS;
-    // Gathers index bytes with 32-bit offsets.
-    let small = bytes.len() < i32::MAX as usize;
-    let mut batch = Batch {
-        slots: [[_mm256_setzero_ps(); 4]; BATCH],
-        joints: [0; BATCH],
-        lanes: [0; BATCH],
-        len: 0,
+    let [ha, hb] = keys.headers;
+    let groups = count.div_ceil(4);
+    let len = bytes.len();
+    // Every track table entry and segment header of the groups, checked once here (a file that
+    // passed validation always passes); the key reads are checked per pair of groups.
+    let inside = |at: usize, size: usize| {
+        groups
+            .checked_mul(size)
+            .and_then(|n| n.checked_add(at))
+            .is_some_and(|end| end <= len)
     };
-    for g in 0..count.div_ceil(4) {
-        let lanes = (count - 4 * g).min(4);
-        let [ha, hb] = keys.headers;
-        let a = read_header(bytes, ha, keys.ranges);
-        let b = if across {
-            read_header(bytes, hb, keys.ranges)
-        } else {
-            a
-        };
-        let fast = small
-            && match (
-                bytes
-                    .get(table..)
-                    .and_then(|t| t.first_chunk::<GROUP3_TABLE>()),
-                a,
-                b,
-            ) {
-                (Some(t), Some(a), Some(b)) => {
-                    let (ka, kb) = (bit_a, if pair { bit_b } else { bit_a });
-                    let reach = |bit: usize| (bit >> 3) + REACH <= bytes.len();
-                    let raw = raw_codes(a.0) || (across && raw_codes(b.0));
-                    if raw || !reach(ka.max(kb)) {
-                        false
-                    } else {
-                        #[cfg(test)]
-                        FAST_GROUPS.set(FAST_GROUPS.get() + 1);
-                        let (r, [na, nb]) = group(bytes, t, a, b, [ka, kb]);
-                        let k = batch.len;
-                        batch.slots[k] = r;
-                        batch.joints[k] =
-                            u64::from_le_bytes(*t.first_chunk::<8>().unwrap_or(&[0xFF; 8]));
-                        batch.lanes[k] = lanes as u8;
-                        batch.len += 1;
-                        if batch.len == BATCH {
-                            batch.flush(pair, keys.alpha, out);
+    let all_inside = inside(table, GROUP3_TABLE) && inside(ha, header) && inside(hb, header);
+    let reach = |bit: usize| {
+        (bit >> 3)
+            .checked_add(PAIR_REACH)
+            .is_some_and(|end| end <= len)
+    };
+    let p = bytes.as_ptr();
+    let mut then = Some(then);
+    let pairs = groups.div_ceil(2);
+    let mut first = 0;
+    while first < pairs {
+        let end = (first + PAIRS).min(pairs);
+        // Read every pair of this batch, then rebuild, interpolate and write them: the square
+        // roots and divisions of several pairs overlap instead of each pair ending in a wait.
+        let mut pending = [const { MaybeUninit::<Pending>::uninit() }; PAIRS];
+        let mut n = 0;
+        for pi in first..end {
+            // Two groups on the eight lanes: group g in lanes 0-3, group g + 1 in lanes 4-7
+            // (group g again when g is the last: its second half is read but not written).
+            let g = 2 * pi;
+            let second = g + 1 < groups;
+            let g2 = g + usize::from(second);
+            let lanes = [
+                (count - 4 * g).min(4),
+                if second { (count - 4 * g2).min(4) } else { 0 },
+            ];
+            let at = |base: usize, size: usize| [base + g * size, base + g2 * size];
+            let (t, ga, gb) = (at(table, GROUP3_TABLE), at(ha, header), at(hb, header));
+            let (start_a, start_b) = (bit_a, bit_b);
+            let mut fast = all_inside && reach(bit_a) && (!pair || reach(bit_b));
+            if fast {
+                // Key A, then key B (with its own constants only across two segments): one call
+                // site each, so each is inlined once.
+                let mut read = [[_mm256_setzero_ps(); 4]; 2];
+                let mut c = MaybeUninit::<Constants>::uninit();
+                for (k, read) in read.iter_mut().enumerate().take(1 + usize::from(pair)) {
+                    if k == 0 || across {
+                        let h = if k == 0 { ga } else { gb };
+                        // SAFETY: `all_inside`: the entries and headers are in `bytes`.
+                        let new = unsafe { Constants::new(p, t, h, ranges) };
+                        if new.raw {
+                            fast = false;
+                            break;
                         }
-                        bit_a += na;
-                        if pair {
-                            bit_b += nb;
-                        }
-                        true
+                        c.write(new);
                     }
+                    // SAFETY: written at k = 0 (and again at k = 1 across segments).
+                    let c = unsafe { c.assume_init_ref() };
+                    let bit = if k == 0 { &mut bit_a } else { &mut bit_b };
+                    // SAFETY: `reach` of the key's first bit.
+                    let (slots, bits) = unsafe { c.read_key(p, *bit, second) };
+                    *bit += bits;
+                    *read = slots;
                 }
-                _ => false,
-            };
-        if !fast {
-            decode_group3(bytes, table, &keys, [&mut bit_a, &mut bit_b], lanes, out);
+                if fast {
+                    #[cfg(test)]
+                    FAST_GROUPS.set(FAST_GROUPS.get() + 1 + usize::from(second));
+                    pending[n].write(Pending {
+                        keys: read,
+                        // SAFETY: `all_inside`.
+                        joints: unsafe { t.map(|t| p.add(t).cast::<u64>().read_unaligned()) },
+                        lanes,
+                    });
+                    n += 1;
+                }
+            }
+            if !fast {
+                (bit_a, bit_b) = (start_a, start_b);
+                for k in 0..1 + usize::from(second) {
+                    let keys = Keys {
+                        headers: [ga[k], gb[k]],
+                        ..keys
+                    };
+                    decode_group3(bytes, t[k], &keys, [&mut bit_a, &mut bit_b], lanes[k], out);
+                }
+            }
         }
-        table += GROUP3_TABLE;
-        keys.headers = [ha + header, hb + header];
-    }
-    then(out, [bit_a, bit_b]);
-    batch.flush(pair, keys.alpha, out);
-}
-
-/// A group's code words and its three slots' range bytes (`qmin` of the four lanes, then
-/// `qext`); without segment ranges `qmin = 0` and `qext = 255`.
-#[inline(always)]
-fn read_header(bytes: &[u8], at: usize, ranges: bool) -> Option<(u64, [u64; 3])> {
-    const NO_RANGES: u64 = 0xFFFF_FFFF_0000_0000;
-    let word = |h: &[u8], k: usize| {
-        h.get(k..)
-            .and_then(|w| w.first_chunk::<8>())
-            .map(|w| u64::from_le_bytes(*w))
-    };
-    let h = bytes.get(at..)?;
-    if ranges {
-        Some((
-            word(h, 0)?,
-            [word(h, 8)?, word(h, 16)?, word(h, GROUP3_HEADER - 8)?],
-        ))
-    } else {
-        Some((word(h, 0)?, [NO_RANGES; 3]))
-    }
-}
-
-/// Decodes one group: key A at bit `bits[0]` with header `a`, key B at `bits[1]` with header `b`
-/// (the same as A's within one segment); returns the dequantised slots and the dropped component
-/// of each lane (key A in lanes 0-3, key B in 4-7) for [`rebuild`], and the bits of the group in
-/// each key.
-#[target_feature(enable = "avx2")]
-#[inline]
-fn group(
-    bytes: &[u8],
-    table: &[u8; GROUP3_TABLE],
-    (codes_a, ranges_a): (u64, [u64; 3]),
-    (codes_b, ranges_b): (u64, [u64; 3]),
-    bits: [usize; 2],
-) -> ([__m256; 4], [usize; 2]) {
-    let zero = _mm256_setzero_si256();
-    // The eight code words: key A's four lanes, then key B's.
-    let words = _mm256_cvtepu16_epi32(_mm_set_epi64x(codes_b as i64, codes_a as i64));
-    let fifteen = _mm256_set1_epi32(15);
-    let mut offset = [_mm256_setzero_ps(); 3];
-    let mut scale = [_mm256_setzero_ps(); 3];
-    let mut mask = [zero; 3];
-    let mut width = [zero; 3];
-    let t = CODE_SCALE;
-    let scale_lo = _mm256_setr_ps(t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7]);
-    let scale_hi = _mm256_setr_ps(t[8], t[9], t[10], t[11], t[12], t[13], t[14], t[15]);
-    // qmin of A, qmin of B, qext of A, qext of B.
-    let order = _mm_setr_epi8(0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 12, 13, 14, 15);
-    for s in 0..3 {
-        let code = _mm256_and_si256(
-            _mm256_srl_epi32(words, _mm_cvtsi32_si128(4 * s as i32)),
-            fifteen,
-        );
-        let none = _mm256_cmpeq_epi32(code, zero);
-        let w = _mm256_andnot_si256(none, _mm256_add_epi32(code, _mm256_set1_epi32(2)));
-        // CODE_SCALE[code]: two in-register table lookups (the low three bits of the code pick
-        // an entry of each half) and a blend on the fourth bit.
-        let inv = _mm256_blendv_ps(
-            _mm256_permutevar8x32_ps(scale_lo, code),
-            _mm256_permutevar8x32_ps(scale_hi, code),
-            _mm256_castsi256_ps(_mm256_cmpgt_epi32(code, _mm256_set1_epi32(7))),
-        );
-        let mid = _mm256_and_ps(_mm256_castsi256_ps(none), _mm256_set1_ps(0.5));
-        mask[s] = _mm256_sub_epi32(
-            _mm256_sllv_epi32(_mm256_set1_epi32(1), w),
-            _mm256_set1_epi32(1),
-        );
-        width[s] = w;
-        let r = _mm_shuffle_epi8(
-            _mm_set_epi64x(ranges_b[s] as i64, ranges_a[s] as i64),
-            order,
-        );
-        let qmin = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(r));
-        let qext = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128::<8>(r)));
-        let min = _mm256_broadcast_ps(&f32x4(table, 8 + 16 * s));
-        let step = _mm256_broadcast_ps(&f32x4(table, 56 + 16 * s));
-        // offset = min + step * (qmin + qext * mid); scale = step * qext * inv (`slot_params`).
-        offset[s] = _mm256_add_ps(
-            min,
-            _mm256_mul_ps(step, _mm256_add_ps(qmin, _mm256_mul_ps(qext, mid))),
-        );
-        scale[s] = _mm256_mul_ps(_mm256_mul_ps(step, qext), inv);
-    }
-    // Where each lane starts within its key: an exclusive prefix sum within each half.
-    let s2 = _mm256_add_epi32(width[0], width[1]);
-    let lane_bits = _mm256_add_epi32(s2, width[2]);
-    let inc = _mm256_add_epi32(lane_bits, _mm256_slli_si256::<4>(lane_bits));
-    let inc = _mm256_add_epi32(inc, _mm256_slli_si256::<8>(inc));
-    let start = _mm256_slli_si256::<4>(inc);
-    let totals = [
-        _mm256_extract_epi32::<3>(inc) as usize,
-        _mm256_extract_epi32::<7>(inc) as usize,
-    ];
-    // Each lane's first bit from the byte of its key's first bit, split into a byte and a shift.
-    let [ka, kb] = bits;
-    let rel = _mm256_add_epi32(
-        start,
-        _mm256_setr_epi32(
-            (ka & 7) as i32,
-            (ka & 7) as i32,
-            (ka & 7) as i32,
-            (ka & 7) as i32,
-            (kb & 7) as i32,
-            (kb & 7) as i32,
-            (kb & 7) as i32,
-            (kb & 7) as i32,
-        ),
-    );
-    let index = _mm256_add_epi32(
-        _mm256_srli_epi32::<3>(rel),
-        _mm256_setr_epi32(
-            (ka >> 3) as i32,
-            (ka >> 3) as i32,
-            (ka >> 3) as i32,
-            (ka >> 3) as i32,
-            (kb >> 3) as i32,
-            (kb >> 3) as i32,
-            (kb >> 3) as i32,
-            (kb >> 3) as i32,
-        ),
-    );
-    let shift = _mm256_and_si256(rel, _mm256_set1_epi32(7));
-    // Lane starts grow within each half: lanes 3 and 7 read furthest in their keys.
-    debug_assert!(
+        if end == pairs
+            && let Some(then) = then.take()
         {
-            let end = |k: usize, start: i32| (k >> 3) + ((k & 7) + start as usize) / 8 + 8;
-            end(ka, _mm256_extract_epi32::<3>(start)) <= bytes.len()
-                && end(kb, _mm256_extract_epi32::<7>(start)) <= bytes.len()
-        },
-        "a key read past the end of the bytes"
-    );
-    // SAFETY: every index is at most `REACH - 8` bytes past its key's first byte, and the caller
-    // checked that `REACH` bytes from there are in `bytes` (whose length is below i32::MAX).
-    let (wa, wb) = unsafe {
-        let p = bytes.as_ptr().cast::<i64>();
-        (
-            _mm256_i32gather_epi64::<1>(p, _mm256_castsi256_si128(index)),
-            _mm256_i32gather_epi64::<1>(p, _mm256_extracti128_si256::<1>(index)),
-        )
-    };
-    // The three slots: each word shifted by its lane's shift plus the slot's offset in the lane,
-    // then the low 32 bits of the eight words packed back in lane order and masked.
-    let cut = |by: __m256i, m: __m256i| {
-        let a = _mm256_srlv_epi64(wa, _mm256_cvtepu32_epi64(_mm256_castsi256_si128(by)));
-        let b = _mm256_srlv_epi64(wb, _mm256_cvtepu32_epi64(_mm256_extracti128_si256::<1>(by)));
-        // Low dwords: a0 a1 b0 b1 | a2 a3 b2 b3, then the 64-bit pairs put in order.
-        let lo = _mm256_castps_si256(_mm256_shuffle_ps::<0b10_00_10_00>(
-            _mm256_castsi256_ps(a),
-            _mm256_castsi256_ps(b),
-        ));
-        _mm256_and_si256(_mm256_permute4x64_epi64::<0b11_01_10_00>(lo), m)
-    };
-    let q = [
-        cut(shift, mask[0]),
-        cut(_mm256_add_epi32(shift, width[0]), mask[1]),
-        cut(_mm256_add_epi32(shift, s2), mask[2]),
-    ];
-    let v = |s: usize| _mm256_add_ps(offset[s], _mm256_mul_ps(scale[s], _mm256_cvtepi32_ps(q[s])));
-    // The slots, and the dropped component of each lane (bits 12-13 of its code word); the
-    // rebuild waits for the batch.
-    let drops = _mm256_and_si256(_mm256_srli_epi32::<12>(words), _mm256_set1_epi32(3));
-    ([v(0), v(1), v(2), _mm256_castsi256_ps(drops)], totals)
+            // The translations and scales, read while the last batch's rotations finish.
+            then(out, [bit_a, bit_b]);
+        }
+        for w in &pending[..n] {
+            // SAFETY: the first `n` are written.
+            let w = unsafe { w.assume_init_ref() };
+            let a = rebuild(w.keys[0]);
+            let q = if pair {
+                nlerp8(a, rebuild(w.keys[1]), keys.alpha)
+            } else {
+                a
+            };
+            scatter(
+                q.map(|v| _mm256_castps256_ps128(v)),
+                w.joints[0],
+                w.lanes[0],
+                out,
+            );
+            scatter(
+                q.map(|v| _mm256_extractf128_ps::<1>(v)),
+                w.joints[1],
+                w.lanes[1],
+                out,
+            );
+        }
+        first = end;
+    }
+    if let Some(then) = then {
+        then(out, [bit_a, bit_b]);
+    }
+}
+
+/// The decoding constants of two groups in one segment (eight lanes: the first group's four
+/// tracks, then the second's): per slot `value = offset + scale * q` with `q` masked to its
+/// width, where each lane's bits start within its group, and the dropped components.
+#[derive(Clone, Copy)]
+struct Constants {
+    offset: [__m256; 3],
+    scale: [__m256; 3],
+    mask: [__m256i; 3],
+    /// The first bit of slots 1 and 2 within their lane, as 64-bit shifts of the first group's
+    /// lanes (`[.., 0]`) and of the second's (`[.., 1]`).
+    shift: [[__m256i; 2]; 2],
+    /// Each lane's first bit within its group.
+    start: __m256i,
+    /// Bits of each group in one key.
+    totals: [usize; 2],
+    drops: __m256,
+    /// Some slot is a raw float32 (these groups go to the portable decoder).
+    raw: bool,
+}
+
+impl Constants {
+    /// [`slot_params`](super::format::slot_params) on eight lanes, the same operations in the
+    /// same order, from the two groups' track table entries at `t` and segment headers at `h`
+    /// (byte offsets from `p`).
+    ///
+    /// # Safety
+    /// `t[k] + GROUP3_TABLE` and `h[k] + 8` (`+ GROUP3_HEADER` with `ranges`) bytes from `p` are
+    /// readable.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    unsafe fn new(p: *const u8, t: [usize; 2], h: [usize; 2], ranges: bool) -> Self {
+        let zero = _mm256_setzero_si256();
+        // SAFETY (every read below): inside the entries and headers, as the caller guarantees.
+        let codes = unsafe { h.map(|h| p.add(h).cast::<u64>().read_unaligned()) };
+        let words = _mm256_cvtepu16_epi32(_mm_set_epi64x(codes[1] as i64, codes[0] as i64));
+        let fifteen = _mm256_set1_epi32(15);
+        let c = CODE_SCALE;
+        let scale_lo = _mm256_setr_ps(c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]);
+        let scale_hi = _mm256_setr_ps(c[8], c[9], c[10], c[11], c[12], c[13], c[14], c[15]);
+        let mut offset = [_mm256_setzero_ps(); 3];
+        let mut scale = [_mm256_setzero_ps(); 3];
+        let mut mask = [zero; 3];
+        let mut width = [zero; 3];
+        let mut raw = zero;
+        for s in 0..3 {
+            let code = _mm256_and_si256(
+                _mm256_srl_epi32(words, _mm_cvtsi32_si128(4 * s as i32)),
+                fifteen,
+            );
+            raw = _mm256_or_si256(raw, _mm256_cmpeq_epi32(code, fifteen));
+            let none = _mm256_cmpeq_epi32(code, zero);
+            let w = _mm256_andnot_si256(none, _mm256_add_epi32(code, _mm256_set1_epi32(2)));
+            // CODE_SCALE[code]: two in-register table lookups (the low three bits of the code
+            // pick an entry of each half) and a blend on the fourth bit.
+            let inv = _mm256_blendv_ps(
+                _mm256_permutevar8x32_ps(scale_lo, code),
+                _mm256_permutevar8x32_ps(scale_hi, code),
+                _mm256_castsi256_ps(_mm256_cmpgt_epi32(code, _mm256_set1_epi32(7))),
+            );
+            let mid = _mm256_and_ps(_mm256_castsi256_ps(none), _mm256_set1_ps(0.5));
+            mask[s] = _mm256_sub_epi32(
+                _mm256_sllv_epi32(_mm256_set1_epi32(1), w),
+                _mm256_set1_epi32(1),
+            );
+            width[s] = w;
+            let (qmin, qext) = if ranges {
+                // Each group's 8 bytes of this slot: qmin of its four lanes, then qext; widened
+                // to [qmin | qext] and the halves of the two groups put in place.
+                let r = unsafe {
+                    h.map(|h| _mm256_cvtepu8_epi32(_mm_loadl_epi64(p.add(h + 8 + 8 * s).cast())))
+                };
+                (
+                    _mm256_cvtepi32_ps(_mm256_permute2x128_si256::<0x20>(r[0], r[1])),
+                    _mm256_cvtepi32_ps(_mm256_permute2x128_si256::<0x31>(r[0], r[1])),
+                )
+            } else {
+                (_mm256_setzero_ps(), _mm256_set1_ps(255.0))
+            };
+            let (min, step) = unsafe {
+                let f = |k: usize, at: usize| _mm_loadu_ps(p.add(t[k] + at).cast());
+                (
+                    _mm256_set_m128(f(1, 8 + 16 * s), f(0, 8 + 16 * s)),
+                    _mm256_set_m128(f(1, 56 + 16 * s), f(0, 56 + 16 * s)),
+                )
+            };
+            // offset = min + step * (qmin + qext * mid); scale = step * qext * inv.
+            offset[s] = _mm256_add_ps(
+                min,
+                _mm256_mul_ps(step, _mm256_add_ps(qmin, _mm256_mul_ps(qext, mid))),
+            );
+            scale[s] = _mm256_mul_ps(_mm256_mul_ps(step, qext), inv);
+        }
+        // Where each lane starts within its group: an exclusive prefix sum within each half.
+        let s2 = _mm256_add_epi32(width[0], width[1]);
+        let lane_bits = _mm256_add_epi32(s2, width[2]);
+        let inc = _mm256_add_epi32(lane_bits, _mm256_slli_si256::<4>(lane_bits));
+        let inc = _mm256_add_epi32(inc, _mm256_slli_si256::<8>(inc));
+        let start = _mm256_slli_si256::<4>(inc);
+        let totals = [
+            _mm256_extract_epi32::<3>(inc) as usize,
+            _mm256_extract_epi32::<7>(inc) as usize,
+        ];
+        // A slot's first bit within its lane, widened to 64-bit shifts per half.
+        let halves = |v: __m256i| {
+            [
+                _mm256_cvtepu32_epi64(_mm256_castsi256_si128(v)),
+                _mm256_cvtepu32_epi64(_mm256_extracti128_si256::<1>(v)),
+            ]
+        };
+        let drops = _mm256_and_si256(_mm256_srli_epi32::<12>(words), _mm256_set1_epi32(3));
+        Constants {
+            offset,
+            scale,
+            mask,
+            shift: [halves(width[0]), halves(s2)],
+            start,
+            totals,
+            drops: _mm256_castsi256_ps(drops),
+            raw: _mm256_movemask_epi8(raw) != 0,
+        }
+    }
+
+    /// The dequantised slots of the eight lanes in the key whose bits start at `bit` and their
+    /// dropped components (`[c0, c1, c2, drops]`, for [`rebuild`]), and the bits the groups take
+    /// (the first group's alone unless `second`).
+    ///
+    /// # Safety
+    /// [`PAIR_REACH`] bytes from byte `bit / 8` of `p` are readable.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    unsafe fn read_key(&self, p: *const u8, bit: usize, second: bool) -> ([__m256; 4], usize) {
+        // The second group starts where the first ends, at most 24 bytes in.
+        let (ka, kb) = (bit, bit + self.totals[0]);
+        let rel = _mm256_add_epi32(
+            self.start,
+            _mm256_setr_epi32(
+                (ka & 7) as i32,
+                (ka & 7) as i32,
+                (ka & 7) as i32,
+                (ka & 7) as i32,
+                (kb & 7) as i32,
+                (kb & 7) as i32,
+                (kb & 7) as i32,
+                (kb & 7) as i32,
+            ),
+        );
+        // SAFETY: both 32-byte reads end within PAIR_REACH bytes of byte `bit / 8`.
+        let (da, db) = unsafe {
+            (
+                _mm256_loadu_si256(p.add(ka >> 3).cast()),
+                _mm256_loadu_si256(p.add(kb >> 3).cast()),
+            )
+        };
+        // Each lane's 64 bits from its first bit, in 64-bit lanes: with `d` the 32-bit word
+        // holding the first bit and `r` the bit in it, `(words d, d+1) >> r | (words d+1, d+2)
+        // << (32 - r)`, the words put in place by in-register permutes.
+        let dword = _mm256_srli_epi32::<5>(rel);
+        let bit_in = _mm256_and_si256(rel, _mm256_set1_epi32(31));
+        let word64 = |data: __m256i, spread: __m256i| {
+            let lo = _mm256_add_epi32(
+                _mm256_permutevar8x32_epi32(dword, spread),
+                _mm256_setr_epi32(0, 1, 0, 1, 0, 1, 0, 1),
+            );
+            let hi = _mm256_add_epi32(lo, _mm256_set1_epi32(1));
+            let r = _mm256_and_si256(
+                _mm256_permutevar8x32_epi32(bit_in, spread),
+                _mm256_set1_epi64x(31),
+            );
+            _mm256_or_si256(
+                _mm256_srlv_epi64(_mm256_permutevar8x32_epi32(data, lo), r),
+                _mm256_sllv_epi64(
+                    _mm256_permutevar8x32_epi32(data, hi),
+                    _mm256_sub_epi64(_mm256_set1_epi64x(32), r),
+                ),
+            )
+        };
+        let wa = word64(da, _mm256_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3));
+        let wb = word64(db, _mm256_setr_epi32(4, 4, 5, 5, 6, 6, 7, 7));
+        // The three slots: each word shifted by the slot's offset in the lane, the low 32 bits of
+        // the eight words packed back in lane order, masked and dequantised.
+        let slot = |s: usize, a: __m256i, b: __m256i| {
+            // Low dwords: a0 a1 b0 b1 | a2 a3 b2 b3, then the 64-bit pairs put in order.
+            let lo = _mm256_castps_si256(_mm256_shuffle_ps::<0b10_00_10_00>(
+                _mm256_castsi256_ps(a),
+                _mm256_castsi256_ps(b),
+            ));
+            let q = _mm256_and_si256(_mm256_permute4x64_epi64::<0b11_01_10_00>(lo), self.mask[s]);
+            _mm256_add_ps(
+                self.offset[s],
+                _mm256_mul_ps(self.scale[s], _mm256_cvtepi32_ps(q)),
+            )
+        };
+        let shifted = |s: usize| {
+            slot(
+                s,
+                _mm256_srlv_epi64(wa, self.shift[s - 1][0]),
+                _mm256_srlv_epi64(wb, self.shift[s - 1][1]),
+            )
+        };
+        let bits = self.totals[0] + if second { self.totals[1] } else { 0 };
+        ([slot(0, wa, wb), shifted(1), shifted(2), self.drops], bits)
+    }
 }
 
 /// The rotations of decoded slots `[c0, c1, c2, drops]` (8 lanes): the dropped component rebuilt
@@ -356,69 +474,6 @@ fn rebuild([c0, c1, c2, drops]: [__m256; 4]) -> [__m256; 4] {
         return normalise_over(r, over);
     }
     r
-}
-
-/// Groups read but not yet rebuilt, interpolated and written: their 8-lane slots and drops (key A
-/// in lanes 0-3, key B in 4-7), joints and track count. Rebuilding and interpolating a batch after
-/// reading it lets the square roots and divisions of several groups overlap instead of ending each
-/// group with a wait.
-struct Batch {
-    slots: [[__m256; 4]; BATCH],
-    joints: [u64; BATCH],
-    lanes: [u8; BATCH],
-    len: usize,
-}
-
-/// Groups decoded before they are interpolated.
-const BATCH: usize = 8;
-
-impl Batch {
-    /// Interpolates (when `pair`) and writes every pending group, two groups on the 8 lanes of
-    /// one interpolation.
-    #[target_feature(enable = "avx2")]
-    #[inline]
-    fn flush(&mut self, pair: bool, alpha: f32, out: &mut [Transform]) {
-        let mut k = 0;
-        while k < self.len {
-            let r0 = rebuild(self.slots[k]);
-            let r1 = if k + 1 < self.len {
-                rebuild(self.slots[k + 1])
-            } else {
-                r0
-            };
-            // Key A of both groups, key B of both groups.
-            let a = [0, 1, 2, 3].map(|c| _mm256_permute2f128_ps::<0x20>(r0[c], r1[c]));
-            let q = if pair {
-                let b = [0, 1, 2, 3].map(|c| _mm256_permute2f128_ps::<0x31>(r0[c], r1[c]));
-                nlerp8(a, b, alpha)
-            } else {
-                a
-            };
-            scatter(
-                q.map(|v| _mm256_castps256_ps128(v)),
-                self.joints[k],
-                usize::from(self.lanes[k]),
-                out,
-            );
-            if k + 1 < self.len {
-                scatter(
-                    q.map(|v| _mm256_extractf128_ps::<1>(v)),
-                    self.joints[k + 1],
-                    usize::from(self.lanes[k + 1]),
-                    out,
-                );
-            }
-            k += 2;
-        }
-        self.len = 0;
-    }
-}
-
-/// Four little-endian f32 at `at` of a group's track table entry.
-#[inline(always)]
-fn f32x4(t: &[u8; GROUP3_TABLE], at: usize) -> __m128 {
-    let f = |k: usize| f32::from_le_bytes([t[at + k], t[at + k + 1], t[at + k + 2], t[at + k + 3]]);
-    __m128::from(Vec4::new(f(0), f(4), f(8), f(12)))
 }
 
 /// Lanes whose stored part was pushed past unit length by quantisation (bits of `over`),

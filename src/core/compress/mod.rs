@@ -12,6 +12,7 @@ mod decode_avx2;
 pub mod encode;
 pub mod format;
 pub mod metric;
+mod prefetch;
 pub mod quat_pack;
 pub mod settings;
 pub mod stream;
