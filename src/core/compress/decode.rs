@@ -98,27 +98,27 @@ impl CompressedClip {
         let sf = l.segment_frames.max(1);
         let s = (k0 / sf) as usize;
         let i = (k0 % sf) as usize;
-        // Before anything is read, every line the pose needs whose place the layout tells: the
-        // static pose and the track table (one run of bytes), and the segment table entries.
+        // The reads of a cold pose wait on each other: the segment table entry, then the
+        // segment's headers, then its keys. Asking for them (and for the first lines of the
+        // static pose and of the track table, which are then read in order) as soon as their
+        // places are known lets those misses overlap.
         let b = &self.bytes[..];
+        let entry = l.segment_table_at as usize + 4 * s;
+        prefetch(b, entry, entry + 8);
         prefetch(
             b,
             l.rest_translations_at as usize,
-            l.segment_table_at as usize,
+            l.rest_translations_at as usize + 1,
         );
-        let entry = l.segment_table_at as usize + 4 * s;
-        prefetch(b, entry, entry + 8);
+        prefetch(b, l.tracks_at[0] as usize, l.tracks_at[0] as usize + 1);
         if l.segment_count == 0 {
             self.write_static(out);
             return;
         }
         let a = self.segment_ref(s);
-        // Then the segment's headers and its two keys, as soon as its offset is known; their
-        // misses overlap the static pose written meanwhile.
-        let key_bytes = a.key_bits.div_ceil(8) + 8;
         prefetch(b, a.headers, a.data_bit / 8);
         let key = (a.data_bit + i * a.key_bits) / 8;
-        prefetch(b, key, key + 2 * key_bytes);
+        prefetch(b, key, key + 2 * (a.key_bits / 8 + 8));
         self.write_static(out);
         if alpha <= 0.0 {
             self.walk::<PORTABLE>(ONE_KEY, &a, i, &a, i, 0.0, out);
@@ -877,7 +877,7 @@ fn rebuild4([c0, c1, c2]: [Vec4; 3], drop: Vec4) -> [Vec4; 4] {
 /// Quantisation pushed the stored part of these lanes (bits of `over`) past unit length: their
 /// rotations (x, y, z, w lanes) normalised one by one, as [`rotation_from_slots`] does.
 #[cold]
-pub(super) fn normalise_lanes<const N: usize>(q: &mut [[f32; N]; 4], over: u32) {
+fn normalise_lanes<const N: usize>(q: &mut [[f32; N]; 4], over: u32) {
     for lane in (0..N).filter(|l| over & (1 << l) != 0) {
         let n = Quat::from_xyzw(q[0][lane], q[1][lane], q[2][lane], q[3][lane]).normalize();
         for (c, x) in q.iter_mut().zip(n.to_array()) {
@@ -1254,6 +1254,30 @@ mod tests {
             assert_eq!(FAST_GROUPS.get() - before, 3, "frame {frame}");
         }
         check_against_model(&c, &all_frames(&c, &[])).unwrap();
+    }
+
+    /// Three-bit rotations: quantisation pushes the stored part of some keys past unit length,
+    /// which the format normalises; the AVX2 decoder hands those pairs to the portable one.
+    #[test]
+    fn rotations_pushed_past_unit_length_decode_like_the_model() {
+        let clip = jumpy_clip(12, 60, 3, 0.9);
+        let settings = CompressSettings {
+            bits: BitRate::Fixed {
+                rotation_bits: 3,
+                translation_bits: 8,
+                scale_bits: 8,
+            },
+            ..CompressSettings::default()
+        };
+        let c = compress(&clip, &settings).unwrap().clip;
+        #[cfg(target_arch = "x86_64")]
+        let before = crate::core::compress::decode_avx2::NORMALISED_PAIRS.get();
+        check_against_model(&c, &all_frames(&c, &[0.5])).unwrap();
+        #[cfg(target_arch = "x86_64")]
+        if crate::core::compress::decode_avx2::available() {
+            let after = crate::core::compress::decode_avx2::NORMALISED_PAIRS.get();
+            assert!(after > before, "no pair needed normalising");
+        }
     }
 
     #[test]

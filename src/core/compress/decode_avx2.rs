@@ -31,8 +31,7 @@ use std::sync::atomic::{AtomicU8, Ordering};
 use glam::{Quat, Vec4};
 
 use super::decode::{
-    GROUP3_HEADER, GROUP3_HEADER_NO_RANGES, GROUP3_TABLE, Keys, ONE_KEY, PAIR_ACROSS,
-    decode_group3, normalise_lanes,
+    GROUP3_HEADER, GROUP3_HEADER_NO_RANGES, GROUP3_TABLE, Keys, ONE_KEY, PAIR_ACROSS, decode_group3,
 };
 use super::format::CODE_SCALE;
 use crate::core::anim::Transform;
@@ -41,6 +40,9 @@ use crate::core::anim::Transform;
 thread_local! {
     /// Groups this thread decoded here (not handed to the portable decoder), for tests.
     pub(super) static FAST_GROUPS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    /// Pairs read here and decoded again by the portable decoder because a rebuilt rotation
+    /// needed normalising, for tests.
+    pub(super) static NORMALISED_PAIRS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
 /// Whether the CPU has AVX2: 0 not asked yet, 1 no, 2 yes.
@@ -96,12 +98,17 @@ const PAIRS: usize = 4;
 
 /// A pair of groups read but not yet rebuilt, interpolated and written: the dequantised slots
 /// and dropped components of key A and key B (`[c0, c1, c2, drops]`), the joints of each group's
-/// lanes (16 bits each) and how many lanes of each are tracks.
+/// lanes (16 bits each) and how many lanes of each are tracks; and where the pair was read from
+/// (track table entries, headers in key A's and key B's segments, first bits), for the portable
+/// decoder when a rebuilt rotation needs normalising.
 #[derive(Clone, Copy)]
 struct Pending {
     keys: [[__m256; 4]; 2],
     joints: [u64; 2],
     lanes: [usize; 2],
+    table: [usize; 2],
+    headers: [[usize; 2]; 2],
+    bits: [usize; 2],
 }
 
 #[target_feature(enable = "avx2")]
@@ -164,39 +171,37 @@ fn groups(
             let (start_a, start_b) = (bit_a, bit_b);
             let mut fast = all_inside && reach(bit_a) && (!pair || reach(bit_b));
             if fast {
-                // Key A, then key B (with its own constants only across two segments): one call
-                // site each, so each is inlined once.
-                let mut read = [[_mm256_setzero_ps(); 4]; 2];
-                let mut c = MaybeUninit::<Constants>::uninit();
-                for (k, read) in read.iter_mut().enumerate().take(1 + usize::from(pair)) {
-                    if k == 0 || across {
-                        let h = if k == 0 { ga } else { gb };
-                        // SAFETY: `all_inside`: the entries and headers are in `bytes`.
-                        let new = unsafe { Constants::new(p, t, h, ranges) };
-                        if new.raw {
-                            fast = false;
-                            break;
-                        }
-                        c.write(new);
+                // SAFETY: `all_inside`: the entries and headers are in `bytes`.
+                let c = unsafe { Constants::new(p, t, ga, ranges) };
+                let read = if c.raw {
+                    None
+                } else if across {
+                    // SAFETY: as above, and `reach` of both keys' first bits.
+                    unsafe { read_across(p, t, gb, ranges, &c, [&mut bit_a, &mut bit_b], second) }
+                } else {
+                    // SAFETY: `reach` of both keys' first bits. Keys of one segment have the
+                    // same widths, so the same bits.
+                    let (read, bits) = unsafe { c.read_keys(p, [bit_a, bit_b], pair, second) };
+                    bit_a += bits;
+                    bit_b += if pair { bits } else { 0 };
+                    Some(read)
+                };
+                match read {
+                    Some(read) => {
+                        #[cfg(test)]
+                        FAST_GROUPS.set(FAST_GROUPS.get() + 1 + usize::from(second));
+                        pending[n].write(Pending {
+                            keys: read,
+                            // SAFETY: `all_inside`.
+                            joints: unsafe { t.map(|t| p.add(t).cast::<u64>().read_unaligned()) },
+                            lanes,
+                            table: t,
+                            headers: [ga, gb],
+                            bits: [start_a, start_b],
+                        });
+                        n += 1;
                     }
-                    // SAFETY: written at k = 0 (and again at k = 1 across segments).
-                    let c = unsafe { c.assume_init_ref() };
-                    let bit = if k == 0 { &mut bit_a } else { &mut bit_b };
-                    // SAFETY: `reach` of the key's first bit.
-                    let (slots, bits) = unsafe { c.read_key(p, *bit, second) };
-                    *bit += bits;
-                    *read = slots;
-                }
-                if fast {
-                    #[cfg(test)]
-                    FAST_GROUPS.set(FAST_GROUPS.get() + 1 + usize::from(second));
-                    pending[n].write(Pending {
-                        keys: read,
-                        // SAFETY: `all_inside`.
-                        joints: unsafe { t.map(|t| p.add(t).cast::<u64>().read_unaligned()) },
-                        lanes,
-                    });
-                    n += 1;
+                    None => fast = false,
                 }
             }
             if !fast {
@@ -219,12 +224,17 @@ fn groups(
         for w in &pending[..n] {
             // SAFETY: the first `n` are written.
             let w = unsafe { w.assume_init_ref() };
-            let a = rebuild(w.keys[0]);
-            let q = if pair {
-                nlerp8(a, rebuild(w.keys[1]), keys.alpha)
+            let (a, over_a) = rebuild(w.keys[0]);
+            let (q, over) = if pair {
+                let (b, over_b) = rebuild(w.keys[1]);
+                (nlerp8(a, b, keys.alpha), over_a | over_b)
             } else {
-                a
+                (a, over_a)
             };
+            if over {
+                portable_pair(bytes, w, &keys, out);
+                continue;
+            }
             scatter(
                 q.map(|v| _mm256_castps256_ps128(v)),
                 w.joints[0],
@@ -243,6 +253,40 @@ fn groups(
     if let Some(then) = then {
         then(out, [bit_a, bit_b]);
     }
+}
+
+/// A pair of groups whose two keys lie in two segments: key A read with `ca`, key B with the
+/// constants of its own segment's headers `hb`. Advances both bit positions; `None` when key B's
+/// segment holds a raw float32 slot (the caller hands the pair to the portable decoder).
+///
+/// # Safety
+/// As for [`Constants::new`] with `hb`, and [`PAIR_REACH`] bytes from both keys' first bytes.
+#[target_feature(enable = "avx2")]
+#[inline(never)]
+unsafe fn read_across(
+    p: *const u8,
+    t: [usize; 2],
+    hb: [usize; 2],
+    ranges: bool,
+    ca: &Constants,
+    [bit_a, bit_b]: [&mut usize; 2],
+    second: bool,
+) -> Option<[[__m256; 4]; 2]> {
+    // SAFETY: as the caller guarantees.
+    let cb = unsafe { Constants::new(p, t, hb, ranges) };
+    if cb.raw {
+        return None;
+    }
+    // SAFETY: as the caller guarantees.
+    let ((a, na), (b, nb)) = unsafe {
+        (
+            ca.read_one(p, *bit_a, second),
+            cb.read_one(p, *bit_b, second),
+        )
+    };
+    *bit_a += na;
+    *bit_b += nb;
+    Some([a, b])
 }
 
 /// The decoding constants of two groups in one segment (eight lanes: the first group's four
@@ -367,15 +411,37 @@ impl Constants {
         }
     }
 
-    /// The dequantised slots of the eight lanes in the key whose bits start at `bit` and their
-    /// dropped components (`[c0, c1, c2, drops]`, for [`rebuild`]), and the bits the groups take
-    /// (the first group's alone unless `second`).
+    /// The dequantised slots of the eight lanes in key A (and key B when `pair`), whose bits
+    /// start at `bits`, and their dropped components (`[c0, c1, c2, drops]`, for [`rebuild`]),
+    /// and the bits the groups take in one key (the first group's alone unless `second`).
+    ///
+    /// # Safety
+    /// [`PAIR_REACH`] bytes from byte `bits[k] / 8` of `p` are readable for each key read.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    unsafe fn read_keys(
+        &self,
+        p: *const u8,
+        bits: [usize; 2],
+        pair: bool,
+        second: bool,
+    ) -> ([[__m256; 4]; 2], usize) {
+        let mut read = [[_mm256_setzero_ps(); 4]; 2];
+        let mut n = 0;
+        for (bit, read) in bits.into_iter().zip(&mut read).take(1 + usize::from(pair)) {
+            // SAFETY: as the caller guarantees.
+            (*read, n) = unsafe { self.read_one(p, bit, second) };
+        }
+        (read, n)
+    }
+
+    /// [`Self::read_keys`] of one key.
     ///
     /// # Safety
     /// [`PAIR_REACH`] bytes from byte `bit / 8` of `p` are readable.
     #[target_feature(enable = "avx2")]
     #[inline]
-    unsafe fn read_key(&self, p: *const u8, bit: usize, second: bool) -> ([__m256; 4], usize) {
+    unsafe fn read_one(&self, p: *const u8, bit: usize, second: bool) -> ([__m256; 4], usize) {
         // The second group starts where the first ends, at most 24 bytes in.
         let (ka, kb) = (bit, bit + self.totals[0]);
         let rel = _mm256_add_epi32(
@@ -450,10 +516,12 @@ impl Constants {
 }
 
 /// The rotations of decoded slots `[c0, c1, c2, drops]` (8 lanes): the dropped component rebuilt
-/// as `sqrt(max(0, 1 - ((c0² + c1²) + c2²)))` and placed; x, y, z, w.
+/// as `sqrt(max(0, 1 - ((c0² + c1²) + c2²)))` and placed; x, y, z, w. The flag is set when some
+/// lane's stored part is past unit length (quantisation pushed it there), which the format
+/// normalises: the caller decodes such a pair again with the portable decoder.
 #[target_feature(enable = "avx2")]
 #[inline]
-fn rebuild([c0, c1, c2, drops]: [__m256; 4]) -> [__m256; 4] {
+fn rebuild([c0, c1, c2, drops]: [__m256; 4]) -> ([__m256; 4], bool) {
     let sum = _mm256_add_ps(
         _mm256_add_ps(_mm256_mul_ps(c0, c0), _mm256_mul_ps(c1, c1)),
         _mm256_mul_ps(c2, c2),
@@ -468,26 +536,32 @@ fn rebuild([c0, c1, c2, drops]: [__m256; 4]) -> [__m256; 4] {
     let y = _mm256_blendv_ps(_mm256_blendv_ps(c1, d, is1), c0, is0);
     let z = _mm256_blendv_ps(_mm256_blendv_ps(c1, d, is2), c2, is3);
     let w = _mm256_blendv_ps(c2, d, is3);
-    let r = [x, y, z, w];
     let over = _mm256_movemask_ps(_mm256_cmp_ps::<_CMP_LT_OQ>(w2, _mm256_setzero_ps()));
-    if over != 0 {
-        return normalise_over(r, over);
-    }
-    r
+    ([x, y, z, w], over != 0)
 }
 
-/// Lanes whose stored part was pushed past unit length by quantisation (bits of `over`),
-/// normalised by the portable decoder's [`normalise_lanes`].
+/// A pending pair decoded again, group by group, by the portable decoder (which normalises the
+/// lanes whose stored part is past unit length), from where it was read.
 #[cold]
-#[target_feature(enable = "avx2")]
-fn normalise_over(q: [__m256; 4], over: i32) -> [__m256; 4] {
-    let mut lanes = q.map(|v| {
-        let (lo, hi) = (_mm256_castps256_ps128(v), _mm256_extractf128_ps::<1>(v));
-        let (lo, hi) = (Vec4::from(lo).to_array(), Vec4::from(hi).to_array());
-        [lo[0], lo[1], lo[2], lo[3], hi[0], hi[1], hi[2], hi[3]]
-    });
-    normalise_lanes(&mut lanes, over as u32);
-    lanes.map(|a| _mm256_setr_ps(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]))
+#[inline(never)]
+fn portable_pair(bytes: &[u8], w: &Pending, keys: &Keys, out: &mut [Transform]) {
+    #[cfg(test)]
+    NORMALISED_PAIRS.set(NORMALISED_PAIRS.get() + 1);
+    let [mut bit_a, mut bit_b] = w.bits;
+    for k in 0..1 + usize::from(w.lanes[1] > 0) {
+        let keys = Keys {
+            headers: [w.headers[0][k], w.headers[1][k]],
+            ..*keys
+        };
+        decode_group3(
+            bytes,
+            w.table[k],
+            &keys,
+            [&mut bit_a, &mut bit_b],
+            w.lanes[k],
+            out,
+        );
+    }
 }
 
 /// `anim::nlerp` on eight pairs of rotations (x, y, z, w lanes), the same operations in the
