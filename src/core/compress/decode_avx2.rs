@@ -104,6 +104,7 @@ const PAIRS: usize = 4;
 #[derive(Clone, Copy)]
 struct Pending {
     keys: [[__m256; 4]; 2],
+    over: bool,
     joints: [u64; 2],
     lanes: [usize; 2],
     table: [usize; 2],
@@ -190,8 +191,12 @@ fn groups(
                     Some(read) => {
                         #[cfg(test)]
                         FAST_GROUPS.set(FAST_GROUPS.get() + 1 + usize::from(second));
+                        // Rebuilt here, so the square roots overlap the next pair's reads.
+                        let (a, over_a) = rebuild(read[0]);
+                        let (b, over_b) = if pair { rebuild(read[1]) } else { (a, false) };
                         pending[n].write(Pending {
-                            keys: read,
+                            keys: [a, b],
+                            over: over_a | over_b,
                             // SAFETY: `all_inside`.
                             joints: unsafe { t.map(|t| p.add(t).cast::<u64>().read_unaligned()) },
                             lanes,
@@ -221,20 +226,23 @@ fn groups(
             // The translations and scales, read while the last batch's rotations finish.
             then(out, [bit_a, bit_b]);
         }
+        // Interpolated in a loop of their own, so that the short chains of several pairs (the
+        // nlerp's square root and division) are in flight together; then written.
+        if pair {
+            for w in &mut pending[..n] {
+                // SAFETY: the first `n` are written.
+                let w = unsafe { w.assume_init_mut() };
+                w.keys[0] = nlerp8(w.keys[0], w.keys[1], keys.alpha);
+            }
+        }
         for w in &pending[..n] {
             // SAFETY: the first `n` are written.
             let w = unsafe { w.assume_init_ref() };
-            let (a, over_a) = rebuild(w.keys[0]);
-            let (q, over) = if pair {
-                let (b, over_b) = rebuild(w.keys[1]);
-                (nlerp8(a, b, keys.alpha), over_a | over_b)
-            } else {
-                (a, over_a)
-            };
-            if over {
+            if w.over {
                 portable_pair(bytes, w, &keys, out);
                 continue;
             }
+            let q = w.keys[0];
             scatter(
                 q.map(|v| _mm256_castps256_ps128(v)),
                 w.joints[0],
@@ -575,21 +583,31 @@ fn nlerp8(a: [__m256; 4], b: [__m256; 4], t: f32) -> [__m256; 4] {
     let mul = |x: __m256, y: __m256| _mm256_mul_ps(x, y);
     // Quat::dot groups (x + z) + (y + w).
     let dot = add(add(mul(ax, bx), mul(az, bz)), add(mul(ay, by), mul(aw, bw)));
-    let flip = _mm256_cmp_ps::<_CMP_LT_OQ>(dot, _mm256_setzero_ps());
-    let minus = _mm256_set1_ps(-1.0);
-    let neg = |v: __m256| _mm256_blendv_ps(v, mul(v, minus), flip);
+    // `-b` where the dot is negative: the sign bit flipped (the same bits as `b * -1.0` for
+    // the finite values a file holds).
+    let flip = _mm256_and_ps(
+        _mm256_cmp_ps::<_CMP_LT_OQ>(dot, _mm256_setzero_ps()),
+        _mm256_set1_ps(-0.0),
+    );
+    let neg = |v: __m256| _mm256_xor_ps(v, flip);
     let (bx, by, bz, bw) = (neg(bx), neg(by), neg(bz), neg(bw));
     let (s, t) = (_mm256_set1_ps(1.0 - t), _mm256_set1_ps(t));
     let lerp = |a: __m256, b: __m256| add(mul(a, s), mul(b, t));
     let (qx, qy, qz, qw) = (lerp(ax, bx), lerp(ay, by), lerp(az, bz), lerp(aw, bw));
     let len2 = add(add(mul(qx, qx), mul(qz, qz)), add(mul(qy, qy), mul(qw, qw)));
     let r = _mm256_div_ps(_mm256_set1_ps(1.0), _mm256_sqrt_ps(len2));
+    let q = [mul(qx, r), mul(qy, r), mul(qz, r), mul(qw, r)];
     let ok = _mm256_cmp_ps::<_CMP_GT_OQ>(len2, _mm256_setzero_ps());
+    if _mm256_movemask_ps(ok) == 0xFF {
+        return q;
+    }
+    // Opposite rotations cancelled: `a` is kept, as `anim::nlerp` does.
+    let keep = |a: __m256, q: __m256| _mm256_blendv_ps(a, q, ok);
     [
-        _mm256_blendv_ps(ax, mul(qx, r), ok),
-        _mm256_blendv_ps(ay, mul(qy, r), ok),
-        _mm256_blendv_ps(az, mul(qz, r), ok),
-        _mm256_blendv_ps(aw, mul(qw, r), ok),
+        keep(ax, q[0]),
+        keep(ay, q[1]),
+        keep(az, q[2]),
+        keep(aw, q[3]),
     ]
 }
 
