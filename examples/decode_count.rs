@@ -10,12 +10,13 @@
 //! valgrind --tool=callgrind $B uncompressed /tmp/tlc cmu_01_01 10000
 //! ```
 //! (difference of the two totals) / 10000 = instructions per pose. The times are the bench's: 256
-//! golden-ratio times over the clip, never on a frame, cycled. Two more modes:
+//! golden-ratio times over the clip, never on a frame, cycled. More modes:
 //! `$B time /tmp/tlc CLIP ROUNDS` (paired wall-clock timing, medians) and
-//! `$B cold /tmp/tlc CLIP N` (the bench's cold paired timing, N poses a side; with
-//! `WARM_CODE=OTHER` a pose of clip OTHER is decoded after the eviction, so only the data is cold),
+//! `$B cold /tmp/tlc CLIP N` (the bench's cold paired timing, N poses a side, twice the
+//! last-level cache streamed before each pose as the bench does; with `WARM_CODE=OTHER` a pose of
+//! clip OTHER is decoded after the eviction, so only the data is cold),
 //! `$B checksum /tmp/tlc CLIP N` (a hash of the decoded poses, to check that two builds decode
-//! the same bits).
+//! the same bits), `$B info /tmp/tlc CLIP 0` (joints, tracks, segments of the file).
 
 use std::hint::black_box;
 use std::path::Path;

@@ -17,8 +17,13 @@
 //! - the dequantisation, the rebuild of the dropped component (placed with blends) and the nlerp
 //!   on 8 lanes; the rotations written to their joints.
 //!
-//! A pair of groups whose slots include a raw float32, or whose key reads would reach past the
-//! end of the file, is handed to the portable decoder group by group.
+//! A pair of groups whose slots include a raw float32, whose key reads would reach past the end
+//! of the file, or with a rebuilt rotation whose stored part is past unit length (which the format
+//! normalises), is handed to the portable decoder group by group.
+//!
+//! The track table entries and segment headers of every group are checked against the file's
+//! length once per pose, and each pair's key reads before they are made; the loads inside use raw
+//! pointers on those checks (each `unsafe` block names the check it rests on).
 //!
 //! [`slot_params`]: super::format::slot_params
 //! [`rotation_from_slots`]: super::format::rotation_from_slots
@@ -93,22 +98,22 @@ const REACH: usize = 32;
 /// second group starts at most `(7 + 4 * 48) / 8 = 24` bytes in.
 const PAIR_REACH: usize = 24 + REACH;
 
-/// Pairs of groups read before they are rebuilt and interpolated (32 tracks).
+/// Pairs of groups read before they are interpolated (32 tracks).
 const PAIRS: usize = 4;
 
-/// A pair of groups read but not yet rebuilt, interpolated and written: the dequantised slots
-/// and dropped components of key A and key B (`[c0, c1, c2, drops]`), the joints of each group's
-/// lanes (16 bits each) and how many lanes of each are tracks; and where the pair was read from
-/// (track table entries, headers in key A's and key B's segments, first bits), for the portable
-/// decoder when a rebuilt rotation needs normalising.
+/// A pair of groups read and rebuilt but not yet interpolated and written: the rotations of key A
+/// and key B (x, y, z, w on eight lanes), whether some lane's stored part is past unit length,
+/// the joints of each group's lanes (16 bits each) and how many lanes of each are tracks; and
+/// where the pair was read from (its first group and the first bits of its keys), for the
+/// portable decoder when a rotation needs normalising.
 #[derive(Clone, Copy)]
 struct Pending {
     keys: [[__m256; 4]; 2],
     over: bool,
     joints: [u64; 2],
-    lanes: [usize; 2],
-    table: [usize; 2],
-    headers: [[usize; 2]; 2],
+    lanes: [u8; 2],
+    /// The pair's first group.
+    group: u32,
     bits: [usize; 2],
 }
 
@@ -153,7 +158,7 @@ fn groups(
     let mut first = 0;
     while first < pairs {
         let end = (first + PAIRS).min(pairs);
-        // Read every pair of this batch, then rebuild, interpolate and write them: the square
+        // Read and rebuild every pair of this batch, then interpolate and write them: the square
         // roots and divisions of several pairs overlap instead of each pair ending in a wait.
         let mut pending = [const { MaybeUninit::<Pending>::uninit() }; PAIRS];
         let mut n = 0;
@@ -199,9 +204,8 @@ fn groups(
                             over: over_a | over_b,
                             // SAFETY: `all_inside`.
                             joints: unsafe { t.map(|t| p.add(t).cast::<u64>().read_unaligned()) },
-                            lanes,
-                            table: t,
-                            headers: [ga, gb],
+                            lanes: lanes.map(|l| l as u8),
+                            group: g as u32,
                             bits: [start_a, start_b],
                         });
                         n += 1;
@@ -239,20 +243,24 @@ fn groups(
             // SAFETY: the first `n` are written.
             let w = unsafe { w.assume_init_ref() };
             if w.over {
-                portable_pair(bytes, w, &keys, out);
+                let g = w.group as usize;
+                let g2 = g + usize::from(w.lanes[1] > 0);
+                let at = |base: usize, size: usize| [base + g * size, base + g2 * size];
+                let place = [at(table, GROUP3_TABLE), at(ha, header), at(hb, header)];
+                portable_pair(bytes, w, place, &keys, out);
                 continue;
             }
             let q = w.keys[0];
             scatter(
                 q.map(|v| _mm256_castps256_ps128(v)),
                 w.joints[0],
-                w.lanes[0],
+                usize::from(w.lanes[0]),
                 out,
             );
             scatter(
                 q.map(|v| _mm256_extractf128_ps::<1>(v)),
                 w.joints[1],
-                w.lanes[1],
+                usize::from(w.lanes[1]),
                 out,
             );
         }
@@ -549,26 +557,27 @@ fn rebuild([c0, c1, c2, drops]: [__m256; 4]) -> ([__m256; 4], bool) {
 }
 
 /// A pending pair decoded again, group by group, by the portable decoder (which normalises the
-/// lanes whose stored part is past unit length), from where it was read.
+/// lanes whose stored part is past unit length), from where it was read: `place` holds its
+/// groups' track table entries and their headers in key A's and key B's segments.
 #[cold]
 #[inline(never)]
-fn portable_pair(bytes: &[u8], w: &Pending, keys: &Keys, out: &mut [Transform]) {
+fn portable_pair(
+    bytes: &[u8],
+    w: &Pending,
+    [table, ha, hb]: [[usize; 2]; 3],
+    keys: &Keys,
+    out: &mut [Transform],
+) {
     #[cfg(test)]
     NORMALISED_PAIRS.set(NORMALISED_PAIRS.get() + 1);
     let [mut bit_a, mut bit_b] = w.bits;
     for k in 0..1 + usize::from(w.lanes[1] > 0) {
         let keys = Keys {
-            headers: [w.headers[0][k], w.headers[1][k]],
+            headers: [ha[k], hb[k]],
             ..*keys
         };
-        decode_group3(
-            bytes,
-            w.table[k],
-            &keys,
-            [&mut bit_a, &mut bit_b],
-            w.lanes[k],
-            out,
-        );
+        let lanes = usize::from(w.lanes[k]);
+        decode_group3(bytes, table[k], &keys, [&mut bit_a, &mut bit_b], lanes, out);
     }
 }
 
