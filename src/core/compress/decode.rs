@@ -1217,18 +1217,22 @@ mod tests {
         frames
     }
 
+    /// Default settings with fixed widths (rotation, translation, scale bits).
+    fn fixed_bits(rotation_bits: u8, translation_bits: u8, scale_bits: u8) -> CompressSettings {
+        CompressSettings {
+            bits: BitRate::Fixed {
+                rotation_bits,
+                translation_bits,
+                scale_bits,
+            },
+            ..CompressSettings::default()
+        }
+    }
+
     #[test]
     fn jumpy_clip_with_scales_decodes_like_the_model() {
         let clip = jumpy_clip(6, 70, 7, 0.9);
-        let settings = CompressSettings {
-            bits: BitRate::Fixed {
-                rotation_bits: 8,
-                translation_bits: 12,
-                scale_bits: 6,
-            },
-            ..CompressSettings::default()
-        };
-        let c = compress(&clip, &settings).unwrap().clip;
+        let c = compress(&clip, &fixed_bits(8, 12, 6)).unwrap().clip;
         assert!(c.has_scale());
         check_against_model(&c, &all_frames(&c, &[])).unwrap();
     }
@@ -1261,15 +1265,7 @@ mod tests {
     #[test]
     fn rotations_pushed_past_unit_length_decode_like_the_model() {
         let clip = jumpy_clip(12, 60, 3, 0.9);
-        let settings = CompressSettings {
-            bits: BitRate::Fixed {
-                rotation_bits: 3,
-                translation_bits: 8,
-                scale_bits: 8,
-            },
-            ..CompressSettings::default()
-        };
-        let c = compress(&clip, &settings).unwrap().clip;
+        let c = compress(&clip, &fixed_bits(3, 8, 8)).unwrap().clip;
         #[cfg(target_arch = "x86_64")]
         let before = crate::core::compress::decode_avx2::NORMALISED_PAIRS.get();
         check_against_model(&c, &all_frames(&c, &[0.5])).unwrap();
@@ -1287,15 +1283,7 @@ mod tests {
         // Fixed widths, so no slot is a raw float32 (a pair holding one goes to the portable
         // decoder: `raw_slots_decode_like_the_model`).
         let clip = jumpy_clip(41, 40, 5, 0.6);
-        let settings = CompressSettings {
-            bits: BitRate::Fixed {
-                rotation_bits: 12,
-                translation_bits: 10,
-                scale_bits: 8,
-            },
-            ..CompressSettings::default()
-        };
-        let c = compress(&clip, &settings).unwrap().clip;
+        let c = compress(&clip, &fixed_bits(12, 10, 8)).unwrap().clip;
         assert_eq!(c.rotation_format(), RotationFormat::DropW);
         check_against_model(&c, &all_frames(&c, &[0.3, 0.7])).unwrap();
         #[cfg(target_arch = "x86_64")]
