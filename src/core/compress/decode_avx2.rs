@@ -140,17 +140,15 @@ fn groups(
     let len = bytes.len();
     // Every track table entry and segment header of the groups, checked once here (a file that
     // passed validation always passes); the key reads are checked per pair of groups.
-    let inside = |at: usize, size: usize| {
-        groups
-            .checked_mul(size)
-            .and_then(|n| n.checked_add(at))
-            .is_some_and(|end| end <= len)
-    };
+    // (Offsets and counts come from a validated layout, far below `usize::MAX`.)
+    let inside = |at: usize, size: usize| at.saturating_add(groups * size) <= len;
     let all_inside = inside(table, GROUP3_TABLE) && inside(ha, header) && inside(hb, header);
-    let reach = |bit: usize| {
-        (bit >> 3)
-            .checked_add(PAIR_REACH)
-            .is_some_and(|end| end <= len)
+    let reach = |bit: usize| (bit >> 3).saturating_add(PAIR_REACH) <= len;
+    // Where groups g and g2 lie: their track table entries, and their headers in key A's and
+    // key B's segments.
+    let place = |g: usize, g2: usize| {
+        let at = |base: usize, size: usize| [base + g * size, base + g2 * size];
+        [at(table, GROUP3_TABLE), at(ha, header), at(hb, header)]
     };
     let p = bytes.as_ptr();
     let mut then = Some(then);
@@ -172,8 +170,7 @@ fn groups(
                 (count - 4 * g).min(4),
                 if second { (count - 4 * g2).min(4) } else { 0 },
             ];
-            let at = |base: usize, size: usize| [base + g * size, base + g2 * size];
-            let (t, ga, gb) = (at(table, GROUP3_TABLE), at(ha, header), at(hb, header));
+            let [t, ga, gb] = place(g, g2);
             let (start_a, start_b) = (bit_a, bit_b);
             let mut fast = all_inside && reach(bit_a) && (!pair || reach(bit_b));
             if fast {
@@ -244,10 +241,8 @@ fn groups(
             let w = unsafe { w.assume_init_ref() };
             if w.over {
                 let g = w.group as usize;
-                let g2 = g + usize::from(w.lanes[1] > 0);
-                let at = |base: usize, size: usize| [base + g * size, base + g2 * size];
-                let place = [at(table, GROUP3_TABLE), at(ha, header), at(hb, header)];
-                portable_pair(bytes, w, place, &keys, out);
+                let at = place(g, g + usize::from(w.lanes[1] > 0));
+                portable_pair(bytes, w, at, &keys, out);
                 continue;
             }
             let q = w.keys[0];
