@@ -58,6 +58,13 @@ pub(super) const ONE_KEY: u8 = 0;
 const PAIR_IN_SEGMENT: u8 = 1;
 pub(super) const PAIR_ACROSS: u8 = 2;
 
+/// Which decoder of rotation groups a pose uses: the fastest the CPU has, the portable one, or
+/// AVX2 (portable without it) even where AVX-512 is there (the last two for tests and fuzzing).
+const BEST: u8 = 0;
+const PORTABLE: u8 = 1;
+#[cfg(any(test, fuzzing))]
+const AVX2: u8 = 2;
+
 /// Bytes of a group of four drop-W rotations in the track table and in a segment header (with
 /// and without segment ranges).
 pub(super) const GROUP3_TABLE: usize = 8 + 32 * 3;
@@ -78,19 +85,27 @@ impl CompressedClip {
 
     /// Samples the local pose at a (fractional) frame position of the original clip.
     pub fn sample_pose_at_frame(&self, frame: f32, out: &mut [Transform]) {
-        self.sample_at_frame::<false>(frame, out);
+        self.sample_at_frame::<BEST>(frame, out);
     }
 
     /// [`Self::sample_pose_at_frame`] through the portable decoder only, so tests and the `tlc`
-    /// fuzz target check both decoders on machines with AVX2.
+    /// fuzz target check every decoder on machines with AVX2 or AVX-512.
     #[cfg(any(test, fuzzing))]
     #[doc(hidden)]
     pub fn sample_pose_portable(&self, frame: f32, out: &mut [Transform]) {
-        self.sample_at_frame::<true>(frame, out);
+        self.sample_at_frame::<PORTABLE>(frame, out);
+    }
+
+    /// [`Self::sample_pose_at_frame`] through the AVX2 decoder where the CPU has AVX2 (the
+    /// portable one otherwise), even on CPUs with AVX-512.
+    #[cfg(any(test, fuzzing))]
+    #[doc(hidden)]
+    pub fn sample_pose_avx2(&self, frame: f32, out: &mut [Transform]) {
+        self.sample_at_frame::<AVX2>(frame, out);
     }
 
     #[inline(always)]
-    fn sample_at_frame<const PORTABLE: bool>(&self, frame: f32, out: &mut [Transform]) {
+    fn sample_at_frame<const WAY: u8>(&self, frame: f32, out: &mut [Transform]) {
         let n = self.layout.joint_count as usize;
         let out = &mut out[..n];
         let (k0, alpha) = self.key_position(frame);
@@ -121,12 +136,12 @@ impl CompressedClip {
         prefetch(b, key, key + 2 * (a.key_bits / 8 + 8));
         self.write_static(out);
         if alpha <= 0.0 {
-            self.walk::<PORTABLE>(ONE_KEY, &a, i, &a, i, 0.0, out);
+            self.walk::<WAY>(ONE_KEY, &a, i, &a, i, 0.0, out);
         } else if i + 1 < sf as usize {
-            self.walk::<PORTABLE>(PAIR_IN_SEGMENT, &a, i, &a, i + 1, alpha, out);
+            self.walk::<WAY>(PAIR_IN_SEGMENT, &a, i, &a, i + 1, alpha, out);
         } else {
             let b = self.segment_ref(s + 1);
-            self.walk::<PORTABLE>(PAIR_ACROSS, &a, i, &b, 0, alpha, out);
+            self.walk::<WAY>(PAIR_ACROSS, &a, i, &b, 0, alpha, out);
         }
     }
 
@@ -209,7 +224,7 @@ impl CompressedClip {
     /// of segment `b`, blended by `alpha`) into `out`.
     #[inline(never)]
     #[allow(clippy::too_many_arguments)]
-    fn walk<const PORTABLE: bool>(
+    fn walk<const WAY: u8>(
         &self,
         mode: u8,
         a: &SegmentRef,
@@ -245,7 +260,15 @@ impl CompressedClip {
             };
             let table = l.tracks_at[0] as usize;
             #[cfg(target_arch = "x86_64")]
-            if !PORTABLE && super::decode_avx2::available() {
+            if WAY == BEST && super::decode_avx512::available() {
+                let bits = [bit_a, bit_b];
+                super::decode_avx512::decode_groups(
+                    bytes, table, rot_count, keys, bits, out, vectors,
+                );
+                return;
+            }
+            #[cfg(target_arch = "x86_64")]
+            if WAY != PORTABLE && super::decode_avx2::available() {
                 // The translations and scales are decoded once the groups are read, before they
                 // are interpolated, so their reads overlap that work.
                 let bits = [bit_a, bit_b];
@@ -1194,6 +1217,13 @@ mod tests {
                     "frame {f} joint {j}: portable {got:?} vs model {want:?}"
                 );
             }
+            c.sample_pose_avx2(f, &mut pose);
+            for (j, (got, want)) in pose.iter().zip(&model).enumerate() {
+                prop_assert!(
+                    got == want,
+                    "frame {f} joint {j}: avx2 {got:?} vs model {want:?}"
+                );
+            }
             let t = f / c.fps();
             for j in 0..c.joint_count() {
                 let one = c.sample_joint(t, j).unwrap();
@@ -1238,12 +1268,15 @@ mod tests {
     }
 
     /// On a CPU with AVX2 the groups of an ordinary clip go through the AVX2 decoder (not all
-    /// handed back to the portable one), in one key, a pair in one segment and a pair across two.
+    /// handed back to the portable one), and with AVX-512 through the AVX-512 one, in one key, a
+    /// pair in one segment and a pair across two.
     #[cfg(target_arch = "x86_64")]
     #[test]
-    fn the_avx2_decoder_takes_ordinary_groups() {
-        use crate::core::compress::decode_avx2::FAST_GROUPS;
-        if !crate::core::compress::decode_avx2::available() {
+    fn the_vector_decoders_take_ordinary_groups() {
+        use crate::core::compress::{decode_avx2, decode_avx512};
+        use decode_avx2::FAST_GROUPS;
+        use decode_avx512::FAST_QUADS;
+        if !decode_avx2::available() {
             return;
         }
         let clip = jumpy_clip(9, 40, 11, 0.6);
@@ -1252,12 +1285,36 @@ mod tests {
         let mut pose = vec![Transform::IDENTITY; c.joint_count()];
         let sf = c.segment_frames() as f32;
         for frame in [0.0, 1.5, sf - 0.5] {
-            let before = FAST_GROUPS.get();
+            let (groups, quads) = (FAST_GROUPS.get(), FAST_QUADS.get());
             c.sample_pose_at_frame(frame, &mut pose);
-            // Nine tracks: three groups.
-            assert_eq!(FAST_GROUPS.get() - before, 3, "frame {frame}");
+            // Nine tracks: three groups, one quad.
+            assert_eq!(FAST_GROUPS.get() - groups, 3, "frame {frame}");
+            let wide = usize::from(decode_avx512::available());
+            assert_eq!(FAST_QUADS.get() - quads, wide, "frame {frame}");
+            let groups = FAST_GROUPS.get();
+            c.sample_pose_avx2(frame, &mut pose);
+            assert_eq!(FAST_GROUPS.get() - groups, 3, "avx2, frame {frame}");
         }
         check_against_model(&c, &all_frames(&c, &[])).unwrap();
+    }
+
+    /// Quads that hold a raw float32 slot next to ordinary groups go to the AVX2 decoder, pair by
+    /// pair (and the pair holding the raw slot on to the portable one): the same bits.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn quads_with_raw_slots_decode_like_the_model() {
+        use crate::core::compress::decode_avx512::{AVX2_QUADS, FAST_QUADS, available};
+        // A tight budget on long chains: some segments need more than 16 bits for some slots
+        // (about two quads in three go to AVX2 with this clip and budget).
+        let clip = jumpy_clip(23, 48, 17, 0.9);
+        let c = compress(&clip, &CompressSettings::auto(0.01)).unwrap().clip;
+        assert_eq!(c.rotation_format(), RotationFormat::DropW);
+        let (fast, handed) = (FAST_QUADS.get(), AVX2_QUADS.get());
+        check_against_model(&c, &all_frames(&c, &[0.4])).unwrap();
+        if available() {
+            assert!(FAST_QUADS.get() > fast, "no quad decoded with AVX-512");
+            assert!(AVX2_QUADS.get() > handed, "no quad handed to AVX2");
+        }
     }
 
     /// Three-bit rotations: quantisation pushes the stored part of some keys past unit length,
@@ -1278,8 +1335,9 @@ mod tests {
 
     #[test]
     fn many_groups_decode_in_pairs_and_batches_like_the_model() {
-        // 41 rotations: 11 groups, five pairs and a lone group, more pairs than one batch holds,
-        // with keys within a segment, across two and exactly on a key.
+        // 41 rotations: 11 groups, five pairs and a lone group (three quads, the last short of a
+        // group), more pairs and quads than one batch holds, with keys within a segment, across
+        // two and exactly on a key.
         // Fixed widths, so no slot is a raw float32 (a pair holding one goes to the portable
         // decoder: `raw_slots_decode_like_the_model`).
         let clip = jumpy_clip(41, 40, 5, 0.6);
@@ -1289,9 +1347,11 @@ mod tests {
         #[cfg(target_arch = "x86_64")]
         {
             use crate::core::compress::decode_avx2::{FAST_GROUPS, available};
+            use crate::core::compress::decode_avx512::FAST_QUADS;
             if !available() {
                 return;
             }
+            let wide = crate::core::compress::decode_avx512::available();
             let rotations = c
                 .animated_tracks()
                 .iter()
@@ -1300,12 +1360,22 @@ mod tests {
             let mut pose = vec![Transform::IDENTITY; c.joint_count()];
             let sf = c.segment_frames() as f32;
             for frame in [0.0, 1.5, sf - 0.5] {
-                let before = FAST_GROUPS.get();
+                let (before, quads) = (FAST_GROUPS.get(), FAST_QUADS.get());
                 c.sample_pose_at_frame(frame, &mut pose);
                 assert_eq!(
                     FAST_GROUPS.get() - before,
                     rotations.div_ceil(4),
                     "frame {frame}"
+                );
+                // Three quads (4 + 4 + 3 groups), more than one batch.
+                let expect = if wide { rotations.div_ceil(16) } else { 0 };
+                assert_eq!(FAST_QUADS.get() - quads, expect, "frame {frame}");
+                let before = FAST_GROUPS.get();
+                c.sample_pose_avx2(frame, &mut pose);
+                assert_eq!(
+                    FAST_GROUPS.get() - before,
+                    rotations.div_ceil(4),
+                    "avx2, frame {frame}"
                 );
             }
         }

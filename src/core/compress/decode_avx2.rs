@@ -619,7 +619,7 @@ fn nlerp8(a: [__m256; 4], b: [__m256; 4], t: f32) -> [__m256; 4] {
 /// the first `lanes` lanes (16 bits each in `joints`).
 #[target_feature(enable = "avx2")]
 #[inline]
-fn scatter([x, y, z, w]: [__m128; 4], joints: u64, lanes: usize, out: &mut [Transform]) {
+pub(super) fn scatter([x, y, z, w]: [__m128; 4], joints: u64, lanes: usize, out: &mut [Transform]) {
     let xy_lo = _mm_unpacklo_ps(x, y); // x0 y0 x1 y1
     let xy_hi = _mm_unpackhi_ps(x, y); // x2 y2 x3 y3
     let zw_lo = _mm_unpacklo_ps(z, w);

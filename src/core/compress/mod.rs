@@ -9,6 +9,8 @@ pub mod bits;
 pub mod decode;
 #[cfg(target_arch = "x86_64")]
 mod decode_avx2;
+#[cfg(target_arch = "x86_64")]
+mod decode_avx512;
 pub mod encode;
 pub mod format;
 pub mod metric;
