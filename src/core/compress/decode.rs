@@ -321,6 +321,9 @@ impl CompressedClip {
         };
         for kind in 1..3 {
             let n = l.track_counts[kind] as usize;
+            if n == 0 {
+                continue;
+            }
             let at = l.tracks_at[kind] as usize;
             // The kind's track table entries and both keys' headers, checked once (validation
             // put them in the file).
@@ -331,14 +334,16 @@ impl CompressedClip {
             ) else {
                 return;
             };
-            let tracks = entries.chunks_exact(VEC_TABLE).zip(
-                heads_a
-                    .chunks_exact(header)
-                    .zip(heads_b.chunks_exact(header)),
-            );
-            for (entry, (head_a, head_b)) in tracks {
-                let Ok(entry) = <&[u8; VEC_TABLE]>::try_from(entry) else {
-                    continue;
+            // Indexed (no `chunks_exact` by the header size known only at run time: a division).
+            for i in 0..n {
+                let (Some(entry), Some(head_a), Some(head_b)) = (
+                    entries
+                        .get(i * VEC_TABLE..)
+                        .and_then(|e| e.first_chunk::<VEC_TABLE>()),
+                    heads_a.get(i * header..(i + 1) * header),
+                    heads_b.get(i * header..(i + 1) * header),
+                ) else {
+                    break;
                 };
                 let joint = usize::from(u16::from_le_bytes([entry[0], entry[1]]));
                 let sa = slots3(head_a, entry);
@@ -347,12 +352,15 @@ impl CompressedClip {
                 let v = if mode == ONE_KEY {
                     va
                 } else {
+                    // Keys of one segment share the constants (by reference: no copy).
+                    let own;
                     let sb = if mode == PAIR_IN_SEGMENT {
-                        sa
+                        &sa
                     } else {
-                        slots3(head_b, entry)
+                        own = slots3(head_b, entry);
+                        &own
                     };
-                    let vb = read3(bytes, bit_b, &sb).truncate();
+                    let vb = read3(bytes, bit_b, sb).truncate();
                     bit_b += sb.bits;
                     if kind == 1 {
                         va.lerp(vb, alpha)
