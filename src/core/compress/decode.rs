@@ -1389,6 +1389,29 @@ mod tests {
         }
     }
 
+    /// 21 rotations (as the Bandai takes): six groups, a full quad and a quad of two groups whose
+    /// keys, when they share a segment, are read together (key A in lanes 0-7, key B in 8-15);
+    /// 5 rotations: one quad of two groups, the second with one track.
+    #[test]
+    fn short_quads_read_both_keys_at_once_like_the_model() {
+        for (rotations, seed) in [(21, 3), (5, 4)] {
+            let clip = jumpy_clip(rotations, 40, seed, 0.6);
+            let c = compress(&clip, &fixed_bits(11, 10, 8)).unwrap().clip;
+            assert_eq!(c.rotation_format(), RotationFormat::DropW);
+            #[cfg(target_arch = "x86_64")]
+            let before = crate::core::compress::decode_avx512::HALVES_QUADS.get();
+            check_against_model(&c, &all_frames(&c, &[0.2, 0.9])).unwrap();
+            #[cfg(target_arch = "x86_64")]
+            if crate::core::compress::decode_avx512::available() {
+                let after = crate::core::compress::decode_avx512::HALVES_QUADS.get();
+                assert!(
+                    after > before,
+                    "{rotations} rotations: no quad read both keys at once"
+                );
+            }
+        }
+    }
+
     /// Every rotation format with raw float32 slots (one 64-bit read cannot hold them), on more
     /// tracks than one group of four lanes.
     #[test]

@@ -580,7 +580,7 @@ fn portable_pair(
 /// same order.
 #[target_feature(enable = "avx2")]
 #[inline]
-fn nlerp8(a: [__m256; 4], b: [__m256; 4], t: f32) -> [__m256; 4] {
+pub(super) fn nlerp8(a: [__m256; 4], b: [__m256; 4], t: f32) -> [__m256; 4] {
     let [ax, ay, az, aw] = a;
     let [bx, by, bz, bw] = b;
     let add = |x: __m256, y: __m256| _mm256_add_ps(x, y);

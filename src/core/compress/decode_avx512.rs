@@ -32,7 +32,7 @@ use std::sync::atomic::{AtomicU8, Ordering};
 use super::decode::{
     GROUP3_HEADER, GROUP3_HEADER_NO_RANGES, GROUP3_TABLE, Keys, ONE_KEY, PAIR_ACROSS, decode_group3,
 };
-use super::decode_avx2::{self, scatter};
+use super::decode_avx2::{self, nlerp8, scatter};
 #[cfg(test)]
 use super::decode_avx2::{FAST_GROUPS, NORMALISED_PAIRS};
 use super::format::CODE_SCALE;
@@ -44,6 +44,8 @@ thread_local! {
     pub(super) static FAST_QUADS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
     /// Quads handed to the AVX2 decoder (a raw float32 slot, or reads near the end), for tests.
     pub(super) static AVX2_QUADS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    /// Quads of at most two groups read with both keys at once, for tests.
+    pub(super) static HALVES_QUADS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
 /// Whether the CPU has the AVX-512 subsets used here (and AVX2): 0 not asked yet, 1 no, 2 yes.
@@ -102,6 +104,9 @@ const QUADS: usize = 2;
 #[derive(Clone, Copy)]
 struct Pending {
     keys: [[__m512; 4]; 2],
+    /// Key A in lanes 0-7 of `keys[0]` and key B in lanes 8-15 (a quad of at most two groups,
+    /// both keys in one segment); `keys[1]` unused.
+    halves: bool,
     over: bool,
     joints: [u64; 4],
     lanes: [u8; 4],
@@ -171,14 +176,50 @@ fn quads(
             });
             let (start_a, start_b) = (bit_a, bit_b);
             let mut fast = all_inside && reach(bit_a) && (!pair || reach(bit_b));
-            if fast {
+            // At most two groups and both keys in one segment: key A in lanes 0-7, key B in
+            // lanes 8-15, one read and one rebuild for both.
+            let halves = fast && pair && !across && real <= 2;
+            if halves {
+                let both = |v: [usize; 4]| [v[0], v[1], v[0], v[1]];
+                let live = [true, real > 1, true, real > 1];
                 // SAFETY: `all_inside`: the entries and headers are in `bytes`.
-                let c = unsafe { Constants::new(p, t, ga, real, ranges) };
+                let c = unsafe { Constants::new(p, both(t), both(ga), live, true, ranges) };
+                if c.raw {
+                    fast = false;
+                } else {
+                    #[cfg(test)]
+                    {
+                        FAST_GROUPS.set(FAST_GROUPS.get() + real);
+                        FAST_QUADS.set(FAST_QUADS.get() + 1);
+                        HALVES_QUADS.set(HALVES_QUADS.get() + 1);
+                    }
+                    // SAFETY: `reach` of both keys' first bits.
+                    let (ab, over) = rebuild(unsafe { c.read_halves(p, bit_a, bit_b) });
+                    bit_a += c.bits;
+                    bit_b += c.bits;
+                    pending[n].write(Pending {
+                        keys: [ab, ab],
+                        halves: true,
+                        over,
+                        // SAFETY: `all_inside`.
+                        joints: unsafe { t.map(|t| p.add(t).cast::<u64>().read_unaligned()) },
+                        lanes: lanes.map(|l| l as u8),
+                        group: g as u32,
+                        bits: [start_a, start_b],
+                    });
+                    n += 1;
+                    continue;
+                }
+            }
+            if fast {
+                let live = std::array::from_fn(|k| k < real);
+                // SAFETY: `all_inside`: the entries and headers are in `bytes`.
+                let c = unsafe { Constants::new(p, t, ga, live, false, ranges) };
                 let read = if c.raw {
                     None
                 } else if across {
                     // SAFETY: as above, and `reach` of both keys' first bits.
-                    unsafe { read_across(p, t, gb, real, ranges, &c, [&mut bit_a, &mut bit_b]) }
+                    unsafe { read_across(p, t, gb, live, ranges, &c, [&mut bit_a, &mut bit_b]) }
                 } else {
                     // SAFETY: `reach` of both keys' first bits. Keys of one segment have the
                     // same widths, so the same bits.
@@ -200,6 +241,7 @@ fn quads(
                         let (b, over_b) = if pair { rebuild(read[1]) } else { (a, false) };
                         pending[n].write(Pending {
                             keys: [a, b],
+                            halves: false,
                             over: over_a | over_b,
                             // SAFETY: `all_inside`.
                             joints: unsafe { t.map(|t| p.add(t).cast::<u64>().read_unaligned()) },
@@ -238,7 +280,13 @@ fn quads(
             for w in &mut pending[..n] {
                 // SAFETY: the first `n` are written.
                 let w = unsafe { w.assume_init_mut() };
-                w.keys[0] = nlerp16(w.keys[0], w.keys[1], keys.alpha);
+                w.keys[0] = if w.halves {
+                    let a = w.keys[0].map(|v| _mm512_castps512_ps256(v));
+                    let b = w.keys[0].map(|v| _mm512_extractf32x8_ps::<1>(v));
+                    nlerp8(a, b, keys.alpha).map(|v| _mm512_castps256_ps512(v))
+                } else {
+                    nlerp16(w.keys[0], w.keys[1], keys.alpha)
+                };
             }
         }
         for w in &pending[..n] {
@@ -251,17 +299,19 @@ fn quads(
             let [x, y, z, w4] = w.keys[0];
             macro_rules! group {
                 ($k:literal) => {
-                    scatter(
-                        [
-                            _mm512_extractf32x4_ps::<$k>(x),
-                            _mm512_extractf32x4_ps::<$k>(y),
-                            _mm512_extractf32x4_ps::<$k>(z),
-                            _mm512_extractf32x4_ps::<$k>(w4),
-                        ],
-                        w.joints[$k],
-                        usize::from(w.lanes[$k]),
-                        out,
-                    )
+                    if w.lanes[$k] > 0 {
+                        scatter(
+                            [
+                                _mm512_extractf32x4_ps::<$k>(x),
+                                _mm512_extractf32x4_ps::<$k>(y),
+                                _mm512_extractf32x4_ps::<$k>(z),
+                                _mm512_extractf32x4_ps::<$k>(w4),
+                            ],
+                            w.joints[$k],
+                            usize::from(w.lanes[$k]),
+                            out,
+                        )
+                    }
                 };
             }
             group!(0);
@@ -288,13 +338,13 @@ unsafe fn read_across(
     p: *const u8,
     t: [usize; 4],
     hb: [usize; 4],
-    real: usize,
+    live: [bool; 4],
     ranges: bool,
     ca: &Constants,
     [bit_a, bit_b]: [&mut usize; 2],
 ) -> Option<[[__m512; 4]; 2]> {
     // SAFETY: as the caller guarantees.
-    let cb = unsafe { Constants::new(p, t, hb, real, ranges) };
+    let cb = unsafe { Constants::new(p, t, hb, live, false, ranges) };
     if cb.raw {
         return None;
     }
@@ -328,18 +378,27 @@ struct Constants {
 impl Constants {
     /// `slot_params` on sixteen lanes, the same operations in the same order, from the track
     /// table entries at `t` and segment headers at `h` of the quad's groups (byte offsets from
-    /// `p`); groups from `real` on are missing (their code words taken as zero).
+    /// `p`); groups not `live` are missing (their code words taken as zero). With `halves`, lanes
+    /// 8-15 are read from another key: each half's bits start at its own first bit, and `bits`
+    /// counts one half.
     ///
     /// # Safety
     /// `t[k] + GROUP3_TABLE` and `h[k] + 8` (`+ GROUP3_HEADER` with `ranges`) bytes from `p` are
     /// readable.
     #[target_feature(enable = "avx2,avx512f,avx512vl,avx512bw,avx512dq")]
     #[inline]
-    unsafe fn new(p: *const u8, t: [usize; 4], h: [usize; 4], real: usize, ranges: bool) -> Self {
+    unsafe fn new(
+        p: *const u8,
+        t: [usize; 4],
+        h: [usize; 4],
+        live: [bool; 4],
+        halves: bool,
+        ranges: bool,
+    ) -> Self {
         let zero = _mm512_setzero_si512();
         // SAFETY (every read below): inside the entries and headers, as the caller guarantees.
         let codes: [u64; 4] = std::array::from_fn(|k| {
-            if k < real {
+            if live[k] {
                 unsafe { p.add(h[k]).cast::<u64>().read_unaligned() }
             } else {
                 0
@@ -424,11 +483,20 @@ impl Constants {
         let up4 = |v: __m512i| _mm512_alignr_epi32::<12>(v, zero);
         let up8 = |v: __m512i| _mm512_alignr_epi32::<8>(v, zero);
         let carry = up4(total);
-        let carry = _mm512_add_epi32(carry, up4(carry));
-        let carry = _mm512_add_epi32(carry, up8(carry));
+        let carry = if halves {
+            // Group 0's total into group 1, group 2's into group 3.
+            _mm512_maskz_mov_epi32(0xF0F0, carry)
+        } else {
+            let carry = _mm512_add_epi32(carry, up4(carry));
+            _mm512_add_epi32(carry, up8(carry))
+        };
         let start = _mm512_add_epi32(_mm512_bslli_epi128::<4>(inc), carry);
         let end = _mm512_add_epi32(inc, carry);
-        let bits = _mm_extract_epi32::<3>(_mm512_extracti32x4_epi32::<3>(end)) as usize;
+        let bits = if halves {
+            _mm_extract_epi32::<3>(_mm512_extracti32x4_epi32::<1>(end))
+        } else {
+            _mm_extract_epi32::<3>(_mm512_extracti32x4_epi32::<3>(end))
+        } as usize;
         // A slot's first bit within its lane, widened to 64-bit shifts per half.
         let halves = |v: __m512i| {
             [
@@ -466,6 +534,40 @@ impl Constants {
                 _mm512_loadu_si512(at.add(64).cast()),
             )
         };
+        self.cut(rel, d0, d1)
+    }
+
+    /// [`Self::read`] of constants made with `halves`: lanes 0-7 from the key at bit `bit_a`,
+    /// lanes 8-15 from the key at bit `bit_b` (64 bytes loaded from each key's first byte: a
+    /// half holds at most `8 * 48` bits).
+    ///
+    /// # Safety
+    /// 64 bytes from bytes `bit_a / 8` and `bit_b / 8` of `p` are readable.
+    #[target_feature(enable = "avx2,avx512f,avx512vl,avx512bw,avx512dq")]
+    #[inline]
+    unsafe fn read_halves(&self, p: *const u8, bit_a: usize, bit_b: usize) -> [__m512; 4] {
+        // Lanes 8-15 count from the second load: 512 bits on.
+        let first = _mm512_mask_blend_epi32(
+            0xFF00,
+            _mm512_set1_epi32((bit_a & 7) as i32),
+            _mm512_set1_epi32(512 + (bit_b & 7) as i32),
+        );
+        let rel = _mm512_add_epi32(self.start, first);
+        // SAFETY: as the caller guarantees.
+        let (d0, d1) = unsafe {
+            (
+                _mm512_loadu_si512(p.add(bit_a >> 3).cast()),
+                _mm512_loadu_si512(p.add(bit_b >> 3).cast()),
+            )
+        };
+        self.cut(rel, d0, d1)
+    }
+
+    /// The slots of the sixteen lanes whose first bits are `rel`, counted from bit 0 of the 128
+    /// bytes `d0`, `d1` (each lane's 64 bits within them).
+    #[target_feature(enable = "avx2,avx512f,avx512vl,avx512bw,avx512dq")]
+    #[inline]
+    fn cut(&self, rel: __m512i, d0: __m512i, d1: __m512i) -> [__m512; 4] {
         // Each lane's 64 bits from its first bit, in 64-bit lanes: with `d` the 32-bit word
         // holding the first bit and `r` the bit in it, `(words d, d+1) >> r | (words d+1, d+2)
         // << (32 - r)`, the words picked from the 32 loaded by two-source permutes.
