@@ -111,8 +111,14 @@ impl CompressedClip {
         let (k0, alpha) = self.key_position(frame);
         let l = &self.layout;
         let sf = l.segment_frames.max(1);
-        let s = (k0 / sf) as usize;
-        let i = (k0 % sf) as usize;
+        // A shift for the usual power-of-two segments: a division would sit on the path to
+        // every read of the pose (segment table entry, headers, keys).
+        let (s, i) = if sf.is_power_of_two() {
+            (k0 >> sf.trailing_zeros(), k0 & (sf - 1))
+        } else {
+            (k0 / sf, k0 % sf)
+        };
+        let (s, i) = (s as usize, i as usize);
         // The reads of a cold pose wait on each other: the segment table entry, then the
         // segment's headers, then its keys. Asking for them (and for the first lines of the
         // static pose and of the track table, which are then read in order) as soon as their
