@@ -797,10 +797,12 @@ fn group_raw(
     headers: [(u64, &[u8; 24]); 2],
 ) -> [Vec4; 4] {
     let key = |(codes, ranges): (u64, &[u8; 24]), bit: &mut usize| {
+        // Each slot's constants for the four lanes, once.
+        let constants: [(Vec4, Vec4); 3] =
+            std::array::from_fn(|s| slot_constants(t, ranges, codes, s));
         let mut v = [Vec4::ZERO; 3];
         for l in 0..4 {
-            for s in 0..3 {
-                let (o, sc) = slot_constants(t, ranges, codes, s);
+            for (s, &(o, sc)) in constants.iter().enumerate() {
                 let code = ((codes >> (16 * l + 4 * s)) & 15) as u8;
                 let w = u32::from(WIDTHS[usize::from(code)]);
                 v[s][l] = dequantize_slot(read_bits(bytes, *bit, w), o[l], sc[l], code);
