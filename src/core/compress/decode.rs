@@ -255,9 +255,15 @@ impl CompressedClip {
             };
             let groups = rot_count.div_ceil(4);
             let vector_headers = [ha + groups * header, hb + groups * header];
-            let vectors = |out: &mut [Transform], bits: [usize; 2]| {
-                self.walk_vectors(mode, vector_headers, bits, alpha, out);
-            };
+            // A closure of its own type at each call, so that each is inlined into its decoder
+            // (one closure type called from two decoders is not).
+            macro_rules! vectors {
+                () => {
+                    |out: &mut [Transform], bits: [usize; 2]| {
+                        self.walk_vectors(mode, vector_headers, bits, alpha, out);
+                    }
+                };
+            }
             let keys = Keys {
                 mode,
                 alpha,
@@ -269,7 +275,13 @@ impl CompressedClip {
             if WAY == BEST && super::decode_avx512::available() {
                 let bits = [bit_a, bit_b];
                 super::decode_avx512::decode_groups(
-                    bytes, table, rot_count, keys, bits, out, vectors,
+                    bytes,
+                    table,
+                    rot_count,
+                    keys,
+                    bits,
+                    out,
+                    vectors!(),
                 );
                 return;
             }
@@ -279,12 +291,18 @@ impl CompressedClip {
                 // are interpolated, so their reads overlap that work.
                 let bits = [bit_a, bit_b];
                 super::decode_avx2::decode_groups(
-                    bytes, table, rot_count, keys, bits, out, vectors,
+                    bytes,
+                    table,
+                    rot_count,
+                    keys,
+                    bits,
+                    out,
+                    vectors!(),
                 );
                 return;
             }
             decode_groups(bytes, table, rot_count, keys, [&mut bit_a, &mut bit_b], out);
-            vectors(out, [bit_a, bit_b]);
+            self.walk_vectors(mode, vector_headers, [bit_a, bit_b], alpha, out);
             return;
         }
         let kl = self.kind_layout(TrackKind::Rotation);
