@@ -154,7 +154,9 @@ fn groups(
     let mut then = Some(then);
     let pairs = groups.div_ceil(2);
     let mut first = 0;
-    while first < pairs {
+    // At least one round (none of the groups when there are none), so that `then` is called from
+    // one place and can be inlined.
+    loop {
         let end = (first + PAIRS).min(pairs);
         // Read and rebuild every pair of this batch, then interpolate and write them: the square
         // roots and divisions of several pairs overlap instead of each pair ending in a wait.
@@ -260,9 +262,9 @@ fn groups(
             );
         }
         first = end;
-    }
-    if let Some(then) = then {
-        then(out, [bit_a, bit_b]);
+        if first >= pairs {
+            break;
+        }
     }
 }
 

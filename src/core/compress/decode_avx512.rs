@@ -159,7 +159,9 @@ fn quads(
     let mut then = Some(then);
     let quads = groups.div_ceil(4);
     let mut first = 0;
-    while first < quads {
+    // At least one round (none of the groups when there are none), so that `then` is called from
+    // one place and can be inlined.
+    loop {
         let end = (first + QUADS).min(quads);
         // Read and rebuild every quad of this batch, then interpolate and write them.
         let mut pending = [const { MaybeUninit::<Pending>::uninit() }; QUADS];
@@ -320,9 +322,9 @@ fn quads(
             group!(3);
         }
         first = end;
-    }
-    if let Some(then) = then {
-        then(out, [bit_a, bit_b]);
+        if first >= quads {
+            break;
+        }
     }
 }
 
