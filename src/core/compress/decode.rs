@@ -1301,6 +1301,27 @@ mod tests {
         check_against_model(&c, &all_frames(&c, &[])).unwrap();
     }
 
+    /// No animated rotation (every rotation constant): the rotation decoders have no group to
+    /// read and must still hand over to the translations and scales.
+    #[test]
+    fn clips_without_animated_rotations_decode_like_the_model() {
+        let mut clip = jumpy_clip(5, 30, 9, 0.6);
+        let n = clip.joint_count();
+        let first: Vec<Quat> = clip.rotations[..n].to_vec();
+        for (i, q) in clip.rotations.iter_mut().enumerate() {
+            *q = first[i % n];
+        }
+        let c = compress(&clip, &fixed_bits(12, 10, 8)).unwrap().clip;
+        let rotations = c
+            .animated_tracks()
+            .iter()
+            .filter(|t| t.kind == TrackKind::Rotation)
+            .count();
+        assert_eq!(rotations, 0);
+        assert!(c.animated_tracks().len() >= n, "translations animated");
+        check_against_model(&c, &all_frames(&c, &[0.5])).unwrap();
+    }
+
     /// On a CPU with AVX2 the groups of an ordinary clip go through the AVX2 decoder (not all
     /// handed back to the portable one), and with AVX-512 through the AVX-512 one, in one key, a
     /// pair in one segment and a pair across two.
