@@ -271,35 +271,24 @@ impl CompressedClip {
                 headers: [ha, hb],
             };
             let table = l.tracks_at[0] as usize;
+            // The translations and scales are decoded once the groups are read, before they are
+            // interpolated, so their reads overlap that work.
             #[cfg(target_arch = "x86_64")]
-            if WAY == BEST && super::decode_avx512::available() {
-                let bits = [bit_a, bit_b];
-                super::decode_avx512::decode_groups(
+            {
+                use super::{decode_avx2 as avx2, decode_avx512 as avx512};
+                let run = GroupRun {
                     bytes,
                     table,
-                    rot_count,
+                    count: rot_count,
                     keys,
-                    bits,
-                    out,
-                    vectors!(),
-                );
-                return;
-            }
-            #[cfg(target_arch = "x86_64")]
-            if WAY != PORTABLE && super::decode_avx2::available() {
-                // The translations and scales are decoded once the groups are read, before they
-                // are interpolated, so their reads overlap that work.
-                let bits = [bit_a, bit_b];
-                super::decode_avx2::decode_groups(
-                    bytes,
-                    table,
-                    rot_count,
-                    keys,
-                    bits,
-                    out,
-                    vectors!(),
-                );
-                return;
+                    bits: [bit_a, bit_b],
+                };
+                if WAY == BEST && avx512::available() {
+                    return avx512::decode_groups(run, out, vectors!());
+                }
+                if WAY != PORTABLE && avx2::available() {
+                    return avx2::decode_groups(run, out, vectors!());
+                }
             }
             decode_groups(bytes, table, rot_count, keys, [&mut bit_a, &mut bit_b], out);
             self.walk_vectors(mode, vector_headers, [bit_a, bit_b], alpha, out);
@@ -608,6 +597,40 @@ pub(super) struct Keys {
     pub(super) alpha: f32,
     pub(super) ranges: bool,
     pub(super) headers: [usize; 2],
+}
+
+/// The drop-W rotation groups of a pose, for a vector decoder: the file, where the groups' track
+/// table entries start, how many tracks, the keys, and where the groups' bits start in each key.
+#[derive(Clone, Copy)]
+pub(super) struct GroupRun<'a> {
+    pub(super) bytes: &'a [u8],
+    pub(super) table: usize,
+    pub(super) count: usize,
+    pub(super) keys: Keys,
+    pub(super) bits: [usize; 2],
+}
+
+impl Keys {
+    /// Bytes of one group's segment header.
+    #[inline(always)]
+    pub(super) fn group_header(&self) -> usize {
+        if self.ranges {
+            GROUP3_HEADER
+        } else {
+            GROUP3_HEADER_NO_RANGES
+        }
+    }
+
+    /// Whether the track table entries of `groups` groups from `table` and their headers in both
+    /// keys' segments lie inside `len` bytes (a file that passed validation always passes; its
+    /// offsets and counts are far below `usize::MAX`).
+    #[inline(always)]
+    pub(super) fn groups_inside(&self, table: usize, groups: usize, len: usize) -> bool {
+        let inside = |at: usize, size: usize| at.saturating_add(groups * size) <= len;
+        let [ha, hb] = self.headers;
+        let header = self.group_header();
+        inside(table, GROUP3_TABLE) && inside(ha, header) && inside(hb, header)
+    }
 }
 
 /// An integer below 2^31 as f32 (one signed conversion; a `u64` conversion costs several

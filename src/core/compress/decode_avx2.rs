@@ -35,9 +35,7 @@ use std::sync::atomic::{AtomicU8, Ordering};
 
 use glam::{Quat, Vec4};
 
-use super::decode::{
-    GROUP3_HEADER, GROUP3_HEADER_NO_RANGES, GROUP3_TABLE, Keys, ONE_KEY, PAIR_ACROSS, decode_group3,
-};
+use super::decode::{GROUP3_TABLE, GroupRun, Keys, ONE_KEY, PAIR_ACROSS, decode_group3};
 use super::format::CODE_SCALE;
 use crate::core::anim::Transform;
 
@@ -75,17 +73,20 @@ fn detect() -> bool {
 /// after the keys are read and before the last groups are interpolated, so that its own reads
 /// overlap that work. Call only when [`available`].
 pub(super) fn decode_groups(
-    bytes: &[u8],
-    table: usize,
-    count: usize,
-    keys: Keys,
-    bits: [usize; 2],
+    run: GroupRun<'_>,
     out: &mut [Transform],
     then: impl FnOnce(&mut [Transform], [usize; 2]),
 ) {
     if !available() {
         return;
     }
+    let GroupRun {
+        bytes,
+        table,
+        count,
+        keys,
+        bits,
+    } = run;
     // SAFETY: the CPU has AVX2 (checked above).
     unsafe { groups(bytes, table, count, keys, bits, out, then) }
 }
@@ -128,21 +129,15 @@ fn groups(
     then: impl FnOnce(&mut [Transform], [usize; 2]),
 ) {
     let ranges = keys.ranges;
-    let header = if ranges {
-        GROUP3_HEADER
-    } else {
-        GROUP3_HEADER_NO_RANGES
-    };
+    let header = keys.group_header();
     let pair = keys.mode != ONE_KEY;
     let across = keys.mode == PAIR_ACROSS;
     let [ha, hb] = keys.headers;
     let groups = count.div_ceil(4);
     let len = bytes.len();
-    // Every track table entry and segment header of the groups, checked once here (a file that
-    // passed validation always passes); the key reads are checked per pair of groups.
-    // (Offsets and counts come from a validated layout, far below `usize::MAX`.)
-    let inside = |at: usize, size: usize| at.saturating_add(groups * size) <= len;
-    let all_inside = inside(table, GROUP3_TABLE) && inside(ha, header) && inside(hb, header);
+    // Every track table entry and segment header of the groups, checked once here; the key
+    // reads are checked per pair of groups.
+    let all_inside = keys.groups_inside(table, groups, len);
     let reach = |bit: usize| (bit >> 3).saturating_add(PAIR_REACH) <= len;
     // Where groups g and g2 lie: their track table entries, and their headers in key A's and
     // key B's segments.

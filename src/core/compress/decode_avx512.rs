@@ -5,7 +5,9 @@
 //!
 //! Four groups ride in one 16-lane vector (a *quad*): lanes `4k..4k + 4` are group `g + k`'s
 //! four tracks. A quad short of four groups (the last one of most clips) fills its missing
-//! groups with code words of zero: zero-width slots, which take no bits and are not written.
+//! groups with code words of zero: zero-width slots, which take no bits and are not written. A
+//! quad of at most two groups whose keys share a segment holds key A in lanes 0-7 and key B in
+//! lanes 8-15 instead (one read and one rebuild for both keys).
 //! What changes from the AVX2 decoder:
 //! - the constants: the 16-entry `1 / (2^w - 1)` table is one register and one permute;
 //! - where each lane's bits start: a prefix sum over all sixteen lanes (within each group, then
@@ -29,9 +31,7 @@ use std::arch::x86_64::*;
 use std::mem::MaybeUninit;
 use std::sync::atomic::{AtomicU8, Ordering};
 
-use super::decode::{
-    GROUP3_HEADER, GROUP3_HEADER_NO_RANGES, GROUP3_TABLE, Keys, ONE_KEY, PAIR_ACROSS, decode_group3,
-};
+use super::decode::{GROUP3_TABLE, GroupRun, Keys, ONE_KEY, PAIR_ACROSS, decode_group3};
 use super::decode_avx2::{self, nlerp8, scatter};
 #[cfg(test)]
 use super::decode_avx2::{FAST_GROUPS, NORMALISED_PAIRS};
@@ -73,17 +73,20 @@ fn detect() -> bool {
 
 /// As `decode_avx2::decode_groups`, on quads of four groups. Call only when [`available`].
 pub(super) fn decode_groups(
-    bytes: &[u8],
-    table: usize,
-    count: usize,
-    keys: Keys,
-    bits: [usize; 2],
+    run: GroupRun<'_>,
     out: &mut [Transform],
     then: impl FnOnce(&mut [Transform], [usize; 2]),
 ) {
     if !available() {
         return;
     }
+    let GroupRun {
+        bytes,
+        table,
+        count,
+        keys,
+        bits,
+    } = run;
     // SAFETY: the CPU has AVX-512 F, VL, BW, DQ and AVX2 (checked above).
     unsafe { quads(bytes, table, count, keys, bits, out, then) }
 }
@@ -126,21 +129,15 @@ fn quads(
     then: impl FnOnce(&mut [Transform], [usize; 2]),
 ) {
     let ranges = keys.ranges;
-    let header = if ranges {
-        GROUP3_HEADER
-    } else {
-        GROUP3_HEADER_NO_RANGES
-    };
+    let header = keys.group_header();
     let pair = keys.mode != ONE_KEY;
     let across = keys.mode == PAIR_ACROSS;
     let [ha, hb] = keys.headers;
     let groups = count.div_ceil(4);
     let len = bytes.len();
-    // Every track table entry and segment header of the groups, checked once here (a file that
-    // passed validation always passes); the key reads are checked per quad.
-    // (Offsets and counts come from a validated layout, far below `usize::MAX`.)
-    let inside = |at: usize, size: usize| at.saturating_add(groups * size) <= len;
-    let all_inside = inside(table, GROUP3_TABLE) && inside(ha, header) && inside(hb, header);
+    // Every track table entry and segment header of the groups, checked once here; the key
+    // reads are checked per quad.
+    let all_inside = keys.groups_inside(table, groups, len);
     let reach = |bit: usize| (bit >> 3).saturating_add(QUAD_REACH) <= len;
     // Where the groups of the quad starting at group `g` lie (a missing group at the last real
     // one's place): their track table entries, and their headers in key A's and key B's
@@ -261,15 +258,17 @@ fn quads(
                 AVX2_QUADS.set(AVX2_QUADS.get() + 1);
                 // Pair by pair with AVX2 (whose reads reach less far; a pair with a raw float32
                 // goes on to the portable decoder).
-                let keys = Keys {
-                    headers: [ga[0], gb[0]],
-                    ..keys
+                let run = GroupRun {
+                    bytes,
+                    table: t[0],
+                    count: lanes.iter().sum(),
+                    keys: Keys {
+                        headers: [ga[0], gb[0]],
+                        ..keys
+                    },
+                    bits: [start_a, start_b],
                 };
-                let tracks = lanes.iter().sum();
-                let start = [start_a, start_b];
-                decode_avx2::decode_groups(bytes, t[0], tracks, keys, start, out, |_, end| {
-                    [bit_a, bit_b] = end;
-                });
+                decode_avx2::decode_groups(run, out, |_, end| [bit_a, bit_b] = end);
             }
         }
         if end == quads
