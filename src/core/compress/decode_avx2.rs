@@ -80,15 +80,8 @@ pub(super) fn decode_groups(
     if !available() {
         return;
     }
-    let GroupRun {
-        bytes,
-        table,
-        count,
-        keys,
-        bits,
-    } = run;
     // SAFETY: the CPU has AVX2 (checked above).
-    unsafe { groups(bytes, table, count, keys, bits, out, then) }
+    unsafe { groups(run, out, then) }
 }
 
 /// Bytes one key's read of one group takes from the byte of the group's first bit: 32, one
@@ -120,14 +113,17 @@ struct Pending {
 
 #[target_feature(enable = "avx2")]
 fn groups(
-    bytes: &[u8],
-    table: usize,
-    count: usize,
-    keys: Keys,
-    [mut bit_a, mut bit_b]: [usize; 2],
+    run: GroupRun<'_>,
     out: &mut [Transform],
     then: impl FnOnce(&mut [Transform], [usize; 2]),
 ) {
+    let GroupRun {
+        bytes,
+        table,
+        count,
+        keys,
+        bits: [mut bit_a, mut bit_b],
+    } = run;
     let ranges = keys.ranges;
     let header = keys.group_header();
     let pair = keys.mode != ONE_KEY;

@@ -80,15 +80,8 @@ pub(super) fn decode_groups(
     if !available() {
         return;
     }
-    let GroupRun {
-        bytes,
-        table,
-        count,
-        keys,
-        bits,
-    } = run;
     // SAFETY: the CPU has AVX-512 F, VL, BW, DQ and AVX2 (checked above).
-    unsafe { quads(bytes, table, count, keys, bits, out, then) }
+    unsafe { quads(run, out, then) }
 }
 
 /// Bytes one key's read of a quad takes from the byte of its first bit: two 64-byte loads. The
@@ -120,14 +113,17 @@ struct Pending {
 
 #[target_feature(enable = "avx2,avx512f,avx512vl,avx512bw,avx512dq")]
 fn quads(
-    bytes: &[u8],
-    table: usize,
-    count: usize,
-    keys: Keys,
-    [mut bit_a, mut bit_b]: [usize; 2],
+    run: GroupRun<'_>,
     out: &mut [Transform],
     then: impl FnOnce(&mut [Transform], [usize; 2]),
 ) {
+    let GroupRun {
+        bytes,
+        table,
+        count,
+        keys,
+        bits: [mut bit_a, mut bit_b],
+    } = run;
     let ranges = keys.ranges;
     let header = keys.group_header();
     let pair = keys.mode != ONE_KEY;
