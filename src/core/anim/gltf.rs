@@ -565,6 +565,8 @@ fn build_skeleton(
     let mut joint_of_node = vec![None; n];
     let mut node_of_joint = Vec::new();
     let mut names = Vec::new();
+    // The names taken so far, for the duplicate check (a linear search was quadratic in joints).
+    let mut taken = std::collections::HashSet::new();
     let mut parents = Vec::new();
     let mut rest = Vec::new();
     let mut pre = Vec::new();
@@ -597,9 +599,10 @@ fn build_skeleton(
             .clone()
             .filter(|s| !s.trim().is_empty())
             .unwrap_or_else(|| format!("node{i}"));
-        if names.contains(&name) {
+        if taken.contains(&name) {
             name = format!("{name}_{i}");
         }
+        taken.insert(name.clone());
         names.push(name);
         parents.push(joint_parent);
         let local = node_local(&nodes[i]);
