@@ -19,6 +19,23 @@ use taglane::core::library::{AnimStore, ImportSettings, StoreSettings, plan_impo
 use taglane::core::project::{ClipRequest, load};
 use taglane::core::tags::{ClipInfo, TagDocument};
 
+#[path = "common/mode.rs"]
+mod mode;
+use mode::measuring;
+
+/// The library: [`LibrarySpec::BENCH`] when measuring; a tenth of it when the bench only checks that
+/// it works (`cargo test --benches`, an unoptimised build).
+fn spec() -> LibrarySpec {
+    if measuring() {
+        LibrarySpec::BENCH
+    } else {
+        LibrarySpec {
+            takes: 24,
+            ..LibrarySpec::BENCH
+        }
+    }
+}
+
 fn temp_dir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("taglane-bench-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
@@ -44,7 +61,7 @@ fn import(dir: &Path) -> TagDocument {
 
 fn library_import(c: &mut Criterion) {
     let dir = temp_dir("import");
-    let files = write_library(&dir, &LibrarySpec::BENCH).unwrap();
+    let files = write_library(&dir, &spec()).unwrap();
     let bytes: u64 = files
         .iter()
         .map(|f| std::fs::metadata(f).unwrap().len())
@@ -92,10 +109,7 @@ fn library_import(c: &mut Criterion) {
 
 fn lazy_load(c: &mut Criterion) {
     let dir = temp_dir("lazy");
-    let spec = LibrarySpec {
-        takes: 1,
-        ..LibrarySpec::BENCH
-    };
+    let spec = LibrarySpec { takes: 1, ..spec() };
     let file = write_library(&dir, &spec).unwrap().remove(0);
     let info = ClipInfo {
         name: "take".into(),

@@ -27,6 +27,25 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use taglane::core::doc::exchange::{parse_csv, to_csv};
 use taglane::core::library::sidecar::{cliptags_texts, parse_cliptags, parse_cliptags_tree};
 use taglane::core::stress::{StressSpec, stress_document, stress_queries};
+
+#[path = "common/mode.rs"]
+mod mode;
+use mode::measuring;
+
+/// The project: the large one when measuring; a hundredth of it when the bench only checks that it
+/// works (`cargo test --benches`, an unoptimised build).
+fn spec() -> StressSpec {
+    if measuring() {
+        StressSpec::LARGE
+    } else {
+        StressSpec {
+            clips: 100,
+            tags: 20,
+            ranges: 10_000,
+            ..StressSpec::LARGE
+        }
+    }
+}
 use taglane::core::tags::{Engine, Evaluator, RangeSet, TagDocument, TagIndex, parse_query};
 
 fn temp_path() -> PathBuf {
@@ -62,7 +81,7 @@ fn python_json_load(path: &Path, n: u64) -> Option<Duration> {
 }
 
 fn stress(c: &mut Criterion) {
-    let doc = stress_document(&StressSpec::LARGE);
+    let doc = stress_document(&spec());
     let path = temp_path();
     doc.save(&path, false).unwrap();
     let bytes = std::fs::metadata(&path).unwrap().len();
