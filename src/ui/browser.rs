@@ -727,6 +727,41 @@ mod tests {
         assert!(rows.contains(&BrowserRow::Clip(0)));
     }
 
+    /// The rows are kept between frames and rebuilt when the clip list's version changes: a
+    /// rename (through the edit path) is seen by the search filter and the name sort.
+    #[test]
+    fn renaming_a_clip_refreshes_the_filtered_rows() {
+        let mut doc = Project::demo().doc;
+        let anim = AnimCache::default();
+        let mut state = BrowserState::default();
+        state.filters.search = "zz_renamed".into();
+        let refresh = |state: &mut BrowserState, doc: &TagDocument| {
+            state.refresh(&BrowserInput {
+                doc,
+                base_dir: None,
+                is_demo: true,
+                current: 0,
+                anim: &anim,
+            });
+        };
+        refresh(&mut state, &doc);
+        assert!(state.rows().is_empty());
+        doc.rename_clip(2, "zz_renamed").unwrap();
+        refresh(&mut state, &doc);
+        assert_eq!(state.rows(), [BrowserRow::Clip(2)]);
+        // Sorted by name, descending: the renamed clip comes first.
+        state.filters = Filters {
+            sort: SortKey::Name,
+            descending: true,
+            ..Filters::default()
+        };
+        refresh(&mut state, &doc);
+        assert_eq!(state.rows()[0], BrowserRow::Clip(2));
+        doc.rename_clip(2, "aaa").unwrap();
+        refresh(&mut state, &doc);
+        assert_eq!(state.rows().last(), Some(&BrowserRow::Clip(2)));
+    }
+
     fn rows_of(
         doc: &TagDocument,
         f: &Filters,

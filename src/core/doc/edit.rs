@@ -356,6 +356,8 @@ impl Edit {
             }
             Edit::RenameClip { clip, name } => {
                 let old = std::mem::replace(&mut doc.clips[clip as usize].name, name);
+                // The browser filters and sorts by name.
+                doc.touch_clips();
                 Edit::RenameClip { clip, name: old }
             }
             Edit::SetClipFrames { clip, frames } => {
@@ -500,6 +502,8 @@ impl Edit {
             }
             Edit::SetClipUnit { clip, unit_cm } => {
                 let old = std::mem::replace(&mut doc.clips[clip as usize].unit_cm, unit_cm);
+                // Features (find similar) are built in centimetres through the unit.
+                doc.touch_clips();
                 Edit::SetClipUnit { clip, unit_cm: old }
             }
             Edit::SetQueries(queries) => {

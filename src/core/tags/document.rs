@@ -212,10 +212,12 @@ pub struct TagDocument {
     /// The project's autotag settings (generator parameters and custom rules), saved in the
     /// optional `autotag` field; `None` when the project has none (the defaults apply).
     pub autotag: Option<crate::core::settings::AutotagSettings>,
-    /// Version of the clip list (count, order, frame counts, sources): a fresh [`next_version`]
-    /// whenever a clip is inserted, removed, changes length or is relinked to another file. Query
-    /// results cover every clip (a complement, `first(..)`), so caches compare this as well as the
-    /// versions of the tags a query read; the browser's folder groups follow the sources.
+    /// Version of the clip list (count, order, names, frame counts, sources, units): a fresh
+    /// [`next_version`] whenever a clip is inserted, removed, renamed, changes length or unit or
+    /// is relinked to another file (every edit of a clip goes through `Edit`, which does it).
+    /// Query results cover every clip (a complement, `first(..)`), so caches compare this as well
+    /// as the versions of the tags a query read; the browser's rows (filtered and sorted by name,
+    /// grouped by source folder) and find-similar's features follow it too.
     pub clips_version: u64,
 }
 
@@ -278,8 +280,8 @@ impl TagDocument {
         }
     }
 
-    /// Gives the clip list a fresh version (a clip was inserted, removed, changed length or was
-    /// relinked).
+    /// Gives the clip list a fresh version (a clip was inserted, removed, renamed, changed length
+    /// or unit, or was relinked).
     pub fn touch_clips(&mut self) {
         self.clips_version = next_version();
     }

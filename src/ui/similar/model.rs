@@ -154,20 +154,15 @@ pub fn query_from(doc: &TagDocument, view: &AppView<'_>) -> Result<QuerySpec, St
 }
 
 /// A number that changes whenever what features are built from changes: the project's folder,
-/// every clip's name, source, unit, frames and rate, and the joint overrides.
+/// the clip list (its version, which every edit of a clip's name, source, unit or length
+/// renews) and the joint overrides. Called every frame the results show, so it hashes no clip.
 pub fn features_key(project: &Project, joints: &JointOverrides) -> u64 {
     let mut h = DefaultHasher::new();
     project.base_dir().hash(&mut h);
     project.is_demo.hash(&mut h);
     joints.key().hash(&mut h);
+    project.doc.clips_version.hash(&mut h);
     project.doc.clips.len().hash(&mut h);
-    for c in &project.doc.clips {
-        c.name.hash(&mut h);
-        c.source.hash(&mut h);
-        c.unit_cm.map(f32::to_bits).hash(&mut h);
-        c.frames.hash(&mut h);
-        c.fps.to_bits().hash(&mut h);
-    }
     h.finish()
 }
 
@@ -939,12 +934,26 @@ mod tests {
         let j = JointOverrides::default();
         let k = features_key(&p, &j);
         assert_eq!(k, features_key(&p.clone(), &j));
-        let mut q = p.clone();
-        q.doc.clips[3].unit_cm = Some(2.54);
-        assert_ne!(features_key(&q, &j), k);
-        let mut q = p.clone();
-        q.doc.clips[3].source = Some("other.bvh".into());
-        assert_ne!(features_key(&q, &j), k);
+        // Every edit of a clip, through the one edit path.
+        for edit in [
+            Edit::SetClipUnit {
+                clip: 3,
+                unit_cm: Some(2.54),
+            },
+            Edit::SetClipSource {
+                clip: 3,
+                source: Some("other.bvh".into()),
+            },
+            Edit::RenameClip {
+                clip: 3,
+                name: "renamed".into(),
+            },
+            Edit::SetClipFrames { clip: 3, frames: 5 },
+        ] {
+            let mut q = p.clone();
+            edit.clone().apply(&mut q.doc).unwrap();
+            assert_ne!(features_key(&q, &j), k, "{edit:?}");
+        }
         let mut over = JointOverrides::default();
         over.set("left_hand", "LeftForeArm").unwrap();
         assert_ne!(features_key(&p, &over), k);
@@ -1213,7 +1222,12 @@ mod tests {
         assert_eq!(out2.matches, out.matches);
         // Features of other clips are not reused.
         let mut other = p.clone();
-        other.doc.clips[2].unit_cm = Some(2.0);
+        Edit::SetClipUnit {
+            clip: 2,
+            unit_cm: Some(2.0),
+        }
+        .apply(&mut other.doc)
+        .unwrap();
         let req3 = SearchRequest::new(
             &other,
             q.clone(),
