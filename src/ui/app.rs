@@ -300,6 +300,9 @@ impl TaglaneApp {
             // 300 points of tool under the tab bar.
             .default_size(335.0)
             .show(ui, |ui| {
+                // The height the user gave the panel, whichever tab is in front: a panel is as
+                // high as its content up to that height, and the tabs' contents differ.
+                ui.set_min_height(ui.available_height());
                 if BottomTab::ALL.len() > 1 {
                     crate::ui::bottom_panel::tab_bar(ui, &mut self.bottom_tab);
                     ui.separator();

@@ -381,6 +381,18 @@ fn screenshot_of_the_matches_view() {
     h.hover_at(egui::pos2(1500.0, 960.0));
     h.run_steps(2);
     h.snapshot("similar");
+    // The matches fit the bottom panel at its default height: it is as high as with the Query
+    // tab in front (a panel grows to its content, and then keeps that height).
+    let tab_top = |h: &Harness<'_, TaglaneApp>| h.get_by_label("Auto-tag").rect().min.y;
+    let mut query = Harness::builder()
+        .with_size([1600.0, 1000.0])
+        .build_ui_state(
+            |ui, app: &mut TaglaneApp| app.ui(ui),
+            TaglaneApp::demo_for_tests(),
+        );
+    query.run_steps(2);
+    assert_eq!(query.state().bottom_tab, BottomTab::Query);
+    assert_eq!(tab_top(&h), tab_top(&query));
 }
 
 #[test]

@@ -20,8 +20,10 @@ use crate::ui::theme::{self, SimilarColors, similar_colors};
 const LEFT_WIDTH: f32 = 160.0;
 /// Height of a row of the list (its thumbnail strip).
 const ROW_HEIGHT: f32 = 42.0;
-/// Rows of the list seen at least (the tab grows to show them).
-const LIST_ROWS: f32 = 4.6;
+/// Rows of the list seen at least: the list fills the rest of the bottom panel, and the panel
+/// grows past the height the user gave it only when that leaves less than this (at the default
+/// height it shows four rows, and the panel keeps the height of the other tabs).
+const LIST_ROWS: f32 = 2.0;
 /// Width of one pose of a thumbnail strip.
 const POSE_WIDTH: f32 = 30.0;
 /// The list's columns: check (rank), score, poses, clip, start, stop, seconds; then "in TAG" when
