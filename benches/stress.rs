@@ -27,6 +27,7 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use taglane::core::doc::exchange::{parse_csv, to_csv};
 use taglane::core::library::sidecar::{cliptags_texts, parse_cliptags, parse_cliptags_tree};
 use taglane::core::stress::{StressSpec, stress_document, stress_queries};
+use taglane::core::tags::{Engine, Evaluator, RangeSet, TagDocument, TagIndex, parse_query};
 
 #[path = "common/mode.rs"]
 mod mode;
@@ -46,7 +47,6 @@ fn spec() -> StressSpec {
         }
     }
 }
-use taglane::core::tags::{Engine, Evaluator, RangeSet, TagDocument, TagIndex, parse_query};
 
 fn temp_path() -> PathBuf {
     let dir = std::env::temp_dir().join(format!("taglane-stress-bench-{}", std::process::id()));
