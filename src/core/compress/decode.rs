@@ -620,16 +620,25 @@ impl Keys {
             GROUP3_HEADER_NO_RANGES
         }
     }
+}
 
-    /// Whether the track table entries of `groups` groups from `table` and their headers in both
-    /// keys' segments lie inside `len` bytes (a file that passed validation always passes; its
-    /// offsets and counts are far below `usize::MAX`).
+impl GroupRun<'_> {
+    /// Groups of four tracks (the last one possibly short).
     #[inline(always)]
-    pub(super) fn groups_inside(&self, table: usize, groups: usize, len: usize) -> bool {
-        let inside = |at: usize, size: usize| at.saturating_add(groups * size) <= len;
-        let [ha, hb] = self.headers;
-        let header = self.group_header();
-        inside(table, GROUP3_TABLE) && inside(ha, header) && inside(hb, header)
+    pub(super) fn groups(&self) -> usize {
+        self.count.div_ceil(4)
+    }
+
+    /// Whether every group's track table entry and its headers in both keys' segments lie inside
+    /// the file (a file that passed validation always passes; its offsets and counts are far
+    /// below `usize::MAX`).
+    #[inline(always)]
+    pub(super) fn all_inside(&self) -> bool {
+        let groups = self.groups();
+        let inside = |at: usize, size: usize| at.saturating_add(groups * size) <= self.bytes.len();
+        let [ha, hb] = self.keys.headers;
+        let header = self.keys.group_header();
+        inside(self.table, GROUP3_TABLE) && inside(ha, header) && inside(hb, header)
     }
 }
 

@@ -117,6 +117,9 @@ fn groups(
     out: &mut [Transform],
     then: impl FnOnce(&mut [Transform], [usize; 2]),
 ) {
+    // Every track table entry and segment header of the groups, checked once here; the key
+    // reads are checked per pair of groups.
+    let (groups, all_inside) = (run.groups(), run.all_inside());
     let GroupRun {
         bytes,
         table,
@@ -129,11 +132,7 @@ fn groups(
     let pair = keys.mode != ONE_KEY;
     let across = keys.mode == PAIR_ACROSS;
     let [ha, hb] = keys.headers;
-    let groups = count.div_ceil(4);
     let len = bytes.len();
-    // Every track table entry and segment header of the groups, checked once here; the key
-    // reads are checked per pair of groups.
-    let all_inside = keys.groups_inside(table, groups, len);
     let reach = |bit: usize| (bit >> 3).saturating_add(PAIR_REACH) <= len;
     // Where groups g and g2 lie: their track table entries, and their headers in key A's and
     // key B's segments.

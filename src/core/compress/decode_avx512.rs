@@ -117,6 +117,9 @@ fn quads(
     out: &mut [Transform],
     then: impl FnOnce(&mut [Transform], [usize; 2]),
 ) {
+    // Every track table entry and segment header of the groups, checked once here; the key
+    // reads are checked per quad.
+    let (groups, all_inside) = (run.groups(), run.all_inside());
     let GroupRun {
         bytes,
         table,
@@ -129,11 +132,7 @@ fn quads(
     let pair = keys.mode != ONE_KEY;
     let across = keys.mode == PAIR_ACROSS;
     let [ha, hb] = keys.headers;
-    let groups = count.div_ceil(4);
     let len = bytes.len();
-    // Every track table entry and segment header of the groups, checked once here; the key
-    // reads are checked per quad.
-    let all_inside = keys.groups_inside(table, groups, len);
     let reach = |bit: usize| (bit >> 3).saturating_add(QUAD_REACH) <= len;
     // Where the groups of the quad starting at group `g` lie (a missing group at the last real
     // one's place): their track table entries, and their headers in key A's and key B's
