@@ -133,14 +133,14 @@ impl CompressedClip {
         );
         prefetch(b, l.tracks_at[0] as usize, l.tracks_at[0] as usize + 1);
         if l.segment_count == 0 {
-            self.write_static(out);
+            self.write_static::<WAY>(out);
             return;
         }
         let a = self.segment_ref(s);
         prefetch(b, a.headers, a.data_bit / 8);
         let key = (a.data_bit + i * a.key_bits) / 8;
         prefetch(b, key, key + 2 * (a.key_bits / 8 + 8));
-        self.write_static(out);
+        self.write_static::<WAY>(out);
         if alpha <= 0.0 {
             self.walk::<WAY>(ONE_KEY, &a, i, &a, i, 0.0, out);
         } else if i + 1 < sf as usize {
@@ -190,11 +190,22 @@ impl CompressedClip {
     }
 
     /// The rest pose, then the constant tracks.
-    fn write_static(&self, out: &mut [Transform]) {
+    fn write_static<const WAY: u8>(&self, out: &mut [Transform]) {
         let b = &self.bytes[..];
         let l = &self.layout;
         let at = l.rest_translations_at as usize;
-        let rest = b.get(at..at + 12 * out.len()).unwrap_or_default();
+        // Three stores a joint where the layout allows (not for the portable decoder, so that
+        // the tests also run the field-by-field writes).
+        #[cfg(target_arch = "x86_64")]
+        let wide =
+            WAY != PORTABLE && super::rest_sse::write_rest(b.get(at..).unwrap_or_default(), out);
+        #[cfg(not(target_arch = "x86_64"))]
+        let wide = false;
+        let rest = if wide {
+            &[]
+        } else {
+            b.get(at..at + 12 * out.len()).unwrap_or_default()
+        };
         for (o, c) in out.iter_mut().zip(rest.chunks_exact(12)) {
             *o = Transform {
                 translation: vec3_le(c),

@@ -16,6 +16,8 @@ pub mod format;
 pub mod metric;
 mod prefetch;
 pub mod quat_pack;
+#[cfg(target_arch = "x86_64")]
+mod rest_sse;
 pub mod settings;
 pub mod stream;
 pub mod synth;
