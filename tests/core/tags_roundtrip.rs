@@ -241,6 +241,7 @@ prop_compose! {
 /// The document without its edit versions (they differ between any two loads).
 fn unversioned(mut doc: TagDocument) -> TagDocument {
     doc.clips_version = 0;
+    doc.clip_data_version = 0;
     for t in &mut doc.tags {
         t.version = 0;
     }

@@ -356,8 +356,8 @@ impl Edit {
             }
             Edit::RenameClip { clip, name } => {
                 let old = std::mem::replace(&mut doc.clips[clip as usize].name, name);
-                // The browser filters and sorts by name.
-                doc.touch_clips();
+                // The browser filters and sorts by name (what is loaded from the clip is the same).
+                doc.touch_clip_names();
                 Edit::RenameClip { clip, name: old }
             }
             Edit::SetClipFrames { clip, frames } => {
@@ -917,6 +917,7 @@ mod tests {
             queries: vec![],
             autotag: None,
             clips_version: 0,
+            clip_data_version: 0,
         }
     }
 
@@ -1011,6 +1012,7 @@ mod tests {
             t.version = 0;
         }
         d.clips_version = 0;
+        d.clip_data_version = 0;
         d
     }
 

@@ -217,8 +217,12 @@ pub struct TagDocument {
     /// is relinked to another file (every edit of a clip goes through `Edit`, which does it).
     /// Query results cover every clip (a complement, `first(..)`), so caches compare this as well
     /// as the versions of the tags a query read; the browser's rows (filtered and sorted by name,
-    /// grouped by source folder) and find-similar's features follow it too.
+    /// grouped by source folder) follow it too.
     pub clips_version: u64,
+    /// Version of what is loaded from the clips (count, order, frame counts, sources, units):
+    /// renewed with [`Self::clips_version`] by every clip edit but a rename. Find-similar's
+    /// features are built from the clips' files, not their names, so they follow this one.
+    pub clip_data_version: u64,
 }
 
 /// Version numbers for tags and clip lists: process-wide, strictly increasing, never 0. Every tag
@@ -280,9 +284,15 @@ impl TagDocument {
         }
     }
 
-    /// Gives the clip list a fresh version (a clip was inserted, removed, renamed, changed length
-    /// or unit, or was relinked).
+    /// Gives the clip list and its data fresh versions (a clip was inserted, removed, changed
+    /// length or unit, or was relinked).
     pub fn touch_clips(&mut self) {
+        self.clips_version = next_version();
+        self.clip_data_version = next_version();
+    }
+
+    /// Gives the clip list a fresh version, not its data (a clip was renamed).
+    pub fn touch_clip_names(&mut self) {
         self.clips_version = next_version();
     }
 

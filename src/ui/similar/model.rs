@@ -154,14 +154,15 @@ pub fn query_from(doc: &TagDocument, view: &AppView<'_>) -> Result<QuerySpec, St
 }
 
 /// A number that changes whenever what features are built from changes: the project's folder,
-/// the clip list (its version, which every edit of a clip's name, source, unit or length
-/// renews) and the joint overrides. Called every frame the results show, so it hashes no clip.
+/// the clips' data (its version, which every edit of a clip's source, unit or length renews, and
+/// not a rename: the results show names as they are now) and the joint overrides. Called every
+/// frame the results show, so it hashes no clip.
 pub fn features_key(project: &Project, joints: &JointOverrides) -> u64 {
     let mut h = DefaultHasher::new();
     project.base_dir().hash(&mut h);
     project.is_demo.hash(&mut h);
     joints.key().hash(&mut h);
-    project.doc.clips_version.hash(&mut h);
+    project.doc.clip_data_version.hash(&mut h);
     project.doc.clips.len().hash(&mut h);
     h.finish()
 }
@@ -944,16 +945,24 @@ mod tests {
                 clip: 3,
                 source: Some("other.bvh".into()),
             },
-            Edit::RenameClip {
-                clip: 3,
-                name: "renamed".into(),
-            },
             Edit::SetClipFrames { clip: 3, frames: 5 },
         ] {
             let mut q = p.clone();
             edit.clone().apply(&mut q.doc).unwrap();
             assert_ne!(features_key(&q, &j), k, "{edit:?}");
         }
+        // A rename and its undo: the same features (the results look names up as they show).
+        let mut q = p.clone();
+        let undo = Edit::RenameClip {
+            clip: 3,
+            name: "renamed".into(),
+        }
+        .apply(&mut q.doc)
+        .unwrap();
+        assert_eq!(features_key(&q, &j), k);
+        undo.apply(&mut q.doc).unwrap();
+        assert_eq!(features_key(&q, &j), k);
+        assert_eq!(q.doc.clips[3].name, p.doc.clips[3].name);
         let mut over = JointOverrides::default();
         over.set("left_hand", "LeftForeArm").unwrap();
         assert_ne!(features_key(&p, &over), k);
