@@ -1,10 +1,10 @@
 //! The rest pose of a sample written with 16-byte stores (SSE2, which every x86-64 CPU has).
 //!
 //! Before the animated tracks, a pose is the rest pose: each joint's identity rotation, its rest
-//! translation (12 bytes a joint in the file) and a unit scale. Written field by field, that is
-//! five stores a joint (16, 8, 4, 8 and 4 bytes), and on a 22-joint take those 110 stores were
-//! about a tenth of a warm pose. Here a joint takes three: the rotation, the translation with the
-//! scale's x in its fourth lane, and the scale's y and z. That needs the translation and scale of
+//! translation (12 bytes a joint in the file) and a unit scale: on a 22-joint take, about a tenth
+//! of a warm pose. Written field by field, that is five stores a joint (16, 8, 4, 8 and 4 bytes);
+//! here a joint takes three: the rotation, the translation with the scale's x in its fourth lane,
+//! and the scale's y and z. That needs the translation and scale of
 //! [`Transform`] next to each other, which [`LAYOUT`] checks at compile time (another layout
 //! takes the field-by-field writes).
 #![allow(unsafe_code)]
@@ -66,8 +66,8 @@ mod tests {
 
     #[test]
     fn the_rest_pose_is_written_whole_over_whatever_was_there() {
-        // This compiler lays `Transform` out as the wide writes need: if that changes, the
-        // field-by-field writes take over and this test says so.
+        // This compiler lays `Transform` out as the wide writes need. If that changes, the
+        // decoder takes the field-by-field writes and this test stops compiling, to say so.
         const {
             assert!(
                 LAYOUT,
