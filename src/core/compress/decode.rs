@@ -859,18 +859,35 @@ fn group_raw(
 ) -> [Vec4; 4] {
     let key = |(codes, ranges): (u64, &[u8; 24]), bit: &mut usize| {
         // Each slot's constants for the four lanes, once.
-        let constants: [(Vec4, Vec4); 3] =
+        let [(o0, s0), (o1, s1), (o2, s2)]: [(Vec4, Vec4); 3] =
             std::array::from_fn(|s| slot_constants(t, ranges, codes, s));
-        let mut v = [Vec4::ZERO; 3];
+        let (o, sc) = (
+            [o0, o1, o2].map(|v| v.to_array()),
+            [s0, s1, s2].map(|v| v.to_array()),
+        );
+        let mut v = [[0.0f32; 4]; 3];
         for l in 0..4 {
-            for (s, &(o, sc)) in constants.iter().enumerate() {
-                let code = ((codes >> (16 * l + 4 * s)) & 15) as u8;
-                let w = u32::from(WIDTHS[usize::from(code)]);
-                v[s][l] = dequantize_slot(read_bits(bytes, *bit, w), o[l], sc[l], code);
-                *bit += w as usize;
+            let lane = codes >> (16 * l);
+            let c: [usize; 3] = std::array::from_fn(|s| ((lane >> (4 * s)) & 15) as usize);
+            // A lane holds at most 96 bits from bit 7 of its first byte: one 128-bit read, where
+            // the file has 16 bytes there (then every slot's 8-byte read would succeed too).
+            let window = bytes
+                .get(*bit >> 3..)
+                .and_then(|b| b.first_chunk::<16>())
+                .map(|w| u128::from_le_bytes(*w) >> (*bit & 7));
+            let mut at = 0;
+            for s in 0..3 {
+                let w = u32::from(WIDTHS[c[s]]);
+                let q = match window {
+                    Some(window) => ((window >> at) as u64 & CODE_MASK[c[s]]) as u32,
+                    None => read_bits(bytes, *bit + at as usize, w),
+                };
+                v[s][l] = dequantize_slot(q, o[s][l], sc[s][l], c[s] as u8);
+                at += w;
             }
+            *bit += at as usize;
         }
-        rebuild4(v, group_drops(codes))
+        rebuild4(v.map(Vec4::from_array), group_drops(codes))
     };
     let qa = key(headers[0], bit_a);
     if keys.mode == ONE_KEY {
