@@ -287,8 +287,9 @@ impl TagDocument {
     /// Gives the clip list and its data fresh versions (a clip was inserted, removed, changed
     /// length or unit, or was relinked).
     pub fn touch_clips(&mut self) {
-        self.clips_version = next_version();
-        self.clip_data_version = next_version();
+        let v = next_version();
+        self.clips_version = v;
+        self.clip_data_version = v;
     }
 
     /// Gives the clip list a fresh version, not its data (a clip was renamed).
