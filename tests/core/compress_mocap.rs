@@ -1,7 +1,8 @@
 //! Regression on the shared real takes (`../shared/mocap`; run with `--include-ignored`):
 //!
 //! - at ACL's max error on each clip (ACL's metric, `metric.rs`), the error stays at or under
-//!   ACL's at frames and between frames, and the total ratio is at least 15.3 (ACL: 12.23);
+//!   ACL's at frames and between frames, the total ratio is at least 15.3 (ACL: 12.23), and no
+//!   slot needs a raw float32;
 //! - every preset stays under its error threshold on an excerpt of every take (trimmed so the
 //!   test stays quick in a debug build).
 
@@ -128,6 +129,17 @@ fn beats_acl_at_acls_error_at_frames_and_between_frames() {
             failures.push(format!(
                 "{file}: {} at frames, {} between > ACL {acl_error_cm}",
                 e.max_error_cm, e.between.max_error_cm
+            ));
+        }
+        // The widest code (16 bits) serves every slot of these takes: a raw float32 would
+        // cost 16 bits more a slot and send its group off the vector decoders' fast path.
+        let c = &r.clip;
+        let raw_segments: Vec<usize> = (0..c.layout().segment_count as usize)
+            .filter(|&s| c.segment_widths(s).iter().any(|(w, _)| w.contains(&32)))
+            .collect();
+        if !raw_segments.is_empty() {
+            failures.push(format!(
+                "{file}: raw float32 slots in segments {raw_segments:?}"
             ));
         }
         raw += r.raw_bytes;

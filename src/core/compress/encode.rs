@@ -1018,14 +1018,15 @@ impl<'a> SegmentWork<'a> {
         let ranged: Vec<usize> = (0..nt).filter(|&t| self.ctx.tracks[t].slots > 0).collect();
         let mut levels = vec![TOP; nt];
         // Phase 1: each track alone, every other track at its original value, gets the lowest
-        // level that keeps its subtree within the budget.
+        // level below raw that keeps its subtree within the budget (phase 2 goes on to raw
+        // where nothing narrower will do).
         for i in 0..self.samples.len() {
             let (a, b) = (i * n, (i + 1) * n);
             self.model[a..b].copy_from_slice(&self.orig_model[a..b]);
         }
         for &t in &ranged {
             let j = usize::from(self.ctx.tracks[t].joint);
-            let (mut lo, mut hi) = (0usize, TOP);
+            let (mut lo, mut hi) = (0usize, TOP - 1);
             while lo < hi {
                 let mid = (lo + hi) / 2;
                 self.apply_level(t, mid);
@@ -1071,22 +1072,31 @@ impl<'a> SegmentWork<'a> {
             if worst_e <= budget_cm || guard > 64 * ranged.len() + 64 {
                 break;
             }
+            // A raw float32 only when every track on the chain has the widest code: its slots
+            // take 16 bits more than the widest code's, and a segment holding one leaves the
+            // vector decoders' fast path. Chosen on error per bit like the others, the raw step
+            // often won where narrower steps met the budget in fewer bits (on every shared take).
             let mut best: Option<(usize, f32)> = None;
-            for &cj in &self.ctx.chains[worst_j] {
-                for &t in &joint_tracks[cj] {
-                    if levels[t] >= TOP {
-                        continue;
+            for to_raw in [false, true] {
+                for &cj in &self.ctx.chains[worst_j] {
+                    for &t in &joint_tracks[cj] {
+                        if levels[t] >= TOP || (levels[t] + 1 == TOP) != to_raw {
+                            continue;
+                        }
+                        let old = self.codes[t];
+                        let before = bits(self, t, &old);
+                        self.apply_level(t, levels[t] + 1);
+                        let e = self.trial_joint(cj, worst_j);
+                        let cost = (bits(self, t, &self.codes[t]) - before).max(1.0);
+                        self.apply_codes(t, old);
+                        let score = (worst_e - e) / cost;
+                        if best.is_none_or(|(_, s)| score > s) {
+                            best = Some((t, score));
+                        }
                     }
-                    let old = self.codes[t];
-                    let before = bits(self, t, &old);
-                    self.apply_level(t, levels[t] + 1);
-                    let e = self.trial_joint(cj, worst_j);
-                    let cost = (bits(self, t, &self.codes[t]) - before).max(1.0);
-                    self.apply_codes(t, old);
-                    let score = (worst_e - e) / cost;
-                    if best.is_none_or(|(_, s)| score > s) {
-                        best = Some((t, score));
-                    }
+                }
+                if best.is_some() {
+                    break;
                 }
             }
             let Some((t, _)) = best else { break };
