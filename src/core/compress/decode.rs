@@ -194,11 +194,12 @@ impl CompressedClip {
         let b = &self.bytes[..];
         let l = &self.layout;
         let at = l.rest_translations_at as usize;
-        // Three stores a joint where the layout allows (not for the portable decoder, so that
-        // the tests also run the field-by-field writes).
+        // Three stores a joint where the layout allows, four joints in three with AVX-512 (not
+        // for the portable decoder, so that the tests also run the field-by-field writes; the
+        // AVX2 one takes the three stores).
         #[cfg(target_arch = "x86_64")]
-        let wide =
-            WAY != PORTABLE && super::rest_sse::write_rest(b.get(at..).unwrap_or_default(), out);
+        let wide = WAY != PORTABLE
+            && super::rest_sse::write_rest(b.get(at..).unwrap_or_default(), out, WAY == BEST);
         #[cfg(not(target_arch = "x86_64"))]
         let wide = false;
         let rest = if wide {

@@ -24,23 +24,42 @@ const LAYOUT: bool = offset_of!(Transform, rotation) == 0
 /// Writes the rest pose into `out` from the rest translations `rest` (12 bytes a joint, from
 /// byte 0) and returns true; or writes nothing and returns false when `Transform` has another
 /// layout or `rest` holds fewer than `12 * out.len() + 4` bytes (a translation is read with a
-/// 16-byte load, its last 4 bytes replaced by the scale's x).
+/// 16-byte load, its last 4 bytes replaced by the scale's x). With `avx512` and a CPU that has
+/// AVX-512 F, four joints at a time take three 64-byte stores instead of twelve 16-byte ones.
 #[inline]
-pub(super) fn write_rest(rest: &[u8], out: &mut [Transform]) -> bool {
+pub(super) fn write_rest(rest: &[u8], out: &mut [Transform], avx512: bool) -> bool {
     if !LAYOUT || rest.len() < 12 * out.len() + 4 {
         return false;
     }
-    let src = rest.as_ptr();
+    let n = out.len();
+    let (src, dst) = (rest.as_ptr(), out.as_mut_ptr().cast::<u8>());
+    if avx512 && super::decode_avx512::available() {
+        // SAFETY: the CPU has AVX-512 F (checked above); the reads and writes as below.
+        unsafe { four_at_a_time(src, dst, n) };
+    } else {
+        // SAFETY: joints `0..n` of `out`, reading `12 * n + 4` bytes of `rest` (checked above).
+        unsafe { one_at_a_time(src, dst, 0..n) };
+    }
+    true
+}
+
+/// The rest pose of joints `joints`, a joint at a time with 16-byte stores.
+///
+/// # Safety
+/// `dst` points to at least `joints.end` transforms laid out as [`LAYOUT`] says, and `src` to
+/// at least `12 * joints.end + 4` readable bytes.
+#[inline(always)]
+unsafe fn one_at_a_time(src: *const u8, dst: *mut u8, joints: std::ops::Range<usize>) {
     // SAFETY: SSE2 is part of x86-64, so its intrinsics run on every CPU this is built for.
-    // The load reads bytes `12 * j .. 12 * j + 16` of `rest`, inside it (checked above); the
-    // stores write bytes 0-39 of transform `j`, which are its rotation, translation and scale
-    // (`LAYOUT`): an identity rotation, the translation and a unit scale, all valid floats.
+    // The load reads bytes `12 * j .. 12 * j + 16` of `src`; the stores write bytes 0-39 of
+    // transform `j`, which are its rotation, translation and scale (`LAYOUT`): an identity
+    // rotation, the translation and a unit scale, all valid floats (as the caller guarantees).
     unsafe {
         let identity = _mm_setr_ps(0.0, 0.0, 0.0, 1.0);
         let xyz = _mm_castsi128_ps(_mm_setr_epi32(-1, -1, -1, 0));
         let one = _mm_set1_ps(1.0);
-        for (j, o) in out.iter_mut().enumerate() {
-            let o = std::ptr::from_mut(o).cast::<u8>();
+        for j in joints {
+            let o = dst.add(48 * j);
             let t = _mm_loadu_ps(src.add(12 * j).cast());
             _mm_storeu_ps(o.cast(), identity);
             // The translation, and 1.0 (the scale's x) in the fourth lane.
@@ -48,7 +67,61 @@ pub(super) fn write_rest(rest: &[u8], out: &mut [Transform]) -> bool {
             _mm_storel_epi64(o.add(32).cast(), _mm_castps_si128(one));
         }
     }
-    true
+}
+
+/// The rest pose of joints `0..n`, four joints (192 bytes) at a time with three 64-byte stores
+/// from the first joint that starts a 64-byte line (so the stores do not straddle lines), the
+/// joints before and after one at a time.
+///
+/// # Safety
+/// The CPU has AVX-512 F; `dst` points to `n` transforms laid out as [`LAYOUT`] says, and `src`
+/// to at least `12 * n + 4` readable bytes.
+#[target_feature(enable = "avx512f")]
+unsafe fn four_at_a_time(src: *const u8, dst: *mut u8, n: usize) {
+    // Joint `j` starts at `dst + 48 j`: with `dst` on 16 bytes (a `Transform`'s alignment), joint
+    // `(dst / 16) % 4` is the first to start a line, and every fourth one after it.
+    let first = ((dst.addr() >> 4) & 3).min(n);
+    let blocks = (n - first) / 4;
+    // Four joints are 16 floats: [rotation, translation, scale x, scale y, scale z, (padding)]
+    // each. The three stores take the four translations from one load (`t`, 12 floats) where
+    // the mask is set, and the constant rotation, scale and zero padding elsewhere.
+    // Lanes of c0: joint 0's rotation, translation (from `t`), scale, padding; joint 1's
+    // rotation. c1: joint 1's translation, scale, padding; joint 2's rotation, translation, scale
+    // x. c2: joint 2's scale y and z, padding; joint 3's rotation, translation, scale, padding.
+    let c0 = _mm512_setr_ps(
+        0., 0., 0., 1., 0., 0., 0., 1., 1., 1., 0., 0., 0., 0., 0., 1.,
+    );
+    let c1 = _mm512_setr_ps(
+        0., 0., 0., 1., 1., 1., 0., 0., 0., 0., 0., 1., 0., 0., 0., 1.,
+    );
+    let c2 = _mm512_setr_ps(
+        1., 1., 0., 0., 0., 0., 0., 1., 0., 0., 0., 1., 1., 1., 0., 0.,
+    );
+    let i0 = _mm512_setr_epi32(0, 0, 0, 0, 0, 1, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+    let i1 = _mm512_setr_epi32(3, 4, 5, 0, 0, 0, 0, 0, 0, 0, 0, 0, 6, 7, 8, 0);
+    let i2 = _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 9, 10, 11, 0, 0, 0, 0, 0);
+    // SAFETY: joints `0..first` and `first + 4 * blocks..n` as the caller guarantees. Block `b`
+    // reads the 48 bytes of joints `j..j + 4` (`j = first + 4 b`) of `src` (a masked load: the
+    // lanes left out are not read) and writes the 192 bytes of their transforms: rotations,
+    // translations, scales and the padding after each scale (zeros), all inside `out`.
+    unsafe {
+        one_at_a_time(src, dst, 0..first);
+        for b in 0..blocks {
+            let j = first + 4 * b;
+            let t = _mm512_maskz_loadu_ps(0x0FFF, src.add(12 * j).cast());
+            let o = dst.add(48 * j);
+            _mm512_storeu_ps(o.cast(), _mm512_mask_permutexvar_ps(c0, 0x0070, i0, t));
+            _mm512_storeu_ps(
+                o.add(64).cast(),
+                _mm512_mask_permutexvar_ps(c1, 0x7007, i1, t),
+            );
+            _mm512_storeu_ps(
+                o.add(128).cast(),
+                _mm512_mask_permutexvar_ps(c2, 0x0700, i2, t),
+            );
+        }
+        one_at_a_time(src, dst, first + 4 * blocks..n);
+    }
 }
 
 #[cfg(test)]
@@ -86,7 +159,7 @@ mod tests {
             scale: Vec3::splat(9.0),
         };
         let mut out = vec![garbage; 6];
-        assert!(write_rest(&bytes, &mut out[..5]));
+        assert!(write_rest(&bytes, &mut out[..5], false));
         for (j, o) in out[..5].iter().enumerate() {
             let want = Transform {
                 translation: t[j],
@@ -105,11 +178,52 @@ mod tests {
         let mut out = vec![Transform::IDENTITY; 2];
         out[0].scale = Vec3::splat(3.0);
         assert!(
-            !write_rest(&bytes, &mut out),
+            !write_rest(&bytes, &mut out, false),
             "the last load would read past the bytes"
         );
         assert_eq!(out[0].scale, Vec3::splat(3.0));
-        assert!(write_rest(&bytes, &mut out[..1]));
+        assert!(write_rest(&bytes, &mut out[..1], false));
         assert_eq!(out[0].scale, Vec3::ONE);
+    }
+
+    /// Four at a time: every length and every place of the slice against a 64-byte line (the
+    /// joints before the first line start and after the last block one at a time), rest
+    /// translations ending where the 16-byte loads need them to.
+    #[test]
+    fn four_at_a_time_writes_the_same_rest_pose() {
+        let garbage = Transform {
+            translation: Vec3::NAN,
+            rotation: Quat::from_xyzw(f32::NAN, 7.0, f32::NAN, -3.0),
+            scale: Vec3::splat(9.0),
+        };
+        let mut blocks = 0;
+        for n in 0..14 {
+            let t: Vec<Vec3> = (0..n)
+                .map(|j| Vec3::new(j as f32 + 0.5, -2.5 * j as f32, 1e-3 - j as f32))
+                .collect();
+            let mut bytes = rest_bytes(&t);
+            bytes.extend([0xAB; 4]);
+            for skip in 0..4 {
+                let mut out = vec![garbage; skip + n + 1];
+                let avx512 = crate::core::compress::decode_avx512::available();
+                let start = out[skip..].as_ptr().addr();
+                blocks += usize::from(avx512 && n >= 4 + ((start >> 4) & 3));
+                assert!(write_rest(&bytes, &mut out[skip..skip + n], true));
+                for (j, o) in out[skip..skip + n].iter().enumerate() {
+                    let want = Transform {
+                        translation: t[j],
+                        rotation: Quat::IDENTITY,
+                        scale: Vec3::ONE,
+                    };
+                    assert_eq!(o, &want, "{n} joints from {skip}: joint {j}");
+                }
+                for o in out[..skip].iter().chain(&out[skip + n..]) {
+                    assert!(o.translation.x.is_nan() && o.scale == Vec3::splat(9.0));
+                }
+            }
+        }
+        if crate::core::compress::decode_avx512::available() {
+            assert!(blocks > 0, "no block of four written");
+        }
     }
 }
