@@ -83,42 +83,29 @@ unsafe fn four_at_a_time(src: *const u8, dst: *mut u8, n: usize) {
     let first = ((dst.addr() >> 4) & 3).min(n);
     let blocks = (n - first) / 4;
     // Four joints are 16 floats: [rotation, translation, scale x, scale y, scale z, (padding)]
-    // each. The three stores take the four translations from one load (`t`, 12 floats) where
-    // the mask is set, and the constant rotation, scale and zero padding elsewhere.
-    // Lanes of c0: joint 0's rotation, translation (from `t`), scale, padding; joint 1's
-    // rotation. c1: joint 1's translation, scale, padding; joint 2's rotation, translation, scale
-    // x. c2: joint 2's scale y and z, padding; joint 3's rotation, translation, scale, padding.
-    let c0 = _mm512_setr_ps(
-        0., 0., 0., 1., 0., 0., 0., 1., 1., 1., 0., 0., 0., 0., 0., 1.,
+    // each. Each store is a constant (the identity rotations, unit scales and zero padding: ones
+    // in the lanes of its first mask) with the translations that fall in it expand-loaded into
+    // the lanes of its second mask (consecutive floats from the given one; no other is read).
+    let one = _mm512_set1_ps(1.0);
+    let (c0, c1, c2) = (
+        _mm512_maskz_mov_ps(0x8388, one),
+        _mm512_maskz_mov_ps(0x8838, one),
+        _mm512_maskz_mov_ps(0x3883, one),
     );
-    let c1 = _mm512_setr_ps(
-        0., 0., 0., 1., 1., 1., 0., 0., 0., 0., 0., 1., 0., 0., 0., 1.,
-    );
-    let c2 = _mm512_setr_ps(
-        1., 1., 0., 0., 0., 0., 0., 1., 0., 0., 0., 1., 1., 1., 0., 0.,
-    );
-    let i0 = _mm512_setr_epi32(0, 0, 0, 0, 0, 1, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0);
-    let i1 = _mm512_setr_epi32(3, 4, 5, 0, 0, 0, 0, 0, 0, 0, 0, 0, 6, 7, 8, 0);
-    let i2 = _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 9, 10, 11, 0, 0, 0, 0, 0);
     // SAFETY: joints `0..first` and `first + 4 * blocks..n` as the caller guarantees. Block `b`
-    // reads the 48 bytes of joints `j..j + 4` (`j = first + 4 b`) of `src` (a masked load: the
-    // lanes left out are not read) and writes the 192 bytes of their transforms: rotations,
-    // translations, scales and the padding after each scale (zeros), all inside `out`.
+    // reads the 48 bytes of joints `j..j + 4` (`j = first + 4 b`) of `src` and writes the 192
+    // bytes of their transforms: rotations, translations, scales and the padding after each
+    // scale (zeros), all inside `out`.
     unsafe {
         one_at_a_time(src, dst, 0..first);
         for b in 0..blocks {
             let j = first + 4 * b;
-            let t = _mm512_maskz_loadu_ps(0x0FFF, src.add(12 * j).cast());
-            let o = dst.add(48 * j);
-            _mm512_storeu_ps(o.cast(), _mm512_mask_permutexvar_ps(c0, 0x0070, i0, t));
-            _mm512_storeu_ps(
-                o.add(64).cast(),
-                _mm512_mask_permutexvar_ps(c1, 0x7007, i1, t),
-            );
-            _mm512_storeu_ps(
-                o.add(128).cast(),
-                _mm512_mask_permutexvar_ps(c2, 0x0700, i2, t),
-            );
+            let (t, o) = (src.add(12 * j).cast::<f32>(), dst.add(48 * j).cast::<f32>());
+            // Joint j's translation in lanes 4-6; joint j + 1's in lanes 0-2 and j + 2's in
+            // lanes 12-14 of the next 16 floats; joint j + 3's in lanes 8-10 of the last.
+            _mm512_storeu_ps(o, _mm512_mask_expandloadu_ps(c0, 0x0070, t));
+            _mm512_storeu_ps(o.add(16), _mm512_mask_expandloadu_ps(c1, 0x7007, t.add(3)));
+            _mm512_storeu_ps(o.add(32), _mm512_mask_expandloadu_ps(c2, 0x0700, t.add(9)));
         }
         one_at_a_time(src, dst, first + 4 * blocks..n);
     }
