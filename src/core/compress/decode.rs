@@ -125,21 +125,23 @@ impl CompressedClip {
         // places are known lets those misses overlap.
         let b = &self.bytes[..];
         let entry = l.segment_table_at as usize + 4 * s;
-        prefetch(b, entry, entry + 8);
-        prefetch(
+        prefetch::<2>(b, entry, entry + 8);
+        prefetch::<1>(
             b,
             l.rest_translations_at as usize,
             l.rest_translations_at as usize + 1,
         );
-        prefetch(b, l.tracks_at[0] as usize, l.tracks_at[0] as usize + 1);
+        prefetch::<1>(b, l.tracks_at[0] as usize, l.tracks_at[0] as usize + 1);
         if l.segment_count == 0 {
             self.write_static::<WAY>(out);
             return;
         }
         let a = self.segment_ref(s);
-        prefetch(b, a.headers, a.data_bit / 8);
+        // Six lines: the headers of a 31-joint take (most of those of bigger skeletons), and two
+        // keys of it.
+        prefetch::<6>(b, a.headers, a.data_bit / 8);
         let key = (a.data_bit + i * a.key_bits) / 8;
-        prefetch(b, key, key + 2 * (a.key_bits / 8 + 8));
+        prefetch::<6>(b, key, key + 2 * (a.key_bits / 8 + 8));
         self.write_static::<WAY>(out);
         if alpha <= 0.0 {
             self.walk::<WAY>(ONE_KEY, &a, i, &a, i, 0.0, out);

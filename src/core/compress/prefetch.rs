@@ -4,10 +4,14 @@
 // `_mm_prefetch` takes a raw pointer; it never faults and reads nothing into the program.
 #![allow(unsafe_code)]
 
-/// Asks for every 64-byte line holding a byte of `bytes[from..to]` (clamped to `bytes`), without
-/// waiting for any. A no-op where the target has no prefetch instruction.
+/// Asks for the 64-byte lines holding `bytes[from..to]` (clamped to `bytes`), at most `LINES` of
+/// them from the first, without waiting for any. Always `LINES` prefetches (the last line asked
+/// again where the range holds fewer), so no branch depends on where the range falls against
+/// the lines: a loop over the lines the range touches ran a varying number of times, and its
+/// mispredicted exits cost a warm pose about 5 % (kick). A no-op where the target has no
+/// prefetch instruction.
 #[inline(always)]
-pub(super) fn prefetch(bytes: &[u8], from: usize, to: usize) {
+pub(super) fn prefetch<const LINES: usize>(bytes: &[u8], from: usize, to: usize) {
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
@@ -16,15 +20,14 @@ pub(super) fn prefetch(bytes: &[u8], from: usize, to: usize) {
             return;
         }
         let base = bytes.as_ptr();
-        // The first line starts at or before `from`; the pointer is only an address to the
+        // The first line starts at or before `from`; the pointers are only addresses to the
         // prefetch (computed with wrapping arithmetic, never dereferenced).
         let first = base.wrapping_add(from).addr() & !63;
-        let end = base.wrapping_add(to).addr();
-        let mut line = first;
-        while line < end {
+        let last = base.wrapping_add(to - 1).addr() & !63;
+        for k in 0..LINES {
+            let line = (first + 64 * k).min(last);
             // SAFETY: a prefetch reads nothing into the program and never faults.
             unsafe { _mm_prefetch::<_MM_HINT_T0>(base.with_addr(line).cast()) };
-            line += 64;
         }
     }
     #[cfg(not(target_arch = "x86_64"))]
