@@ -24,8 +24,9 @@ const LAYOUT: bool = offset_of!(Transform, rotation) == 0
 /// Writes the rest pose into `out` from the rest translations `rest` (12 bytes a joint, from
 /// byte 0) and returns true; or writes nothing and returns false when `Transform` has another
 /// layout or `rest` holds fewer than `12 * out.len() + 4` bytes (a translation is read with a
-/// 16-byte load, its last 4 bytes replaced by the scale's x). With `avx512` and a CPU that has
-/// AVX-512 F, four joints at a time take three 64-byte stores instead of twelve 16-byte ones.
+/// 16-byte load, its last 4 bytes replaced by the scale's x). With `avx512` on a CPU that runs
+/// the AVX-512 decoder, four joints at a time take three 64-byte stores instead of twelve
+/// 16-byte ones.
 #[inline]
 pub(super) fn write_rest(rest: &[u8], out: &mut [Transform], avx512: bool) -> bool {
     if !LAYOUT || rest.len() < 12 * out.len() + 4 {
@@ -34,7 +35,8 @@ pub(super) fn write_rest(rest: &[u8], out: &mut [Transform], avx512: bool) -> bo
     let n = out.len();
     let (src, dst) = (rest.as_ptr(), out.as_mut_ptr().cast::<u8>());
     if avx512 && super::decode_avx512::available() {
-        // SAFETY: the CPU has AVX-512 F (checked above); the reads and writes as below.
+        // SAFETY: the CPU has AVX-512 F (among the decoder's features, checked above); the reads
+        // and writes as below.
         unsafe { four_at_a_time(src, dst, n) };
     } else {
         // SAFETY: joints `0..n` of `out`, reading `12 * n + 4` bytes of `rest` (checked above).
