@@ -1423,7 +1423,7 @@ mod tests {
     fn quads_with_raw_slots_decode_like_the_model() {
         use crate::core::compress::decode_avx512::{AVX2_QUADS, FAST_QUADS, available};
         // A tight budget on long chains: some segments need more than 16 bits for some slots
-        // (about two quads in three go to AVX2 with this clip and budget).
+        // (checked below), and their quads go to AVX2.
         let clip = jumpy_clip(23, 48, 17, 0.9);
         let c = compress(&clip, &CompressSettings::auto(0.01)).unwrap().clip;
         assert_eq!(c.rotation_format(), RotationFormat::DropW);
