@@ -116,17 +116,11 @@ fn main() {
                 compressed.segment_ranges(),
                 l.rotation_format
             );
-            // Raw float32 slots send their group to the portable decoder (a 32-bit smallest-three
-            // rotation would be listed too: the shared takes are drop-W).
-            let raw: Vec<usize> = (0..l.segment_count as usize)
-                .filter(|&s| {
-                    compressed
-                        .segment_widths(s)
-                        .iter()
-                        .any(|(w, _)| w.contains(&32))
-                })
-                .collect();
-            println!("segments with a raw float32 slot: {raw:?}");
+            // Raw float32 slots send their group to the portable decoder.
+            println!(
+                "segments with a raw float32 slot: {:?}",
+                compressed.segments_with_raw_slots()
+            );
         }
         "compressed" => {
             for i in 0..n {

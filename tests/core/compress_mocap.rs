@@ -133,10 +133,7 @@ fn beats_acl_at_acls_error_at_frames_and_between_frames() {
         }
         // The widest code (16 bits) serves every slot of these takes: a raw float32 would
         // cost 16 bits more a slot and send its group off the vector decoders' fast path.
-        let c = &r.clip;
-        let raw_segments: Vec<usize> = (0..c.layout().segment_count as usize)
-            .filter(|&s| c.segment_widths(s).iter().any(|(w, _)| w.contains(&32)))
-            .collect();
+        let raw_segments = r.clip.segments_with_raw_slots();
         if !raw_segments.is_empty() {
             failures.push(format!(
                 "{file}: raw float32 slots in segments {raw_segments:?}"

@@ -1427,10 +1427,10 @@ mod tests {
         let clip = jumpy_clip(23, 48, 17, 0.9);
         let c = compress(&clip, &CompressSettings::auto(0.01)).unwrap().clip;
         assert_eq!(c.rotation_format(), RotationFormat::DropW);
-        let raw = (0..c.layout().segment_count as usize)
-            .filter(|&s| c.segment_widths(s).iter().any(|(w, _)| w.contains(&32)))
-            .count();
-        assert!(raw > 0, "no segment holds a raw float32 slot");
+        assert!(
+            !c.segments_with_raw_slots().is_empty(),
+            "no segment holds a raw float32 slot"
+        );
         let (fast, handed) = (FAST_QUADS.get(), AVX2_QUADS.get());
         check_against_model(&c, &all_frames(&c, &[0.4])).unwrap();
         if available() {

@@ -987,6 +987,21 @@ impl CompressedClip {
         out
     }
 
+    /// The segments with a slot stored as a raw float32 (width code 15), whose groups the vector
+    /// decoders hand to the portable one (for tools and tests).
+    pub fn segments_with_raw_slots(&self) -> Vec<usize> {
+        (0..self.layout.segment_count as usize)
+            .filter(|&s| {
+                TrackKind::ALL.iter().enumerate().any(|(k, &kind)| {
+                    (0..self.layout.track_counts[k] as usize).any(|i| {
+                        let slots = usize::from(self.track_entry(kind, i).slots);
+                        self.segment_track(s, kind, i).0[..slots].contains(&RAW_CODE)
+                    })
+                })
+            })
+            .collect()
+    }
+
     /// Byte offset of segment `s`'s block.
     #[inline(always)]
     pub(crate) fn segment_at(&self, s: usize) -> usize {
