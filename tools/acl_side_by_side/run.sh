@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# ACL against taglane on the nine shared takes: ratio and error with ACL's own compressor, then
+# warm and cold decode timed side by side in one process. Everything fetched and built goes to
+# $WORK (outside the repository). Needs git, g++ and network the first time (or ACL_SRC).
+#
+#   tools/acl_side_by_side/run.sh                 # warm 300 rounds, cold 60 poses a side
+#   WARM=1000 COLD=100 tools/acl_side_by_side/run.sh
+#   ACL_SRC=/path/with/acl,rtm,sjson-cpp tools/acl_side_by_side/run.sh
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+WORK=${WORK:-/tmp/acl_side_by_side}
+WARM=${WARM:-300}
+COLD=${COLD:-60}
+# ACL's develop branch as measured in docs/PERFORMANCE.md, and the RTM and sjson-cpp commits its
+# submodules name.
+ACL_COMMIT=0f855f01827a053792ee8c8a36ebabe228ed3727
+RTM_COMMIT=2a2ba0f93b5ff034753d068828c6199e19e27686
+SJSON_COMMIT=54b3985e8ccc5efb5f24dabf0b4b802a996366e6
+mkdir -p "$WORK"
+src=${ACL_SRC:-$WORK/src}
+if [ ! -d "$src/acl" ]; then
+  mkdir -p "$src"
+  git clone -q https://github.com/nfrechette/acl "$src/acl"
+  git clone -q https://github.com/nfrechette/rtm "$src/rtm"
+  git clone -q https://github.com/nfrechette/sjson-cpp "$src/sjson-cpp"
+  git -C "$src/acl" checkout -q "$ACL_COMMIT"
+  git -C "$src/rtm" checkout -q "$RTM_COMMIT"
+  git -C "$src/sjson-cpp" checkout -q "$SJSON_COMMIT"
+fi
+echo "ACL $(git -C "$src/acl" rev-parse --short HEAD), RTM $(git -C "$src/rtm" rev-parse --short HEAD)"
+flags=${ACL_FLAGS:-"-mavx2 -mfma -mbmi -mpopcnt"}
+if [ ! -x "$WORK/acl_compressor" ]; then
+  echo "building acl_compressor (g++ -O2 $flags)"
+  # shellcheck disable=SC2086
+  g++ -O2 -std=c++17 $flags -DACL_USE_SJSON -DACL_ON_ASSERT_ABORT -DRTM_ON_ASSERT_ABORT \
+    -DSJSON_CPP_ON_ASSERT_ABORT -I"$src/acl/includes" -I"$src/rtm/includes" \
+    -I"$src/sjson-cpp/includes" -I"$src/acl/tools/acl_compressor/includes" \
+    "$src/acl/tools/acl_compressor/main_generic/main.cpp" \
+    "$src/acl/tools/acl_compressor/sources/"*.cpp -o "$WORK/acl_compressor"
+fi
+(cd "$repo" && cargo build -q --release --no-default-features --bin taglane --example decode_count)
+mocap=${TAGLANE_MOCAP:-$repo/../shared/mocap}
+mkdir -p "$WORK/sjson" "$WORK/acl" "$WORK/stats"
+clips="dance:bandai_dataset-1_dance-short_normal_001:cm kick:bandai_dataset-1_kick_normal_001:cm
+walk1:bandai_dataset-1_walk_normal_001:cm respond:bandai_dataset-1_respond_normal_001:cm
+walk-turn-left:bandai_dataset-2_walk-turn-left_normal_001:cm walk2:bandai_dataset-2_walk_normal_001:cm
+cmu_01_01:cmu_01_01_hops_turn:cmu cmu_01_03:cmu_01_03_climb_hang:cmu cmu_131_03:cmu_131_03_hop_start_stop:cmu"
+echo "== ACL's compressor (default settings), ACL's metric at frames"
+raw_total=0 acl_total=0
+for entry in $clips; do
+  IFS=: read -r short file units <<<"$entry"
+  "$repo/target/release/taglane" export-acl "$mocap/$file.bvh" -o "$WORK/sjson/$short.acl.sjson" --units "$units"
+  "$WORK/acl_compressor" -acl="$WORK/sjson/$short.acl.sjson" -out="$WORK/acl/$short.acl" \
+    -stats="$WORK/stats/$short.sjson" >/dev/null
+  stat() { grep -m1 -E "^\s*$1 = " "$WORK/stats/$short.sjson" | tr -d '\r' | awk '{print $3}'; }
+  raw=$(stat raw_size) size=$(stat compressed_size)
+  raw_total=$((raw_total + raw)) acl_total=$((acl_total + size))
+  awk -v c="$short" -v r="$raw" -v s="$size" -v e="$(stat max_error)" -v t="$(stat compression_time)" \
+    'BEGIN { printf "%-15s ratio %6.3f  max error %.4f cm  compress %6.1f ms\n", c, r / s, e, t * 1000 }'
+done
+awk -v r="$raw_total" -v s="$acl_total" 'BEGIN { printf "all nine: ratio %.3f\n", r / s }'
+echo "== taglane (automatic mode at 98% of the issue's ACL errors, as the bench)"
+"$repo/target/release/examples/decode_count" prepare "$WORK/tlc"
+echo "== decode side by side"
+ACL_INCLUDE="$src/acl/includes" RTM_INCLUDE="$src/rtm/includes" ACL_FLAGS="$flags" \
+  cargo build -q --release --manifest-path "$here/Cargo.toml"
+bin="$here/target/release/acl-side-by-side"
+for entry in $clips; do
+  short=${entry%%:*}
+  TAGLANE_MOCAP="$mocap" "$bin" info "$WORK/tlc" "$WORK/acl" "$short"
+  TAGLANE_MOCAP="$mocap" "$bin" check "$WORK/tlc" "$WORK/acl" "$short"
+  TAGLANE_MOCAP="$mocap" "$bin" warm "$WORK/tlc" "$WORK/acl" "$short" "$WARM"
+  TAGLANE_MOCAP="$mocap" "$bin" cold "$WORK/tlc" "$WORK/acl" "$short" "$COLD"
+done

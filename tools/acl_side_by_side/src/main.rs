@@ -1,0 +1,319 @@
+//! ACL, taglane and the uncompressed clip decoded alternately in one process, on the nine shared
+//! takes: warm (rounds of the bench's 256 scattered times) and cold (twice the last-level cache
+//! streamed before each pose, only the pose timed), as `benches/compress.rs` and
+//! `examples/decode_count.rs` time them. Run through `run.sh`; see README.md.
+//!
+//! ```text
+//! acl-side-by-side (info|check|warm|cold) TLC_DIR ACL_DIR CLIP [N]
+//! ```
+#![allow(unsafe_code)]
+
+use std::hint::black_box;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use taglane::core::anim::{
+    Clip, ImportOptions, SampleSettings, Transform, load_animation, sample_clip,
+};
+use taglane::core::compress::CompressedClip;
+use taglane::core::compress::metric::golden_times;
+
+unsafe extern "C" {
+    fn tl_acl_open(bytes: *const u8, len: usize, bind: *const f32, joints: usize) -> *mut u8;
+    fn tl_acl_close(h: *mut u8);
+    fn tl_acl_size(h: *mut u8) -> usize;
+    fn tl_acl_context_bytes() -> usize;
+    fn tl_acl_sample(h: *mut u8, t: f32, out: *mut Qvv);
+}
+
+/// One joint of an ACL pose (`Qvv` in acl_ffi.cpp).
+#[repr(C, align(16))]
+#[derive(Clone, Copy, Default)]
+struct Qvv {
+    rotation: [f32; 4],
+    translation: [f32; 4],
+    scale: [f32; 4],
+}
+
+/// (short name, file, cm per unit): as in `benches/compress.rs`.
+const CLIPS: [(&str, &str, f32); 9] = [
+    ("dance", "bandai_dataset-1_dance-short_normal_001.bvh", 1.0),
+    ("kick", "bandai_dataset-1_kick_normal_001.bvh", 1.0),
+    ("walk1", "bandai_dataset-1_walk_normal_001.bvh", 1.0),
+    ("respond", "bandai_dataset-1_respond_normal_001.bvh", 1.0),
+    (
+        "walk-turn-left",
+        "bandai_dataset-2_walk-turn-left_normal_001.bvh",
+        1.0,
+    ),
+    ("walk2", "bandai_dataset-2_walk_normal_001.bvh", 1.0),
+    ("cmu_01_01", "cmu_01_01_hops_turn.bvh", 5.644),
+    ("cmu_01_03", "cmu_01_03_climb_hang.bvh", 5.644),
+    ("cmu_131_03", "cmu_131_03_hop_start_stop.bvh", 5.644),
+];
+
+/// A clip compressed by ACL, open for decoding.
+struct Acl(*mut u8);
+
+impl Acl {
+    fn open(bytes: &[u8], clip: &Clip, unit_cm: f32) -> Result<Self, String> {
+        // ACL's clips were written in centimetres (`taglane export-acl`).
+        let bind: Vec<f32> = clip
+            .skeleton
+            .rest
+            .iter()
+            .flat_map(|r| (r.translation * unit_cm).to_array())
+            .collect();
+        // SAFETY: the pointers and lengths describe live slices; the buffer is copied.
+        let h = unsafe {
+            tl_acl_open(
+                bytes.as_ptr(),
+                bytes.len(),
+                bind.as_ptr(),
+                clip.joint_count(),
+            )
+        };
+        if h.is_null() {
+            Err("ACL refused the compressed clip (or its track count)".into())
+        } else {
+            Ok(Self(h))
+        }
+    }
+
+    fn sample(&self, t: f32, out: &mut [Qvv]) {
+        // SAFETY: `out` holds one Qvv per track (checked at open against the clip's joints).
+        unsafe { tl_acl_sample(self.0, t, out.as_mut_ptr()) }
+    }
+
+    fn size(&self) -> usize {
+        // SAFETY: an open handle.
+        unsafe { tl_acl_size(self.0) }
+    }
+}
+
+impl Drop for Acl {
+    fn drop(&mut self) {
+        // SAFETY: an open handle, closed once.
+        unsafe { tl_acl_close(self.0) }
+    }
+}
+
+/// The largest cache of cpu0 in sysfs (32 MiB when unknown), as `benches/common/cold_cache.rs`.
+fn last_level_cache_bytes() -> usize {
+    let mut best = 0usize;
+    for i in 0..8 {
+        let Ok(s) =
+            std::fs::read_to_string(format!("/sys/devices/system/cpu/cpu0/cache/index{i}/size"))
+        else {
+            continue;
+        };
+        let s = s.trim();
+        let (num, mul) = match (s.strip_suffix('K'), s.strip_suffix('M')) {
+            (Some(n), _) => (n, 1 << 10),
+            (_, Some(n)) => (n, 1 << 20),
+            _ => (s, 1),
+        };
+        best = best.max(num.parse::<usize>().unwrap_or(0) * mul);
+    }
+    if best == 0 { 32 << 20 } else { best }
+}
+
+/// Streams `buf` through the caches (one byte per 64-byte line read and written).
+fn evict(buf: &mut [u8]) {
+    for line in buf.chunks_exact_mut(64) {
+        line[0] = line[0].wrapping_add(1);
+    }
+    black_box(&buf[..]);
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn main() -> Result<(), String> {
+    let args: Vec<String> = std::env::args().collect();
+    let usage = "usage: acl-side-by-side (info|check|warm|cold) TLC_DIR ACL_DIR CLIP [N]";
+    if args.len() < 5 {
+        return Err(usage.into());
+    }
+    let (mode, tlc_dir, acl_dir, name) =
+        (&args[1], Path::new(&args[2]), Path::new(&args[3]), &args[4]);
+    let n: usize = match args.get(5) {
+        Some(s) => s
+            .parse()
+            .map_err(|_| format!("N: expected a count, found {s:?}"))?,
+        None => 100,
+    };
+    let &(_, file, unit) = CLIPS
+        .iter()
+        .find(|c| c.0 == name)
+        .ok_or_else(|| format!("unknown clip {name:?}"))?;
+    let mocap = std::env::var_os("TAGLANE_MOCAP")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/mocap"));
+    let options = ImportOptions {
+        unit_cm: Some(unit),
+        ..Default::default()
+    };
+    let clip = load_animation(&mocap.join(file), &options)
+        .map_err(|e| e.to_string())?
+        .clips
+        .remove(0);
+    let tlc_path = tlc_dir.join(format!("{name}.tlc"));
+    let ours = std::fs::read(&tlc_path)
+        .map_err(|e| format!("{}: {e}", tlc_path.display()))
+        .and_then(|b| {
+            CompressedClip::from_bytes(b).map_err(|e| format!("{}: {e}", tlc_path.display()))
+        })?;
+    let acl_path = acl_dir.join(format!("{name}.acl"));
+    let acl_bytes = std::fs::read(&acl_path).map_err(|e| format!("{}: {e}", acl_path.display()))?;
+    let acl =
+        Acl::open(&acl_bytes, &clip, unit).map_err(|e| format!("{}: {e}", acl_path.display()))?;
+    let joints = clip.joint_count();
+    let times = golden_times(clip.duration_s(), 256);
+    let settings = SampleSettings::default();
+    let mut pose = vec![Transform::IDENTITY; joints];
+    let mut acl_pose = vec![Qvv::default(); joints];
+    // One side's pose at time t: 0 uncompressed, 1 taglane, 2 ACL.
+    let mut decode = |side: usize, t: f32| match side {
+        0 => {
+            sample_clip(&clip, f64::from(t), &settings, &mut pose).expect("sample");
+            black_box(&mut pose);
+        }
+        1 => {
+            ours.sample_pose(t, &mut pose);
+            black_box(&mut pose);
+        }
+        _ => {
+            acl.sample(t, &mut acl_pose);
+            black_box(&mut acl_pose);
+        }
+    };
+    match mode.as_str() {
+        "info" => {
+            let raw = (joints * clip.frame_count * 40) as f64;
+            // SAFETY: a plain size query.
+            let context = unsafe { tl_acl_context_bytes() };
+            println!(
+                "{name}: {joints} joints; taglane {} B (ratio {:.3}), resident {} B; ACL {} B (ratio {:.3}), resident {} B (buffer + context {context} B, + bind pose from the host)",
+                ours.size_bytes(),
+                raw / ours.size_bytes() as f64,
+                ours.resident_bytes(),
+                acl.size(),
+                raw / acl.size() as f64,
+                acl.size() + context,
+            );
+        }
+        "check" => {
+            // Both decoders against the uncompressed clip at the 256 times: the largest
+            // rotation component difference (same hemisphere) and translation difference in cm.
+            let mut reference = vec![Transform::IDENTITY; joints];
+            let mut ours_pose = vec![Transform::IDENTITY; joints];
+            let (mut rot, mut tr) = ([0f32; 2], [0f32; 2]);
+            for &t in &times {
+                sample_clip(&clip, f64::from(t), &settings, &mut reference)
+                    .map_err(|e| e.to_string())?;
+                ours.sample_pose(t, &mut ours_pose);
+                acl.sample(t, &mut acl_pose);
+                for j in 0..joints {
+                    let u = reference[j].rotation.to_array();
+                    let ut = reference[j].translation.to_array().map(|x| x * unit);
+                    let rotations = [ours_pose[j].rotation.to_array(), acl_pose[j].rotation];
+                    let ot = ours_pose[j].translation.to_array().map(|x| x * unit);
+                    let translations = [
+                        ot,
+                        [
+                            acl_pose[j].translation[0],
+                            acl_pose[j].translation[1],
+                            acl_pose[j].translation[2],
+                        ],
+                    ];
+                    for s in 0..2 {
+                        let q = rotations[s];
+                        let sign = if (0..4).map(|k| q[k] * u[k]).sum::<f32>() < 0.0 {
+                            -1.0
+                        } else {
+                            1.0
+                        };
+                        for k in 0..4 {
+                            rot[s] = rot[s].max((q[k] * sign - u[k]).abs());
+                        }
+                        for k in 0..3 {
+                            tr[s] = tr[s].max((translations[s][k] - ut[k]).abs());
+                        }
+                    }
+                }
+            }
+            println!(
+                "{name}: largest difference from the uncompressed clip at the 256 times: rotation component taglane {:.5}, ACL {:.5}; translation taglane {:.4} cm, ACL {:.4} cm",
+                rot[0], rot[1], tr[0], tr[1]
+            );
+            if rot.iter().chain(&tr).any(|d| d.is_nan() || *d >= 0.05) {
+                return Err(format!(
+                    "{name}: a decoder disagrees with the clip (is the ACL file of this take?)"
+                ));
+            }
+        }
+        "warm" => {
+            // N rounds of the 256 times a side, the order of the sides rotating; medians of the
+            // ns a pose and of the ratios to the uncompressed clip of the same round.
+            let mut ns: [Vec<f64>; 3] = Default::default();
+            let mut ratio: [Vec<f64>; 2] = Default::default();
+            for r in 0..n {
+                let mut x = [0.0; 3];
+                for i in 0..3 {
+                    let side = (r + i) % 3;
+                    let start = Instant::now();
+                    for &t in &times {
+                        decode(side, t);
+                    }
+                    x[side] = start.elapsed().as_secs_f64() * 1e9 / times.len() as f64;
+                }
+                for s in 0..3 {
+                    ns[s].push(x[s]);
+                }
+                ratio[0].push(x[1] / x[0]);
+                ratio[1].push(x[2] / x[0]);
+            }
+            let m: Vec<f64> = ns.iter_mut().map(|v| median(v)).collect();
+            println!(
+                "{name} warm: uncompressed {:.0} ns, taglane {:.0} ns (x {:.2}), ACL {:.0} ns (x {:.2}); ACL / taglane {:.2}",
+                m[0],
+                m[1],
+                median(&mut ratio[0]),
+                m[2],
+                median(&mut ratio[1]),
+                m[2] / m[1]
+            );
+        }
+        "cold" => {
+            // N poses a side at scattered times, the order of the sides rotating; before each
+            // pose a buffer of twice the last-level cache is streamed; medians.
+            let mut buf = vec![0u8; 2 * last_level_cache_bytes()];
+            let mut ns: [Vec<f64>; 3] = Default::default();
+            for i in 0..n {
+                let t = times[(i * 97) % times.len()];
+                for j in 0..3 {
+                    let side = (i + j) % 3;
+                    evict(&mut buf);
+                    let start = Instant::now();
+                    decode(side, t);
+                    ns[side].push(start.elapsed().as_secs_f64() * 1e9);
+                }
+            }
+            let m: Vec<f64> = ns.iter_mut().map(|v| median(v)).collect();
+            println!(
+                "{name} cold: uncompressed {:.0} ns, taglane {:.0} ns (x {:.2}), ACL {:.0} ns (x {:.2}); ACL / taglane {:.2}",
+                m[0],
+                m[1],
+                m[1] / m[0],
+                m[2],
+                m[2] / m[0],
+                m[2] / m[1]
+            );
+        }
+        _ => return Err(usage.into()),
+    }
+    Ok(())
+}
