@@ -72,4 +72,5 @@ for entry in $clips; do
   TAGLANE_MOCAP="$mocap" "$bin" check "$WORK/tlc" "$WORK/acl" "$short"
   TAGLANE_MOCAP="$mocap" "$bin" warm "$WORK/tlc" "$WORK/acl" "$short" "$WARM"
   TAGLANE_MOCAP="$mocap" "$bin" cold "$WORK/tlc" "$WORK/acl" "$short" "$COLD"
+  TAGLANE_MOCAP="$mocap" "$bin" datacold "$WORK/tlc" "$WORK/acl" "$short" "$COLD"
 done

@@ -4,7 +4,7 @@
 //! `examples/decode_count.rs` time them. Run through `run.sh`; see README.md.
 //!
 //! ```text
-//! acl-side-by-side (info|check|warm|cold) TLC_DIR ACL_DIR CLIP [N]
+//! acl-side-by-side (info|check|warm|cold|datacold) TLC_DIR ACL_DIR CLIP [N]
 //! ```
 #![allow(unsafe_code)]
 
@@ -133,7 +133,7 @@ fn median(v: &mut [f64]) -> f64 {
 
 fn main() -> Result<(), String> {
     let args: Vec<String> = std::env::args().collect();
-    let usage = "usage: acl-side-by-side (info|check|warm|cold) TLC_DIR ACL_DIR CLIP [N]";
+    let usage = "usage: acl-side-by-side (info|check|warm|cold|datacold) TLC_DIR ACL_DIR CLIP [N]";
     if args.len() < 5 {
         return Err(usage.into());
     }
@@ -175,18 +175,24 @@ fn main() -> Result<(), String> {
     let settings = SampleSettings::default();
     let mut pose = vec![Transform::IDENTITY; joints];
     let mut acl_pose = vec![Qvv::default(); joints];
-    // One side's pose at time t: 0 uncompressed, 1 taglane, 2 ACL.
-    let mut decode = |side: usize, t: f32| match side {
+    // Copies of the clip on every side (`datacold`: a pose of the copy warms the code but not
+    // the data of the clip then timed).
+    let clip_copy = clip.clone();
+    let ours_copy = CompressedClip::from_bytes(ours.bytes().to_vec()).map_err(|e| e.to_string())?;
+    let acl_copy = Acl::open(&acl_bytes, &clip, unit)?;
+    // One side's pose at time t: 0 uncompressed, 1 taglane, 2 ACL; of the copy with `copy`.
+    let mut decode = |side: usize, t: f32, copy: bool| match side {
         0 => {
-            sample_clip(&clip, f64::from(t), &settings, &mut pose).expect("sample");
+            let c = if copy { &clip_copy } else { &clip };
+            sample_clip(c, f64::from(t), &settings, &mut pose).expect("sample");
             black_box(&mut pose);
         }
         1 => {
-            ours.sample_pose(t, &mut pose);
+            (if copy { &ours_copy } else { &ours }).sample_pose(t, &mut pose);
             black_box(&mut pose);
         }
         _ => {
-            acl.sample(t, &mut acl_pose);
+            (if copy { &acl_copy } else { &acl }).sample(t, &mut acl_pose);
             black_box(&mut acl_pose);
         }
     };
@@ -266,7 +272,7 @@ fn main() -> Result<(), String> {
                     let side = (r + i) % 3;
                     let start = Instant::now();
                     for &t in &times {
-                        decode(side, t);
+                        decode(side, t, false);
                     }
                     x[side] = start.elapsed().as_secs_f64() * 1e9 / times.len() as f64;
                 }
@@ -287,9 +293,12 @@ fn main() -> Result<(), String> {
                 m[2] / m[1]
             );
         }
-        "cold" => {
+        "cold" | "datacold" => {
             // N poses a side at scattered times, the order of the sides rotating; before each
-            // pose a buffer of twice the last-level cache is streamed; medians.
+            // pose a buffer of twice the last-level cache is streamed; medians. `datacold`: then a
+            // pose of the side's copy of the clip, so that its code is warm and only the data of
+            // the clip timed is cold.
+            let data_only = mode == "datacold";
             let mut buf = vec![0u8; 2 * last_level_cache_bytes()];
             let mut ns: [Vec<f64>; 3] = Default::default();
             for i in 0..n {
@@ -297,14 +306,17 @@ fn main() -> Result<(), String> {
                 for j in 0..3 {
                     let side = (i + j) % 3;
                     evict(&mut buf);
+                    if data_only {
+                        decode(side, times[(i * 97 + 128) % times.len()], true);
+                    }
                     let start = Instant::now();
-                    decode(side, t);
+                    decode(side, t, false);
                     ns[side].push(start.elapsed().as_secs_f64() * 1e9);
                 }
             }
             let m: Vec<f64> = ns.iter_mut().map(|v| median(v)).collect();
             println!(
-                "{name} cold: uncompressed {:.0} ns, taglane {:.0} ns (x {:.2}), ACL {:.0} ns (x {:.2}); ACL / taglane {:.2}",
+                "{name} {mode}: uncompressed {:.0} ns, taglane {:.0} ns (x {:.2}), ACL {:.0} ns (x {:.2}); ACL / taglane {:.2}",
                 m[0],
                 m[1],
                 m[1] / m[0],
