@@ -18,6 +18,10 @@ use taglane::core::anim::{
 use taglane::core::compress::CompressedClip;
 use taglane::core::compress::metric::golden_times;
 
+/// The bench's eviction (twice the last-level cache streamed before a cold pose).
+#[path = "../../../benches/common/cold_cache.rs"]
+mod cold_cache;
+
 unsafe extern "C" {
     fn tl_acl_open(bytes: *const u8, len: usize, bind: *const f32, joints: usize) -> *mut u8;
     fn tl_acl_close(h: *mut u8);
@@ -96,34 +100,6 @@ impl Drop for Acl {
         // SAFETY: an open handle, closed once.
         unsafe { tl_acl_close(self.0) }
     }
-}
-
-/// The largest cache of cpu0 in sysfs (32 MiB when unknown), as `benches/common/cold_cache.rs`.
-fn last_level_cache_bytes() -> usize {
-    let mut best = 0usize;
-    for i in 0..8 {
-        let Ok(s) =
-            std::fs::read_to_string(format!("/sys/devices/system/cpu/cpu0/cache/index{i}/size"))
-        else {
-            continue;
-        };
-        let s = s.trim();
-        let (num, mul) = match (s.strip_suffix('K'), s.strip_suffix('M')) {
-            (Some(n), _) => (n, 1 << 10),
-            (_, Some(n)) => (n, 1 << 20),
-            _ => (s, 1),
-        };
-        best = best.max(num.parse::<usize>().unwrap_or(0) * mul);
-    }
-    if best == 0 { 32 << 20 } else { best }
-}
-
-/// Streams `buf` through the caches (one byte per 64-byte line read and written).
-fn evict(buf: &mut [u8]) {
-    for line in buf.chunks_exact_mut(64) {
-        line[0] = line[0].wrapping_add(1);
-    }
-    black_box(&buf[..]);
 }
 
 fn median(v: &mut [f64]) -> f64 {
@@ -299,13 +275,13 @@ fn main() -> Result<(), String> {
             // pose of the side's copy of the clip, so that its code is warm and only the data of
             // the clip timed is cold.
             let data_only = mode == "datacold";
-            let mut buf = vec![0u8; 2 * last_level_cache_bytes()];
+            let mut buf = cold_cache::eviction_buffer();
             let mut ns: [Vec<f64>; 3] = Default::default();
             for i in 0..n {
                 let t = times[(i * 97) % times.len()];
                 for j in 0..3 {
                     let side = (i + j) % 3;
-                    evict(&mut buf);
+                    cold_cache::evict(&mut buf);
                     if data_only {
                         decode(side, times[(i * 97 + 128) % times.len()], true);
                     }
