@@ -16,7 +16,10 @@
 //! last-level cache streamed before each pose as the bench does; with `WARM_CODE=OTHER` a pose of
 //! clip OTHER is decoded after the eviction, so only the data is cold),
 //! `$B checksum /tmp/tlc CLIP N` (a hash of the decoded poses, to check that two builds decode
-//! the same bits), `$B info /tmp/tlc CLIP 0` (joints, tracks, segments of the file).
+//! the same bits), `$B info /tmp/tlc CLIP 0` (joints, tracks, segments of the file), and, in a
+//! build of `scripts/decode_ab_inprocess.sh` only, `$B ab /tmp/tlc CLIP ROUNDS` and
+//! `$B abcold /tmp/tlc CLIP N` (this revision's AVX-512 decoder against another's in one
+//! process: rounds of the 256 times, or single cold poses, alternating; medians of the ratios).
 
 use std::hint::black_box;
 use std::path::Path;
@@ -162,6 +165,60 @@ fn main() {
                 "{name}: uncompressed {:.0} ns, compressed {:.0} ns, x {:.2}",
                 med(&mut nu),
                 med(&mut nc),
+                med(&mut ratios)
+            );
+        }
+        #[cfg(taglane_decoder_ab)]
+        "ab" | "abcold" => {
+            use std::sync::atomic::Ordering::Relaxed;
+            use taglane::core::compress::DECODE_WITH_BASE;
+            let cold = mode == "abcold";
+            let mut buf = if cold {
+                cold_cache::eviction_buffer()
+            } else {
+                Vec::new()
+            };
+            let (mut nb, mut nt, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
+            for i in 0..n {
+                let mut one = |base: bool| {
+                    DECODE_WITH_BASE.store(base, Relaxed);
+                    let start = if cold {
+                        cold_cache::evict(&mut buf);
+                        let start = std::time::Instant::now();
+                        compressed.sample_pose(ts[(i * 97) & 255], &mut pose);
+                        black_box(&mut pose);
+                        start
+                    } else {
+                        let start = std::time::Instant::now();
+                        for &t in &ts {
+                            compressed.sample_pose(t, &mut pose);
+                            black_box(&mut pose);
+                        }
+                        start
+                    };
+                    let per = if cold { 1.0 } else { 256.0 };
+                    start.elapsed().as_secs_f64() * 1e9 / per
+                };
+                // Alternating which goes first.
+                let (b, t) = if i % 2 == 0 {
+                    let b = one(true);
+                    (b, one(false))
+                } else {
+                    let t = one(false);
+                    (one(true), t)
+                };
+                nb.push(b);
+                nt.push(t);
+                ratios.push(t / b);
+            }
+            let med = |v: &mut Vec<f64>| {
+                v.sort_by(f64::total_cmp);
+                v[v.len() / 2]
+            };
+            println!(
+                "{name} {mode}: base {:.0} ns, this {:.0} ns, this / base median {:.3} ({n} rounds)",
+                med(&mut nb),
+                med(&mut nt),
                 med(&mut ratios)
             );
         }
