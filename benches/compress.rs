@@ -24,6 +24,8 @@ use criterion::{Criterion, criterion_group, criterion_main};
 mod cold_cache;
 #[path = "common/mode.rs"]
 mod mode;
+#[path = "common/paired.rs"]
+mod paired;
 use cold_cache::{evict, eviction_buffer, last_level_cache_bytes};
 use mode::measuring;
 use taglane::core::anim::{
@@ -245,7 +247,7 @@ fn bench(c: &mut Criterion) {
         let mut pose = vec![Transform::IDENTITY; l.clip.joint_count()];
         let (mut nu, mut nc, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
         for (i, &t) in ts.iter().enumerate() {
-            let mut time_one = |compressed: bool| {
+            let time_one = |compressed: bool| {
                 evict(&mut buf);
                 let start = Instant::now();
                 if compressed {
@@ -256,14 +258,7 @@ fn bench(c: &mut Criterion) {
                 black_box(&mut pose);
                 start.elapsed().as_secs_f64() * 1e9
             };
-            // Alternate which side goes first.
-            let (u, d) = if i % 2 == 0 {
-                let u = time_one(false);
-                (u, time_one(true))
-            } else {
-                let d = time_one(true);
-                (time_one(false), d)
-            };
+            let (u, d) = paired::alternate(i, time_one);
             nu.push(u);
             nc.push(d);
             ratios.push(d / u);

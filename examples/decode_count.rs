@@ -32,6 +32,14 @@ use taglane::core::compress::{CompressSettings, CompressedClip, compress};
 
 #[path = "../benches/common/cold_cache.rs"]
 mod cold_cache;
+#[path = "../benches/common/paired.rs"]
+mod paired;
+
+/// The middle value of `v` (sorted in place).
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
 
 /// (short name, file, cm per unit, ACL max error cm): as in `benches/compress.rs`.
 const CLIPS: [(&str, &str, f32, f32); 9] = [
@@ -157,15 +165,11 @@ fn main() {
                 nc.push(d * 1e9 / 256.0);
                 ratios.push(d / u);
             }
-            let med = |v: &mut Vec<f64>| {
-                v.sort_by(f64::total_cmp);
-                v[v.len() / 2]
-            };
             println!(
                 "{name}: uncompressed {:.0} ns, compressed {:.0} ns, x {:.2}",
-                med(&mut nu),
-                med(&mut nc),
-                med(&mut ratios)
+                median(&mut nu),
+                median(&mut nc),
+                median(&mut ratios)
             );
         }
         #[cfg(taglane_decoder_ab)]
@@ -199,27 +203,17 @@ fn main() {
                     let per = if cold { 1.0 } else { 256.0 };
                     start.elapsed().as_secs_f64() * 1e9 / per
                 };
-                // Alternating which goes first.
-                let (b, t) = if i % 2 == 0 {
-                    let b = one(true);
-                    (b, one(false))
-                } else {
-                    let t = one(false);
-                    (one(true), t)
-                };
+                // Side `false`: the base's decoder.
+                let (b, t) = paired::alternate(i, |this| one(!this));
                 nb.push(b);
                 nt.push(t);
                 ratios.push(t / b);
             }
-            let med = |v: &mut Vec<f64>| {
-                v.sort_by(f64::total_cmp);
-                v[v.len() / 2]
-            };
             println!(
                 "{name} {mode}: base {:.0} ns, this {:.0} ns, this / base median {:.3} ({n} rounds)",
-                med(&mut nb),
-                med(&mut nt),
-                med(&mut ratios)
+                median(&mut nb),
+                median(&mut nt),
+                median(&mut ratios)
             );
         }
         "cold" => {
@@ -240,7 +234,7 @@ fn main() {
             let (mut nu, mut nc) = (Vec::new(), Vec::new());
             for i in 0..n {
                 let t = ts[(i * 97) & 255];
-                let mut one = |compressed_side: bool| {
+                let one = |compressed_side: bool| {
                     cold_cache::evict(&mut buf);
                     if let Some((oc, o)) = &other {
                         let mut p = vec![Transform::IDENTITY; oc.joint_count()];
@@ -258,19 +252,11 @@ fn main() {
                     black_box(&mut pose);
                     start.elapsed().as_secs_f64() * 1e9
                 };
-                if i % 2 == 0 {
-                    nu.push(one(false));
-                    nc.push(one(true));
-                } else {
-                    nc.push(one(true));
-                    nu.push(one(false));
-                }
+                let (u, c) = paired::alternate(i, one);
+                nu.push(u);
+                nc.push(c);
             }
-            let med = |v: &mut Vec<f64>| {
-                v.sort_by(f64::total_cmp);
-                v[v.len() / 2]
-            };
-            let (u, c) = (med(&mut nu), med(&mut nc));
+            let (u, c) = (median(&mut nu), median(&mut nc));
             println!(
                 "{name} cold: uncompressed {u:.0} ns, compressed {c:.0} ns, x {:.2}",
                 c / u

@@ -298,6 +298,12 @@ impl CompressedClip {
                     bits: [bit_a, bit_b],
                 };
                 if WAY == BEST && avx512::available() {
+                    // Here, not in `decode_avx512.rs`, so that the other revision's file (which
+                    // may be this one's) never calls itself.
+                    #[cfg(taglane_decoder_ab)]
+                    if super::DECODE_WITH_BASE.load(std::sync::atomic::Ordering::Relaxed) {
+                        return super::decode_avx512_base::decode_groups(run, out, vectors!());
+                    }
                     return avx512::decode_groups(run, out, vectors!());
                 }
                 if WAY != PORTABLE && avx2::available() {

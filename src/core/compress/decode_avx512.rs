@@ -80,10 +80,6 @@ pub(super) fn decode_groups(
     if !available() {
         return;
     }
-    #[cfg(taglane_decoder_ab)]
-    if super::DECODE_WITH_BASE.load(Ordering::Relaxed) {
-        return super::decode_avx512_base::decode_groups(run, out, then);
-    }
     // SAFETY: the CPU has AVX-512 F, VL, BW, DQ and AVX2 (checked above).
     unsafe { quads(run, out, then) }
 }
