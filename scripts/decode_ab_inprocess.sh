@@ -3,8 +3,8 @@
 # with BASE's `src/core/compress/decode_avx512.rs` compiled beside its own (`--cfg
 # taglane_decoder_ab`, its own target directory; the switch between them is in `decode.rs`), and
 # `examples/decode_count.rs` alternates the two decoders round by round on the same clip, so both
-# see the same machine from one moment to the
-# next. On a shared machine whose speed doubles and halves within minutes this is the steady
+# see the same machine from one moment to the next.
+# On a shared machine whose speed doubles and halves within minutes this is the steady
 # comparison: each line gives the median of the per-round ratios this / base (warm: rounds of the
 # bench's 256 scattered times; cold: single poses after the bench's eviction).
 #
