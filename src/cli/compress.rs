@@ -53,10 +53,14 @@ pub enum RotationArg {
 /// Settings flags shared by `compress`.
 #[derive(Debug, Args)]
 pub struct CompressArgs {
-    /// Input animations (.bvh; .glb/.gltf: the first clip). With several inputs (or when OUTPUT is
-    /// a folder) each is compressed to OUTPUT/NAME.tlc, in parallel.
+    /// Input animations (.bvh, .glb, .gltf). With several inputs (or when OUTPUT is a folder)
+    /// each is compressed to OUTPUT/NAME.tlc, in parallel, and every clip of a file that holds
+    /// several to OUTPUT/NAME.CLIP.tlc; into one OUTPUT file, the first clip (or `--clip`).
     #[arg(required = true, num_args = 1..)]
     pub inputs: Vec<PathBuf>,
+    /// Only the clip of this name (a glTF file's animation); an input without it is an error.
+    #[arg(long)]
+    pub clip: Option<String>,
     /// Output compressed clip (.tlc), or a folder for several inputs (created if missing).
     #[arg(short, long)]
     pub output: PathBuf,
@@ -108,8 +112,11 @@ pub struct DecompressArgs {
 
 #[derive(Debug, Args)]
 pub struct CompareArgs {
-    /// Input animation (.bvh).
+    /// Input animation (.bvh, .glb, .gltf).
     pub input: PathBuf,
+    /// The clip of this name (a glTF file's animation; default: the first).
+    #[arg(long)]
+    pub clip: Option<String>,
     /// A candidate from a JSON settings file (repeatable).
     #[arg(long)]
     pub settings: Vec<PathBuf>,
@@ -135,8 +142,11 @@ pub struct CompareArgs {
 
 #[derive(Debug, Args)]
 pub struct ExportAclArgs {
-    /// Input animation (.bvh).
+    /// Input animation (.bvh, .glb, .gltf).
     pub input: PathBuf,
+    /// The clip of this name (a glTF file's animation; default: the first).
+    #[arg(long)]
+    pub clip: Option<String>,
     /// Output ACL SJSON clip (.acl.sjson).
     #[arg(short, long)]
     pub output: PathBuf,
@@ -146,7 +156,9 @@ pub struct ExportAclArgs {
     pub units: String,
 }
 
-fn load_clip(path: &Path, unit_cm: f32) -> Result<Clip, String> {
+/// The clips of `path` (only the one named `only` when given), in file order; an error names
+/// the file, and for a missing name the clips the file holds.
+fn load_clips(path: &Path, unit_cm: f32, only: Option<&str>) -> Result<Vec<Clip>, String> {
     let options = ImportOptions {
         unit_cm: Some(unit_cm),
         ..ImportOptions::default()
@@ -155,11 +167,53 @@ fn load_clip(path: &Path, unit_cm: f32) -> Result<Clip, String> {
     for w in &imported.warnings {
         eprintln!("taglane: warning: {w}");
     }
-    imported
-        .clips
-        .into_iter()
-        .next()
-        .ok_or_else(|| format!("{}: the file holds no animation", path.display()))
+    let mut clips = imported.clips;
+    if clips.is_empty() {
+        return Err(format!("{}: the file holds no animation", path.display()));
+    }
+    if let Some(name) = only {
+        let Some(i) = clips.iter().position(|c| c.name == name) else {
+            let names: Vec<String> = clips.iter().map(|c| format!("{:?}", c.name)).collect();
+            return Err(format!(
+                "{}: no clip named {name:?}; the file holds {}",
+                path.display(),
+                names.join(", ")
+            ));
+        };
+        clips = vec![clips.swap_remove(i)];
+    }
+    Ok(clips)
+}
+
+/// One clip of `path`: the one named `only`, else the first (with a warning naming the others
+/// when there are several).
+fn load_clip(path: &Path, unit_cm: f32, only: Option<&str>) -> Result<Clip, String> {
+    let mut clips = load_clips(path, unit_cm, only)?;
+    if clips.len() > 1 {
+        let names: Vec<String> = clips.iter().map(|c| format!("{:?}", c.name)).collect();
+        eprintln!(
+            "taglane: warning: {} holds {} clips ({}); using the first (choose one with --clip)",
+            path.display(),
+            clips.len(),
+            names.join(", ")
+        );
+    }
+    Ok(clips.swap_remove(0))
+}
+
+/// A file name part for a clip name: letters, digits, `-` and `_` kept, anything else `_`.
+fn file_part(name: &str) -> String {
+    let s: String = name
+        .chars()
+        .map(|c| {
+            if c.is_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if s.is_empty() { "clip".into() } else { s }
 }
 
 fn settings_from_file(path: &Path) -> Result<CompressSettings, String> {
@@ -256,10 +310,11 @@ fn error_json(e: &crate::core::compress::ErrorReport) -> serde_json::Value {
     })
 }
 
-fn report_json(input: &Path, output: &Path, r: &CompressResult) -> serde_json::Value {
+fn report_json(input: &Path, clip: &str, output: &Path, r: &CompressResult) -> serde_json::Value {
     let mut v = error_json(&r.error);
     let extra = serde_json::json!({
         "input": input.display().to_string(),
+        "clip": clip,
         "output": output.display().to_string(),
         "raw_bytes": r.raw_bytes,
         "compressed_bytes": r.compressed_bytes,
@@ -273,10 +328,11 @@ fn report_json(input: &Path, output: &Path, r: &CompressResult) -> serde_json::V
     v
 }
 
-fn report_line(input: &Path, output: &Path, r: &CompressResult) -> String {
+fn report_line(input: &Path, clip: Option<&str>, output: &Path, r: &CompressResult) -> String {
     format!(
-        "{} -> {}: {} -> {} bytes, ratio {:.2}, error {}, {:.0} ms",
+        "{}{} -> {}: {} -> {} bytes, ratio {:.2}, error {}, {:.0} ms",
         input.display(),
+        clip.map(|c| format!(" [{c}]")).unwrap_or_default(),
         output.display(),
         r.raw_bytes,
         r.compressed_bytes,
@@ -286,16 +342,22 @@ fn report_line(input: &Path, output: &Path, r: &CompressResult) -> String {
     )
 }
 
-/// Loads, compresses and writes one file; the error names the file.
-fn compress_file(
+/// Compresses one clip and writes it; the error names the file (and the clip of a file that
+/// holds several).
+fn compress_clip(
     input: &Path,
+    clip: &Clip,
+    several: bool,
     output: &Path,
-    unit_cm: f32,
     settings: &CompressSettings,
 ) -> Result<CompressResult, String> {
-    let clip = load_clip(input, unit_cm)?;
-    let r = crate::core::compress::compress(&clip, settings)
-        .map_err(|e| format!("{}: {e}", input.display()))?;
+    let r = crate::core::compress::compress(clip, settings).map_err(|e| {
+        if several {
+            format!("{}: clip {:?}: {e}", input.display(), clip.name)
+        } else {
+            format!("{}: {e}", input.display())
+        }
+    })?;
     write_atomic(output, r.clip.bytes(), false)
         .map_err(|e| format!("{}: cannot write: {e}", output.display()))?;
     Ok(r)
@@ -321,16 +383,91 @@ pub fn compress(args: CompressArgs) -> ExitCode {
         return compress_many(&args, unit_cm, &settings);
     }
     let input = &args.inputs[0];
-    let r = match compress_file(input, &args.output, unit_cm, &settings) {
+    let r = load_clip(input, unit_cm, args.clip.as_deref()).and_then(|clip| {
+        let r = compress_clip(input, &clip, false, &args.output, &settings)?;
+        Ok((clip.name, r))
+    });
+    let (name, r) = match r {
         Ok(r) => r,
         Err(e) => return super::fail_input(e),
     };
     if args.report == Some(ReportFormat::Json) {
-        println!("{}", report_json(input, &args.output, &r));
+        println!("{}", report_json(input, &name, &args.output, &r));
     } else {
-        println!("{}", report_line(input, &args.output, &r));
+        println!("{}", report_line(input, None, &args.output, &r));
     }
     ExitCode::SUCCESS
+}
+
+/// One output of a batch, or why it failed.
+type Outcome = Result<Written, String>;
+
+/// A clip compressed and written by a batch.
+struct Written {
+    input: PathBuf,
+    clip: String,
+    /// Whether its file holds several clips (the clip is then named in the report line).
+    several: bool,
+    output: PathBuf,
+    result: CompressResult,
+}
+
+/// Every clip of `input` (or the `--clip` one) compressed into `dir`: `STEM.tlc` for a file of
+/// one clip, `STEM.CLIP.tlc` for each clip of a file of several. `claimed` holds the outputs
+/// written so far in this batch (and by which input), so that no output is written twice.
+fn compress_input(
+    input: &Path,
+    stem_out: &Path,
+    only: Option<&str>,
+    unit_cm: f32,
+    settings: &CompressSettings,
+    claimed: &std::sync::Mutex<std::collections::HashMap<PathBuf, String>>,
+) -> Vec<Outcome> {
+    let clips = match load_clips(input, unit_cm, only) {
+        Ok(c) => c,
+        Err(e) => return vec![Err(e)],
+    };
+    let several = clips.len() > 1;
+    let stem = stem_out
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let dir = stem_out.parent().unwrap_or(Path::new("."));
+    let mut outcomes = Vec::new();
+    for clip in &clips {
+        let out = if several {
+            dir.join(format!("{stem}.{}.tlc", file_part(&clip.name)))
+        } else {
+            stem_out.to_path_buf()
+        };
+        let what = if several {
+            format!("{} [{}]", input.display(), clip.name)
+        } else {
+            input.display().to_string()
+        };
+        // A name already written (two clips of one name, or another input's output): refused.
+        if several {
+            let mut claimed = claimed.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some(first) = claimed.get(&out) {
+                outcomes.push(Err(format!(
+                    "{what}: skipped: {} is already the output of {first}",
+                    out.display()
+                )));
+                continue;
+            }
+            claimed.insert(out.clone(), what.clone());
+        }
+        outcomes.push(
+            compress_clip(input, clip, several, &out, settings).map(|result| Written {
+                input: input.to_path_buf(),
+                clip: clip.name.clone(),
+                several,
+                output: out,
+                result,
+            }),
+        );
+    }
+    outcomes
 }
 
 /// `compress IN... -o OUTDIR`: every input on a pool of `--jobs` threads (the segments of each
@@ -342,7 +479,8 @@ fn compress_many(args: &CompressArgs, unit_cm: f32, settings: &CompressSettings)
         return super::fail_input(format!("{}: cannot create the folder: {e}", dir.display()));
     }
     // Output names: the input's file stem; a second input with the same stem is refused rather
-    // than overwriting the first one's output.
+    // than overwriting the first one's output. The clips of a file of several are named when
+    // it is read (`compress_input`).
     let mut seen = std::collections::HashMap::new();
     let jobs: Vec<(PathBuf, Result<PathBuf, String>)> = args
         .inputs
@@ -379,29 +517,46 @@ fn compress_many(args: &CompressArgs, unit_cm: f32, settings: &CompressSettings)
     ) {
         bar.set_style(style.progress_chars("=> "));
     }
-    let results: Vec<Result<(PathBuf, CompressResult), String>> = pool.install(|| {
+    let claimed = std::sync::Mutex::new(
+        jobs.iter()
+            .filter_map(|(input, t)| Some((t.clone().ok()?, input.display().to_string())))
+            .collect::<std::collections::HashMap<_, _>>(),
+    );
+    let results: Vec<Outcome> = pool.install(|| {
         use rayon::prelude::*;
         jobs.par_iter()
             .map(|(input, target)| {
-                let r = target.clone().and_then(|out| {
-                    compress_file(input, &out, unit_cm, settings).map(|r| (out, r))
-                });
+                let r = match target {
+                    Ok(out) => compress_input(
+                        input,
+                        out,
+                        args.clip.as_deref(),
+                        unit_cm,
+                        settings,
+                        &claimed,
+                    ),
+                    Err(e) => vec![Err(e.clone())],
+                };
                 bar.set_message(input.display().to_string());
                 bar.inc(1);
                 r
             })
+            .collect::<Vec<_>>()
+            .into_iter()
+            .flatten()
             .collect()
     });
     bar.finish_and_clear();
     let mut reports = Vec::new();
     let mut failed = 0usize;
-    for ((input, _), r) in jobs.iter().zip(&results) {
+    for r in &results {
         match r {
-            Ok((out, r)) => {
+            Ok(w) => {
                 if args.report == Some(ReportFormat::Json) {
-                    reports.push(report_json(input, out, r));
+                    reports.push(report_json(&w.input, &w.clip, &w.output, &w.result));
                 } else {
-                    println!("{}", report_line(input, out, r));
+                    let clip = w.several.then_some(w.clip.as_str());
+                    println!("{}", report_line(&w.input, clip, &w.output, &w.result));
                 }
             }
             Err(e) => {
@@ -415,7 +570,7 @@ fn compress_many(args: &CompressArgs, unit_cm: f32, settings: &CompressSettings)
     }
     let ok = results.len() - failed;
     eprintln!(
-        "taglane: compressed {ok} of {} file(s) into {}{}",
+        "taglane: compressed {ok} of {} clip(s) into {}{}",
         results.len(),
         dir.display(),
         if failed > 0 {
@@ -499,7 +654,7 @@ pub fn compare(args: CompareArgs) -> ExitCode {
             "compare: give at least one candidate (--settings, --error-cm, --preset or --stream-error-cm)",
         );
     }
-    let clip = match load_clip(&args.input, unit_cm) {
+    let clip = match load_clip(&args.input, unit_cm, args.clip.as_deref()) {
         Ok(c) => c,
         Err(e) => return super::fail_input(e),
     };
@@ -591,7 +746,7 @@ pub fn export_acl(args: ExportAclArgs) -> ExitCode {
         Ok(u) => u,
         Err(e) => return super::fail_usage(e),
     };
-    let clip = match load_clip(&args.input, unit_cm) {
+    let clip = match load_clip(&args.input, unit_cm, args.clip.as_deref()) {
         Ok(c) => c,
         Err(e) => return super::fail_input(e),
     };

@@ -40,7 +40,7 @@ pub enum Command {
     Import(library::ImportArgs),
     /// Sample model-space joint positions of an animation at a time, optionally blended.
     Sample(anim::SampleArgs),
-    /// Compress a BVH clip into the taglane compressed clip format (.tlc).
+    /// Compress animation clips (BVH, glTF) into the taglane compressed clip format (.tlc).
     Compress(compress::CompressArgs),
     /// Decode a compressed clip back to BVH.
     Decompress(compress::DecompressArgs),

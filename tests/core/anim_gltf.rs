@@ -84,7 +84,8 @@ fn document(buffer: &str) -> String {
     )
 }
 
-fn embedded() -> String {
+/// The hand-made document with its buffer embedded (two clips, "lin_step" and "cubic").
+pub(crate) fn embedded() -> String {
     let len = data().len();
     document(&format!(
         r#"{{"byteLength": {len}, "uri": "data:application/octet-stream;base64,{}"}}"#,

@@ -403,3 +403,115 @@ fn decompress_fps_resamples_through_the_decoder() {
     assert_eq!(st.code(), Some(2));
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// A file of several clips (glTF animations): into a folder, every clip to `STEM.CLIP.tlc`;
+/// `--clip` picks one (an unknown name lists the file's clips and writes nothing); into one file
+/// without `--clip`, the first clip with a warning naming the others. `compare` and `export-acl`
+/// take `--clip` too.
+#[test]
+fn several_clips_of_one_file() {
+    use taglane::core::compress::CompressedClip;
+    let dir = temp_dir("clips");
+    let gltf = dir.join("two.gltf");
+    std::fs::write(&gltf, crate::anim_gltf::embedded()).unwrap();
+    let load = |p: &std::path::Path| CompressedClip::from_bytes(std::fs::read(p).unwrap()).unwrap();
+
+    let out_dir = dir.join("out");
+    let out = bin()
+        .args(["compress"])
+        .arg(&gltf)
+        .arg("-o")
+        .arg(format!("{}/", out_dir.display()))
+        .args(["--report", "json"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("compressed 2 of 2 clip(s)"), "{stderr}");
+    let reports: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
+    let mut names: Vec<&str> = reports
+        .iter()
+        .map(|r| r["clip"].as_str().unwrap())
+        .collect();
+    names.sort_unstable();
+    assert_eq!(names, ["cubic", "lin_step"]);
+    for name in ["lin_step", "cubic"] {
+        let tlc = out_dir.join(format!("two.{name}.tlc"));
+        assert_eq!(load(&tlc).name(), name);
+    }
+    assert!(!out_dir.join("two.tlc").exists());
+
+    let one = dir.join("one.tlc");
+    let st = bin()
+        .args(["compress"])
+        .arg(&gltf)
+        .arg("-o")
+        .arg(&one)
+        .args(["--clip", "cubic"])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    assert_eq!(load(&one).name(), "cubic");
+
+    let missing = dir.join("missing.tlc");
+    let out = bin()
+        .args(["compress"])
+        .arg(&gltf)
+        .arg("-o")
+        .arg(&missing)
+        .args(["--clip", "walk"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("two.gltf")
+            && stderr.contains("no clip named \"walk\"")
+            && stderr.contains("\"lin_step\", \"cubic\""),
+        "{stderr}"
+    );
+    assert!(!missing.exists());
+
+    let first = dir.join("first.tlc");
+    let out = bin()
+        .args(["compress"])
+        .arg(&gltf)
+        .arg("-o")
+        .arg(&first)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("holds 2 clips") && stderr.contains("--clip"),
+        "{stderr}"
+    );
+    assert_eq!(load(&first).name(), "lin_step");
+
+    let acl = dir.join("cubic.acl.sjson");
+    let st = bin()
+        .args(["export-acl"])
+        .arg(&gltf)
+        .arg("-o")
+        .arg(&acl)
+        .args(["--clip", "cubic"])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    assert!(std::fs::read_to_string(&acl).unwrap().contains("\"cubic\""));
+    let out = bin()
+        .args(["compare"])
+        .arg(&gltf)
+        .args(["--clip", "cubic", "--error-cm", "0.01", "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let out = bin()
+        .args(["compare"])
+        .arg(&gltf)
+        .args(["--clip", "nope", "--error-cm", "0.01"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    std::fs::remove_dir_all(&dir).ok();
+}

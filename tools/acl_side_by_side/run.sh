@@ -41,7 +41,7 @@ if [ ! -x "$WORK/acl_compressor" ]; then
 fi
 (cd "$repo" && cargo build -q --release --no-default-features --bin taglane --example decode_count)
 mocap=${TAGLANE_MOCAP:-$repo/../shared/mocap}
-mkdir -p "$WORK/sjson" "$WORK/acl" "$WORK/stats"
+mkdir -p "$WORK/sjson" "$WORK/acl" "$WORK/stats" "$WORK/tlc"
 clips="dance:bandai_dataset-1_dance-short_normal_001:cm kick:bandai_dataset-1_kick_normal_001:cm
 walk1:bandai_dataset-1_walk_normal_001:cm respond:bandai_dataset-1_respond_normal_001:cm
 walk-turn-left:bandai_dataset-2_walk-turn-left_normal_001:cm walk2:bandai_dataset-2_walk_normal_001:cm
@@ -60,6 +60,26 @@ for entry in $clips; do
     'BEGIN { printf "%-15s ratio %6.3f  max error %.4f cm  compress %6.1f ms\n", c, r / s, e, t * 1000 }'
 done
 awk -v r="$raw_total" -v s="$acl_total" 'BEGIN { printf "all nine: ratio %.3f\n", r / s }'
+echo "== another real take: the glTF Fox's three clips (cm), taglane at 98% of ACL's error on each"
+raw_total=0 acl_total=0 tl_total=0
+for c in Survey Walk Run; do
+  "$repo/target/release/taglane" export-acl "$mocap/gltf_Fox.glb" --clip "$c" --units cm \
+    -o "$WORK/sjson/fox_$c.acl.sjson"
+  "$WORK/acl_compressor" -acl="$WORK/sjson/fox_$c.acl.sjson" -out="$WORK/acl/fox_$c.acl" \
+    -stats="$WORK/stats/fox_$c.sjson" >/dev/null
+  stat() { grep -m1 -E "^\s*$1 = " "$WORK/stats/fox_$c.sjson" | tr -d '\r' | awk '{print $3}'; }
+  raw=$(stat raw_size) size=$(stat compressed_size) err=$(stat max_error)
+  budget=$(awk -v e="$err" 'BEGIN { printf "%.9f", e * 0.98 }')
+  report=$("$repo/target/release/taglane" compress "$mocap/gltf_Fox.glb" --clip "$c" --units cm \
+    --error-cm "$budget" -o "$WORK/tlc/fox_$c.tlc" --report json)
+  field() { grep -o "\"$1\":[0-9.e-]*" <<<"$report" | head -1 | cut -d: -f2; }
+  tl=$(field compressed_bytes)
+  raw_total=$((raw_total + raw)) acl_total=$((acl_total + size)) tl_total=$((tl_total + tl))
+  awk -v c="$c" -v r="$raw" -v s="$size" -v e="$err" -v t="$tl" -v te="$(field overall_max_error_cm)" \
+    'BEGIN { printf "fox %-7s ACL ratio %6.3f at %.4f cm, taglane ratio %6.3f at %.4f cm\n", c, r / s, e, r / t, te }'
+done
+awk -v r="$raw_total" -v s="$acl_total" -v t="$tl_total" \
+  'BEGIN { printf "fox, three clips: ACL %.3f, taglane %.3f (%.2fx)\n", r / s, r / t, s / t }'
 echo "== taglane (automatic mode at 98% of the issue's ACL errors, as the bench)"
 "$repo/target/release/examples/decode_count" prepare "$WORK/tlc"
 echo "== decode side by side"
