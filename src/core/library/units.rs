@@ -2,8 +2,11 @@
 //!
 //! `auto` on a BVH file picks the unit that makes the skeleton's standing height human (see
 //! [`crate::core::anim::units`]). A glTF file keeps its own unit, the metre the glTF specification
-//! prescribes: its skeleton need not be a human's (the shared Fox is a quadruped). Every choice
-//! comes with a sentence saying what was chosen and why, for the import report.
+//! prescribes: its skeleton need not be a human's (the shared Fox is a quadruped). A glTF skeleton
+//! whose standing height in metres is outside [`PLAUSIBLE_GLTF_HEIGHT_M`] keeps the metre too, but
+//! is flagged for the user to check (the shared Fox stands 60 "metres" tall: it was authored in
+//! centimetres). Every choice comes with a sentence saying what was chosen and why, for the import
+//! report.
 
 use std::fmt;
 use std::str::FromStr;
@@ -12,6 +15,11 @@ use crate::core::anim::units::{
     PLAUSIBLE_HEIGHT_CM, UNIT_CANDIDATES, guess_unit_from_height, unit_name,
 };
 use crate::core::anim::{AnimFormat, ClipScan};
+
+/// Standing heights, in metres, that a glTF skeleton in the unit of the specification may have
+/// without a doubt (a mouse to a giant); outside them `auto` still takes the metre, and asks the
+/// user to check the clip.
+pub const PLAUSIBLE_GLTF_HEIGHT_M: (f32, f32) = (0.02, 20.0);
 
 /// How the unit of imported clips is chosen.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -86,14 +94,23 @@ pub fn choose_unit(setting: UnitSetting, format: AnimFormat, clip: &ClipScan) ->
         };
     }
     if format != AnimFormat::Bvh {
+        let (lo, hi) = PLAUSIBLE_GLTF_HEIGHT_M;
+        let doubt = clip.height_units.is_some_and(|h| !(lo..=hi).contains(&h));
         let height = clip
             .height_units
             .map(|h| format!("; standing height {h:.3} m"))
             .unwrap_or_default();
+        let check = if doubt {
+            format!(
+                ", unusual for any character ({lo}-{hi} m): check this clip (a file authored in centimetres needs the unit cm)"
+            )
+        } else {
+            String::new()
+        };
         return UnitChoice {
             unit_cm: 100.0,
-            reason: format!("auto: m (100 cm): glTF is in metres by specification{height}"),
-            confident: true,
+            reason: format!("auto: m (100 cm): glTF is in metres by specification{height}{check}"),
+            confident: !doubt,
         };
     }
     match clip.height_units.and_then(guess_unit_from_height) {
@@ -174,8 +191,22 @@ mod tests {
         assert!(!c.confident && c.reason.contains("check"), "{}", c.reason);
         let c = choose_unit(UnitSetting::Auto, AnimFormat::Bvh, &clip(None));
         assert_eq!((c.unit_cm, c.confident), (1.0, false));
+        // glTF: the metre; a skeleton 120 m tall in it is flagged, one of 1.7 m is not, nor one
+        // without a height to measure.
         let c = choose_unit(UnitSetting::Auto, AnimFormat::Glb, &clip(Some(120.0)));
-        assert_eq!(c.unit_cm, 100.0);
+        assert_eq!((c.unit_cm, c.confident), (100.0, false));
+        assert!(
+            c.reason.contains("120.000 m") && c.reason.contains("check this clip"),
+            "{}",
+            c.reason
+        );
+        let c = choose_unit(UnitSetting::Auto, AnimFormat::Gltf, &clip(Some(1.7)));
+        assert_eq!((c.unit_cm, c.confident), (100.0, true));
+        assert!(!c.reason.contains("check"), "{}", c.reason);
+        let c = choose_unit(UnitSetting::Auto, AnimFormat::Glb, &clip(Some(0.005)));
+        assert!(!c.confident);
+        let c = choose_unit(UnitSetting::Auto, AnimFormat::Glb, &clip(None));
+        assert_eq!((c.unit_cm, c.confident), (100.0, true));
         let c = choose_unit(
             UnitSetting::Fixed(2.54),
             AnimFormat::Glb,
