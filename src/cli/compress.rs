@@ -570,8 +570,8 @@ fn compress_many(args: &CompressArgs, unit_cm: f32, settings: &CompressSettings)
     }
     let ok = results.len() - failed;
     eprintln!(
-        "taglane: compressed {ok} of {} clip(s) into {}{}",
-        results.len(),
+        "taglane: compressed {ok} clip(s) of {} file(s) into {}{}",
+        jobs.len(),
         dir.display(),
         if failed > 0 {
             format!("; {failed} failed (listed above)")

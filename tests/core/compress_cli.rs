@@ -285,7 +285,10 @@ fn batch_compress_into_a_folder_lists_bad_files() {
         stderr.contains("broken.bvh") && stderr.contains("OFFSET"),
         "{stderr}"
     );
-    assert!(stderr.contains("compressed 2 of 3"), "{stderr}");
+    assert!(
+        stderr.contains("compressed 2 clip(s) of 3 file(s)"),
+        "{stderr}"
+    );
     let reports: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(reports.len(), 2);
     for (r, name) in reports.iter().zip(["a", "b"]) {
@@ -415,19 +418,30 @@ fn several_clips_of_one_file() {
     let gltf = dir.join("two.gltf");
     std::fs::write(&gltf, crate::anim_gltf::embedded()).unwrap();
     let load = |p: &std::path::Path| CompressedClip::from_bytes(std::fs::read(p).unwrap()).unwrap();
+    // `taglane CMD two.gltf -o OUT EXTRA...`.
+    let run = |cmd: &str, out: &std::path::Path, extra: &[&str]| {
+        bin()
+            .arg(cmd)
+            .arg(&gltf)
+            .arg("-o")
+            .arg(out)
+            .args(extra)
+            .output()
+            .unwrap()
+    };
 
     let out_dir = dir.join("out");
-    let out = bin()
-        .args(["compress"])
-        .arg(&gltf)
-        .arg("-o")
-        .arg(format!("{}/", out_dir.display()))
-        .args(["--report", "json"])
-        .output()
-        .unwrap();
+    let out = run(
+        "compress",
+        std::path::Path::new(&format!("{}/", out_dir.display())),
+        &["--report", "json"],
+    );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
-    assert!(stderr.contains("compressed 2 of 2 clip(s)"), "{stderr}");
+    assert!(
+        stderr.contains("compressed 2 clip(s) of 1 file(s)"),
+        "{stderr}"
+    );
     let reports: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
     let mut names: Vec<&str> = reports
         .iter()
@@ -442,26 +456,11 @@ fn several_clips_of_one_file() {
     assert!(!out_dir.join("two.tlc").exists());
 
     let one = dir.join("one.tlc");
-    let st = bin()
-        .args(["compress"])
-        .arg(&gltf)
-        .arg("-o")
-        .arg(&one)
-        .args(["--clip", "cubic"])
-        .status()
-        .unwrap();
-    assert!(st.success());
+    assert!(run("compress", &one, &["--clip", "cubic"]).status.success());
     assert_eq!(load(&one).name(), "cubic");
 
     let missing = dir.join("missing.tlc");
-    let out = bin()
-        .args(["compress"])
-        .arg(&gltf)
-        .arg("-o")
-        .arg(&missing)
-        .args(["--clip", "walk"])
-        .output()
-        .unwrap();
+    let out = run("compress", &missing, &["--clip", "walk"]);
     assert_eq!(out.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -473,13 +472,7 @@ fn several_clips_of_one_file() {
     assert!(!missing.exists());
 
     let first = dir.join("first.tlc");
-    let out = bin()
-        .args(["compress"])
-        .arg(&gltf)
-        .arg("-o")
-        .arg(&first)
-        .output()
-        .unwrap();
+    let out = run("compress", &first, &[]);
     assert!(out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -489,15 +482,11 @@ fn several_clips_of_one_file() {
     assert_eq!(load(&first).name(), "lin_step");
 
     let acl = dir.join("cubic.acl.sjson");
-    let st = bin()
-        .args(["export-acl"])
-        .arg(&gltf)
-        .arg("-o")
-        .arg(&acl)
-        .args(["--clip", "cubic"])
-        .status()
-        .unwrap();
-    assert!(st.success());
+    assert!(
+        run("export-acl", &acl, &["--clip", "cubic"])
+            .status
+            .success()
+    );
     assert!(std::fs::read_to_string(&acl).unwrap().contains("\"cubic\""));
     let out = bin()
         .args(["compare"])

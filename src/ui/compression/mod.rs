@@ -709,9 +709,7 @@ fn plots_ui(
         .and_then(|o| o.result.as_ref().ok());
     if let Some(r) = current {
         ui.label("Error over time of the worst joints (cm), at frames and a quarter, half and three quarters between them");
-        let fps = clip.map_or(30.0, |c| c.fps);
         let frame = input.playhead;
-        let _ = fps;
         Plot::new("error_time_plot")
             .height(150.0)
             .legend(Legend::default())
