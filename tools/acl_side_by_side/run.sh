@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# ACL against taglane on the nine shared takes: ratio and error with ACL's own compressor, then
-# warm and cold decode timed side by side in one process. Everything fetched and built goes to
+# ACL against taglane on the nine shared takes: ratio and error with ACL's own compressor (and
+# the ratio on the glTF Fox's three clips), then warm and cold decode timed side by side in one
+# process. Everything fetched and built goes to
 # $WORK (outside the repository). Needs git, g++ and network the first time (or ACL_SRC).
 #
 #   tools/acl_side_by_side/run.sh                 # warm 300 rounds, cold 60 poses a side
