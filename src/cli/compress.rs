@@ -517,10 +517,12 @@ fn compress_many(args: &CompressArgs, unit_cm: f32, settings: &CompressSettings)
     ) {
         bar.set_style(style.progress_chars("=> "));
     }
+    // The outputs taken so far, and by which input: the stems above, then each clip's output as
+    // it is written.
     let claimed = std::sync::Mutex::new(
-        jobs.iter()
-            .filter_map(|(input, t)| Some((t.clone().ok()?, input.display().to_string())))
-            .collect::<std::collections::HashMap<_, _>>(),
+        seen.into_iter()
+            .map(|(out, input)| (out, input.display().to_string()))
+            .collect::<std::collections::HashMap<PathBuf, String>>(),
     );
     let results: Vec<Outcome> = pool.install(|| {
         use rayon::prelude::*;
