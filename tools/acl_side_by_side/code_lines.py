@@ -1,0 +1,95 @@
+"""Which lines of machine code one pose runs, for the three sides of the side-by-side harness.
+
+Run under gdb (no debug information needed):
+
+    TAGLANE_MOCAP=../shared/mocap SIDES_WORK=/tmp/acl_side_by_side CLIP=kick \\
+      gdb -q -batch -x tools/acl_side_by_side/code_lines.py \\
+      tools/acl_side_by_side/target/release/acl-side-by-side
+
+It starts the harness's `warm` mode on CLIP, stops at the entry of each side's pose function
+(ACL's `tl_acl_sample`, taglane's `CompressedClip::sample_pose`, the uncompressed clip's
+`sample_clip`) on its third call, single-steps it to its return and prints, per side: the
+instructions run, the distinct 64-byte lines of code they lie in, how many runs of consecutive
+lines those lines form in the order they are first reached (a gap of one line counts as
+consecutive), the distinct 4 KiB pages, and the span from the lowest line to the highest.
+With the code evicted (the cold mode), a pose waits for each of its lines of code to come from
+memory: these counts are where a cold pose's time goes (docs/PERFORMANCE.md).
+"""
+
+import os
+import subprocess
+
+import gdb  # noqa: F401  (provided by gdb)
+
+BIN = gdb.current_progspace().filename
+WORK = os.environ.get("SIDES_WORK", "/tmp/acl_side_by_side")
+CLIP = os.environ.get("CLIP", "kick")
+SIDES = [
+    ("ACL", "tl_acl_sample"),
+    ("taglane", "CompressedClip$GT$11sample_pose17h"),
+    ("uncompressed", "_ZN7taglane4core4anim6sample11sample_clip17h"),
+]
+CALL = 3
+
+
+def symbol_offset(pattern):
+    """The offset of the one global function whose mangled name contains `pattern`."""
+    names = subprocess.run(["nm", BIN], capture_output=True, text=True, check=True).stdout
+    found = [
+        int(line.split()[0], 16)
+        for line in names.splitlines()
+        if len(line.split()) == 3 and line.split()[1] in "Tt" and pattern in line.split()[2]
+    ]
+    if len(found) != 1:
+        raise SystemExit(f"{pattern}: {len(found)} functions in {BIN}, expected one")
+    return found[0]
+
+
+def reg(name):
+    return int(gdb.parse_and_eval(name))
+
+
+def main():
+    gdb.execute("set pagination off")
+    offsets = {symbol_offset(pattern): side for side, pattern in SIDES}
+    args = f"warm {WORK}/tlc {WORK}/acl {CLIP} {CALL} > /dev/null"
+    gdb.execute("starti " + args)
+    mappings = gdb.execute("info proc mappings", to_string=True)
+    base = next(
+        int(line.split()[0], 16)
+        for line in mappings.splitlines()
+        if os.path.basename(BIN) in line
+    )
+    for offset in offsets:
+        gdb.execute(f"break *{base + offset:#x}")
+    calls = dict.fromkeys(offsets, 0)
+    traces = {}
+    while len(traces) < len(offsets):
+        gdb.execute("continue", to_string=True)
+        at = reg("$pc") - base
+        if at not in offsets or at in traces:
+            continue
+        calls[at] += 1
+        if calls[at] < CALL:
+            continue
+        back, stack = reg("*(long*)$sp"), reg("$sp")
+        pcs = []
+        while not (reg("$pc") == back and reg("$sp") > stack):
+            pcs.append(reg("$pc"))
+            gdb.execute("stepi", to_string=True)
+        traces[at] = pcs
+    gdb.execute("kill")
+    print(f"{CLIP}: one pose (the {CALL}rd call of each side)")
+    for offset, side in offsets.items():
+        pcs = traces[offset]
+        order = list(dict.fromkeys(pc >> 6 for pc in pcs))
+        runs = 1 + sum(1 for a, b in zip(order, order[1:]) if not 0 < b - a <= 2)
+        pages = len({line >> 6 for line in order})
+        span = (max(order) - min(order) + 1) * 64 / 1024
+        print(
+            f"  {side:13s} instructions {len(pcs):5d}  lines {len(order):4d}  "
+            f"runs {runs:3d}  pages {pages:2d}  span {span:6.1f} KiB"
+        )
+
+
+main()
