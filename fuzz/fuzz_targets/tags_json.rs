@@ -10,6 +10,7 @@ use taglane::core::tags::{TagDocument, load_tags_str};
 /// The document without its edit versions (they differ between any two loads).
 fn unversioned(mut doc: TagDocument) -> TagDocument {
     doc.clips_version = 0;
+    doc.clip_data_version = 0;
     for t in &mut doc.tags {
         t.version = 0;
     }
