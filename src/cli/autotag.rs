@@ -266,13 +266,16 @@ pub fn autotag_cmd(args: AutotagArgs) -> ExitCode {
         .filter(|t| only.as_ref().is_none_or(|o| o.contains(t)))
         .collect();
     let mut doc = TagDocument {
-        tags: tag_names
-            .iter()
-            .map(|name| Tag::new((*name).clone()))
-            .collect(),
         autotag: args.rules.is_some().then(|| settings.clone()),
         ..Default::default()
     };
+    for name in tag_names {
+        let color = doc.new_tag_color(&[]);
+        doc.tags.push(Tag {
+            color: Some(color),
+            ..Tag::new(name.clone())
+        });
+    }
     for (path, outcome) in args.anims.iter().zip(outcomes) {
         let stem = path
             .file_stem()

@@ -188,7 +188,10 @@ impl TaglaneApp {
                     .min(self.project.doc.tags.len());
                 let edit = Edit::InsertTag {
                     index,
-                    tag: Tag::new(name.clone()),
+                    tag: Tag {
+                        color: Some(self.project.doc.new_tag_color(&[])),
+                        ..Tag::new(name.clone())
+                    },
                 };
                 if self.apply_edit(edit, "new tag") {
                     self.active_tag = Some(index);

@@ -13,18 +13,11 @@ pub const HEADER_WIDTH: f32 = 200.0;
 /// Distance in points within which a pointer grabs a range edge.
 pub const EDGE_GRAB: f32 = 5.0;
 
-/// A tag's colour, or a stable colour derived from its name when it has none.
+/// A tag's colour, or a stable colour derived from its name when it has none
+/// ([`crate::core::tags::color::name_color`]).
 pub fn tag_color(color: Option<[u8; 3]>, name: &str) -> Color32 {
-    match color {
-        Some([r, g, b]) => Color32::from_rgb(r, g, b),
-        None => {
-            let h = name
-                .bytes()
-                .fold(2166136261u32, |h, b| (h ^ b as u32).wrapping_mul(16777619));
-            let hue = (h % 360) as f32 / 360.0;
-            egui::ecolor::Hsva::new(hue, 0.55, 0.8, 1.0).into()
-        }
-    }
+    let [r, g, b] = crate::core::tags::color::shown_color(color, name);
+    Color32::from_rgb(r, g, b)
 }
 
 pub struct Palette {
@@ -281,4 +274,25 @@ pub fn error_color(t: f32) -> Color32 {
     };
     let hue = (1.0 - t) * (120.0 / 360.0);
     egui::ecolor::Hsva::new(hue, 0.85, 0.95, 1.0).into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A tag without a colour looks as it did when egui made its colour (linear HSV).
+    #[test]
+    fn name_colours_are_egui_hsv() {
+        for name in ["Walk", "locomotion:Run", "contact:LeftFoot", "", "NewTag_2"] {
+            let h = name
+                .bytes()
+                .fold(2166136261u32, |h, b| (h ^ b as u32).wrapping_mul(16777619));
+            let egui: Color32 =
+                egui::ecolor::Hsva::new((h % 360) as f32 / 360.0, 0.55, 0.8, 1.0).into();
+            let ours = tag_color(None, name);
+            for (a, b) in egui.to_array().iter().zip(ours.to_array()) {
+                assert!(a.abs_diff(b) <= 1, "{name}: {egui:?} vs {ours:?}");
+            }
+        }
+    }
 }

@@ -418,6 +418,18 @@ fn tags_create_reorder_hide_solo_delete() {
     let doc = &h.state().project.doc;
     assert_eq!(doc.tags.len(), n + 1);
     let wave = tag_index(h.state(), "gesture:Wave");
+    // The new tag has a colour of its own, apart in hue from every other tag's.
+    {
+        use taglane::core::tags::color::{hue_distance, hue_of, shown_color};
+        let hue = |t: &taglane::core::tags::Tag| hue_of(shown_color(t.color, &t.name));
+        let new = hue(&doc.tags[wave]).expect("a coloured tag");
+        assert!(doc.tags[wave].color.is_some());
+        for (i, t) in doc.tags.iter().enumerate() {
+            if let Some(h) = hue(t).filter(|_| i != wave) {
+                assert!(hue_distance(new, h) >= 20.0, "{} at {h} vs {new}", t.name);
+            }
+        }
+    }
     // A namespace header appears for it.
     h.get_by_label_contains("gesture  (1)");
     h.state_mut().queue.push(AppCommand::MoveTag {

@@ -162,6 +162,8 @@ pub fn proposals_edit(
         }
     }
     let mut created: Vec<Edit> = Vec::new();
+    // The colours of the tags created here, each kept apart from the others and the document's.
+    let mut colors: Vec<[u8; 3]> = Vec::new();
     let mut changed: Vec<Edit> = Vec::new();
     let mut scratch = Vec::new();
     for tag in order {
@@ -176,11 +178,13 @@ pub fn proposals_edit(
                 report.lists_changed += ranges.len();
                 report.frames_added += ranges.values().map(|l| total_frames(l)).sum::<u64>();
                 report.tags_created.push(tag.to_owned());
+                let color = doc.new_tag_color(&colors);
+                colors.push(color);
                 created.push(Edit::InsertTag {
                     index: doc.tags.len() + created.len(),
                     tag: Tag {
                         name: tag.to_owned(),
-                        color: None,
+                        color: Some(color),
                         ranges: ranges.into(),
                         markers: Default::default(),
                         notes: Default::default(),
@@ -294,6 +298,39 @@ mod tests {
         let mut replaced = d.clone();
         edit.apply(&mut replaced).unwrap();
         assert_eq!(replaced.tags[0].ranges[&0], [r(5, 20)]);
+    }
+
+    /// The tags a pass creates get colours apart in hue from each other and the document's.
+    #[test]
+    fn created_tags_get_colours_apart() {
+        use crate::core::tags::color::{hue_distance, hue_of, shown_color};
+        let d = doc();
+        let names = [
+            "contact:LeftFoot",
+            "contact:RightFoot",
+            "contact:Airborne",
+            "locomotion:Idle",
+            "locomotion:Run",
+            "locomotion:TurnLeft",
+            "locomotion:TurnRight",
+        ];
+        let props: Vec<Proposal> = names.iter().map(|n| p(n, &[r(1, 3)])).collect();
+        let (edit, rep) = proposals_edit(&d, &[(0, &props)], &ApplyPolicy::default()).unwrap();
+        assert_eq!(rep.tags_created, names);
+        let mut after = d.clone();
+        edit.apply(&mut after).unwrap();
+        assert!(after.tags[1..].iter().all(|t| t.color.is_some()));
+        let hues: Vec<f32> = after
+            .tags
+            .iter()
+            .map(|t| hue_of(shown_color(t.color, &t.name)).unwrap())
+            .collect();
+        // Eight hues: at most 45 degrees apart is possible; the candidates are 10 apart.
+        for (i, a) in hues.iter().enumerate() {
+            for b in &hues[i + 1..] {
+                assert!(hue_distance(*a, *b) >= 35.0, "{hues:?}");
+            }
+        }
     }
 
     #[test]

@@ -272,6 +272,17 @@ impl TagDocument {
         unique_name(base, "", |n| self.tag_index(n).is_some())
     }
 
+    /// A colour for a new tag that stands apart in hue from every tag's colour and from
+    /// `also` (tags about to be added with it); see [`super::color::distinct_color`].
+    pub fn new_tag_color(&self, also: &[[u8; 3]]) -> [u8; 3] {
+        super::color::distinct_color(
+            self.tags
+                .iter()
+                .map(|t| super::color::shown_color(t.color, &t.name))
+                .chain(also.iter().copied()),
+        )
+    }
+
     /// A clip name not used yet: `base`, else `base_2`, `base_3`, ...
     pub fn unique_clip_name(&self, base: &str) -> String {
         unique_name(base, "_", |n| self.clip_index(n).is_some())

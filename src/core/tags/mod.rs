@@ -3,6 +3,7 @@
 //! See docs/QUERY.md (the query language and engines) and docs/TAGS_FORMAT.md (the file format).
 
 pub mod clip_ranges;
+pub mod color;
 pub mod document;
 pub mod explain;
 pub mod filters;

@@ -486,6 +486,14 @@ pub fn ghost_lanes(
 ) -> Vec<GhostLane> {
     let frames = doc.clips.get(clip as usize).map_or(0, |c| c.frames);
     let mut scratch = Vec::new();
+    // A tag not in the document yet is shown in the colour applying these proposals gives it.
+    let mut new_colors: Vec<(&str, [u8; 3])> = Vec::new();
+    for p in proposals {
+        if doc.tag_index(&p.tag).is_none() && !new_colors.iter().any(|(n, _)| *n == p.tag) {
+            let taken: Vec<[u8; 3]> = new_colors.iter().map(|&(_, c)| c).collect();
+            new_colors.push((&p.tag, doc.new_tag_color(&taken)));
+        }
+    }
     proposals
         .iter()
         .map(|p| {
@@ -523,7 +531,13 @@ pub fn ghost_lanes(
             GhostLane {
                 tag: p.tag.clone(),
                 ranges: p.ranges.clone(),
-                color: tag.and_then(|t| t.color),
+                color: match tag {
+                    Some(t) => t.color,
+                    None => new_colors
+                        .iter()
+                        .find(|(n, _)| *n == p.tag)
+                        .map(|&(_, c)| c),
+                },
                 tooltip,
             }
         })
@@ -1002,6 +1016,13 @@ mod tests {
             "{}",
             lanes[1].tooltip
         );
+        // A new tag is previewed in the colour applying gives it.
+        let (edit, _) = proposals_edit(&d, &[(0, &props[..])], &policy(&modes)).expect("an edit");
+        let mut applied = d.clone();
+        edit.apply(&mut applied).expect("applies");
+        let idle = applied.tag_index("locomotion:Idle").expect("created");
+        assert!(lanes[1].color.is_some());
+        assert_eq!(lanes[1].color, applied.tags[idle].color);
         modes.insert("contact:LeftFoot".to_owned(), ApplyMode::Replace);
         let lanes = ghost_lanes(&d, 0, &props, &policy(&modes));
         assert!(

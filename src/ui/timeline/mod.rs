@@ -762,11 +762,7 @@ fn header_ui(
                 if *indent {
                     child.add_space(14.0);
                 }
-                let mut rgb = t.color.unwrap_or_else(|| {
-                    theme::tag_color(None, &t.name).to_array()[..3]
-                        .try_into()
-                        .unwrap_or([128; 3])
-                });
+                let mut rgb = crate::core::tags::color::shown_color(t.color, &t.name);
                 let before = rgb;
                 child.spacing_mut().interact_size.x = 22.0;
                 let swatch = egui::color_picker::color_edit_button_srgb(&mut child, &mut rgb);
