@@ -1007,13 +1007,7 @@ mod tests {
     }
 
     fn strip_versions(d: &TagDocument) -> TagDocument {
-        let mut d = d.clone();
-        for t in &mut d.tags {
-            t.version = 0;
-        }
-        d.clips_version = 0;
-        d.clip_data_version = 0;
-        d
+        d.clone().unversioned()
     }
 
     /// A long batch of range edits on one tag (written in one merge) gives the document that
