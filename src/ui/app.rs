@@ -279,9 +279,12 @@ impl TaglaneApp {
         {
             self.status = Some((Level::Info, format!("{done} (the Similar tab shows them)")));
         }
+        // A third of the window to start with (the user's width is kept from then on): room
+        // for the compression table on a wide screen, and for the timeline on a laptop's.
+        let side_width = (ctx.content_rect().width() * 0.33).clamp(300.0, 600.0);
         egui::Panel::right("pose_panel")
             .resizable(true)
-            .default_size(440.0)
+            .default_size(side_width)
             .min_size(280.0)
             .show(ui, |ui| {
                 let input = crate::ui::view::ClipContext {

@@ -84,8 +84,9 @@ impl SidePanel {
             _ => {}
         }
 
-        // Camera buttons.
-        ui.horizontal(|ui| {
+        // Camera buttons (wrapped: the hint goes under them in a narrow panel instead of
+        // widening it).
+        ui.horizontal_wrapped(|ui| {
             if ui
                 .button("Frame")
                 .on_hover_text("Frame the character")

@@ -197,6 +197,8 @@ impl TaglaneApp {
     }
 
     pub(crate) fn transport_ui(&mut self, ui: &mut Ui) {
+        /// Width the "Go to" label and its field need on one row, in points.
+        const GOTO_WIDTH: f32 = 130.0;
         let fps = self.fps();
         let frames = self.frames();
         let q = &mut self.queue;
@@ -248,19 +250,32 @@ impl TaglaneApp {
             }
             ui.separator();
             let f = self.playback.playhead;
-            ui.monospace(format!(
-                "frame {:>6.0} / {}   {:>7.3} s",
-                f.floor(),
-                frames.saturating_sub(1),
-                f / f64::from(fps)
-            ));
-            let label = ui.label("Go to");
-            let edit = ui.add(
-                egui::TextEdit::singleline(&mut self.transport.goto)
-                    .desired_width(64.0)
-                    .hint_text("frame"),
+            // Two labels that never break inside: the row wraps between them, not in "0.500 s".
+            let readout = |ui: &mut Ui, text: String| {
+                ui.add(egui::Label::new(egui::RichText::new(text).monospace()).extend());
+            };
+            readout(
+                ui,
+                format!("frame {:>6.0} / {}", f.floor(), frames.saturating_sub(1)),
             );
-            let edit = edit.labelled_by(label.id).on_hover_text(
+            readout(ui, format!("{:>7.3} s", f / f64::from(fps)));
+            // The label and its field wrap together (a field squeezed into the row's end would
+            // be too narrow to type in).
+            if ui.available_size_before_wrap().x < GOTO_WIDTH {
+                ui.end_row();
+            }
+            let edit = ui
+                .horizontal(|ui| {
+                    let label = ui.label("Go to");
+                    ui.add(
+                        egui::TextEdit::singleline(&mut self.transport.goto)
+                            .desired_width(64.0)
+                            .hint_text("frame"),
+                    )
+                    .labelled_by(label.id)
+                })
+                .inner;
+            let edit = edit.on_hover_text(
                 tooltip(ui.ctx(), Action::GoToFrame)
                     + "; a frame number or seconds (2.5s), Enter to go",
             );

@@ -179,7 +179,8 @@ fn ghost_lanes_follow_a_dragged_threshold_line_and_a_typed_parameter() {
 
 #[test]
 fn rule_errors_name_their_json_path_and_good_rules_propose_lanes() {
-    let mut h = harness();
+    // Tall enough that the rule's lane, under the demo's tags and eight proposals, is on screen.
+    let mut h = crate::common::demo_harness([1600.0, 1200.0]);
     open_panel(&mut h);
     h.get_by_label("Rules (JSON)").click();
     h.run_steps(2);
