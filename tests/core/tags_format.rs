@@ -1,10 +1,10 @@
 //! The `taglane.tags` file: every validation error names the file and the JSON path; merges and
 //! unknown fields are warnings; saves round-trip and are atomic.
 
+use taglane::core::tags::Range;
 use taglane::core::tags::format::{
     TagsFileError, load_tags_file, load_tags_str, save_tags_file, tags_to_string,
 };
-use taglane::core::tags::{Range, TagDocument};
 
 const GOOD: &str = r##"{ "format": "taglane.tags", "version": 1,
   "clips": [ {"name": "walk_01", "frames": 195, "fps": 30.0, "source": "mocap/walk_01.bvh"},
