@@ -280,9 +280,11 @@ impl TaglaneApp {
             self.status = Some((Level::Info, format!("{done} (the Similar tab shows them)")));
         }
         // A third of the window to start with (the user's width is kept from then on): room
-        // for the compression table on a wide screen, and for the timeline on a laptop's.
+        // for the compression table on a wide screen, and for the timeline on a laptop's. (The
+        // id changed from "pose_panel" when the panel stopped widening itself to fit its camera
+        // hint, so that a width it had grown to is not kept as if the user had chosen it.)
         let side_width = (ctx.content_rect().width() * 0.33).clamp(300.0, 600.0);
-        egui::Panel::right("pose_panel")
+        egui::Panel::right("side_panel")
             .resizable(true)
             .default_size(side_width)
             .min_size(280.0)
