@@ -201,18 +201,10 @@ fn load_clip(path: &Path, unit_cm: f32, only: Option<&str>) -> Result<Clip, Stri
     Ok(clips.swap_remove(0))
 }
 
-/// A file name part for a clip name: letters, digits, `-` and `_` kept, anything else `_`.
+/// A file name part for a clip name: as the app names an exported clip
+/// ([`crate::core::io::sanitize_file_name`]), `clip` for an empty name.
 fn file_part(name: &str) -> String {
-    let s: String = name
-        .chars()
-        .map(|c| {
-            if c.is_alphanumeric() || c == '-' || c == '_' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
+    let s = crate::core::io::sanitize_file_name(name);
     if s.is_empty() { "clip".into() } else { s }
 }
 
