@@ -32,14 +32,16 @@ SIDES = [
 CALL = 3
 
 
-def symbol_offset(pattern):
-    """The offset of the one global function whose mangled name contains `pattern`."""
+def functions():
+    """(offset, mangled name) of every function in the harness."""
     names = subprocess.run(["nm", BIN], capture_output=True, text=True, check=True).stdout
-    found = [
-        int(line.split()[0], 16)
-        for line in names.splitlines()
-        if len(line.split()) == 3 and line.split()[1] in "Tt" and pattern in line.split()[2]
-    ]
+    rows = (line.split() for line in names.splitlines())
+    return [(int(r[0], 16), r[2]) for r in rows if len(r) == 3 and r[1] in "Tt"]
+
+
+def symbol_offset(pattern, table):
+    """The offset of the one function whose mangled name contains `pattern`."""
+    found = [offset for offset, name in table if pattern in name]
     if len(found) != 1:
         raise SystemExit(f"{pattern}: {len(found)} functions in {BIN}, expected one")
     return found[0]
@@ -51,7 +53,8 @@ def reg(name):
 
 def main():
     gdb.execute("set pagination off")
-    offsets = {symbol_offset(pattern): side for side, pattern in SIDES}
+    table = functions()
+    offsets = {symbol_offset(pattern, table): side for side, pattern in SIDES}
     args = f"warm {WORK}/tlc {WORK}/acl {CLIP} {CALL} > /dev/null"
     gdb.execute("starti " + args)
     mappings = gdb.execute("info proc mappings", to_string=True)
