@@ -269,13 +269,15 @@ pub fn autotag_cmd(args: AutotagArgs) -> ExitCode {
         autotag: args.rules.is_some().then(|| settings.clone()),
         ..Default::default()
     };
-    for name in tag_names {
-        let color = doc.new_tag_color(&[]);
-        doc.tags.push(Tag {
+    let colors = doc.new_tag_colors(tag_names.len());
+    doc.tags = tag_names
+        .iter()
+        .zip(colors)
+        .map(|(name, color)| Tag {
             color: Some(color),
-            ..Tag::new(name.clone())
-        });
-    }
+            ..Tag::new((*name).clone())
+        })
+        .collect();
     for (path, outcome) in args.anims.iter().zip(outcomes) {
         let stem = path
             .file_stem()

@@ -189,7 +189,7 @@ impl TaglaneApp {
                 let edit = Edit::InsertTag {
                     index,
                     tag: Tag {
-                        color: Some(self.project.doc.new_tag_color(&[])),
+                        color: Some(self.project.doc.new_tag_color()),
                         ..Tag::new(name.clone())
                     },
                 };

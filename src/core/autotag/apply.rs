@@ -162,8 +162,9 @@ pub fn proposals_edit(
         }
     }
     let mut created: Vec<Edit> = Vec::new();
-    // The colours of the tags created here, each kept apart from the others and the document's.
-    let mut colors: Vec<[u8; 3]> = Vec::new();
+    // The colours of the tags created here, in order, apart from each other and the document's.
+    let new_tags = order.iter().filter(|t| doc.tag_index(t).is_none()).count();
+    let mut colors = doc.new_tag_colors(new_tags).into_iter();
     let mut changed: Vec<Edit> = Vec::new();
     let mut scratch = Vec::new();
     for tag in order {
@@ -178,13 +179,12 @@ pub fn proposals_edit(
                 report.lists_changed += ranges.len();
                 report.frames_added += ranges.values().map(|l| total_frames(l)).sum::<u64>();
                 report.tags_created.push(tag.to_owned());
-                let color = doc.new_tag_color(&colors);
-                colors.push(color);
+                let color = colors.next();
                 created.push(Edit::InsertTag {
                     index: doc.tags.len() + created.len(),
                     tag: Tag {
                         name: tag.to_owned(),
-                        color: Some(color),
+                        color,
                         ranges: ranges.into(),
                         markers: Default::default(),
                         notes: Default::default(),

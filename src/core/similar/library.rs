@@ -257,7 +257,7 @@ pub fn accept_matches(doc: &TagDocument, tag: &str, matches: &[Match]) -> Result
                 index: doc.tags.len(),
                 tag: Tag {
                     ranges: ranges.into(),
-                    color: Some(doc.new_tag_color(&[])),
+                    color: Some(doc.new_tag_color()),
                     ..Tag::new(tag)
                 },
             }]))

@@ -38,20 +38,31 @@ pub fn shown_color(color: Option<[u8; 3]>, name: &str) -> [u8; 3] {
 /// ones aside): of [`HUES`] evenly spaced hues, the one whose nearest taken hue is farthest, the
 /// lowest such hue on a tie. With nothing taken, hue 0 (a pink red).
 pub fn distinct_color(taken: impl IntoIterator<Item = [u8; 3]>) -> [u8; 3] {
-    let hues: Vec<f32> = taken.into_iter().filter_map(hue_of).collect();
+    distinct_colors(taken, 1)[0]
+}
+
+/// Colours for `n` new tags made together: each chosen as in [`distinct_color`], keeping away
+/// from `taken` and from the hues chosen before it.
+pub fn distinct_colors(taken: impl IntoIterator<Item = [u8; 3]>, n: usize) -> Vec<[u8; 3]> {
+    let mut hues: Vec<f32> = taken.into_iter().filter_map(hue_of).collect();
     let step = 360.0 / HUES as f32;
-    let mut best = (0.0, -1.0);
-    for k in 0..HUES {
-        let hue = k as f32 * step;
-        let nearest = hues
-            .iter()
-            .map(|&h| hue_distance(hue, h))
-            .fold(f32::INFINITY, f32::min);
-        if nearest > best.1 {
-            best = (hue, nearest);
-        }
-    }
-    oklch_to_srgb(LIGHTNESS, CHROMA, best.0)
+    (0..n)
+        .map(|_| {
+            let mut best = (0.0, -1.0);
+            for k in 0..HUES {
+                let hue = k as f32 * step;
+                let nearest = hues
+                    .iter()
+                    .map(|&h| hue_distance(hue, h))
+                    .fold(f32::INFINITY, f32::min);
+                if nearest > best.1 {
+                    best = (hue, nearest);
+                }
+            }
+            hues.push(best.0);
+            oklch_to_srgb(LIGHTNESS, CHROMA, best.0)
+        })
+        .collect()
 }
 
 /// Distance between two hues in degrees, the short way round (0-180).
@@ -198,10 +209,7 @@ mod tests {
         // Eight tags made one after another: every two at least 35 degrees apart (360 / 8 = 45
         // is the most possible; the candidates are 10 degrees apart, and a hue read back from
         // sRGB bytes moves by a degree or two).
-        let mut taken = Vec::new();
-        for _ in 0..8 {
-            taken.push(distinct_color(taken.iter().copied()));
-        }
+        let taken = distinct_colors([], 8);
         let hues: Vec<f32> = taken.iter().map(|&c| hue_of(c).unwrap()).collect();
         for (i, a) in hues.iter().enumerate() {
             for b in &hues[i + 1..] {

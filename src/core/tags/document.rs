@@ -272,14 +272,19 @@ impl TagDocument {
         unique_name(base, "", |n| self.tag_index(n).is_some())
     }
 
-    /// A colour for a new tag that stands apart in hue from every tag's colour and from
-    /// `also` (tags about to be added with it); see [`super::color::distinct_color`].
-    pub fn new_tag_color(&self, also: &[[u8; 3]]) -> [u8; 3] {
-        super::color::distinct_color(
+    /// A colour for a new tag that stands apart in hue from every tag's colour; see
+    /// [`super::color::distinct_color`].
+    pub fn new_tag_color(&self) -> [u8; 3] {
+        self.new_tag_colors(1)[0]
+    }
+
+    /// Colours for `n` tags added together, apart from every tag's and from each other.
+    pub fn new_tag_colors(&self, n: usize) -> Vec<[u8; 3]> {
+        super::color::distinct_colors(
             self.tags
                 .iter()
-                .map(|t| super::color::shown_color(t.color, &t.name))
-                .chain(also.iter().copied()),
+                .map(|t| super::color::shown_color(t.color, &t.name)),
+            n,
         )
     }
 

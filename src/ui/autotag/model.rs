@@ -486,14 +486,19 @@ pub fn ghost_lanes(
 ) -> Vec<GhostLane> {
     let frames = doc.clips.get(clip as usize).map_or(0, |c| c.frames);
     let mut scratch = Vec::new();
-    // A tag not in the document yet is shown in the colour applying these proposals gives it.
-    let mut new_colors: Vec<(&str, [u8; 3])> = Vec::new();
+    // A tag not in the document yet is shown in the colour applying these proposals gives it
+    // (`proposals_edit` colours new tags in the order they are first proposed).
+    let mut new_tags: Vec<&str> = Vec::new();
     for p in proposals {
-        if doc.tag_index(&p.tag).is_none() && !new_colors.iter().any(|(n, _)| *n == p.tag) {
-            let taken: Vec<[u8; 3]> = new_colors.iter().map(|&(_, c)| c).collect();
-            new_colors.push((&p.tag, doc.new_tag_color(&taken)));
+        if doc.tag_index(&p.tag).is_none() && !new_tags.contains(&p.tag.as_str()) {
+            new_tags.push(&p.tag);
         }
     }
+    let new_colors: Vec<(&str, [u8; 3])> = new_tags
+        .iter()
+        .copied()
+        .zip(doc.new_tag_colors(new_tags.len()))
+        .collect();
     proposals
         .iter()
         .map(|p| {

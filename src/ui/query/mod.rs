@@ -415,7 +415,7 @@ impl QueryPanel {
             index: doc.tags.len(),
             tag: Tag {
                 name: name.to_owned(),
-                color: Some(doc.new_tag_color(&[])),
+                color: Some(doc.new_tag_color()),
                 ranges,
                 markers: Default::default(),
                 notes: Default::default(),
