@@ -176,12 +176,20 @@ fn stress(c: &mut Criterion) {
     g.bench_function("index_build", |b| {
         b.iter(|| black_box(TagIndex::build(&doc)));
     });
+    g.bench_function("index_build_all_masks", |b| {
+        b.iter(|| {
+            let idx = TagIndex::build(&doc);
+            idx.prepare_all_masks();
+            black_box(idx)
+        });
+    });
     let idx = TagIndex::build(&doc);
     let names: Vec<&str> = doc.tags.iter().map(|t| t.name.as_str()).collect();
     let mut eval = Evaluator::new();
     let mut out = RangeSet::new();
     for (i, text) in stress_queries().iter().enumerate() {
         let q = parse_query(text, &names).unwrap();
+        idx.prepare_masks(&q);
         for engine in [Engine::Ranges, Engine::Masks, Engine::Auto] {
             g.bench_function(format!("query{i}/{}", engine.name()), |b| {
                 b.iter(|| {

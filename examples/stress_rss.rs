@@ -80,7 +80,7 @@ fn peak_rss_mib() -> Option<f64> {
 
 fn report(step: &str, t: Instant) {
     println!(
-        "{step:<28} {:>9.1} ms   peak RSS {:>7.1} MiB",
+        "{step:<40} {:>9.1} ms   peak RSS {:>7.1} MiB",
         t.elapsed().as_secs_f64() * 1e3,
         peak_rss_mib().unwrap_or(f64::NAN)
     );
@@ -189,8 +189,23 @@ fn main() {
             );
             let t = Instant::now();
             let idx = TagIndex::build(&doc);
-            report("query index", t);
+            report("query index (ranges)", t);
             let names: Vec<&str> = doc.tags.iter().map(|t| t.name.as_str()).collect();
+            // The masks are built at their first use: those of the queries' tags, as a session
+            // running these queries builds them.
+            let t = Instant::now();
+            for text in stress_queries() {
+                idx.prepare_masks(&parse_query(text, &names).unwrap());
+            }
+            report(
+                &format!(
+                    "masks of the queries' tags ({} of {})",
+                    idx.masks_built(),
+                    idx.tag_count()
+                ),
+                t,
+            );
+
             let mut eval = Evaluator::new();
             let mut out = RangeSet::new();
             for engine in [Engine::Ranges, Engine::Masks, Engine::Auto] {
@@ -209,6 +224,9 @@ fn main() {
             let t = Instant::now();
             doc.save(file, true).unwrap();
             report("save (with backup)", t);
+            let t = Instant::now();
+            idx.prepare_all_masks();
+            report("masks of every tag", t);
         }
         _ => {
             eprintln!("usage: stress_rss gen|run|sidecar FILE");

@@ -182,6 +182,69 @@ fn masks_over_budget_are_not_built_and_auto_uses_ranges() {
     assert!(full.has_masks());
 }
 
+/// A tag's masks are built at their first use by a query (or when prepared), forgotten when the tag
+/// changes, and the engines agree whichever were built.
+#[test]
+fn masks_are_built_at_first_use_and_forgotten_on_edit() {
+    use taglane::core::tags::query::{Evaluator, TagIndex};
+    use taglane::core::tags::{MaskSet, RangeSet};
+    let mut d = doc();
+    let mut idx = TagIndex::build(&d);
+    assert!(idx.has_masks());
+    assert_eq!(idx.masks_built(), 0);
+    assert_eq!(idx.masks_memory_bytes(), 0);
+    let mut ev = Evaluator::new();
+    let (mut ranges, mut masks) = (RangeSet::new(), MaskSet::new());
+    let mut by_masks = RangeSet::new();
+    let a_and_b = d.parse_query("A & B").unwrap();
+    // The ranges engine builds no masks.
+    ev.eval_ranges(&a_and_b, &idx, &mut ranges).unwrap();
+    assert_eq!(idx.masks_built(), 0);
+    // The masks engine builds those of the tags it reads, and only those.
+    ev.eval_masks(&a_and_b, &idx, &mut masks).unwrap();
+    masks.to_range_set(&mut by_masks);
+    assert_eq!(by_masks, ranges);
+    assert_eq!(idx.masks_built(), 2);
+    assert!(idx.tag_masks(0).is_some() && idx.tag_masks(1).is_some());
+    let built = idx.masks_memory_bytes();
+    assert!(built > 0);
+    // Preparing a query's masks builds the missing one; asking again builds nothing.
+    let with_c = d.parse_query("A | C").unwrap();
+    idx.prepare_masks(&with_c);
+    assert_eq!(idx.masks_built(), 3);
+    assert!(idx.masks_memory_bytes() > built);
+    idx.prepare_all_masks();
+    assert_eq!(idx.masks_built(), 3);
+    // An edit of B forgets B's masks only; the next masks query builds them from the new ranges.
+    d.set_ranges(1, 0, vec![Range::new(100, 200)]).unwrap();
+    assert_eq!(idx.sync(&d), 1);
+    assert_eq!(idx.masks_built(), 2);
+    ev.eval_masks(&a_and_b, &idx, &mut masks).unwrap();
+    masks.to_range_set(&mut by_masks);
+    assert_eq!(by_masks, evaluate(&d, &a_and_b, Engine::Ranges).unwrap().0);
+    assert_eq!(idx.masks_built(), 3);
+    // `auto` on the dense clip uses masks and agrees with ranges.
+    let mut fresh = TagIndex::build(&d);
+    let report = ev
+        .eval(&a_and_b, &fresh, Engine::Auto, &mut ranges)
+        .unwrap()
+        .unwrap();
+    assert!(report.clips_with(Engine::Masks) > 0);
+    assert_eq!(ranges, evaluate(&d, &a_and_b, Engine::Ranges).unwrap().0);
+    assert_eq!(fresh.masks_built(), 2);
+    // A clip edit rebuilds the index: every mask forgotten.
+    d.add_clip(ClipInfo {
+        name: "new".into(),
+        frames: 100,
+        fps: 30.0,
+        source: None,
+        unit_cm: None,
+    })
+    .unwrap();
+    fresh.sync(&d);
+    assert_eq!(fresh.masks_built(), 0);
+}
+
 /// Issue 16: a cached query must be fresh after every kind of clip edit, including ones that touch
 /// no tag version (a clip inserted without ranges), their undo, removals that only renumber other
 /// clips, and a changed frame count. Each step compares the engine's answer (cache first) with a

