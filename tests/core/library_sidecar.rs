@@ -501,3 +501,58 @@ fn all_sidecar_texts_at_once_are_each_clips_text() {
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// A library of more sidecars than are parsed at once: read block by block, merged in walk order
+/// (clip ids and tag lists as saved), a bad sidecar in a later block reported as in a small one.
+#[test]
+fn a_library_read_in_blocks_loads_in_walk_order() {
+    use taglane::core::tags::ClipInfo;
+    let dir = temp_dir("blocks");
+    std::fs::create_dir_all(dir.join("takes")).unwrap();
+    let mut doc = TagDocument::default();
+    let n = 1_100;
+    for i in 0..n {
+        let source = format!("takes/take_{i:05}.bvh");
+        std::fs::write(dir.join(&source), b"").unwrap();
+        doc.add_clip(ClipInfo {
+            name: format!("take_{i:05}"),
+            frames: 100 + i,
+            fps: 30.0,
+            source: Some(source),
+            unit_cm: None,
+        })
+        .unwrap();
+    }
+    for name in ["Even", "Third"] {
+        doc.add_tag(name, None).unwrap();
+    }
+    for c in 0..n {
+        if c % 2 == 0 {
+            doc.set_ranges(0, c, vec![Range::new(c % 50, c % 50 + 10)])
+                .unwrap();
+        }
+        if c % 3 == 0 {
+            doc.set_ranges(1, c, vec![Range::new(0, 1), Range::new(5, 90)])
+                .unwrap();
+        }
+    }
+    let project = dir.join("lib.taglane.json");
+    save_sidecar_project(&project, &doc, Some(&["takes".to_owned()])).unwrap();
+    let load = load_sidecar_project(&project).unwrap();
+    assert!(load.bad_sidecars.is_empty() && load.warnings.is_empty());
+    assert_eq!(content(&load.doc), content(&doc));
+    // One sidecar in the third block broken: its take alone is reported, the others load in order.
+    let broken = dir.join("takes/take_01040.bvh.tags.json");
+    std::fs::write(&broken, "{ not json").unwrap();
+    let load = load_sidecar_project(&project).unwrap();
+    assert_eq!(load.bad_sidecars.len(), 1);
+    assert_eq!(load.bad_takes, vec![dir.join("takes/take_01040.bvh")]);
+    assert_eq!(load.doc.clips.len(), n as usize - 1);
+    assert_eq!(load.doc.clips[1039].name, "take_01039");
+    assert_eq!(load.doc.clips[1040].name, "take_01041");
+    assert_eq!(
+        load.doc.tags[1].ranges_on(1041 - 1),
+        &[Range::new(0, 1), Range::new(5, 90)][..]
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
