@@ -541,6 +541,37 @@ fn a_library_read_in_blocks_loads_in_walk_order() {
     let load = load_sidecar_project(&project).unwrap();
     assert!(load.bad_sidecars.is_empty() && load.warnings.is_empty());
     assert_eq!(content(&load.doc), content(&doc));
+    // One in the second block read by the tree reader (overlapping ranges, a clip name taken by
+    // another sidecar): its warnings in order, its lists merged with the fast path's.
+    std::fs::write(
+        dir.join("takes/take_00700.bvh.tags.json"),
+        r#"{"format": "taglane.cliptags", "version": 1, "clip": "take_00010", "frames": 800,
+            "fps": 30, "tags": {"Third": [[0, 10], [5, 20]], "Odd": [[1, 2]]}}"#,
+    )
+    .unwrap();
+    let load = load_sidecar_project(&project).unwrap();
+    let said: Vec<&str> = load.warnings.iter().map(|w| w.message.as_str()).collect();
+    assert_eq!(said.len(), 2, "{said:?}");
+    assert!(
+        said[0].starts_with("overlapping or adjacent ranges merged"),
+        "{said:?}"
+    );
+    assert!(said[1].contains("loaded as `take_00010_2`"), "{said:?}");
+    assert!(load.warnings[1].path.contains("take_00700.bvh.tags.json"));
+    assert_eq!(load.doc.clips[700].name, "take_00010_2");
+    assert_eq!(load.doc.clips[700].frames, 800);
+    assert_eq!(load.doc.tags[1].ranges_on(700), &[Range::new(0, 20)][..]);
+    assert!(load.doc.tags[0].ranges_on(700).is_empty());
+    assert_eq!(
+        load.doc.tags[1].ranges_on(699),
+        &[Range::new(0, 1), Range::new(5, 90)][..]
+    );
+    let odd = load
+        .doc
+        .tag_index("Odd")
+        .expect("a tag only one sidecar names");
+    assert_eq!(load.doc.tags[odd].ranges_on(700), &[Range::new(1, 2)][..]);
+    assert_eq!(load.doc.tags[0].ranges_on(702), doc.tags[0].ranges_on(702));
     // One sidecar in the third block broken: its take alone is reported, the others load in order.
     let broken = dir.join("takes/take_01040.bvh.tags.json");
     std::fs::write(&broken, "{ not json").unwrap();

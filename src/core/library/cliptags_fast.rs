@@ -9,13 +9,14 @@
 //! and on damaged variants).
 //!
 //! A library of 10,000 takes opens through this path: the tree cost an allocation per range and
-//! per number (docs/PERFORMANCE.md, "Sidecar mode").
+//! per number, and the lists are read into four buffers a file ([`FlatClipTags`]), not a `String`
+//! and a `Vec` a list (docs/PERFORMANCE.md, "Sidecar mode at library scale").
 
 use std::borrow::Cow;
 use std::fmt;
 
 use serde::Deserialize;
-use serde::de::{Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 
 use super::sidecar::{CLIPTAGS_FORMAT, CLIPTAGS_VERSION, ClipTags};
 use crate::core::tags::Range;
@@ -35,8 +36,8 @@ struct Fields<'a> {
     fps: f64,
     #[serde(default)]
     unit_cm: Number,
-    #[serde(default, borrow)]
-    tags: Lists<'a>,
+    #[serde(default)]
+    tags: Lists,
 }
 
 /// An optional number that is never `null` (`null` is an error for the tree reader to name).
@@ -49,57 +50,127 @@ impl<'de> Deserialize<'de> for Number {
     }
 }
 
-/// The `tags` object: every entry in file order, duplicates included (the caller refuses them).
+/// The `tags` object, every entry in file order (duplicates included: the caller refuses them), in
+/// four buffers: the names one after the other, the lists one after the other, and where each
+/// ends. A library's sidecars hold a list per tag and clip (786,699 in the stress project): a
+/// `String` and a `Vec` for each was most of the time of opening it, in the allocator.
 #[derive(Default)]
-struct Lists<'a>(Vec<(Cow<'a, str>, Vec<Range>)>);
+struct Lists {
+    names: String,
+    name_ends: Vec<u32>,
+    ranges: Vec<Range>,
+    range_ends: Vec<u32>,
+}
 
-impl<'de: 'a, 'a> Deserialize<'de> for Lists<'a> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V<'a>(std::marker::PhantomData<&'a ()>);
-        impl<'de: 'a, 'a> Visitor<'de> for V<'a> {
-            type Value = Lists<'a>;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("an object of range lists")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Lists<'a>, A::Error> {
-                let mut out = Vec::with_capacity(m.size_hint().unwrap_or(0));
-                while let Some(name) = m.next_key::<Cow<'de, str>>()? {
-                    let RangeList(list) = m.next_value()?;
-                    out.push((name, list));
-                }
-                Ok(Lists(out))
-            }
-        }
-        d.deserialize_map(V(std::marker::PhantomData))
+impl Lists {
+    fn iter(&self) -> impl Iterator<Item = (&str, &[Range])> {
+        (0..self.name_ends.len()).map(|i| {
+            let span = |ends: &[u32]| {
+                let start = if i == 0 { 0 } else { ends[i - 1] as usize };
+                start..ends[i] as usize
+            };
+            (
+                &self.names[span(&self.name_ends)],
+                &self.ranges[span(&self.range_ends)],
+            )
+        })
     }
 }
 
-/// A list of `[start, stop]` pairs of `u32`.
-struct RangeList(Vec<Range>);
-
-impl<'de> Deserialize<'de> for RangeList {
+impl<'de> Deserialize<'de> for Lists {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         struct V;
         impl<'de> Visitor<'de> for V {
-            type Value = RangeList;
+            type Value = Lists;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("an object of range lists")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Lists, A::Error> {
+                let mut out = Lists::default();
+                while let Some(name) = m.next_key::<Cow<'de, str>>()? {
+                    out.names.push_str(&name);
+                    out.name_ends
+                        .push(u32::try_from(out.names.len()).map_err(|_| {
+                            serde::de::Error::custom("tag names longer than 4 GiB in all")
+                        })?);
+                    m.next_value_seed(AppendRanges(&mut out.ranges))?;
+                    out.range_ends.push(
+                        u32::try_from(out.ranges.len())
+                            .map_err(|_| serde::de::Error::custom("more than 2^32 ranges"))?,
+                    );
+                }
+                Ok(out)
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+/// A list of `[start, stop]` pairs of `u32`, appended to a buffer.
+struct AppendRanges<'b>(&'b mut Vec<Range>);
+
+impl<'de> DeserializeSeed<'de> for AppendRanges<'_> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        struct V<'b>(&'b mut Vec<Range>);
+        impl<'de> Visitor<'de> for V<'_> {
+            type Value = ();
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
                 f.write_str("a list of [start, stop] pairs")
             }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<RangeList, A::Error> {
-                let mut out = Vec::with_capacity(s.size_hint().unwrap_or(0));
+            fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<(), A::Error> {
                 while let Some([start, stop]) = s.next_element::<[u32; 2]>()? {
-                    out.push(Range::new(start, stop));
+                    self.0.push(Range::new(start, stop));
                 }
-                Ok(RangeList(out))
+                Ok(())
             }
         }
-        d.deserialize_seq(V)
+        d.deserialize_seq(V(self.0))
+    }
+}
+
+/// A sidecar the fast path took, in the loader's form: its range lists in four buffers
+/// ([`FlatClipTags::lists`]), so a few allocations a file where [`ClipTags`] takes two a list.
+pub(crate) struct FlatClipTags {
+    pub clip: String,
+    pub frames: u32,
+    pub fps: f32,
+    pub unit_cm: Option<f32>,
+    lists: Lists,
+}
+
+impl FlatClipTags {
+    /// Tag name and canonical ranges, in file order.
+    pub fn lists(&self) -> impl Iterator<Item = (&str, &[Range])> {
+        self.lists.iter()
+    }
+}
+
+impl From<FlatClipTags> for ClipTags {
+    fn from(f: FlatClipTags) -> Self {
+        ClipTags {
+            tags: f
+                .lists()
+                .map(|(name, list)| (name.to_owned(), list.to_vec()))
+                .collect(),
+            clip: f.clip,
+            frames: f.frames,
+            fps: f.fps,
+            unit_cm: f.unit_cm,
+            markers: Vec::new(),
+            notes: Vec::new(),
+        }
     }
 }
 
 /// The clip tags of `text` when it is a sidecar the fast path takes (see the module); `None`
 /// otherwise, for the tree reader.
 pub(crate) fn parse(text: &str) -> Option<ClipTags> {
+    parse_flat(text).map(ClipTags::from)
+}
+
+/// As [`parse`], in the loader's form.
+pub(crate) fn parse_flat(text: &str) -> Option<FlatClipTags> {
     let f: Fields = serde_json::from_str(text).ok()?;
     let fine = f.format == CLIPTAGS_FORMAT
         && (1..=CLIPTAGS_VERSION).contains(&f.version)
@@ -121,7 +192,7 @@ pub(crate) fn parse(text: &str) -> Option<ClipTags> {
             Some(u)
         }
     };
-    let lists = f.tags.0;
+    let lists = f.tags;
     let good_list =
         |l: &[Range]| is_canonical(l) && l.iter().all(|r| r.start < r.stop && r.stop <= frames);
     if !lists
@@ -130,22 +201,17 @@ pub(crate) fn parse(text: &str) -> Option<ClipTags> {
     {
         return None;
     }
-    let mut names: Vec<&str> = lists.iter().map(|(n, _)| n.as_ref()).collect();
+    let mut names: Vec<&str> = lists.iter().map(|(n, _)| n).collect();
     names.sort_unstable();
     if names.windows(2).any(|w| w[0] == w[1]) {
         return None;
     }
-    Some(ClipTags {
+    Some(FlatClipTags {
         clip: f.clip.into_owned(),
         frames,
         fps: f.fps as f32,
         unit_cm,
-        tags: lists
-            .into_iter()
-            .map(|(n, l)| (n.into_owned(), l))
-            .collect(),
-        markers: Vec::new(),
-        notes: Vec::new(),
+        lists,
     })
 }
 

@@ -21,6 +21,7 @@ use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 
+use super::cliptags_fast::FlatClipTags;
 use super::json::{self, Json, check_keys, get, key_path};
 use super::naming::ANIMATION_SEPARATOR;
 use super::plan::{animation_of, source_for, source_path};
@@ -899,6 +900,22 @@ fn read_text(path: &Path) -> Result<String, TagsFileError> {
 /// Sidecars read and parsed together while a project opens (then merged into the document).
 const SIDECARS_AT_ONCE: usize = 512;
 
+/// A sidecar read for a project: as the writer leaves it (the fast path's flat form), or through
+/// the tree reader, with its warnings.
+enum Sidecar {
+    Fast(FlatClipTags),
+    Tree(ClipTags, Vec<LoadWarning>),
+}
+
+/// [`parse_cliptags`] of the sidecar at `path`, in the form the project loader merges.
+fn read_sidecar(text: &str, path: &Path) -> Result<Sidecar, TagsFileError> {
+    match super::cliptags_fast::parse_flat(text) {
+        Some(f) => Ok(Sidecar::Fast(f)),
+        None => parse_cliptags_tree(text, &path.display().to_string())
+            .map(|(ct, w)| Sidecar::Tree(ct, w)),
+    }
+}
+
 /// Loads a sidecar-mode project (see the module documentation). Fails only when the project file
 /// itself cannot be read; bad sidecars are reported in [`SidecarLoad::bad_sidecars`].
 pub fn load_sidecar_project(path: &Path) -> Result<SidecarLoad, TagsFileError> {
@@ -945,7 +962,7 @@ pub fn load_sidecar_project(path: &Path) -> Result<SidecarLoad, TagsFileError> {
     let mut bad_sidecars = Vec::new();
     let mut bad_takes: Vec<PathBuf> = Vec::new();
     // Clip ids grow, so each clip's list is appended at the end of its tag's flat buffer.
-    let mut tag_ranges: BTreeMap<String, ClipRanges> = BTreeMap::new();
+    let mut tag_ranges: HashMap<String, ClipRanges> = HashMap::new();
     let mut tag_markers: BTreeMap<String, BTreeMap<ClipId, Vec<u32>>> = BTreeMap::new();
     let mut tag_notes: BTreeMap<String, BTreeMap<ClipId, Vec<(Anchor, Note)>>> = BTreeMap::new();
     let mut names: HashSet<String> = HashSet::new();
@@ -954,14 +971,14 @@ pub fn load_sidecar_project(path: &Path) -> Result<SidecarLoad, TagsFileError> {
     // a tag and clip) took three times the memory of the document built from them. (Merging a block
     // while the next is parsed, with `rayon::join`, was slower here.)
     let read = jobs.chunks(SIDECARS_AT_ONCE).flat_map(|block| {
-        let parsed: Vec<Result<(ClipTags, Vec<LoadWarning>), TagsFileError>> = block
+        let parsed: Vec<Result<Sidecar, TagsFileError>> = block
             .par_iter()
-            .map(|(_, s)| read_text(s).and_then(|t| parse_cliptags(&t, &s.display().to_string())))
+            .map(|(_, s)| read_text(s).and_then(|t| read_sidecar(&t, s)))
             .collect();
         block.iter().zip(parsed)
     });
     for ((take, sidecar), result) in read {
-        let (ct, w) = match result {
+        let mut read = match result {
             Ok(r) => r,
             Err(e) => {
                 bad_sidecars.push(e);
@@ -971,19 +988,24 @@ pub fn load_sidecar_project(path: &Path) -> Result<SidecarLoad, TagsFileError> {
                 continue;
             }
         };
-        warnings.extend(w);
-        let mut name = ct.clip.clone();
+        if let Sidecar::Tree(_, w) = &mut read {
+            warnings.append(w);
+        }
+        let (clip, frames, fps, unit_cm) = match &read {
+            Sidecar::Fast(f) => (&f.clip, f.frames, f.fps, f.unit_cm),
+            Sidecar::Tree(ct, _) => (&ct.clip, ct.frames, ct.fps, ct.unit_cm),
+        };
+        let mut name = clip.clone();
         if names.contains(&name) {
             let mut n = 2;
-            while names.contains(&format!("{}_{n}", ct.clip)) {
+            while names.contains(&format!("{clip}_{n}")) {
                 n += 1;
             }
-            name = format!("{}_{n}", ct.clip);
+            name = format!("{clip}_{n}");
             warnings.push(LoadWarning {
                 path: format!("{}: clip", sidecar.display()),
                 message: format!(
-                    "clip name `{}` is used by another sidecar; loaded as `{name}` (saved so)",
-                    ct.clip
+                    "clip name `{clip}` is used by another sidecar; loaded as `{name}` (saved so)"
                 ),
             });
         }
@@ -991,19 +1013,36 @@ pub fn load_sidecar_project(path: &Path) -> Result<SidecarLoad, TagsFileError> {
         let id = doc.clips.len() as ClipId;
         doc.clips.push(ClipInfo {
             name,
-            frames: ct.frames,
-            fps: ct.fps,
+            frames,
+            fps,
             source: Some(source_for(take, Some(&dir))),
-            unit_cm: ct.unit_cm,
+            unit_cm,
         });
-        for (tag, ranges) in ct.tags {
-            tag_ranges.entry(tag).or_default().push(id, &ranges);
-        }
-        for (tag, frames) in ct.markers {
-            tag_markers.entry(tag).or_default().insert(id, frames);
-        }
-        for (tag, notes) in ct.notes {
-            tag_notes.entry(tag).or_default().insert(id, notes);
+        // A tag's name is allocated once, at its first list.
+        let mut push = |tag: &str, ranges: &[Range]| match tag_ranges.get_mut(tag) {
+            Some(lists) => lists.push(id, ranges),
+            None => tag_ranges
+                .entry(tag.to_owned())
+                .or_default()
+                .push(id, ranges),
+        };
+        match read {
+            Sidecar::Fast(f) => {
+                for (tag, ranges) in f.lists() {
+                    push(tag, ranges);
+                }
+            }
+            Sidecar::Tree(ct, _) => {
+                for (tag, ranges) in &ct.tags {
+                    push(tag, ranges);
+                }
+                for (tag, frames) in ct.markers {
+                    tag_markers.entry(tag).or_default().insert(id, frames);
+                }
+                for (tag, notes) in ct.notes {
+                    tag_notes.entry(tag).or_default().insert(id, notes);
+                }
+            }
         }
     }
     // Tags: the project's order, then the others by name.
