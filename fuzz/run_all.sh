@@ -4,7 +4,7 @@
 set -u
 secs=${1:-600}
 shift || true
-targets=${*:-"bvh gltf tags_json query tlc"}
+targets=${*:-"bvh gltf tags_json query tlc cliptags"}
 here=$(cd "$(dirname "$0")" && pwd)
 bin=$here/target/x86_64-unknown-linux-gnu/release
 for t in $targets; do

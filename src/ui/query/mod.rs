@@ -1024,8 +1024,8 @@ fn details_ui(ui: &mut Ui, panel: &mut QueryPanel, doc: &TagDocument, clip: Clip
             ui.end_row();
             ui.label("tag index memory (bytes)");
             ui.label(format!(
-                "ranges {}   masks {}",
-                ev.index_ranges_bytes, ev.index_masks_bytes
+                "ranges {}   masks {} (of {} of {} tags, built when a query first reads them)",
+                ev.index_ranges_bytes, ev.index_masks_bytes, ev.index_masks_built, ev.index_tags
             ));
             ui.end_row();
             if let Some(why) = &ev.masks_unavailable {

@@ -46,9 +46,12 @@ pub struct Evaluation {
     /// Bytes of the result as packed ranges and as packed masks.
     pub result_ranges_bytes: usize,
     pub result_masks_bytes: usize,
-    /// Bytes of the whole tag index in each representation.
+    /// Bytes of the tag index: every tag's ranges, and the masks built so far (a tag's are built
+    /// the first time a query reads it with masks), of how many tags.
     pub index_ranges_bytes: usize,
     pub index_masks_bytes: usize,
+    pub index_masks_built: usize,
+    pub index_tags: usize,
     pub postfix: String,
     pub tree: ExprTree,
     /// The result of every node of `tree` (ranges engine), by node index.
@@ -144,6 +147,8 @@ pub fn evaluate_all(
         result_masks_bytes: mask_set.memory_bytes(),
         index_ranges_bytes: idx.ranges_memory_bytes(),
         index_masks_bytes: idx.masks_memory_bytes(),
+        index_masks_built: idx.masks_built(),
+        index_tags: idx.tag_count(),
         postfix: postfix_text(q, doc),
         ranges,
         masks,
@@ -499,6 +504,11 @@ mod tests {
         assert_eq!(e.node_results[e.tree.root], e.ranges);
         assert!(e.result_masks_bytes > 0 && e.result_ranges_bytes > 0);
         assert!(e.postfix.contains("[-1] |"));
+        // The masks of the query's four tags, and only those, are built (and counted).
+        assert_eq!(e.index_tags, doc.tags.len());
+        assert!(doc.tags.len() > 4);
+        assert_eq!(e.index_masks_built, 4);
+        assert!(e.index_masks_bytes > 0);
         // The second run is answered by the cache.
         let e2 = evaluate_all(&mut engine, &doc, text, &q).unwrap();
         assert!(e2.cached);
