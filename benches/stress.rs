@@ -209,7 +209,8 @@ fn stress(c: &mut Criterion) {
 /// An auto-tag pass over the whole library as the edit path sees it: one `SetRanges` per clip on a
 /// dense tag (50 ranges on each of the 10,000 clips, 500,000 in the tag), each list replaced by 49
 /// others. `edit_every_clip_batch` applies them as one `Edit::Batch` (one merge into the tag's flat
-/// buffer), `edit_every_clip_one_by_one` one edit at a time (each moves the tag's tail).
+/// buffer), `edit_every_clip_one_by_one` one edit at a time (each moves the tag's tail). The same
+/// for a re-import's frame counts, every take a fifth shorter (`frames_every_clip_*`).
 fn edit_every_clip(
     g: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
     doc: &TagDocument,
@@ -253,6 +254,35 @@ fn edit_every_clip(
     g.bench_function("edit_every_clip_one_by_one", |b| {
         b.iter_batched(
             || (base.clone(), edits.clone()),
+            |(mut d, es)| {
+                for e in es {
+                    black_box(e.apply(&mut d).unwrap());
+                }
+            },
+            BatchSize::LargeInput,
+        );
+    });
+    // A re-import that finds every take a fifth shorter: the ranges and markers past each new end
+    // clipped, on every tag.
+    let shorter: Vec<Edit> = base
+        .clips
+        .iter()
+        .enumerate()
+        .map(|(c, info)| Edit::SetClipFrames {
+            clip: c as u32,
+            frames: info.frames * 4 / 5,
+        })
+        .collect();
+    g.bench_function("frames_every_clip_batch", |b| {
+        b.iter_batched(
+            || (base.clone(), Edit::Batch(shorter.clone())),
+            |(mut d, e)| black_box(e.apply(&mut d).unwrap()),
+            BatchSize::LargeInput,
+        );
+    });
+    g.bench_function("frames_every_clip_one_by_one", |b| {
+        b.iter_batched(
+            || (base.clone(), shorter.clone()),
             |(mut d, es)| {
                 for e in es {
                     black_box(e.apply(&mut d).unwrap());

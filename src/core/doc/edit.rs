@@ -235,6 +235,15 @@ impl Edit {
                                 }
                                 set_ranges_run(&mut scratch, tag, run);
                             }
+                            Step::Frames(run) => {
+                                for &(clip, _) in &run {
+                                    scratch
+                                        .clips
+                                        .get(clip as usize)
+                                        .ok_or(EditError::NoClip(clip as usize))?;
+                                }
+                                set_frames_run(&mut scratch, run);
+                            }
                         }
                     }
                 }
@@ -360,57 +369,7 @@ impl Edit {
                 doc.touch_clip_names();
                 Edit::RenameClip { clip, name: old }
             }
-            Edit::SetClipFrames { clip, frames } => {
-                let old = std::mem::replace(&mut doc.clips[clip as usize].frames, frames);
-                doc.touch_clips();
-                let mut restore = vec![Edit::SetClipFrames { clip, frames: old }];
-                for (t, tag) in doc.tags.iter_mut().enumerate() {
-                    let ranges_past = tag.ranges_on(clip).last().is_some_and(|r| r.stop > frames);
-                    let markers_past = tag.markers_on(clip).last().is_some_and(|&m| m >= frames);
-                    if !ranges_past && !markers_past {
-                        continue;
-                    }
-                    let notes_before = tag.notes.get(&clip).cloned();
-                    let markers_before = tag.markers.get(&clip).cloned().unwrap_or_default();
-                    let before = tag.ranges.get(&clip).map(<[_]>::to_vec).unwrap_or_default();
-                    let mut clipped = before.clone();
-                    canonicalize(&mut clipped, frames);
-                    let mut markers: Vec<u32> = markers_before
-                        .iter()
-                        .copied()
-                        .filter(|&m| m < frames)
-                        .collect();
-                    markers.dedup();
-                    reanchor_notes(tag, clip, Some(&clipped), Some(&markers));
-                    tag.ranges.set(clip, &clipped);
-                    set_or_remove(&mut tag.markers, clip, markers);
-                    tag.version = next_version();
-                    restore.push(Edit::SetRanges {
-                        tag: t,
-                        clip,
-                        ranges: before,
-                    });
-                    if markers_past {
-                        restore.push(Edit::SetMarkers {
-                            tag: t,
-                            clip,
-                            frames: markers_before,
-                        });
-                    }
-                    if let Some(notes) = notes_before {
-                        restore.push(Edit::SetNotes {
-                            tag: t,
-                            clip,
-                            notes,
-                        });
-                    }
-                }
-                if restore.len() == 1 {
-                    restore.pop().expect("one edit")
-                } else {
-                    Edit::Batch(restore)
-                }
-            }
+            Edit::SetClipFrames { clip, frames } => set_frames_run(doc, vec![(clip, frames)]),
             Edit::SetTagColor { index, color } => {
                 let old = std::mem::replace(&mut doc.tags[index].color, color);
                 Edit::SetTagColor { index, color: old }
@@ -518,6 +477,7 @@ impl Edit {
                     match step {
                         Step::One(e) => inverses.push(e.apply_checked(doc)),
                         Step::Run(tag, run) => inverses.extend(set_ranges_run(doc, tag, run)),
+                        Step::Frames(run) => inverses.push(set_frames_run(doc, run)),
                     }
                 }
                 inverses.reverse();
@@ -662,6 +622,9 @@ fn check_tag_and_clip(doc: &TagDocument, tag: usize, clip: ClipId) -> Result<(),
 enum Step {
     One(Edit),
     Run(usize, Vec<(ClipId, Vec<Range>)>),
+    /// Frame counts of distinct clips back to back (a re-import's update of changed clips, its
+    /// undo), whose clipped ranges are written once a tag.
+    Frames(Vec<(ClipId, u32)>),
 }
 
 /// The steps of a batch's edits, in order.
@@ -669,6 +632,19 @@ fn steps(edits: impl IntoIterator<Item = Edit>) -> Vec<Step> {
     let mut out = Vec::new();
     let mut rest = edits.into_iter().peekable();
     while let Some(e) = rest.next() {
+        if let Edit::SetClipFrames { clip, frames } = e {
+            let mut run = vec![(clip, frames)];
+            let mut seen = HashSet::from([clip]);
+            while let Some(&Edit::SetClipFrames { clip, frames }) = rest.peek() {
+                if !seen.insert(clip) {
+                    break;
+                }
+                rest.next();
+                run.push((clip, frames));
+            }
+            out.push(Step::Frames(run));
+            continue;
+        }
         let Edit::SetRanges { tag, clip, ranges } = e else {
             out.push(Step::One(e));
             continue;
@@ -727,6 +703,82 @@ fn set_ranges_run(doc: &mut TagDocument, tag: usize, run: Vec<(ClipId, Vec<Range
     t.ranges.set_many(updates);
     undo_notes.extend(undo_ranges);
     undo_notes
+}
+
+/// Applies `SetClipFrames` edits of distinct clips (one edit, or a run of them in a batch); returns
+/// their inverse. A clip's ranges and markers past its new end are clipped and its notes follow
+/// them; each tag's clipped lists are written in one merge ([`ClipRanges::set_many`]), where
+/// edit by edit they moved the tag's tail once a clip (a re-import updating many changed takes).
+/// The inverse restores every frame count first, then each tag's ranges (one run again, see
+/// [`set_ranges_run`]), markers and notes; it is the frame count alone when nothing was clipped.
+///
+/// [`ClipRanges::set_many`]: crate::core::tags::ClipRanges::set_many
+fn set_frames_run(doc: &mut TagDocument, run: Vec<(ClipId, u32)>) -> Edit {
+    let mut restore: Vec<Edit> = run
+        .iter()
+        .map(|&(clip, frames)| Edit::SetClipFrames {
+            clip,
+            frames: std::mem::replace(&mut doc.clips[clip as usize].frames, frames),
+        })
+        .collect();
+    doc.touch_clips();
+    for (t, tag) in doc.tags.iter_mut().enumerate() {
+        let (mut ranges, mut markers, mut notes) = (Vec::new(), Vec::new(), Vec::new());
+        let mut updates = Vec::new();
+        for &(clip, frames) in &run {
+            let ranges_past = tag.ranges_on(clip).last().is_some_and(|r| r.stop > frames);
+            let markers_past = tag.markers_on(clip).last().is_some_and(|&m| m >= frames);
+            if !ranges_past && !markers_past {
+                continue;
+            }
+            let notes_before = tag.notes.get(&clip).cloned();
+            let markers_before = tag.markers.get(&clip).cloned().unwrap_or_default();
+            let before = tag.ranges_on(clip).to_vec();
+            let mut clipped = before.clone();
+            canonicalize(&mut clipped, frames);
+            let mut kept: Vec<u32> = markers_before
+                .iter()
+                .copied()
+                .filter(|&m| m < frames)
+                .collect();
+            kept.dedup();
+            reanchor_notes(tag, clip, Some(&clipped), Some(&kept));
+            set_or_remove(&mut tag.markers, clip, kept);
+            ranges.push(Edit::SetRanges {
+                tag: t,
+                clip,
+                ranges: before,
+            });
+            updates.push((clip, clipped));
+            if markers_past {
+                markers.push(Edit::SetMarkers {
+                    tag: t,
+                    clip,
+                    frames: markers_before,
+                });
+            }
+            if let Some(old) = notes_before {
+                notes.push(Edit::SetNotes {
+                    tag: t,
+                    clip,
+                    notes: old,
+                });
+            }
+        }
+        if updates.is_empty() {
+            continue;
+        }
+        tag.ranges.set_many(updates);
+        tag.version = next_version();
+        restore.extend(ranges);
+        restore.extend(markers);
+        restore.extend(notes);
+    }
+    if restore.len() == 1 {
+        restore.pop().expect("one edit")
+    } else {
+        Edit::Batch(restore)
+    }
 }
 
 /// `undo`, followed by restoring the notes `old_notes` when they changed.
@@ -1008,6 +1060,106 @@ mod tests {
 
     fn strip_versions(d: &TagDocument) -> TagDocument {
         d.clone().unversioned()
+    }
+
+    /// A batch of frame counts (a re-import updating its changed takes) gives the document that
+    /// the edits one at a time give: ranges and markers past a clip's new end clipped, notes
+    /// following them. Its undo restores every frame count first and each tag's ranges as one run,
+    /// and gives the document back; redo gives the batch's result again.
+    #[test]
+    fn a_run_of_frame_counts_equals_the_edits_one_by_one() {
+        let mut base = doc();
+        base.tags.push(Tag::new("Run"));
+        for i in 2..40u32 {
+            base.add_clip(ClipInfo {
+                name: format!("c{i}"),
+                frames: 60,
+                fps: 30.0,
+                source: None,
+                unit_cm: None,
+            })
+            .unwrap();
+            base.tags[0].ranges.insert(i, vec![r(1, 4), r(20, 50)]);
+            if i % 2 == 0 {
+                base.tags[1].ranges.insert(i, vec![r(40, 60)]);
+                base.tags[1].markers.insert(i, vec![5, 45]);
+            }
+        }
+        let note = |text: &str| Note {
+            text: text.into(),
+            data: BTreeMap::new(),
+        };
+        // On clip 4: a note on a range that will be cut short, one on a range that will be gone,
+        // one on a marker past the end (dropped), one on a marker that stays.
+        base.tags[0]
+            .notes
+            .insert(4, vec![(Anchor::Range(r(20, 50)), note("stride"))]);
+        let mut notes = vec![
+            (Anchor::Marker(5), note("kept")),
+            (Anchor::Range(r(40, 60)), note("gone")),
+            (Anchor::Marker(45), note("past")),
+        ];
+        // In the document's order (by anchor), as loaders and edits leave it.
+        notes.sort_by_key(|(a, _)| *a);
+        base.tags[1].notes.insert(4, notes);
+        // Shorter (30), longer (90), to nothing (0), unchanged; clip 1 stays as it is.
+        let edits: Vec<Edit> = (2..40u32)
+            .map(|clip| Edit::SetClipFrames {
+                clip,
+                frames: [30, 90, 0, 60][clip as usize % 4],
+            })
+            .chain([Edit::SetClipFrames { clip: 0, frames: 7 }])
+            .collect();
+        let mut one_by_one = base.clone();
+        for e in &edits {
+            e.clone().apply(&mut one_by_one).unwrap();
+        }
+        let mut batched = base.clone();
+        let undo = Edit::Batch(edits.clone()).apply(&mut batched).unwrap();
+        assert_eq!(strip_versions(&batched), strip_versions(&one_by_one));
+        // What the edits do, written out for clip 4 (30 frames now) and clip 6 (none).
+        assert_eq!(batched.clips[4].frames, 30);
+        assert_eq!(batched.tags[0].ranges_on(4), &[r(1, 4), r(20, 30)][..]);
+        assert_eq!(batched.tags[0].notes_on(4)[0].0, Anchor::Range(r(20, 30)));
+        assert!(batched.tags[1].ranges_on(4).is_empty());
+        assert_eq!(batched.tags[1].markers_on(4), &[5][..]);
+        assert_eq!(
+            batched.tags[1].notes_on(4),
+            &[(Anchor::Marker(5), note("kept"))][..]
+        );
+        assert!(batched.tags[0].ranges_on(6).is_empty());
+        assert!(batched.tags[1].markers_on(6).is_empty());
+        assert_eq!(batched.tags[0].ranges_on(5), base.tags[0].ranges_on(5));
+        assert_eq!(batched.tags[0].ranges_on(0), &[r(0, 7)][..]);
+        assert_ne!(batched.tags[0].version, base.tags[0].version);
+        // The undo: the frame counts, then Walk's ranges back to back (one run), then Run's.
+        let Edit::Batch(steps) = &undo else {
+            panic!("{undo:?}")
+        };
+        let [Edit::Batch(restore)] = steps.as_slice() else {
+            panic!("{undo:?}")
+        };
+        assert!(
+            restore[..edits.len()]
+                .iter()
+                .all(|e| matches!(e, Edit::SetClipFrames { .. }))
+        );
+        let tags_of_ranges: Vec<usize> = restore
+            .iter()
+            .filter_map(|e| match e {
+                Edit::SetRanges { tag, .. } => Some(*tag),
+                _ => None,
+            })
+            .collect();
+        assert!(tags_of_ranges.len() > 20);
+        assert!(
+            tags_of_ranges.windows(2).all(|w| w[0] <= w[1]),
+            "{tags_of_ranges:?}"
+        );
+        let redo = undo.apply(&mut batched).unwrap();
+        assert_eq!(strip_versions(&batched), strip_versions(&base));
+        redo.apply(&mut batched).unwrap();
+        assert_eq!(strip_versions(&batched), strip_versions(&one_by_one));
     }
 
     /// A long batch of range edits on one tag (written in one merge) gives the document that
