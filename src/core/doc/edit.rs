@@ -1062,6 +1062,17 @@ mod tests {
         d.clone().unversioned()
     }
 
+    /// Clip `c{i}`, 60 frames at 30 fps.
+    fn numbered_clip(i: u32) -> ClipInfo {
+        ClipInfo {
+            name: format!("c{i}"),
+            frames: 60,
+            fps: 30.0,
+            source: None,
+            unit_cm: None,
+        }
+    }
+
     /// A batch of frame counts (a re-import updating its changed takes) gives the document that
     /// the edits one at a time give: ranges and markers past a clip's new end clipped, notes
     /// following them. Its undo restores every frame count first and each tag's ranges as one run,
@@ -1071,14 +1082,7 @@ mod tests {
         let mut base = doc();
         base.tags.push(Tag::new("Run"));
         for i in 2..40u32 {
-            base.add_clip(ClipInfo {
-                name: format!("c{i}"),
-                frames: 60,
-                fps: 30.0,
-                source: None,
-                unit_cm: None,
-            })
-            .unwrap();
+            base.add_clip(numbered_clip(i)).unwrap();
             base.tags[0].ranges.insert(i, vec![r(1, 4), r(20, 50)]);
             if i % 2 == 0 {
                 base.tags[1].ranges.insert(i, vec![r(40, 60)]);
@@ -1168,14 +1172,7 @@ mod tests {
     fn a_run_of_range_edits_equals_the_edits_one_by_one() {
         let mut base = doc();
         for i in 2..40u32 {
-            base.add_clip(ClipInfo {
-                name: format!("c{i}"),
-                frames: 60,
-                fps: 30.0,
-                source: None,
-                unit_cm: None,
-            })
-            .unwrap();
+            base.add_clip(numbered_clip(i)).unwrap();
             if i % 3 == 0 {
                 base.tags[0].ranges.insert(i, vec![r(1, 4), r(10, 20)]);
             }

@@ -274,9 +274,9 @@ impl std::ops::Not for &Query {
 ///
 /// A tag's ranges are built with the index (and again when the tag changes); its masks only when a
 /// query first reads the tag with masks (the masks engine, or `auto` on a clip it gives to masks),
-/// or when asked ([`Self::prepare_masks`]). Masks are 1 bit a frame of every clip a tag is on: on a
-/// library of 10,000 clips and 200 tags, building them all took 190 ms and 280 MiB that a session
-/// querying a few tags never reads, and every range edit rebuilt the edited tag's.
+/// or when asked ([`Self::prepare_masks`]). Masks are 1 bit a frame of every clip a tag is on: on
+/// a library of 10,000 clips and 200 tags, building them all took 190-270 ms and 280 MiB that a
+/// session querying a few tags never reads, and every range edit rebuilt the edited tag's.
 #[derive(Debug, Clone, Default)]
 pub struct TagIndex {
     clip_frames: Vec<u32>,
@@ -317,7 +317,7 @@ impl TagIndex {
             idx.ranges.push(r);
             idx.versions.push(doc.tags[t].version);
         }
-        idx.rebuild_masks(None);
+        idx.reset_masks(None);
         idx
     }
 
@@ -369,7 +369,7 @@ impl TagIndex {
 
     /// Forgets the masks of `only` (or of every tag), to be built again at their next use; or
     /// drops every slot when the masks would be over budget.
-    fn rebuild_masks(&mut self, only: Option<&[usize]>) {
+    fn reset_masks(&mut self, only: Option<&[usize]>) {
         self.masks_needed_bytes = self.masks_needed();
         if self.masks_needed_bytes > self.mask_budget_bytes {
             self.masks.clear();
@@ -408,7 +408,7 @@ impl TagIndex {
             }
         }
         if !changed.is_empty() {
-            self.rebuild_masks(Some(&changed));
+            self.reset_masks(Some(&changed));
         }
         changed.len()
     }
