@@ -245,6 +245,46 @@ fn masks_are_built_at_first_use_and_forgotten_on_edit() {
     assert_eq!(fresh.masks_built(), 0);
 }
 
+/// A budget too small for every tag's masks together still runs the queries whose own masks fit
+/// (with those built before); a query whose masks do not fit is refused by the masks engine and
+/// evaluated with ranges by `auto`, with the same result.
+#[test]
+fn the_mask_budget_is_per_query() {
+    use taglane::core::tags::RangeSet;
+    use taglane::core::tags::query::{EvalError, Evaluator, TagIndex};
+    let d = doc();
+    let full = TagIndex::build(&d);
+    let q_ab = d.parse_query("A & B").unwrap();
+    let q_abc = d.parse_query("A & B | C").unwrap();
+    let (ab, abc) = (full.masks_bytes_for(&q_ab), full.masks_bytes_for(&q_abc));
+    assert!(ab < abc && abc <= full.masks_needed_bytes());
+    // Room for A's and B's masks (and the mask over all clips), not for C's as well.
+    let idx = TagIndex::build_with_mask_budget(&d, ab);
+    assert!(!idx.has_masks());
+    assert!(idx.masks_fit(&q_ab) && !idx.masks_fit(&q_abc));
+    let mut ev = Evaluator::new();
+    let mut out = RangeSet::new();
+    ev.eval(&q_ab, &idx, Engine::Masks, &mut out).unwrap();
+    assert_eq!(out, evaluate(&d, &q_ab, Engine::Ranges).unwrap().0);
+    assert_eq!(idx.masks_built(), 2);
+    assert!(matches!(
+        ev.eval(&q_abc, &idx, Engine::Masks, &mut out),
+        Err(EvalError::MasksOverBudget { needed_bytes, budget_bytes })
+            if needed_bytes == abc && budget_bytes == ab
+    ));
+    let report = ev
+        .eval(&q_abc, &idx, Engine::Auto, &mut out)
+        .unwrap()
+        .unwrap();
+    assert!(report.masks_over_budget);
+    assert_eq!(report.clips_with(Engine::Masks), 0);
+    assert_eq!(out, evaluate(&d, &q_abc, Engine::Ranges).unwrap().0);
+    // C alone does not fit beside A's and B's, built before; nothing more was built.
+    assert!(idx.tag_masks(2).is_none());
+    assert!(idx.tag_masks(0).is_some());
+    assert_eq!(idx.masks_built(), 2);
+}
+
 /// Issue 16: a cached query must be fresh after every kind of clip edit, including ones that touch
 /// no tag version (a clip inserted without ranges), their undo, removals that only renumber other
 /// clips, and a changed frame count. Each step compares the engine's answer (cache first) with a

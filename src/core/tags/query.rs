@@ -284,10 +284,13 @@ pub struct TagIndex {
     clips_version: u64,
     versions: Vec<u64>,
     ranges: Vec<RangeSet>,
-    /// One slot a tag, filled at first use; empty when the masks would exceed
-    /// `mask_budget_bytes`.
+    /// One slot a tag, filled at first use.
     masks: Vec<OnceLock<MaskSet>>,
+    /// Bytes of each tag's masks, built or not, and of one mask over all clips.
+    tag_mask_bytes: Vec<u64>,
+    all_mask_bytes: u64,
     mask_budget_bytes: u64,
+    /// Bytes of every tag's masks and the mask over all clips.
     masks_needed_bytes: u64,
 }
 
@@ -300,10 +303,11 @@ impl TagIndex {
         Self::build_with_mask_budget(doc, DEFAULT_MASK_BUDGET_BYTES)
     }
 
-    /// Builds the index; the mask sets are built only if they (plus room for one full-document
-    /// mask, as a complement needs) fit in `mask_budget_bytes`. Clip lengths come from a file, so
-    /// this bounds what a file can make us allocate; without masks, the masks engine reports
-    /// [`EvalError::MasksOverBudget`] and `auto` uses ranges everywhere.
+    /// Builds the index. A query's masks are built only if they, the masks built before and room
+    /// for one full-document mask (as a complement needs) fit in `mask_budget_bytes`. Clip
+    /// lengths come from a file, so this bounds what a file can make us allocate; a query whose
+    /// masks do not fit gets [`EvalError::MasksOverBudget`] from the masks engine, and `auto` uses
+    /// ranges everywhere for it.
     pub fn build_with_mask_budget(doc: &TagDocument, mask_budget_bytes: u64) -> Self {
         let clip_frames: Vec<u32> = doc.clips.iter().map(|c| c.frames).collect();
         let mut idx = Self {
@@ -354,35 +358,31 @@ impl TagIndex {
         set
     }
 
-    /// Bytes the mask sets need: every tag's clips, plus one mask over all clips.
-    fn masks_needed(&self) -> u64 {
+    /// Bytes of the masks of a tag's ranges: a word per 64 frames of each clip it is on.
+    fn mask_bytes(&self, ranges: &RangeSet) -> u64 {
         let words =
             |c: ClipId| words_for(self.clip_frames.get(c as usize).copied().unwrap_or(0)) as u64;
-        let tags: u64 = self
-            .ranges
-            .iter()
-            .map(|r| r.clips().iter().map(|&c| words(c)).sum::<u64>())
-            .sum();
-        let all: u64 = (0..self.clip_frames.len() as ClipId).map(words).sum();
-        (tags + all) * 8
+        ranges.clips().iter().map(|&c| words(c)).sum::<u64>() * 8
     }
 
-    /// Forgets the masks of `only` (or of every tag), to be built again at their next use; or
-    /// drops every slot when the masks would be over budget.
+    /// Forgets the masks of `only` (or of every tag), to be built again at their next use, and
+    /// works out the bytes they need.
     fn reset_masks(&mut self, only: Option<&[usize]>) {
-        self.masks_needed_bytes = self.masks_needed();
-        if self.masks_needed_bytes > self.mask_budget_bytes {
-            self.masks.clear();
-            return;
-        }
         match only {
             Some(tags) if self.masks.len() == self.ranges.len() => {
                 for &t in tags {
                     self.masks[t] = OnceLock::new();
+                    self.tag_mask_bytes[t] = self.mask_bytes(&self.ranges[t]);
                 }
             }
-            _ => self.masks = (0..self.ranges.len()).map(|_| OnceLock::new()).collect(),
+            _ => {
+                self.masks = (0..self.ranges.len()).map(|_| OnceLock::new()).collect();
+                self.tag_mask_bytes = self.ranges.iter().map(|r| self.mask_bytes(r)).collect();
+                let frames = self.clip_frames.iter();
+                self.all_mask_bytes = frames.map(|&f| words_for(f) as u64 * 8).sum();
+            }
         }
+        self.masks_needed_bytes = self.tag_mask_bytes.iter().sum::<u64>() + self.all_mask_bytes;
     }
 
     /// Brings the index up to date with `doc`: rebuilds the tags whose version changed (everything
@@ -413,29 +413,54 @@ impl TagIndex {
         changed.len()
     }
 
-    /// True when the mask sets fit in the budget (each is built at its first use).
+    /// True when every tag's masks fit in the budget together (each is built at its first use).
+    /// A query may still run with masks when they do not: see [`Self::masks_fit`].
     pub fn has_masks(&self) -> bool {
-        self.masks.len() == self.ranges.len()
+        self.masks_needed_bytes <= self.mask_budget_bytes
+    }
+
+    /// Bytes of the masks built so far, those of the tags `q` reads that are not built yet, and
+    /// one mask over all clips: what evaluating `q` with masks would hold.
+    pub fn masks_bytes_for(&self, q: &Query) -> u64 {
+        let built: u64 = (0..self.masks.len())
+            .filter(|&t| self.masks[t].get().is_some())
+            .map(|t| self.tag_mask_bytes[t])
+            .sum();
+        let to_build: u64 = q
+            .tags_read()
+            .iter()
+            .map(|&t| t as usize)
+            .filter(|&t| t < self.masks.len() && self.masks[t].get().is_none())
+            .map(|t| self.tag_mask_bytes[t])
+            .sum();
+        built + to_build + self.all_mask_bytes
+    }
+
+    /// True when `q` can be evaluated with masks within the budget ([`Self::masks_bytes_for`]).
+    pub fn masks_fit(&self, q: &Query) -> bool {
+        self.masks_bytes_for(q) <= self.mask_budget_bytes
     }
 
     /// Builds now the masks of the tags `q` reads that are not built yet (in parallel), so that
-    /// timing an engine does not time building its input. Nothing when over budget.
+    /// timing an engine does not time building its input. Nothing when they do not fit.
     pub fn prepare_masks(&self, q: &Query) {
-        let tags: Vec<usize> = q.tags_read().iter().map(|&t| t as usize).collect();
-        self.prepare_masks_of(&tags);
+        if self.masks_fit(q) {
+            let tags: Vec<usize> = q.tags_read().iter().map(|&t| t as usize).collect();
+            self.prepare_masks_of(&tags);
+        }
     }
 
-    /// Builds now every tag's masks (what `prepare_masks` does for one query's tags).
+    /// Builds now every tag's masks (what `prepare_masks` does for one query's tags). Nothing
+    /// when they do not fit together.
     pub fn prepare_all_masks(&self) {
-        let tags: Vec<usize> = (0..self.ranges.len()).collect();
-        self.prepare_masks_of(&tags);
+        if self.has_masks() {
+            let tags: Vec<usize> = (0..self.ranges.len()).collect();
+            self.prepare_masks_of(&tags);
+        }
     }
 
     fn prepare_masks_of(&self, tags: &[usize]) {
         use rayon::prelude::*;
-        if !self.has_masks() {
-            return;
-        }
         tags.par_iter()
             .filter(|&&t| t < self.masks.len())
             .for_each(|&t| {
@@ -453,12 +478,13 @@ impl TagIndex {
         self.masks_needed_bytes
     }
 
-    fn require_masks(&self) -> Result<(), EvalError> {
-        if self.has_masks() {
+    fn require_masks(&self, q: &Query) -> Result<(), EvalError> {
+        let needed_bytes = self.masks_bytes_for(q);
+        if needed_bytes <= self.mask_budget_bytes {
             Ok(())
         } else {
             Err(EvalError::MasksOverBudget {
-                needed_bytes: self.masks_needed_bytes,
+                needed_bytes,
                 budget_bytes: self.mask_budget_bytes,
             })
         }
@@ -494,18 +520,21 @@ impl TagIndex {
         &self.ranges[tag]
     }
 
-    /// The masks of a tag (built now if they are not yet); `None` when the masks are over budget
-    /// (see [`Self::has_masks`]) or there is no such tag.
+    /// The masks of a tag (built now if they are not yet); `None` when there is no such tag or
+    /// its masks do not fit in the budget beside those built before.
     pub fn tag_masks(&self, tag: usize) -> Option<&MaskSet> {
-        if tag < self.masks.len() {
-            Some(self.masks_of(tag))
-        } else {
-            None
+        let slot = self.masks.get(tag)?;
+        if slot.get().is_none() {
+            let q = Query::tag(tag as u32);
+            if !self.masks_fit(&q) {
+                return None;
+            }
         }
+        Some(self.masks_of(tag))
     }
 
     /// The masks of a tag, built at their first use, for engines that checked
-    /// [`Self::require_masks`].
+    /// [`Self::require_masks`] or [`Self::masks_fit`].
     fn masks_of(&self, tag: usize) -> &MaskSet {
         self.masks[tag]
             .get_or_init(|| MaskSet::from_range_set(&self.ranges[tag], &self.clip_frames))
@@ -808,7 +837,7 @@ impl Evaluator {
         out: &mut MaskSet,
     ) -> Result<(), EvalError> {
         q.validate(idx.tag_count())?;
-        idx.require_masks()?;
+        idx.require_masks(q)?;
         let frames = idx.clip_frames();
         let spare = &mut self.spare_masks;
         let result = run_postfix!(
@@ -886,7 +915,7 @@ impl Evaluator {
         out: &mut MaskSet,
     ) -> Result<(), EvalError> {
         let depth = q.validate(idx.tag_count())?;
-        idx.require_masks()?;
+        idx.require_masks(q)?;
         if !q.is_pure_logic() {
             return self.eval_masks_op_by_op(q, idx, out);
         }
@@ -951,7 +980,7 @@ impl Evaluator {
             self.leaves.len()
         };
         let empty_when = EmptyTable::new(&self.program, leaves_for_table);
-        let masks_available = idx.has_masks();
+        let masks_available = idx.masks_fit(q);
         let mut report = AutoReport {
             choices: Vec::new(),
             has_filters,
