@@ -283,6 +283,27 @@ fn the_mask_budget_is_per_query() {
     assert!(idx.tag_masks(2).is_none());
     assert!(idx.tag_masks(0).is_some());
     assert_eq!(idx.masks_built(), 2);
+    // Making room for a query on C forgets B's masks (A's are read by it too); the query engine
+    // does that before it evaluates.
+    let mut idx = idx;
+    let q_ac = d.parse_query("A - C").unwrap();
+    assert!(!idx.masks_fit(&q_ac));
+    assert!(idx.make_room_for(&q_ac));
+    assert_eq!(idx.masks_built(), 1);
+    ev.eval(&q_ac, &idx, Engine::Masks, &mut out).unwrap();
+    assert_eq!(out, evaluate(&d, &q_ac, Engine::Ranges).unwrap().0);
+    assert_eq!(idx.masks_built(), 2);
+    // No room for all three even with nothing else built.
+    assert!(!idx.make_room_for(&q_abc));
+    let mut engine = taglane::core::tags::QueryEngine {
+        index: idx,
+        ..Default::default()
+    };
+    let outcome = engine.run(&d, &q_ab, Engine::Masks).unwrap();
+    assert_eq!(
+        *outcome.result,
+        evaluate(&d, &q_ab, Engine::Ranges).unwrap().0
+    );
 }
 
 /// Issue 16: a cached query must be fresh after every kind of clip edit, including ones that touch

@@ -441,6 +441,23 @@ impl TagIndex {
         self.masks_bytes_for(q) <= self.mask_budget_bytes
     }
 
+    /// When `q`'s masks do not fit beside those built before, forgets the built masks of the tags
+    /// `q` does not read (they are built again when a query reads them), so that the budget
+    /// bounds the masks held at once rather than all those ever built. Returns whether `q`'s masks
+    /// fit now.
+    pub fn make_room_for(&mut self, q: &Query) -> bool {
+        if self.masks_fit(q) {
+            return true;
+        }
+        let read = q.tags_read();
+        for (t, slot) in self.masks.iter_mut().enumerate() {
+            if !read.contains(&(t as u32)) {
+                *slot = OnceLock::new();
+            }
+        }
+        self.masks_fit(q)
+    }
+
     /// Builds now the masks of the tags `q` reads that are not built yet (in parallel), so that
     /// timing an engine does not time building its input. Nothing when they do not fit.
     pub fn prepare_masks(&self, q: &Query) {
@@ -1392,6 +1409,7 @@ impl QueryEngine {
             });
         }
         self.index.sync(doc);
+        self.index.make_room_for(q);
         let mut out = RangeSet::new();
         let auto = self.evaluator.eval(q, &self.index, engine, &mut out)?;
         let result = Arc::new(out);

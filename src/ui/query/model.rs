@@ -100,6 +100,7 @@ pub fn evaluate_all(
         .run(doc, q, crate::core::tags::Engine::Auto)
         .map_err(|e| e.to_string())?;
     engine.index.sync(doc);
+    engine.index.make_room_for(q);
     let idx = &engine.index;
     // The masks of the query's tags are built at their first use: built here, outside the timings.
     idx.prepare_masks(q);
