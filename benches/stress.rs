@@ -215,7 +215,6 @@ fn edit_every_clip(
     g: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
     doc: &TagDocument,
 ) {
-    use criterion::BatchSize;
     use taglane::core::doc::Edit;
     use taglane::core::tags::{Range, Tag};
     let mut dense = Tag::new("dense");
@@ -244,24 +243,7 @@ fn edit_every_clip(
             }
         })
         .collect();
-    g.bench_function("edit_every_clip_batch", |b| {
-        b.iter_batched(
-            || (base.clone(), Edit::Batch(edits.clone())),
-            |(mut d, e)| black_box(e.apply(&mut d).unwrap()),
-            BatchSize::LargeInput,
-        );
-    });
-    g.bench_function("edit_every_clip_one_by_one", |b| {
-        b.iter_batched(
-            || (base.clone(), edits.clone()),
-            |(mut d, es)| {
-                for e in es {
-                    black_box(e.apply(&mut d).unwrap());
-                }
-            },
-            BatchSize::LargeInput,
-        );
-    });
+    batch_and_one_by_one(g, "edit_every_clip", &base, &edits);
     // A re-import that finds every take a fifth shorter: the ranges and markers past each new end
     // clipped, on every tag.
     let shorter: Vec<Edit> = base
@@ -273,16 +255,29 @@ fn edit_every_clip(
             frames: info.frames * 4 / 5,
         })
         .collect();
-    g.bench_function("frames_every_clip_batch", |b| {
+    batch_and_one_by_one(g, "frames_every_clip", &base, &shorter);
+}
+
+/// `NAME_batch`: `edits` applied to a copy of `base` as one `Edit::Batch`; `NAME_one_by_one`: one
+/// edit at a time.
+fn batch_and_one_by_one(
+    g: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    name: &str,
+    base: &TagDocument,
+    edits: &[taglane::core::doc::Edit],
+) {
+    use criterion::BatchSize;
+    use taglane::core::doc::Edit;
+    g.bench_function(format!("{name}_batch"), |b| {
         b.iter_batched(
-            || (base.clone(), Edit::Batch(shorter.clone())),
+            || (base.clone(), Edit::Batch(edits.to_vec())),
             |(mut d, e)| black_box(e.apply(&mut d).unwrap()),
             BatchSize::LargeInput,
         );
     });
-    g.bench_function("frames_every_clip_one_by_one", |b| {
+    g.bench_function(format!("{name}_one_by_one"), |b| {
         b.iter_batched(
-            || (base.clone(), shorter.clone()),
+            || (base.clone(), edits.to_vec()),
             |(mut d, es)| {
                 for e in es {
                     black_box(e.apply(&mut d).unwrap());

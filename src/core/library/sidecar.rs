@@ -239,10 +239,10 @@ pub fn parse_cliptags(
     text: &str,
     file: &str,
 ) -> Result<(ClipTags, Vec<LoadWarning>), TagsFileError> {
-    match parse_cliptags_fast(text) {
-        Some(tags) => Ok((tags, Vec::new())),
-        None => parse_cliptags_tree(text, file),
-    }
+    read_sidecar(text, file).map(|read| match read {
+        Sidecar::Fast(f) => (f.into(), Vec::new()),
+        Sidecar::Tree(ct, w) => (ct, w),
+    })
 }
 
 /// The fast path of [`parse_cliptags`] alone: `Some` for a sidecar as the writer leaves it
@@ -907,12 +907,12 @@ enum Sidecar {
     Tree(ClipTags, Vec<LoadWarning>),
 }
 
-/// [`parse_cliptags`] of the sidecar at `path`, in the form the project loader merges.
-fn read_sidecar(text: &str, path: &Path) -> Result<Sidecar, TagsFileError> {
+/// A sidecar's text (`file` names it in messages) through the fast path, or the tree reader when
+/// the fast path declines it: [`parse_cliptags`], in the form the project loader merges.
+fn read_sidecar(text: &str, file: &str) -> Result<Sidecar, TagsFileError> {
     match super::cliptags_fast::parse_flat(text) {
         Some(f) => Ok(Sidecar::Fast(f)),
-        None => parse_cliptags_tree(text, &path.display().to_string())
-            .map(|(ct, w)| Sidecar::Tree(ct, w)),
+        None => parse_cliptags_tree(text, file).map(|(ct, w)| Sidecar::Tree(ct, w)),
     }
 }
 
@@ -973,7 +973,7 @@ pub fn load_sidecar_project(path: &Path) -> Result<SidecarLoad, TagsFileError> {
     let read = jobs.chunks(SIDECARS_AT_ONCE).flat_map(|block| {
         let parsed: Vec<Result<Sidecar, TagsFileError>> = block
             .par_iter()
-            .map(|(_, s)| read_text(s).and_then(|t| read_sidecar(&t, s)))
+            .map(|(_, s)| read_text(s).and_then(|t| read_sidecar(&t, &s.display().to_string())))
             .collect();
         block.iter().zip(parsed)
     });
