@@ -306,6 +306,40 @@ fn the_mask_budget_is_per_query() {
     );
 }
 
+/// Over budget, `make_room_for` forgets the masks read longest ago first, not every other tag's.
+#[test]
+fn making_room_forgets_the_masks_read_longest_ago() {
+    use taglane::core::tags::query::TagIndex;
+    let mut d = doc();
+    d.add_tag("D", None).unwrap();
+    d.set_ranges(3, 0, vec![Range::new(100, 200)]).unwrap();
+    let q = |text: &str| d.parse_query(text).unwrap();
+    let full = TagIndex::build(&d);
+    // Room for A's, B's and C's masks (and the mask over all clips), not for D's as well.
+    let mut idx = TagIndex::build_with_mask_budget(&d, full.masks_bytes_for(&q("A | B | C")));
+    assert!(!idx.masks_fit(&q("A | B | C | D")));
+    let built = |idx: &TagIndex| {
+        (0..4)
+            .filter(|&t| idx.tag_masks_built(t))
+            .collect::<Vec<_>>()
+    };
+    for text in ["A | B", "C - A"] {
+        let query = q(text);
+        assert!(idx.make_room_for(&query));
+        idx.prepare_masks(&query);
+    }
+    assert_eq!(built(&idx), [0, 1, 2]);
+    // D needs room: B was read longest ago (A and C since), so only B's masks go.
+    let query = q("D");
+    assert!(idx.make_room_for(&query));
+    assert_eq!(built(&idx), [0, 2]);
+    idx.prepare_masks(&query);
+    assert_eq!(built(&idx), [0, 2, 3]);
+    // Now B again: A was read longest ago (C and D since).
+    assert!(idx.make_room_for(&q("B & C")));
+    assert_eq!(built(&idx), [2, 3]);
+}
+
 /// Issue 16: a cached query must be fresh after every kind of clip edit, including ones that touch
 /// no tag version (a clip inserted without ranges), their undo, removals that only renumber other
 /// clips, and a changed frame count. Each step compares the engine's answer (cache first) with a

@@ -292,6 +292,10 @@ pub struct TagIndex {
     mask_budget_bytes: u64,
     /// Bytes of every tag's masks and the mask over all clips.
     masks_needed_bytes: u64,
+    /// When [`Self::make_room_for`] last saw a query read each tag (a count of its calls), so
+    /// that it forgets the masks read longest ago first.
+    last_read: Vec<u64>,
+    room_calls: u64,
 }
 
 /// The default budget for the mask sets of one [`TagIndex`]: 1 GiB.
@@ -377,6 +381,7 @@ impl TagIndex {
             }
             _ => {
                 self.masks = (0..self.ranges.len()).map(|_| OnceLock::new()).collect();
+                self.last_read = vec![0; self.ranges.len()];
                 self.tag_mask_bytes = self.ranges.iter().map(|r| self.mask_bytes(r)).collect();
                 let frames = self.clip_frames.iter();
                 self.all_mask_bytes = frames.map(|&f| words_for(f) as u64 * 8).sum();
@@ -441,21 +446,40 @@ impl TagIndex {
         self.masks_bytes_for(q) <= self.mask_budget_bytes
     }
 
-    /// When `q`'s masks do not fit beside those built before, forgets the built masks of the tags
-    /// `q` does not read (they are built again when a query reads them), so that the budget
-    /// bounds the masks held at once rather than all those ever built. Returns whether `q`'s masks
-    /// fit now.
+    /// When `q`'s masks do not fit beside those built before, forgets built masks of tags `q`
+    /// does not read, those read longest ago first (by the queries given here), until they fit:
+    /// the budget bounds the masks held at once rather than all those ever built, and the tags
+    /// a session keeps querying keep theirs. They are built again when a query reads them.
+    /// Returns whether `q`'s masks fit now.
     pub fn make_room_for(&mut self, q: &Query) -> bool {
-        if self.masks_fit(q) {
-            return true;
-        }
         let read = q.tags_read();
-        for (t, slot) in self.masks.iter_mut().enumerate() {
-            if !read.contains(&(t as u32)) {
-                *slot = OnceLock::new();
+        self.room_calls += 1;
+        for &t in &read {
+            if let Some(last) = self.last_read.get_mut(t as usize) {
+                *last = self.room_calls;
             }
         }
-        self.masks_fit(q)
+        let mut needed = self.masks_bytes_for(q);
+        if needed <= self.mask_budget_bytes {
+            return true;
+        }
+        let mut others: Vec<usize> = (0..self.masks.len())
+            .filter(|&t| self.masks[t].get().is_some() && !read.contains(&(t as u32)))
+            .collect();
+        others.sort_by_key(|&t| self.last_read[t]);
+        for t in others {
+            self.masks[t] = OnceLock::new();
+            needed -= self.tag_mask_bytes[t];
+            if needed <= self.mask_budget_bytes {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// True when the masks of `tag` are built (and held).
+    pub fn tag_masks_built(&self, tag: usize) -> bool {
+        self.masks.get(tag).is_some_and(|m| m.get().is_some())
     }
 
     /// Builds now the masks of the tags `q` reads that are not built yet (in parallel), so that
