@@ -365,3 +365,52 @@ fn missing_roots_and_files_are_reported() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// The walk reads the kind of each entry from the folder listing, and `stat`s only takes (for
+/// their size) and entries that are not plain files: a symbolic link is followed to its target
+/// (a folder is walked, a take is found with the target's size), a folder named like a take is a
+/// folder, a broken link is reported, and sidecars and other files are sorted without a `stat`.
+#[cfg(unix)]
+#[test]
+fn the_walk_follows_links_and_sorts_entries_by_kind() {
+    use std::os::unix::fs::symlink;
+    use taglane::core::library::find_takes;
+    let dir = temp_dir("walk_kinds");
+    let elsewhere = dir.join("elsewhere");
+    let walk_text = demo("walk_male_01.bvh");
+    write(&elsewhere.join("inside/run.bvh"), walk_text);
+    let lib = dir.join("lib");
+    write(&lib.join("a.bvh"), walk_text);
+    write(&lib.join("a.bvh.tags.json"), "{}");
+    write(&lib.join("notes.txt"), "not a take");
+    write(&lib.join("odd.bvh/b.bvh"), walk_text);
+    symlink(elsewhere.join("inside"), lib.join("linked")).unwrap();
+    symlink(elsewhere.join("inside/run.bvh"), lib.join("c.bvh")).unwrap();
+    symlink(dir.join("gone.bvh"), lib.join("d.bvh")).unwrap();
+    let walk = find_takes(std::slice::from_ref(&lib));
+    let found: Vec<(String, Vec<String>, u64)> = walk
+        .files
+        .iter()
+        .map(|f| {
+            let rel = f.path.strip_prefix(&lib).unwrap().display().to_string();
+            (rel, f.folders.clone(), f.bytes)
+        })
+        .collect();
+    let size = walk_text.len() as u64;
+    let lib_name = || vec!["lib".to_string()];
+    let with = |sub: &str| vec!["lib".to_string(), sub.to_string()];
+    assert_eq!(
+        found,
+        [
+            ("a.bvh".to_string(), lib_name(), size),
+            ("c.bvh".to_string(), lib_name(), size),
+            ("linked/run.bvh".to_string(), with("linked"), size),
+            ("odd.bvh/b.bvh".to_string(), with("odd.bvh"), size),
+        ]
+    );
+    assert_eq!(walk.sidecars, [lib.join("a.bvh.tags.json")]);
+    assert_eq!(walk.ignored, [lib.join("notes.txt")]);
+    assert_eq!(walk.problems.len(), 1, "{:?}", walk.problems);
+    assert!(walk.problems[0].contains("d.bvh"), "{:?}", walk.problems);
+    std::fs::remove_dir_all(&dir).ok();
+}

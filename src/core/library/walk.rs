@@ -163,34 +163,48 @@ pub fn find_takes_until(roots: &[PathBuf], cancel: &AtomicBool) -> Walk {
                     continue;
                 }
             };
-            let mut names: Vec<(String, PathBuf)> = Vec::new();
+            // With the kind of each entry as the folder listing gives it (no `stat` on most file
+            // systems): a sidecar or another file that is not a take needs no `stat` of its own.
+            let mut names: Vec<(String, PathBuf, Option<std::fs::FileType>)> = Vec::new();
             for entry in entries {
                 match entry {
-                    Ok(e) => names.push((e.file_name().to_string_lossy().into_owned(), e.path())),
+                    Ok(e) => names.push((
+                        e.file_name().to_string_lossy().into_owned(),
+                        e.path(),
+                        e.file_type().ok(),
+                    )),
                     Err(e) => walk
                         .problems
                         .push(format!("{}: cannot list an entry: {e}", dir.display())),
                 }
             }
-            names.sort();
+            names.sort_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
             let mut subdirs = Vec::new();
-            for (name, path) in names {
+            for (name, path, kind) in names {
                 if is_hidden(&name) {
                     continue;
                 }
-                let meta = match std::fs::metadata(&path) {
-                    Ok(m) => m,
-                    Err(e) => {
-                        walk.problems
-                            .push(format!("{}: cannot read: {e}", path.display()));
-                        continue;
+                let format = AnimFormat::from_path(&path);
+                // A take needs its size, a symbolic link (or an entry of unknown kind) its target's
+                // kind: those are read with `stat`.
+                let plain_file = kind.is_some_and(|k| k.is_file());
+                let meta = if plain_file && format.is_none() {
+                    None
+                } else {
+                    match std::fs::metadata(&path) {
+                        Ok(m) => Some(m),
+                        Err(e) => {
+                            walk.problems
+                                .push(format!("{}: cannot read: {e}", path.display()));
+                            continue;
+                        }
                     }
                 };
-                if meta.is_dir() {
+                if meta.as_ref().is_some_and(std::fs::Metadata::is_dir) {
                     let mut f = folders.clone();
                     f.push(name);
                     subdirs.push((path, f));
-                } else if let Some(format) = AnimFormat::from_path(&path) {
+                } else if let Some((format, meta)) = format.zip(meta) {
                     if seen_files.insert(path.clone()) {
                         walk.files.push(TakeFile {
                             path,
