@@ -312,7 +312,9 @@ fn making_room_forgets_the_masks_read_longest_ago() {
     use taglane::core::tags::query::TagIndex;
     let mut d = doc();
     d.add_tag("D", None).unwrap();
+    // On both clips, as A and B are: D's masks take as many bytes as B's.
     d.set_ranges(3, 0, vec![Range::new(100, 200)]).unwrap();
+    d.set_ranges(3, 1, vec![Range::new(0, 10)]).unwrap();
     let q = |text: &str| d.parse_query(text).unwrap();
     let full = TagIndex::build(&d);
     // Room for A's, B's and C's masks (and the mask over all clips), not for D's as well.
@@ -334,6 +336,10 @@ fn making_room_forgets_the_masks_read_longest_ago() {
     assert!(idx.make_room_for(&query));
     assert_eq!(built(&idx), [0, 2]);
     idx.prepare_masks(&query);
+    assert_eq!(built(&idx), [0, 2, 3]);
+    // A query whose own masks never fit (A's, B's and D's are more than A's, B's and C's)
+    // forgets nothing, not even C's, which it does not read.
+    assert!(!idx.make_room_for(&q("A | B | D")));
     assert_eq!(built(&idx), [0, 2, 3]);
     // Now B again: A was read longest ago (C and D since).
     assert!(idx.make_room_for(&q("B & C")));

@@ -450,6 +450,7 @@ impl TagIndex {
     /// does not read, those read longest ago first (by the queries given here), until they fit:
     /// the budget bounds the masks held at once rather than all those ever built, and the tags
     /// a session keeps querying keep theirs. They are built again when a query reads them.
+    /// Nothing is forgotten for a query whose own masks would not fit with nothing else built.
     /// Returns whether `q`'s masks fit now.
     pub fn make_room_for(&mut self, q: &Query) -> bool {
         let read = q.tags_read();
@@ -462,6 +463,14 @@ impl TagIndex {
         let mut needed = self.masks_bytes_for(q);
         if needed <= self.mask_budget_bytes {
             return true;
+        }
+        // A query whose own masks never fit forgets nothing (it runs on ranges).
+        let own: u64 = read
+            .iter()
+            .filter_map(|&t| self.tag_mask_bytes.get(t as usize))
+            .sum();
+        if own + self.all_mask_bytes > self.mask_budget_bytes {
+            return false;
         }
         let mut others: Vec<usize> = (0..self.masks.len())
             .filter(|&t| self.masks[t].get().is_some() && !read.contains(&(t as u32)))
