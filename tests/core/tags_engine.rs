@@ -156,6 +156,21 @@ fn queries_deeper_than_the_inline_capacity_work() {
     assert!(r == expected, "deep query differs from A | B");
 }
 
+/// `auto` on a query whose masks do not fit in `idx`'s budget: every clip on ranges, and the
+/// ranges engine's result.
+fn auto_uses_ranges_over_budget(
+    d: &TagDocument,
+    q: &taglane::core::tags::query::Query,
+    idx: &taglane::core::tags::query::TagIndex,
+    ev: &mut taglane::core::tags::query::Evaluator,
+) {
+    let mut out = taglane::core::tags::RangeSet::new();
+    let report = ev.eval(q, idx, Engine::Auto, &mut out).unwrap().unwrap();
+    assert!(report.masks_over_budget);
+    assert_eq!(report.clips_with(Engine::Masks), 0);
+    assert_eq!(out, evaluate(d, q, Engine::Ranges).unwrap().0);
+}
+
 #[test]
 fn masks_over_budget_are_not_built_and_auto_uses_ranges() {
     use taglane::core::tags::RangeSet;
@@ -171,13 +186,7 @@ fn masks_over_budget_are_not_built_and_auto_uses_ranges() {
         ev.eval(&q, &small, Engine::Masks, &mut out),
         Err(EvalError::MasksOverBudget { .. })
     ));
-    let report = ev
-        .eval(&q, &small, Engine::Auto, &mut out)
-        .unwrap()
-        .unwrap();
-    assert!(report.masks_over_budget);
-    assert_eq!(report.clips_with(Engine::Masks), 0);
-    assert_eq!(out, evaluate(&d, &q, Engine::Ranges).unwrap().0);
+    auto_uses_ranges_over_budget(&d, &q, &small, &mut ev);
     let full = TagIndex::build(&d);
     assert!(full.has_masks());
 }
@@ -272,13 +281,7 @@ fn the_mask_budget_is_per_query() {
         Err(EvalError::MasksOverBudget { needed_bytes, budget_bytes })
             if needed_bytes == abc && budget_bytes == ab
     ));
-    let report = ev
-        .eval(&q_abc, &idx, Engine::Auto, &mut out)
-        .unwrap()
-        .unwrap();
-    assert!(report.masks_over_budget);
-    assert_eq!(report.clips_with(Engine::Masks), 0);
-    assert_eq!(out, evaluate(&d, &q_abc, Engine::Ranges).unwrap().0);
+    auto_uses_ranges_over_budget(&d, &q_abc, &idx, &mut ev);
     // C alone does not fit beside A's and B's, built before; nothing more was built.
     assert!(idx.tag_masks(2).is_none());
     assert!(idx.tag_masks(0).is_some());
