@@ -21,6 +21,35 @@ pub fn temp_dir(name: &str) -> PathBuf {
     dir
 }
 
+/// A [`temp_dir`] removed with everything in it when dropped (at the end of the test, passed or
+/// failed), so that test runs leave nothing in the system's temporary folder.
+pub struct Scratch(PathBuf);
+
+impl Scratch {
+    pub fn new(name: &str) -> Self {
+        Scratch(temp_dir(name))
+    }
+}
+
+impl std::ops::Deref for Scratch {
+    type Target = std::path::Path;
+    fn deref(&self) -> &std::path::Path {
+        &self.0
+    }
+}
+
+impl AsRef<std::path::Path> for Scratch {
+    fn as_ref(&self) -> &std::path::Path {
+        &self.0
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
 /// The real takes (`../shared/mocap`, beside the repository); tests that read them are
 /// `#[ignore = "needs ../shared/mocap"]`.
 pub fn mocap_dir() -> PathBuf {

@@ -351,8 +351,7 @@ fn sub_clip_and_atomic_save() {
     assert_eq!(globals(&second, 0), globals(&clip, 1));
     assert!(clip.sub_clip(1, 1, "x").is_none());
     assert!(clip.sub_clip(0, 3, "x").is_none());
-    let dir = std::env::temp_dir().join(format!("taglane-bvh-save-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = crate::common::Scratch::new("bvh-save");
     let path = dir.join("cut.bvh");
     taglane::core::anim::save_bvh(&path, &second, false).unwrap();
     let back = parse(&std::fs::read_to_string(&path).unwrap());

@@ -3,6 +3,8 @@
 use std::path::PathBuf;
 use std::process::Command;
 
+use crate::common::Scratch;
+
 const ARM: &str = "HIERARCHY
 ROOT Hips
 {
@@ -31,12 +33,12 @@ Frame Time: 0.5
 20 0 0 0 0 0 90 0 0 0 0 0
 ";
 
-fn temp_file(name: &str, text: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("taglane-anim-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+/// `text` written to `name` in a folder of its own, removed when the first value drops.
+fn temp_file(name: &str, text: &str) -> (Scratch, PathBuf) {
+    let dir = Scratch::new("anim-cli");
     let path = dir.join(name);
     std::fs::write(&path, text).unwrap();
-    path
+    (dir, path)
 }
 
 fn run(args: &[&str]) -> (i32, String, String) {
@@ -77,7 +79,7 @@ fn close(a: [f64; 3], b: [f64; 3]) -> bool {
 
 #[test]
 fn inspect_json_reports_counts_names_and_warnings() {
-    let path = temp_file("arm.bvh", &ARM.replace("Frames: 3", "Frames: 4"));
+    let (_dir, path) = temp_file("arm.bvh", &ARM.replace("Frames: 3", "Frames: 4"));
     let (code, out, _) = run(&["inspect", path.to_str().unwrap(), "--json"]);
     assert_eq!(code, 0);
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
@@ -93,7 +95,7 @@ fn inspect_json_reports_counts_names_and_warnings() {
 
 #[test]
 fn sample_interpolates_with_slerp_and_blends() {
-    let path = temp_file("arm2.bvh", ARM);
+    let (_dir, path) = temp_file("arm2.bvh", ARM);
     let p = path.to_str().unwrap();
     // t = 0.25 s is halfway between frames 0 and 1: root x = 5, A turned 45 degrees about Z.
     let (code, out, err) = run(&["sample", p, "--time", "0.25", "--json"]);
@@ -108,7 +110,7 @@ fn sample_interpolates_with_slerp_and_blends() {
     let (_, out, _) = run(&["sample", p, "--time", "9", "--json"]);
     assert!(close(positions(&out)[2].1, [10.0, 10.0, 0.0]));
     // Blend frame 0 of the file with frame 0 of a copy rotated by 90: weight 0.5 gives 45 degrees.
-    let other = temp_file(
+    let (_other_dir, other) = temp_file(
         "arm3.bvh",
         &ARM.replacen("0 0 0 0 0 0 0 0 0 0 0 0", "0 0 0 0 0 0 90 0 0 0 0 0", 1),
     );
@@ -133,7 +135,7 @@ fn sample_interpolates_with_slerp_and_blends() {
 
 #[test]
 fn bad_files_exit_1_and_bad_arguments_exit_2() {
-    let bad = temp_file(
+    let (_bad_dir, bad) = temp_file(
         "bad.bvh",
         &ARM.replace(
             "Zrotation Yrotation Xrotation\n  JOINT",
@@ -145,7 +147,7 @@ fn bad_files_exit_1_and_bad_arguments_exit_2() {
     assert!(err.contains("bad.bvh") && err.contains("line 6"), "{err}");
     let (code, _, _) = run(&["inspect", "/nonexistent/x.bvh"]);
     assert_eq!(code, 1);
-    let path = temp_file("arm4.bvh", ARM);
+    let (_dir, path) = temp_file("arm4.bvh", ARM);
     let (code, _, _) = run(&[
         "sample",
         path.to_str().unwrap(),
@@ -159,7 +161,7 @@ fn bad_files_exit_1_and_bad_arguments_exit_2() {
     assert_eq!(code, 2);
     let (code, _, _) = run(&["sample", path.to_str().unwrap(), "--time", "NaN"]);
     assert_eq!(code, 2);
-    let other = temp_file("other.bvh", &ARM.replace("JOINT B", "JOINT C"));
+    let (_other_dir, other) = temp_file("other.bvh", &ARM.replace("JOINT B", "JOINT C"));
     let (code, _, err) = run(&[
         "sample",
         path.to_str().unwrap(),

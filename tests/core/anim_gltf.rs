@@ -181,8 +181,7 @@ fn embedded_buffers() {
 
 #[test]
 fn external_buffers_and_glb() {
-    let dir = std::env::temp_dir().join(format!("taglane-gltf-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = crate::common::Scratch::new("gltf");
     std::fs::write(dir.join("my data.bin"), data()).unwrap();
     let len = data().len();
     let json = document(&format!(
@@ -203,7 +202,7 @@ fn external_buffers_and_glb() {
         evil.as_bytes(),
         AnimFormat::Gltf,
         "x",
-        Some(&dir),
+        Some(&*dir),
         &options(4.0),
     )
     .unwrap_err();

@@ -1,18 +1,15 @@
 //! `taglane autotag`, run as the built binary on the demo takes (written to a temporary folder),
 //! with bad files, bad rule files and bad arguments.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
-use crate::common::text;
+use crate::common::{Scratch, text};
 use taglane::core::project::DEMO_CLIP_FILES;
 use taglane::core::tags::TagDocument;
 
-fn dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("taglane-autotag-cli-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+fn dir(name: &str) -> Scratch {
+    Scratch::new(&format!("autotag-cli-{name}"))
 }
 
 /// Writes the first `n` demo takes into `d`; returns their paths.

@@ -1,6 +1,6 @@
 //! `taglane query` and `taglane tags`, run as the built binary on a small file.
 
-use crate::common::{run, text};
+use crate::common::{Scratch, run, text};
 use std::path::PathBuf;
 
 const FILE: &str = r##"{ "format": "taglane.tags", "version": 1,
@@ -13,17 +13,17 @@ const FILE: &str = r##"{ "format": "taglane.tags", "version": 1,
              {"name": "Male", "ranges": {"run_02": [[0, 100]], "walk_01": [[0, 195]]}} ],
   "queries": [ {"name": "tired walkers", "expr": "locomotion:Walk & Tired"} ] }"##;
 
-fn setup(name: &str, text: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("taglane-cli-{}-{name}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+/// `text` written to `tags.json` in a folder of its own, removed when the first value drops.
+fn setup(name: &str, text: &str) -> (Scratch, PathBuf) {
+    let dir = Scratch::new(&format!("cli-{name}"));
     let path = dir.join("tags.json");
     std::fs::write(&path, text).unwrap();
-    path
+    (dir, path)
 }
 
 #[test]
 fn query_json_has_the_documented_shape() {
-    let path = setup("json", FILE);
+    let (_dir, path) = setup("json", FILE);
     let p = path.to_str().unwrap();
     for engine in ["ranges", "masks", "auto"] {
         let out = run(&[
@@ -62,7 +62,7 @@ fn query_json_has_the_documented_shape() {
 
 #[test]
 fn query_json_with_complement_and_functions() {
-    let path = setup("complement", FILE);
+    let (_dir, path) = setup("complement", FILE);
     let out = run(&[
         "query",
         path.to_str().unwrap(),
@@ -78,7 +78,7 @@ fn query_json_with_complement_and_functions() {
 
 #[test]
 fn query_table() {
-    let path = setup("table", FILE);
+    let (_dir, path) = setup("table", FILE);
     let out = run(&["query", path.to_str().unwrap(), "Male - Tired"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let s = text(&out.stdout);
@@ -114,7 +114,7 @@ fn query_table() {
 
 #[test]
 fn bad_queries_exit_2_with_a_caret() {
-    let path = setup("bad", FILE);
+    let (_dir, path) = setup("bad", FILE);
     let out = run(&["query", path.to_str().unwrap(), "Male & Tird"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(out.stdout.is_empty());
@@ -144,7 +144,7 @@ fn bad_queries_exit_2_with_a_caret() {
 
 #[test]
 fn bad_files_exit_1_naming_the_file_and_path() {
-    let path = setup("badfile", &FILE.replacen("[150, 195]", "[150, 196]", 1));
+    let (_dir, path) = setup("badfile", &FILE.replacen("[150, 195]", "[150, 196]", 1));
     let out = run(&["query", path.to_str().unwrap(), "Male", "--json"]);
     assert_eq!(out.status.code(), Some(1));
     let err = text(&out.stderr);
@@ -159,7 +159,7 @@ fn bad_files_exit_1_naming_the_file_and_path() {
 
 #[test]
 fn tags_lists_counts() {
-    let path = setup("tags", FILE);
+    let (_dir, path) = setup("tags", FILE);
     let out = run(&["tags", path.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let s = text(&out.stdout);
@@ -181,7 +181,7 @@ fn tags_lists_counts() {
 
 #[test]
 fn warnings_go_to_stderr_and_do_not_fail() {
-    let path = setup(
+    let (_dir, path) = setup(
         "warn",
         &FILE.replacen("[[100, 160]]", "[[100, 160], [160, 170]]", 1),
     );
