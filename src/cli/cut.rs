@@ -6,7 +6,9 @@ use std::process::ExitCode;
 
 use clap::Args;
 
-use crate::core::cut::{DEFAULT_PATTERN, cut_clips, load_source_clip, plan_cut};
+use crate::core::cut::{
+    CutError, CutOutput, DEFAULT_PATTERN, cut_clips, load_source_clip, plan_cut,
+};
 use crate::core::library::load_any;
 use crate::core::tags::query::{Engine, evaluate};
 
@@ -22,6 +24,10 @@ pub struct CutArgs {
     /// File name pattern; placeholders {clip} {query} {n} (1-based per clip) {start} {stop}.
     #[arg(long, default_value = DEFAULT_PATTERN)]
     pub pattern: String,
+    /// Replace files of the cut that already exist in the output folder (a clip's source take is
+    /// never replaced). Without it, a cut that would replace a file writes nothing.
+    #[arg(long)]
+    pub overwrite: bool,
 }
 
 pub fn cut(args: CutArgs) -> ExitCode {
@@ -51,14 +57,22 @@ pub fn cut(args: CutArgs) -> ExitCode {
         .parent()
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from("."));
+    let out = CutOutput {
+        dir: &args.out,
+        base_dir: Some(&base),
+        replace_existing: args.overwrite,
+    };
     let summary = match cut_clips(
         &doc,
         &plan,
-        &args.out,
+        out,
         &mut |c, info| load_source_clip(&base, c, info),
         &mut |_, _| true,
     ) {
         Ok(s) => s,
+        Err(e @ CutError::Exists { .. }) => {
+            return super::fail_input(format!("{e} (--overwrite replaces them)"));
+        }
         Err(e) => return super::fail_input(e),
     };
     for p in &summary.written {

@@ -10,7 +10,7 @@
 //! [`Clip`] of a document clip ([`load_source_clip`] reads a clip's `source` file relative to the
 //! project's folder; the app also knows the embedded demo clips).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
 
 use crate::core::anim::{Clip, save_bvh};
@@ -35,6 +35,33 @@ pub enum CutError {
     DuplicateName(String),
     #[error("{path}: cannot create the output folder: {message}")]
     OutputDir { path: String, message: String },
+    #[error(
+        "{count} of the cut's files already exist in {dir} (first: {first}); nothing was written: \
+         choose another folder or pattern, or allow replacing them"
+    )]
+    Exists {
+        dir: String,
+        count: usize,
+        first: String,
+    },
+    #[error(
+        "{path} is the source take of a clip of the project; a cut never writes over a take: \
+         choose another folder or pattern"
+    )]
+    WouldReplaceSource { path: String },
+}
+
+/// Where a cut writes, and what it may replace there.
+#[derive(Debug, Clone, Copy)]
+pub struct CutOutput<'a> {
+    /// The output folder (created if needed).
+    pub dir: &'a Path,
+    /// The project's folder, against which the clips' relative sources are found (`None`: only
+    /// absolute sources are known). A clip's source take is never replaced.
+    pub base_dir: Option<&'a Path>,
+    /// Replace files of the plan that already exist (otherwise the cut writes nothing and fails
+    /// with [`CutError::Exists`]).
+    pub replace_existing: bool,
 }
 
 /// One file the cut writes.
@@ -187,22 +214,64 @@ pub fn load_source_clip(base_dir: &Path, clip: ClipId, info: &ClipInfo) -> Resul
     )?)
 }
 
-/// Writes every item of `plan` into `out_dir` (created if needed) as a BVH file, with
-/// [`save_bvh`] (atomic). `load` is called once per clip, in clip order; `progress(done, total)` is
-/// called before each file and after the last, and returning `false` stops the cut (the summary
-/// says so). A clip that does not load, or is shorter than a range, fails those ranges and the cut
-/// goes on with the next.
+/// Checks what the files of `plan` would replace in `out.dir`: nothing, or only files that are
+/// not a clip's source take when `out.replace_existing`. Fails with [`CutError::WouldReplaceSource`]
+/// for a take (also through a link) and with [`CutError::Exists`] for any other existing file
+/// unless replacing is allowed.
+pub fn check_outputs(doc: &TagDocument, plan: &[CutItem], out: CutOutput) -> Result<(), CutError> {
+    let existing: Vec<PathBuf> = plan
+        .iter()
+        .map(|item| out.dir.join(&item.file_name))
+        .filter(|p| p.symlink_metadata().is_ok())
+        .collect();
+    let Some(first) = existing.first() else {
+        return Ok(());
+    };
+    let base = out.base_dir.map(crate::core::library::walk::absolute);
+    let sources: HashSet<PathBuf> = doc
+        .clips
+        .iter()
+        .filter_map(|info| crate::core::library::source_path(info, base.as_deref()))
+        .filter_map(|p| std::fs::canonicalize(p).ok())
+        .collect();
+    for p in &existing {
+        if std::fs::canonicalize(p).is_ok_and(|c| sources.contains(&c)) {
+            return Err(CutError::WouldReplaceSource {
+                path: p.display().to_string(),
+            });
+        }
+    }
+    if out.replace_existing {
+        return Ok(());
+    }
+    Err(CutError::Exists {
+        dir: out.dir.display().to_string(),
+        count: existing.len(),
+        first: first
+            .file_name()
+            .map_or(String::new(), |n| n.to_string_lossy().into_owned()),
+    })
+}
+
+/// Writes every item of `plan` into `out.dir` (created if needed) as a BVH file, with
+/// [`save_bvh`] (atomic), after [`check_outputs`]: nothing is written when a file would replace a
+/// source take, or an existing file without `out.replace_existing`. `load` is called once per
+/// clip, in clip order; `progress(done, total)` is called before each file and after the last, and
+/// returning `false` stops the cut (the summary says so). A clip that does not load, or is shorter
+/// than a range, fails those ranges and the cut goes on with the next.
 pub fn cut_clips(
     doc: &TagDocument,
     plan: &[CutItem],
-    out_dir: &Path,
+    out: CutOutput,
     load: &mut dyn FnMut(ClipId, &ClipInfo) -> Result<Clip, String>,
     progress: &mut dyn FnMut(usize, usize) -> bool,
 ) -> Result<CutSummary, CutError> {
+    let out_dir = out.dir;
     std::fs::create_dir_all(out_dir).map_err(|e| CutError::OutputDir {
         path: out_dir.display().to_string(),
         message: e.to_string(),
     })?;
+    check_outputs(doc, plan, out)?;
     let mut summary = CutSummary::default();
     let mut loaded: Option<(ClipId, Result<Clip, String>)> = None;
     for (done, item) in plan.iter().enumerate() {
@@ -316,10 +385,15 @@ mod tests {
         let first_clip = plan[0].clip;
         let mut calls = Vec::new();
         let mut steps = 0;
+        let out = |dir| CutOutput {
+            dir,
+            base_dir: None,
+            replace_existing: false,
+        };
         let summary = cut_clips(
             &doc,
             &plan,
-            &dir,
+            out(&dir),
             &mut |c, _| {
                 calls.push(c);
                 if c == first_clip {
@@ -355,13 +429,81 @@ mod tests {
         let s = cut_clips(
             &doc,
             &plan,
-            &dir2,
+            out(&dir2),
             &mut |c, _| Ok(clips[c as usize].clone()),
             &mut |done, _| done < 2,
         )
         .unwrap();
         assert!(s.cancelled);
         assert_eq!(s.written.len(), 2);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    #[test]
+    fn cut_replaces_nothing_unless_allowed_and_never_a_source_take() {
+        let (clips, mut doc) = demo();
+        let q = doc.parse_query("Running & Male").unwrap();
+        let (r, _) = crate::core::tags::query::evaluate(&doc, &q, Default::default()).unwrap();
+        let plan = plan_cut(&doc, &r, "Running & Male", DEFAULT_PATTERN).unwrap();
+        let dir = std::env::temp_dir().join(format!("taglane-cut-replace-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let cut = |doc: &TagDocument, replace_existing| {
+            let out = CutOutput {
+                dir: &dir,
+                base_dir: Some(&dir),
+                replace_existing,
+            };
+            cut_clips(
+                doc,
+                &plan,
+                out,
+                &mut |c, _| Ok(clips[c as usize].clone()),
+                &mut |_, _| true,
+            )
+        };
+        // A file of the plan already there (another file of the folder does not count).
+        let taken = dir.join(&plan[1].file_name);
+        std::fs::write(&taken, "mine").unwrap();
+        std::fs::write(dir.join("other.bvh"), "other").unwrap();
+        let e = cut(&doc, false).unwrap_err();
+        assert_eq!(
+            e,
+            CutError::Exists {
+                dir: dir.display().to_string(),
+                count: 1,
+                first: plan[1].file_name.clone(),
+            }
+        );
+        assert!(e.to_string().contains("nothing was written"), "{e}");
+        assert_eq!(std::fs::read_to_string(&taken).unwrap(), "mine");
+        assert!(!dir.join(&plan[0].file_name).exists(), "nothing written");
+        // Allowed: replaced, and the other files written.
+        let s = cut(&doc, true).unwrap();
+        assert_eq!(s.written.len(), plan.len());
+        assert!(
+            std::fs::read_to_string(&taken)
+                .unwrap()
+                .starts_with("HIERARCHY")
+        );
+        // A clip whose source take is one of the plan's files: refused even when replacing is
+        // allowed, as the file itself and through a link in the output folder.
+        std::fs::write(&taken, "the take").unwrap();
+        doc.clips[0].source = Some(plan[1].file_name.clone());
+        let e = cut(&doc, true).unwrap_err();
+        assert!(matches!(e, CutError::WouldReplaceSource { .. }), "{e}");
+        assert_eq!(std::fs::read_to_string(&taken).unwrap(), "the take");
+        #[cfg(unix)]
+        {
+            let elsewhere = dir.join("takes");
+            std::fs::create_dir_all(&elsewhere).unwrap();
+            std::fs::rename(&taken, elsewhere.join("take.bvh")).unwrap();
+            std::os::unix::fs::symlink(elsewhere.join("take.bvh"), &taken).unwrap();
+            doc.clips[0].source = Some("takes/take.bvh".to_owned());
+            let e = cut(&doc, true).unwrap_err();
+            assert!(matches!(e, CutError::WouldReplaceSource { .. }), "{e}");
+            let kept = std::fs::read_to_string(elsewhere.join("take.bvh")).unwrap();
+            assert_eq!(kept, "the take");
+        }
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -7,7 +7,9 @@
 use crate::core::doc::Edit;
 use crate::ui::app::{Level, TaglaneApp};
 use crate::ui::command::AppCommand;
+use crate::ui::dialogs::Dialog;
 use crate::ui::file_dialog::{PathKind, PathRequest};
+use crate::ui::query::CutStartError;
 
 impl TaglaneApp {
     /// Applies one command. Every change of state goes through here.
@@ -139,20 +141,27 @@ impl TaglaneApp {
                 Ok(m) => self.message(Level::Info, m),
                 Err(e) => self.message(Level::Error, e),
             },
-            AppCommand::QueryCut { dir: None } => self.ask_path(PathRequest::new(
+            AppCommand::QueryCut { dir: None, replace } => self.ask_path(PathRequest::new(
                 "Folder for the cut BVH files",
                 PathKind::Folder,
-                AppCommand::QueryCut { dir: None },
+                AppCommand::QueryCut { dir: None, replace },
             )),
-            AppCommand::QueryCut { dir: Some(d) } => {
+            AppCommand::QueryCut {
+                dir: Some(d),
+                replace,
+            } => {
                 let base = self.project.base_dir();
                 let demo = self.project.is_demo;
+                let doc = &self.project.doc;
                 match self
                     .query
-                    .start_cut(&self.project.doc, d, base, demo, Some(ctx))
+                    .start_cut(doc, d.clone(), base, demo, replace, Some(ctx))
                 {
                     Ok(()) => self.message(Level::Info, "cutting query result into BVH files"),
-                    Err(e) => self.message(Level::Error, e),
+                    Err(CutStartError::Exists { count }) => {
+                        self.dialog = Some(Dialog::ReplaceCutFiles { dir: d, count });
+                    }
+                    Err(CutStartError::Other(e)) => self.message(Level::Error, e),
                 }
             }
             AppCommand::SetCompressionExportDir(None) => self.ask_path(PathRequest::new(

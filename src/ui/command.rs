@@ -194,8 +194,11 @@ pub enum AppCommand {
         path: Option<PathBuf>,
     },
     /// Cut the query result into BVH files in a background thread; `None` asks for a folder.
+    /// Files of the cut that already exist there are replaced only with `replace` (the app asks
+    /// first); a clip's source take never is.
     QueryCut {
         dir: Option<PathBuf>,
+        replace: bool,
     },
     /// Export the chosen compression candidate as `.tlc` files: clip `only` or every clip, into
     /// `dir` (`None` asks for a folder; a folder chosen once is kept).
@@ -238,7 +241,10 @@ impl AppCommand {
                 kind,
                 path: Some(first),
             },
-            AppCommand::QueryCut { dir: None } => AppCommand::QueryCut { dir: Some(first) },
+            AppCommand::QueryCut { dir: None, replace } => AppCommand::QueryCut {
+                dir: Some(first),
+                replace,
+            },
             AppCommand::CompressionExport { only, dir: None } => AppCommand::CompressionExport {
                 only,
                 dir: Some(first),

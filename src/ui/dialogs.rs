@@ -24,6 +24,11 @@ pub enum Dialog {
     /// A sidecar-mode save found sidecars of clips that are not in the project (removed since it
     /// was opened): left in place, they bring those clips back on the next open.
     StaleSidecars(Vec<std::path::PathBuf>),
+    /// A cut export would replace `count` files that already exist in `dir`.
+    ReplaceCutFiles {
+        dir: std::path::PathBuf,
+        count: usize,
+    },
 }
 
 impl TaglaneApp {
@@ -101,6 +106,26 @@ impl TaglaneApp {
                     ui.horizontal(|ui| {
                         if ui.button("Delete").clicked() || enter {
                             self.queue.push(AppCommand::DeleteTag(index));
+                            close = true;
+                        }
+                        if ui.button("Cancel").clicked() || esc {
+                            close = true;
+                        }
+                    });
+                }
+                Dialog::ReplaceCutFiles { dir, count } => {
+                    ui.heading("Replace files?");
+                    ui.label(format!(
+                        "{count} of the cut's files already exist in {}. Replace them? The \
+                         other files in the folder are left as they are.",
+                        dir.display()
+                    ));
+                    ui.horizontal(|ui| {
+                        if ui.button("Replace").clicked() || enter {
+                            self.queue.push(AppCommand::QueryCut {
+                                dir: Some(dir.clone()),
+                                replace: true,
+                            });
                             close = true;
                         }
                         if ui.button("Cancel").clicked() || esc {

@@ -73,6 +73,44 @@ fn cut_writes_one_bvh_per_range_with_its_frame_count() {
         stdout.contains(&format!("wrote {} BVH file(s)", want.len())),
         "{stdout}"
     );
+    // Again into the same folder: nothing replaced without --overwrite.
+    let first = out.join(format!("{}_Running_Male_1.bvh", want[0].0));
+    std::fs::write(&first, "edited by hand").unwrap();
+    let again = |extra: &[&str]| {
+        let mut args = vec!["cut", project.to_str().unwrap(), expr, "--out"];
+        args.push(out.to_str().unwrap());
+        args.extend(extra);
+        run(&args)
+    };
+    let o = again(&[]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains(&format!("{} of the cut's files already exist", want.len()))
+            && err.contains("--overwrite"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read_to_string(&first).unwrap(), "edited by hand");
+    let o = again(&["--overwrite"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(frames_of(&first), (want[0].2 - want[0].1) as usize);
+    // A cut named like the takes, into the takes' own folder: refused even with --overwrite.
+    let take = dir.join("idle_female_01.bvh");
+    let before = std::fs::read(&take).unwrap();
+    let o = run(&[
+        "cut",
+        project.to_str().unwrap(),
+        "Idle",
+        "--out",
+        dir.to_str().unwrap(),
+        "--pattern",
+        "{clip}",
+        "--overwrite",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("source take"), "{err}");
+    assert_eq!(std::fs::read(&take).unwrap(), before);
     let _ = std::fs::remove_dir_all(&dir);
 }
 

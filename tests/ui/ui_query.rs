@@ -300,6 +300,7 @@ fn cut_export_runs_in_the_background_with_a_summary() {
     type_query(&mut h, "Running & Male");
     h.state_mut().queue.push(AppCommand::QueryCut {
         dir: Some(dir.clone()),
+        replace: false,
     });
     h.run_steps(1);
     let line = h.state_mut().query.wait_cut().expect("a summary");
@@ -319,6 +320,42 @@ fn cut_export_runs_in_the_background_with_a_summary() {
         .map(|f| load_animation(f, &ImportOptions::default()).unwrap().clips[0].frame_count)
         .sum();
     assert_eq!(total as u64, ev.auto.total_frames());
+    // Into the same folder again: the app asks before replacing the files, and Cancel writes
+    // nothing.
+    std::fs::write(&files[0], "edited by hand").unwrap();
+    h.state_mut().query.cut_summary = None;
+    h.state_mut().queue.push(AppCommand::QueryCut {
+        dir: Some(dir.clone()),
+        replace: false,
+    });
+    h.run_steps(3);
+    h.get_by_label("Replace files?");
+    h.get_by_label_contains("of the cut's files already exist");
+    h.get_by_label("Cancel").click();
+    h.run_steps(2);
+    assert!(h.state().query.cut.is_none() && h.state().dialog.is_none());
+    assert_eq!(
+        std::fs::read_to_string(&files[0]).unwrap(),
+        "edited by hand"
+    );
+    // Replace: the cut runs and writes every file again.
+    h.state_mut().queue.push(AppCommand::QueryCut {
+        dir: Some(dir.clone()),
+        replace: false,
+    });
+    h.run_steps(3);
+    h.get_by_label("Replace").click();
+    h.run_steps(2);
+    let line = h.state_mut().query.wait_cut().expect("a summary");
+    assert!(
+        line.contains(&format!("wrote {} BVH file(s)", ev.auto.range_count())),
+        "{line}"
+    );
+    assert!(
+        std::fs::read_to_string(&files[0])
+            .unwrap()
+            .starts_with("HIERARCHY")
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 

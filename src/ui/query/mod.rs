@@ -18,7 +18,9 @@ use self::model::{
     frozen_tag_name, highlight, push_history, trace_node,
 };
 use crate::core::anim::Clip;
-use crate::core::cut::{CutError, CutSummary, DEFAULT_PATTERN, cut_clips, plan_cut};
+use crate::core::cut::{
+    CutError, CutOutput, CutSummary, DEFAULT_PATTERN, check_outputs, cut_clips, plan_cut,
+};
 use crate::core::doc::Edit;
 use crate::core::tags::explain::{BinOp, Expr, result_csv, result_json, result_rows};
 use crate::core::tags::query::{QueryEngine, next_version};
@@ -54,6 +56,16 @@ pub const BACKGROUND_RANGES: usize = 20_000;
 struct EvalJob {
     key: (String, u64),
     job: Job<(QueryEngine, Result<Evaluation, String>)>,
+}
+
+/// Why a cut export did not start.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CutStartError {
+    /// `count` files of the cut already exist in the folder (and replacing was not allowed).
+    Exists {
+        count: usize,
+    },
+    Other(String),
 }
 
 /// A cut export running in a background thread: its progress counts files.
@@ -343,22 +355,38 @@ impl QueryPanel {
     /// Starts the cut export of the current result into `out_dir` in a background thread.
     /// `demo` makes clips load from the embedded demo files; otherwise sources are read relative
     /// to `base_dir`.
+    /// Files of the cut that already exist are replaced only with `replace_existing`; otherwise
+    /// nothing starts and the error is [`CutError::Exists`] (the app then asks).
     pub fn start_cut(
         &mut self,
         doc: &TagDocument,
         out_dir: PathBuf,
         base_dir: Option<PathBuf>,
         demo: bool,
+        replace_existing: bool,
         ctx: Option<&egui::Context>,
-    ) -> Result<(), String> {
+    ) -> Result<(), CutStartError> {
         if self.cut.is_some() {
-            return Err("a cut export is already running".to_owned());
+            return Err(CutStartError::Other(
+                "a cut export is already running".to_owned(),
+            ));
         }
         let Some(ev) = &self.eval else {
-            return Err("no query result to cut".to_owned());
+            return Err(CutStartError::Other("no query result to cut".to_owned()));
         };
-        let plan =
-            plan_cut(doc, &ev.auto, &ev.text, &self.cut_pattern).map_err(|e| e.to_string())?;
+        let plan = plan_cut(doc, &ev.auto, &ev.text, &self.cut_pattern)
+            .map_err(|e| CutStartError::Other(e.to_string()))?;
+        let out = CutOutput {
+            dir: &out_dir,
+            base_dir: base_dir.as_deref(),
+            replace_existing,
+        };
+        // Checked here too, so that the app can ask before anything runs.
+        match check_outputs(doc, &plan, out) {
+            Ok(()) => {}
+            Err(CutError::Exists { count, .. }) => return Err(CutStartError::Exists { count }),
+            Err(e) => return Err(CutStartError::Other(e.to_string())),
+        }
         let doc = doc.clone();
         let dir = out_dir.clone();
         let job = Job::spawn("cut into BVH files", ctx, move |p| {
@@ -369,7 +397,12 @@ impl QueryPanel {
                 p.set_done(done as u64);
                 !p.is_cancelled()
             };
-            cut_clips(&doc, &plan, &dir, &mut load, &mut tick)
+            let out = CutOutput {
+                dir: &dir,
+                base_dir: base_dir.as_deref(),
+                replace_existing,
+            };
+            cut_clips(&doc, &plan, out, &mut load, &mut tick)
         });
         self.cut = Some(CutJob { out_dir, job });
         self.cut_summary = None;
@@ -1359,7 +1392,10 @@ fn export_ui(ui: &mut Ui, panel: &mut QueryPanel, doc: &TagDocument, out: &mut V
                     .on_hover_text("Write every matched range as its own BVH clip into a folder")
                     .clicked()
                 {
-                    out.push(AppCommand::QueryCut { dir: None });
+                    out.push(AppCommand::QueryCut {
+                        dir: None,
+                        replace: false,
+                    });
                 }
             }
             Some(cut) => {
