@@ -40,7 +40,7 @@ pub enum Guarded {
     Open(Option<PathBuf>),
     OpenDemo,
     /// Open the project an autosave belongs to and recover it there.
-    Recover(crate::ui::recovery::Origin),
+    Recover(crate::ui::recovery::AutosaveInfo),
     Quit,
 }
 
@@ -172,10 +172,12 @@ pub enum AppCommand {
         clip: ClipId,
         path: Option<PathBuf>,
     },
-    /// Put the autosave of this origin into the open project (it must be that project).
-    RecoverAutosave(crate::ui::recovery::Origin),
-    /// Delete the autosave of this origin.
-    DiscardAutosave(crate::ui::recovery::Origin),
+    /// Put this autosave (another session's) into its project: the open one when it is that
+    /// project and has no changes of its own; otherwise through "save your changes?", then that
+    /// project opened afresh.
+    RecoverAutosave(crate::ui::recovery::AutosaveInfo),
+    /// Delete this autosave (another session's).
+    DiscardAutosave(crate::ui::recovery::AutosaveInfo),
     /// Rename these stale sidecars (a sidecar-mode save left them: their clips would come back on
     /// the next open) to `*.removed`.
     MoveSidecarsAside(Vec<PathBuf>),

@@ -171,7 +171,7 @@ impl TaglaneApp {
                     ui.horizontal(|ui| {
                         if ui.button("Recover").clicked() || enter {
                             self.queue
-                                .push(AppCommand::RecoverAutosave(info.origin.clone()));
+                                .push(AppCommand::RecoverAutosave(info.clone()));
                             close = true;
                         }
                         if ui.button("Later").clicked() || esc {
@@ -179,7 +179,7 @@ impl TaglaneApp {
                         }
                         if ui.button("Discard").clicked() {
                             self.queue
-                                .push(AppCommand::DiscardAutosave(info.origin.clone()));
+                                .push(AppCommand::DiscardAutosave(info.clone()));
                             close = true;
                         }
                     });

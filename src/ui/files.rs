@@ -26,6 +26,8 @@ pub struct Files {
     pub recovery: Recovery,
     /// Stale sidecars the user chose to keep for the open project: not asked about again.
     pub kept_sidecars: std::collections::HashSet<PathBuf>,
+    /// How often a project with unsaved changes is autosaved (30 s; tests shorten it).
+    pub autosave_every: Duration,
     last_autosave: Instant,
 }
 
@@ -37,6 +39,7 @@ impl Files {
             native_unavailable: false,
             recovery,
             kept_sidecars: Default::default(),
+            autosave_every: Duration::from_secs(30),
             last_autosave: Instant::now(),
         }
     }
@@ -115,27 +118,34 @@ impl TaglaneApp {
                     "relink clip",
                 );
             }
-            AppCommand::RecoverAutosave(origin) => {
-                if origin != Origin::of(&self.project) {
-                    self.apply(AppCommand::Guarded(Guarded::Recover(origin)), ctx);
+            AppCommand::RecoverAutosave(info) => {
+                // Into the project it belongs to, opened afresh: through "save your changes?"
+                // when that is another project or this one has changes of its own.
+                if info.origin != Origin::of(&self.project) || self.project.history.is_dirty() {
+                    self.apply(AppCommand::Guarded(Guarded::Recover(info)), ctx);
                     return None;
                 }
-                match self.files.recovery.load(&origin) {
+                match self.files.recovery.load(&info) {
                     Ok((doc, warnings)) => {
-                        let edits = self
-                            .files
-                            .recovery
-                            .pending_for(&origin)
-                            .map_or(1, |i| i.unsaved_edits);
                         self.project.doc = doc;
                         self.project.history.clear();
                         self.project.history.mark_unsaved();
                         self.after_structure_change();
+                        // The work is this session's now: its own autosave holds it before the
+                        // old one goes.
+                        let kept = match self.files.recovery.save(&self.project) {
+                            Ok(()) => {
+                                self.files.recovery.discard(&info);
+                                String::new()
+                            }
+                            Err(e) => format!(" (the old autosave is kept: {e})"),
+                        };
                         self.message(
                             Level::Info,
                             format!(
-                                "recovered {edits} unsaved edit(s) of {}: save to keep them{}",
-                                origin.describe(),
+                                "recovered {} unsaved edit(s) of {}: save to keep them{}{kept}",
+                                info.unsaved_edits,
+                                info.origin.describe(),
                                 warn_suffix(&warnings)
                             ),
                         );
@@ -162,11 +172,11 @@ impl TaglaneApp {
                     Err(e) => self.message(Level::Error, e.to_string()),
                 }
             }
-            AppCommand::DiscardAutosave(origin) => {
-                self.files.recovery.clear(&origin);
+            AppCommand::DiscardAutosave(info) => {
+                self.files.recovery.discard(&info);
                 self.message(
                     Level::Info,
-                    format!("deleted the autosave of {}", origin.describe()),
+                    format!("deleted the autosave of {}", info.origin.describe()),
                 );
             }
             other => return Some(other),
@@ -203,8 +213,8 @@ impl TaglaneApp {
                 );
             }
             Guarded::Open(Some(p)) => self.open_with(&p, discard),
-            Guarded::Recover(origin) => {
-                let project = match &origin {
+            Guarded::Recover(info) => {
+                let project = match &info.origin {
                     Origin::Demo => Ok(Project::demo()),
                     Origin::Untitled => Ok(Project::default()),
                     Origin::File(p) if p.is_file() => Project::load(p).map(|(p, _)| p),
@@ -217,7 +227,7 @@ impl TaglaneApp {
                 match project {
                     Ok(project) => {
                         self.replace_project(project, discard);
-                        self.apply(AppCommand::RecoverAutosave(origin), ctx);
+                        self.apply(AppCommand::RecoverAutosave(info), ctx);
                     }
                     Err(e) => self.message(Level::Error, format!("cannot recover: {e}")),
                 }
@@ -470,7 +480,7 @@ impl TaglaneApp {
     }
 
     pub(crate) fn autosave_tick(&mut self) {
-        if self.files.last_autosave.elapsed() < Duration::from_secs(30) {
+        if self.files.last_autosave.elapsed() < self.files.autosave_every {
             return;
         }
         self.files.last_autosave = Instant::now();

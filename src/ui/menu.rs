@@ -91,14 +91,14 @@ impl TaglaneApp {
                         .on_hover_text("Open that project and recover the work into it")
                         .clicked()
                     {
-                        q.push(AppCommand::RecoverAutosave(info.origin.clone()));
+                        q.push(AppCommand::RecoverAutosave(info.clone()));
                     }
                     if ui
                         .small_button("Delete")
                         .on_hover_text("Delete this autosave")
                         .clicked()
                     {
-                        q.push(AppCommand::DiscardAutosave(info.origin.clone()));
+                        q.push(AppCommand::DiscardAutosave(info.clone()));
                     }
                 });
             }

@@ -1,15 +1,18 @@
 //! Autosave and crash recovery, one autosave per project.
 //!
 //! While a project has unsaved changes it is written every 30 s to an autosave file of its own in
-//! the recovery folder (`autosave-KEY.taglane.json`, with `autosave-KEY.meta.json` saying which
-//! project it belongs to, when, and how many edits were unsaved). KEY is `demo`, `untitled` or a
-//! hash of the project's path. A save, a clean quit or "Don't save" deletes that project's
-//! autosave, and only that one.
+//! the recovery folder (`autosave-KEY-SESSION.taglane.json`, with `autosave-KEY-SESSION.meta.json`
+//! saying which project it belongs to, when, and how many edits were unsaved). KEY is `demo`,
+//! `untitled` or a hash of the project's path; SESSION names the running app (process and start
+//! time). A save, a clean quit or "Don't save" deletes that project's autosave of this session,
+//! and only that one.
 //!
-//! An autosave found later is offered only for its own project: when that project is opened (at
-//! start-up or by Open), the app asks whether to recover it into that project. Autosaves of other
-//! projects are kept for later and listed under File > Recover autosave; opening some other
-//! project never deletes them.
+//! An autosave left by another session (one that did not end cleanly) is offered only for its own
+//! project: when that project is opened (at start-up or by Open), the app asks whether to recover it
+//! into that project. Declined ("Later"), or of another project, it is kept for later and listed
+//! under File > Recover autosave: this session never writes over it or deletes it, even while it
+//! edits, saves or quits the same project. Only Recover (once this session's own autosave holds the
+//! recovered work) and Discard delete it.
 
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -73,9 +76,15 @@ pub struct AutosaveInfo {
     pub saved_at_unix_secs: u64,
     /// Edits that were unsaved when it was written.
     pub unsaved_edits: usize,
-    /// Process that wrote it (an autosave of a running session is not offered to another one).
+    /// Process that wrote it.
     #[serde(default)]
     pub pid: u32,
+    /// The session (one [`Recovery`]) that wrote it; empty for autosaves of earlier versions.
+    #[serde(default)]
+    pub session: String,
+    /// The autosaved document (not stored: where the autosave was found).
+    #[serde(skip)]
+    pub file: PathBuf,
 }
 
 impl AutosaveInfo {
@@ -105,56 +114,62 @@ impl AutosaveInfo {
     }
 }
 
-/// The recovery folder (`None`: autosave off, e.g. in tests).
+/// The recovery folder (`None`: autosave off, e.g. in tests) and this session's name in it.
+///
+/// Each session writes and deletes only its own autosaves (`autosave-KEY-SESSION.*`): an autosave
+/// left by a session that did not end cleanly stays until it is recovered or discarded, whatever
+/// this session does with the same project (edit it for minutes, save it, quit cleanly).
 #[derive(Debug, Clone)]
 pub struct Recovery {
     dir: Option<PathBuf>,
+    session: String,
+}
+
+/// A name no other session has: this process and the time and order of the [`Recovery`]'s making.
+fn new_session() -> String {
+    static MADE: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let n = MADE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    format!("{}-{nanos:x}-{n}", std::process::id())
 }
 
 impl Recovery {
-    /// Recovery in `dir` (created when needed).
+    /// Recovery in `dir` (created when needed), as a new session.
     pub fn in_dir(dir: &Path) -> Self {
         let r = Self {
             dir: Some(dir.to_path_buf()),
+            session: new_session(),
         };
         r.migrate_single_file();
         r
     }
 
     pub fn disabled() -> Self {
-        Self { dir: None }
+        Self {
+            dir: None,
+            session: new_session(),
+        }
     }
 
     pub fn dir(&self) -> Option<&Path> {
         self.dir.as_deref()
     }
 
-    fn files(&self, origin: &Origin) -> Option<(PathBuf, PathBuf)> {
+    /// This session's autosave files of `origin`: the document and what it belongs to.
+    fn own_files(&self, origin: &Origin) -> Option<(PathBuf, PathBuf)> {
         let dir = self.dir.as_ref()?;
-        let key = origin.key();
+        let stem = format!("autosave-{}-{}", origin.key(), self.session);
         Some((
-            dir.join(format!("autosave-{key}.taglane.json")),
-            dir.join(format!("autosave-{key}.meta.json")),
+            dir.join(format!("{stem}.taglane.json")),
+            dir.join(format!("{stem}.meta.json")),
         ))
     }
 
-    /// The autosave of `origin`, if there is one.
-    pub fn pending_for(&self, origin: &Origin) -> Option<AutosaveInfo> {
-        let (doc, meta) = self.files(origin)?;
-        if !doc.is_file() {
-            return None;
-        }
-        let info = read_meta(&meta).unwrap_or_else(|| AutosaveInfo {
-            origin: origin.clone(),
-            saved_at_unix_secs: modified_secs(&doc),
-            unsaved_edits: 1,
-            pid: 0,
-        });
-        (info.origin == *origin).then_some(info)
-    }
-
-    /// Every autosave in the folder, newest first.
-    pub fn all(&self) -> Vec<AutosaveInfo> {
+    /// Every autosave in the folder that another session wrote (this session's own are its
+    /// current work, not something to recover), newest first.
+    fn others(&self) -> Vec<AutosaveInfo> {
         let Some(dir) = &self.dir else {
             return Vec::new();
         };
@@ -163,23 +178,53 @@ impl Recovery {
         };
         let mut all: Vec<AutosaveInfo> = entries
             .filter_map(Result::ok)
-            .map(|e| e.path())
-            .filter(|p| {
-                p.file_name()
-                    .and_then(|n| n.to_str())
-                    .is_some_and(|n| n.starts_with("autosave-") && n.ends_with(".meta.json"))
+            .filter_map(|e| {
+                let name = e.file_name().into_string().ok()?;
+                let stem = name
+                    .strip_prefix("autosave-")?
+                    .strip_suffix(".taglane.json")?;
+                let file = e.path();
+                let meta = dir.join(format!("autosave-{stem}.meta.json"));
+                let mut info = match read_meta(&meta) {
+                    Some(info) => info,
+                    // Without its meta file only the demo's and an untitled project's autosave
+                    // of earlier versions can be placed (a file's key is a hash of its path).
+                    None => AutosaveInfo {
+                        origin: match stem {
+                            "demo" => Origin::Demo,
+                            "untitled" => Origin::Untitled,
+                            _ => return None,
+                        },
+                        saved_at_unix_secs: modified_secs(&file),
+                        unsaved_edits: 1,
+                        pid: 0,
+                        session: String::new(),
+                        file: PathBuf::new(),
+                    },
+                };
+                info.file = file;
+                (info.session != self.session).then_some(info)
             })
-            .filter_map(|p| read_meta(&p))
-            .filter(|info| self.pending_for(&info.origin).is_some())
             .collect();
         all.sort_by_key(|info| std::cmp::Reverse(info.saved_at_unix_secs));
         all
     }
 
-    /// Writes the project's autosave (atomically): the document, then what it belongs to.
+    /// The newest autosave of `origin` left by another session, if there is one.
+    pub fn pending_for(&self, origin: &Origin) -> Option<AutosaveInfo> {
+        self.others().into_iter().find(|i| i.origin == *origin)
+    }
+
+    /// Every autosave left by other sessions, newest first.
+    pub fn all(&self) -> Vec<AutosaveInfo> {
+        self.others()
+    }
+
+    /// Writes this session's autosave of the project (atomically): the document, then what it
+    /// belongs to.
     pub fn save(&self, project: &Project) -> Result<(), String> {
         let origin = Origin::of(project);
-        let Some((file, meta)) = self.files(&origin) else {
+        let Some((file, meta)) = self.own_files(&origin) else {
             return Ok(());
         };
         if let Some(dir) = file.parent() {
@@ -193,6 +238,8 @@ impl Recovery {
                 .map_or(0, |d| d.as_secs()),
             unsaved_edits: project.history.unsaved_steps(),
             pid: std::process::id(),
+            session: self.session.clone(),
+            file: PathBuf::new(),
         };
         let meta_text = serde_json::to_string_pretty(&info).map_err(|e| e.to_string())?;
         crate::core::io::write_atomic(&file, text.as_bytes(), false)
@@ -201,23 +248,43 @@ impl Recovery {
             .map_err(|e| format!("{}: {e}", meta.display()))
     }
 
-    /// Loads the autosaved document of `origin`.
-    pub fn load(&self, origin: &Origin) -> Result<(TagDocument, Vec<String>), String> {
-        let (file, _) = self.files(origin).ok_or("autosave is off")?;
-        let (doc, warnings) = TagDocument::load(&file).map_err(|e| e.to_string())?;
+    /// Loads the autosaved document of `info`.
+    pub fn load(&self, info: &AutosaveInfo) -> Result<(TagDocument, Vec<String>), String> {
+        if self.dir.is_none() {
+            return Err("autosave is off".to_owned());
+        }
+        let (doc, warnings) = TagDocument::load(&info.file).map_err(|e| e.to_string())?;
         Ok((doc, warnings.into_iter().map(|w| w.to_string()).collect()))
     }
 
-    /// Deletes the autosave of `origin` (and only that one).
+    /// Deletes this session's autosave of `origin` (and nothing another session left).
     pub fn clear(&self, origin: &Origin) {
-        if let Some((file, meta)) = self.files(origin) {
+        if let Some((file, meta)) = self.own_files(origin) {
             let _ = std::fs::remove_file(file);
             let _ = std::fs::remove_file(meta);
         }
     }
 
+    /// Deletes the autosave `info` (one another session left: discarded, or recovered into this
+    /// session, whose own autosave then holds the work).
+    pub fn discard(&self, info: &AutosaveInfo) {
+        let Some(dir) = &self.dir else { return };
+        if info.file.parent() != Some(dir.as_path()) {
+            return;
+        }
+        let _ = std::fs::remove_file(&info.file);
+        if let Some(stem) = info
+            .file
+            .file_name()
+            .and_then(|n| n.to_str())
+            .and_then(|n| n.strip_suffix(".taglane.json"))
+        {
+            let _ = std::fs::remove_file(dir.join(format!("{stem}.meta.json")));
+        }
+    }
+
     /// Earlier versions kept one `recovery.taglane.json` (and its project path in `.path`): give
-    /// it the per-project name, so it is offered for its own project.
+    /// it a per-project name, so it is offered for its own project.
     fn migrate_single_file(&self) {
         let Some(dir) = &self.dir else { return };
         let old = dir.join("recovery.taglane.json");
@@ -229,9 +296,11 @@ impl Recovery {
             Ok(p) if !p.trim().is_empty() => Origin::File(PathBuf::from(p.trim())),
             _ => Origin::Demo,
         };
-        let Some((file, meta)) = self.files(&origin) else {
-            return;
-        };
+        let stem = format!("autosave-{}-migrated", origin.key());
+        let (file, meta) = (
+            dir.join(format!("{stem}.taglane.json")),
+            dir.join(format!("{stem}.meta.json")),
+        );
         if file.exists() {
             return;
         }
@@ -240,6 +309,8 @@ impl Recovery {
             saved_at_unix_secs: modified_secs(&old),
             unsaved_edits: 1,
             pid: 0,
+            session: "migrated".to_owned(),
+            file: PathBuf::new(),
         };
         if std::fs::rename(&old, &file).is_ok()
             && let Ok(text) = serde_json::to_string_pretty(&info)
@@ -268,11 +339,7 @@ mod tests {
     use crate::core::doc::Edit;
     use crate::core::tags::Range;
 
-    #[test]
-    fn one_autosave_per_project_and_clear_touches_only_its_own() {
-        let dir = std::env::temp_dir().join(format!("taglane-recovery-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        let r = Recovery::in_dir(&dir);
+    fn edited_demo() -> Project {
         let mut demo = Project::demo();
         demo.apply(
             Edit::SetRanges {
@@ -283,6 +350,16 @@ mod tests {
             "edit",
         )
         .unwrap();
+        demo
+    }
+
+    #[test]
+    fn one_autosave_per_project_and_clear_touches_only_its_own() {
+        let dir = std::env::temp_dir().join(format!("taglane-recovery-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        // A session that dies with two projects autosaved.
+        let r = Recovery::in_dir(&dir);
+        let demo = edited_demo();
         let mut file = Project::demo();
         file.is_demo = false;
         file.path = Some(dir.join("real.taglane.json"));
@@ -290,20 +367,67 @@ mod tests {
         file.doc.queries.clear();
         r.save(&demo).unwrap();
         r.save(&file).unwrap();
-        let demo_info = r.pending_for(&Origin::Demo).unwrap();
+        assert!(
+            r.all().is_empty(),
+            "a session's own autosaves are its current work"
+        );
+        // The next session finds both.
+        let next = Recovery::in_dir(&dir);
+        let demo_info = next.pending_for(&Origin::Demo).unwrap();
         assert_eq!(demo_info.unsaved_edits, 1);
         assert!(demo_info.summary().contains("the demo project"));
         let file_origin = Origin::of(&file);
-        assert!(r.pending_for(&file_origin).is_some());
-        assert_eq!(r.all().len(), 2);
-        let (back, warnings) = r.load(&file_origin).unwrap();
+        let file_info = next.pending_for(&file_origin).unwrap();
+        assert_eq!(next.all().len(), 2);
+        let (back, warnings) = next.load(&file_info).unwrap();
         assert!(warnings.is_empty(), "{warnings:?}");
         assert_eq!(back.tags.len(), 3);
-        r.clear(&file_origin);
-        assert!(r.pending_for(&file_origin).is_none());
-        assert!(r.pending_for(&Origin::Demo).is_some(), "the demo's is kept");
-        r.clear(&Origin::Demo);
-        assert!(r.all().is_empty());
+        next.discard(&file_info);
+        assert!(next.pending_for(&file_origin).is_none());
+        assert!(
+            next.pending_for(&Origin::Demo).is_some(),
+            "the demo's is kept"
+        );
+        next.discard(&demo_info);
+        assert!(next.all().is_empty());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// An autosave left by a session that died is never written over or deleted by the next
+    /// session working on the same project: not by its own autosaves, its save, its clean quit.
+    #[test]
+    fn another_sessions_autosave_survives_this_session_on_the_same_project() {
+        let dir =
+            std::env::temp_dir().join(format!("taglane-recovery-keep-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let crashed = Recovery::in_dir(&dir);
+        crashed.save(&edited_demo()).unwrap();
+        let left = Recovery::in_dir(&dir).pending_for(&Origin::Demo).unwrap();
+        // This session declines to recover ("Later"), edits the demo and autosaves it.
+        let now = Recovery::in_dir(&dir);
+        let mut mine = Project::demo();
+        mine.apply(
+            Edit::SetRanges {
+                tag: 1,
+                clip: 1,
+                ranges: vec![Range::new(5, 9)],
+            },
+            "mine",
+        )
+        .unwrap();
+        now.save(&mine).unwrap();
+        assert_eq!(now.pending_for(&Origin::Demo), Some(left.clone()));
+        let (doc, _) = now.load(&left).unwrap();
+        assert_eq!(doc.tags[0].ranges[&0], vec![Range::new(1, 2)]);
+        // It saves or quits cleanly: only its own autosave goes.
+        now.clear(&Origin::Demo);
+        assert_eq!(now.pending_for(&Origin::Demo), Some(left.clone()));
+        let later = Recovery::in_dir(&dir);
+        assert_eq!(later.all(), vec![left.clone()]);
+        // Discarded at last: gone, and nothing else was left behind.
+        later.discard(&left);
+        assert!(later.all().is_empty());
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
         let _ = std::fs::remove_dir_all(&dir);
     }
 

@@ -81,16 +81,17 @@ fn recovery_file_is_offered_after_a_crash() {
         ..own
     };
     let mut app = TaglaneApp::new(own, Prefs::default(), Recovery::in_dir(&dir));
-    match &app.dialog {
+    let info = match &app.dialog {
         Some(Dialog::Recover { info }) => {
             assert_eq!(info.origin, origin);
             assert!(info.summary().contains("session.taglane.json"));
+            info.clone()
         }
         other => panic!("the recovery file is not offered: {other:?}"),
-    }
+    };
     // Restoring it gives the edited project back, unsaved, with its original path.
     let ctx = egui::Context::default();
-    app.apply(AppCommand::RecoverAutosave(origin), &ctx);
+    app.apply(AppCommand::RecoverAutosave(info), &ctx);
     let tag = app
         .project
         .doc

@@ -497,3 +497,77 @@ fn a_sidecar_project_recovers_and_saves_into_its_sidecars() {
     assert_eq!(reopened.doc.clips.len(), 1);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// "Later" keeps another session's autosave: this session's own autosaves of the same project and
+/// its save never touch it. Recovering it later, while this session has changes of its own, asks
+/// to save them first; once recovered, this session's own autosave holds the work and the old one
+/// is gone.
+#[test]
+fn a_declined_recovery_survives_editing_and_saving_the_same_project() {
+    let dir = temp_dir("later");
+    let recovery_dir = dir.join("recovery");
+    let real = dir.join("real.taglane.json");
+    Project::demo().save_to(&real).unwrap();
+    // A session edits the project and dies after an autosave.
+    let mut crashed = Project::load(&real).unwrap().0;
+    crashed
+        .apply(
+            Edit::SetRanges {
+                tag: 1,
+                clip: 2,
+                ranges: vec![Range::new(5, 6)],
+            },
+            "crashed edit",
+        )
+        .unwrap();
+    Recovery::in_dir(&recovery_dir).save(&crashed).unwrap();
+    // The next session declines to recover it, edits, autosaves and saves the same project.
+    let (opened, _) = Project::load(&real).unwrap();
+    let mut app = TaglaneApp::new(opened, Prefs::default(), Recovery::in_dir(&recovery_dir));
+    app.files.autosave_every = std::time::Duration::ZERO;
+    let mut h = harness_with(app);
+    h.get_by_label("Later").click();
+    h.run_steps(2);
+    assert!(h.state().dialog.is_none());
+    edit(&mut h);
+    h.run_steps(2);
+    assert_eq!(
+        Recovery::in_dir(&recovery_dir).all().len(),
+        2,
+        "both autosaves"
+    );
+    h.state_mut().queue.push(AppCommand::Save);
+    h.run_steps(3);
+    assert!(!h.state().project.history.is_dirty(), "{}", status(&h));
+    let left = Recovery::in_dir(&recovery_dir).all();
+    assert_eq!(left.len(), 1, "only this session's own autosave went");
+    let (doc, _) = Recovery::in_dir(&recovery_dir).load(&left[0]).unwrap();
+    assert_eq!(doc.tags[1].ranges[&2], vec![Range::new(5, 6)]);
+    // Recover it now, with an edit of this session unsaved: "save your changes?" first.
+    edit(&mut h);
+    h.state_mut()
+        .queue
+        .push(AppCommand::RecoverAutosave(left[0].clone()));
+    h.run_steps(3);
+    assert!(
+        matches!(h.state().dialog, Some(Dialog::Unsaved(_))),
+        "{:?}",
+        h.state().dialog
+    );
+    h.get_by_label("Don't save").click();
+    h.run_steps(3);
+    {
+        let app = h.state();
+        assert_eq!(app.project.path.as_deref(), Some(real.as_path()));
+        assert_eq!(app.project.doc.tags[1].ranges[&2], vec![Range::new(5, 6)]);
+        assert!(app.project.doc.tags[0].ranges.get(&0) != Some(&[Range::new(2, 9)][..]));
+        assert!(app.project.history.is_dirty());
+    }
+    let now = Recovery::in_dir(&recovery_dir).all();
+    assert_eq!(now.len(), 1, "{now:?}");
+    assert_ne!(
+        now[0].session, left[0].session,
+        "this session's own autosave holds it"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
