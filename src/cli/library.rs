@@ -110,7 +110,8 @@ pub fn import(args: ImportArgs) -> ExitCode {
     let plan = plan_import(&project.doc, project.base_dir().as_deref(), &scan);
     eprint!("{}", plan.report_text(false));
     if let Some(path) = &args.report
-        && let Err(e) = std::fs::write(path, plan.report_text(true))
+        && let Err(e) =
+            crate::core::io::write_atomic(path, plan.report_text(true).as_bytes(), false)
     {
         eprintln!("taglane: {}: cannot write the report: {e}", path.display());
     }
@@ -131,7 +132,7 @@ pub fn import(args: ImportArgs) -> ExitCode {
         return super::fail_input(format!("{}: {e}", args.project.display()));
     }
     if args.update_changed {
-        let update = plan.update_changed_edit();
+        let update = plan.update_changed_edit(&project.doc);
         if !update.is_empty()
             && let Err(e) = project.apply(update, "update changed takes")
         {

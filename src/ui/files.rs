@@ -274,9 +274,18 @@ impl TaglaneApp {
         // Background work and results of the old project never reach the new one.
         self.similar.forget_project();
         self.autotag.forget_project();
+        // An import runs for the project it was started on, and its report speaks of that
+        // project's clips.
+        if let Some(import) = self.library.import.take() {
+            import.job.cancel();
+        }
+        self.library.last = None;
+        self.library.show_report = false;
         self.files.kept_sidecars.clear();
         self.current_clip = 0;
         self.selection.clear();
+        self.marker_selection.clear();
+        self.inspector = Default::default();
         self.playback = Playback::default();
         self.active_tag = (!self.project.doc.tags.is_empty()).then_some(0);
         self.timeline = TimelineView::default();

@@ -31,12 +31,19 @@ pub struct InspectorState {
     pub data: String,
     /// Why the fields cannot be applied, shown under them.
     pub error: Option<String>,
+    /// The subject's note in the document when the fields were filled: when the document's
+    /// changes under the fields (undo, redo, another edit), they are filled again, so that Enter
+    /// never puts back what an undo took away.
+    pub filled_note: Option<Note>,
 }
 
 impl InspectorState {
-    /// Shows `subject`: refills the fields when it changed since the last frame (or when `force`).
+    /// Shows `subject`: refills the fields when it changed since the last frame, when its note
+    /// changed in the document since they were filled, or when `force`.
     pub fn follow(&mut self, doc: &TagDocument, subject: Option<Subject>, force: bool) {
-        if self.subject == subject && !force {
+        let note_now = |s: Subject| doc.tags.get(s.tag).and_then(|t| t.note(s.clip, s.anchor));
+        let same_note = || subject.and_then(note_now) == self.filled_note.as_ref();
+        if self.subject == subject && !force && same_note() {
             return;
         }
         *self = InspectorState {
@@ -53,6 +60,7 @@ impl InspectorState {
         if let Some(n) = tag.note(s.clip, s.anchor) {
             self.note = n.text.clone();
             self.data = n.data_text().replace(';', "; ");
+            self.filled_note = Some(n.clone());
         }
     }
 
@@ -452,5 +460,45 @@ mod tests {
         assert_eq!(landed, Anchor::Marker(33));
         assert_eq!(d.tags[0].markers[&0], vec![33]);
         assert_eq!(d.tags[0].note(0, landed).unwrap().text, "sync");
+    }
+
+    /// Undo under the fields: the note the undo took away is not in them any more, so Enter after
+    /// another change does not put it back.
+    #[test]
+    fn the_fields_follow_an_undo_of_their_note() {
+        let mut d = doc();
+        let subject = Subject {
+            tag: 0,
+            clip: 0,
+            anchor: Anchor::Range(Range::new(10, 20)),
+        };
+        let mut s = inspect(&d, subject.anchor);
+        s.note = "on gravel".into();
+        let (edit, _) = s.apply_edit(&d).unwrap().unwrap();
+        let undo = edit.apply(&mut d).unwrap();
+        s.follow(&d, Some(subject), false);
+        assert_eq!(s.note, "on gravel");
+        undo.apply(&mut d).unwrap();
+        s.follow(&d, Some(subject), false);
+        assert_eq!(s.note, "", "refilled from the document");
+        s.stop = "25".into();
+        let (edit, landed) = s.apply_edit(&d).unwrap().unwrap();
+        edit.apply(&mut d).unwrap();
+        assert!(
+            d.tags[0].note(0, landed).is_none(),
+            "the undone note stays undone"
+        );
+        // Typing alone (the document unchanged) keeps the fields.
+        let mut s = inspect(&d, landed);
+        s.note = "typing".into();
+        s.follow(
+            &d,
+            Some(Subject {
+                anchor: landed,
+                ..subject
+            }),
+            false,
+        );
+        assert_eq!(s.note, "typing");
     }
 }

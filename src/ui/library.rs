@@ -154,7 +154,7 @@ impl TaglaneApp {
             AppCommand::ShowImportReport(show) => self.library.show_report = show,
             AppCommand::UpdateChangedClips => {
                 if let Some(plan) = &self.library.last {
-                    let edit = plan.update_changed_edit();
+                    let edit = plan.update_changed_edit(&self.project.doc);
                     if !edit.is_empty() {
                         self.apply_edit(edit, "update the lengths of changed clips");
                     }

@@ -259,8 +259,14 @@ fn reimporting_adds_nothing_and_reports_changed_and_missing_takes() {
         "{report}"
     );
     // Applying the update edit gives the clip its new length.
-    plan.update_changed_edit().apply(&mut doc).unwrap();
+    plan.update_changed_edit(&doc).apply(&mut doc).unwrap();
     assert_eq!(doc.clips[0].frames, c.frames_now);
+    // Asked again, or for another document (the clip renamed), it changes nothing.
+    assert!(plan.update_changed_edit(&doc).is_empty());
+    let mut other = doc.clone();
+    other.clips[0].frames = c.frames_before;
+    other.clips[0].name = "someone else".to_owned();
+    assert!(plan.update_changed_edit(&other).is_empty());
     // Importing a subfolder of what is already there adds nothing either.
     let sub = scan(&[lib.join("day2")], &ImportSettings::default());
     assert!(plan_import(&doc, Some(&dir), &sub).added.is_empty());

@@ -544,4 +544,12 @@ fn big_database_evaluates_in_the_background() {
             .unwrap();
     assert_eq!(ev.ranges, want);
     assert!(ev.agree());
+    // A new text: until its result arrives, the one shown is the old text's, and nothing is
+    // frozen, exported or cut from it.
+    h.state_mut().query.text = "A | B".into();
+    h.step();
+    let app = h.state();
+    assert!(app.query.is_evaluating() && app.query.eval.is_some());
+    assert!(app.query.current_result().is_none());
+    assert!(app.query.freeze_edit(&app.project.doc, "frozen").is_none());
 }

@@ -571,3 +571,39 @@ fn a_declined_recovery_survives_editing_and_saving_the_same_project() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Opening another project (here New) leaves nothing of the old one that could edit the new one:
+/// the import report and its "Update changed clips" (clip numbers of the old project), the marker
+/// selection and the inspector's fields.
+#[test]
+fn a_new_project_keeps_no_import_report_or_marker_selection_of_the_old_one() {
+    let dir = temp_dir("replace");
+    let (name, text) = DEMO_CLIP_FILES[1];
+    let bvh = dir.join(name);
+    std::fs::write(&bvh, text).unwrap();
+    let mut h = harness();
+    h.state_mut()
+        .queue
+        .push(AppCommand::ImportAnimation(Some(vec![bvh])));
+    h.run_steps(1);
+    crate::common::wait_import(&mut h);
+    h.state_mut().library.show_report = true;
+    assert!(h.state().library.last.is_some());
+    let frame = h.state().project.doc.tags[0].markers_on(0).first().copied();
+    h.state_mut().marker_selection = vec![(0, frame.unwrap_or(3))];
+    h.run_steps(2);
+    assert!(h.state().inspector.subject.is_some());
+    // Saved first, so that New does not ask.
+    h.state_mut()
+        .queue
+        .push(AppCommand::SaveAs(Some(dir.join("p.taglane.json"))));
+    h.run_steps(2);
+    h.state_mut().queue.push(AppCommand::Guarded(Guarded::New));
+    h.run_steps(2);
+    let app = h.state();
+    assert!(app.project.doc.clips.is_empty());
+    assert!(app.library.last.is_none() && !app.library.show_report);
+    assert!(app.marker_selection.is_empty());
+    assert_eq!(app.inspector.subject, None);
+    let _ = std::fs::remove_dir_all(&dir);
+}

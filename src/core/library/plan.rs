@@ -288,13 +288,20 @@ impl ImportPlan {
         !self.added.is_empty()
     }
 
-    /// The edit that gives the changed clips their new frame counts (ranges past the new end are
-    /// clipped; undo restores them). Not part of [`ImportPlan::edit`]: the user decides.
-    pub fn update_changed_edit(&self) -> Edit {
+    /// The edit that gives the changed clips of `doc` (the document the plan was made for) their
+    /// new frame counts (ranges past the new end are clipped; undo restores them). Not part of
+    /// [`ImportPlan::edit`]: the user decides. Only clips that are still there under the same name
+    /// and do not have that length yet are changed, so asking twice, or on another document, is
+    /// an empty edit.
+    pub fn update_changed_edit(&self, doc: &TagDocument) -> Edit {
         Edit::Batch(
             self.changed
                 .iter()
-                .filter(|c| c.frames_now != c.frames_before)
+                .filter(|c| {
+                    doc.clips
+                        .get(c.clip as usize)
+                        .is_some_and(|info| info.name == c.name && info.frames != c.frames_now)
+                })
                 .map(|c| Edit::SetClipFrames {
                     clip: c.clip,
                     frames: c.frames_now,

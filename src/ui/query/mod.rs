@@ -243,6 +243,16 @@ impl QueryPanel {
         self.pending.is_some()
     }
 
+    /// The result of the text in the editor on the document as it is: `None` while a background
+    /// evaluation runs (the result shown meanwhile is of an earlier text or document) or when
+    /// the text does not parse. What is frozen, exported or cut comes from here.
+    pub fn current_result(&self) -> Option<&Evaluation> {
+        if self.is_evaluating() || self.error.is_some() {
+            return None;
+        }
+        self.eval.as_ref()
+    }
+
     fn install(&mut self, result: Result<Evaluation, String>) {
         match result {
             Ok(ev) => {
@@ -328,8 +338,8 @@ impl QueryPanel {
         kind: QueryExportKind,
         path: &Path,
     ) -> Result<String, String> {
-        let Some(ev) = &self.eval else {
-            return Err("no query result to export".to_owned());
+        let Some(ev) = self.current_result() else {
+            return Err("no current query result to export (still evaluating?)".to_owned());
         };
         let mut text = match kind {
             QueryExportKind::Json => result_json(doc, &ev.text, Engine::Auto.name(), &ev.auto),
@@ -340,22 +350,21 @@ impl QueryPanel {
         }
         crate::core::io::write_atomic(path, text.as_bytes(), false)
             .map_err(|e| format!("{}: cannot write: {e}", path.display()))?;
-        let t = ev.text.clone();
-        push_history(&mut self.history, &t);
         let msg = format!(
             "exported {} range(s) of `{}` to {}",
             ev.auto.range_count(),
             ev.text,
             path.display()
         );
+        let t = ev.text.clone();
+        push_history(&mut self.history, &t);
         self.message = Some(msg.clone());
         Ok(msg)
     }
 
     /// Starts the cut export of the current result into `out_dir` in a background thread.
     /// `demo` makes clips load from the embedded demo files; otherwise sources are read relative
-    /// to `base_dir`.
-    /// Files of the cut that already exist are replaced only with `replace_existing`; otherwise
+    /// to `base_dir`. Files of the cut that already exist are replaced only with `replace_existing`; otherwise
     /// nothing starts and the error is [`CutError::Exists`] (the app then asks).
     pub fn start_cut(
         &mut self,
@@ -371,8 +380,10 @@ impl QueryPanel {
                 "a cut export is already running".to_owned(),
             ));
         }
-        let Some(ev) = &self.eval else {
-            return Err(CutStartError::Other("no query result to cut".to_owned()));
+        let Some(ev) = self.current_result() else {
+            return Err(CutStartError::Other(
+                "no current query result to cut (still evaluating?)".to_owned(),
+            ));
         };
         let plan = plan_cut(doc, &ev.auto, &ev.text, &self.cut_pattern)
             .map_err(|e| CutStartError::Other(e.to_string()))?;
@@ -437,7 +448,7 @@ impl QueryPanel {
 
     /// The edit that adds the current result as a new tag named `name` (frozen ranges).
     pub fn freeze_edit(&self, doc: &TagDocument, name: &str) -> Option<Edit> {
-        let ev = self.eval.as_ref()?;
+        let ev = self.current_result()?;
         let ranges = ev
             .auto
             .iter()
@@ -1294,7 +1305,7 @@ fn step_strip_ui(ui: &mut Ui, t: &StepTrace, step: usize, doc: &TagDocument, dar
 }
 
 fn export_ui(ui: &mut Ui, panel: &mut QueryPanel, doc: &TagDocument, out: &mut Vec<AppCommand>) {
-    let has_result = panel.eval.is_some() && panel.error.is_none();
+    let has_result = panel.current_result().is_some();
     ui.horizontal(|ui| {
         let l = ui.label("Save as");
         ui.add(
@@ -1305,7 +1316,9 @@ fn export_ui(ui: &mut Ui, panel: &mut QueryPanel, doc: &TagDocument, out: &mut V
         .labelled_by(l.id);
         if ui
             .add_enabled(
-                has_result && !panel.save_name.trim().is_empty(),
+                panel.error.is_none()
+                    && !panel.text.trim().is_empty()
+                    && !panel.save_name.trim().is_empty(),
                 egui::Button::new("Save query"),
             )
             .on_hover_text("Store this query in the project (keeps it live; undoable)")
