@@ -67,19 +67,88 @@ impl Project {
     /// A sidecar-mode project file stays one: each clip's tags go to its sidecar. Returns the
     /// stale sidecars a sidecar-mode save left in place (clips that come back on the next open;
     /// see [`SidecarSave::stale`](crate::core::library::SidecarSave::stale)); none otherwise.
+    ///
+    /// Saved into another folder, the clips keep their animation: sources relative to the old
+    /// folder are written relative to the new one (the same files), and the demo's embedded takes
+    /// are written beside the project (see [`Project::rebase_sources`]).
     pub fn save_to(&mut self, path: &Path) -> Result<Vec<PathBuf>, String> {
-        let stale = if crate::core::library::is_sidecar_project(path) {
-            crate::core::library::save_sidecar_project(path, &self.doc, None)
-                .map_err(|e| e.to_string())?
-                .stale
+        let sidecar = crate::core::library::is_sidecar_project(path);
+        let undo = if sidecar {
+            Edit::Batch(Vec::new())
         } else {
-            self.doc.save(path, true).map_err(|e| e.to_string())?;
-            Vec::new()
+            self.rebase_sources(path)?
+        };
+        let saved = if sidecar {
+            crate::core::library::save_sidecar_project(path, &self.doc, None)
+                .map(|s| s.stale)
+                .map_err(|e| e.to_string())
+        } else {
+            self.doc
+                .save(path, true)
+                .map(|()| Vec::new())
+                .map_err(|e| e.to_string())
+        };
+        let stale = match saved {
+            Ok(stale) => stale,
+            Err(e) => {
+                // Not saved: the sources stay as they were (takes written out stay on disk).
+                let _ = undo.apply(&mut self.doc);
+                return Err(e);
+            }
         };
         self.path = Some(path.to_path_buf());
         self.is_demo = false;
         self.history.mark_saved();
         Ok(stale)
+    }
+
+    /// Makes the clips' sources right for a project file at `path`; returns the edit that puts
+    /// them back. Sources relative to the project's current folder are made relative to the new
+    /// one (the same files; a file on no common folder gets its absolute path). The demo's
+    /// embedded takes are written into the new folder (`walk_male_01.bvh`, ...); a different file
+    /// already there of that name is never replaced: the take gets a free name (`walk_male_01-2.bvh`)
+    /// instead. Absolute sources do not change. The changes are not an undo step: the files are
+    /// the same, only how the project names them changes.
+    pub fn rebase_sources(&mut self, path: &Path) -> Result<Edit, String> {
+        let new_base = crate::core::library::walk::absolute(
+            path.parent()
+                .filter(|p| !p.as_os_str().is_empty())
+                .unwrap_or(Path::new(".")),
+        );
+        let old_base = self
+            .base_dir()
+            .map(|b| crate::core::library::walk::absolute(&b));
+        if !self.is_demo && old_base.as_deref() == Some(new_base.as_path()) {
+            return Ok(Edit::Batch(Vec::new()));
+        }
+        let mut edits = Vec::new();
+        for (i, info) in self.doc.clips.iter().enumerate() {
+            let Some(source) = info.source.as_deref().filter(|s| !s.trim().is_empty()) else {
+                continue;
+            };
+            let embedded = self
+                .is_demo
+                .then(|| DEMO_CLIP_FILES.iter().find(|(f, _)| *f == source))
+                .flatten();
+            let new = if let Some((file, text)) = embedded {
+                write_take_beside(&new_base, file, text)?
+            } else if Path::new(source).is_relative()
+                && let Some(old) = &old_base
+            {
+                crate::core::library::source_for(&old.join(source), Some(&new_base))
+            } else {
+                continue;
+            };
+            if new != source {
+                edits.push(Edit::SetClipSource {
+                    clip: i as ClipId,
+                    source: Some(new),
+                });
+            }
+        }
+        Edit::Batch(edits)
+            .apply(&mut self.doc)
+            .map_err(|e| e.to_string())
     }
 
     /// The name shown in the title bar.
@@ -105,6 +174,37 @@ impl Project {
     pub fn load_clip(&self, clip: ClipId) -> Result<Clip, String> {
         load(&resolve(self, clip)?)
     }
+}
+
+/// Writes the embedded take `text` as `file` in `dir` unless that file already holds it; a
+/// different file of that name is kept and the take goes to the first free `STEM-N.EXT`. Returns
+/// the file name used.
+fn write_take_beside(dir: &Path, file: &str, text: &str) -> Result<String, String> {
+    let (stem, ext) = file.rsplit_once('.').unwrap_or((file, ""));
+    for n in 1..1000 {
+        let name = if n == 1 {
+            file.to_owned()
+        } else if ext.is_empty() {
+            format!("{stem}-{n}")
+        } else {
+            format!("{stem}-{n}.{ext}")
+        };
+        let target = dir.join(&name);
+        match std::fs::read(&target) {
+            Ok(bytes) if bytes == text.as_bytes() => return Ok(name),
+            Ok(_) => continue,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                crate::core::io::write_atomic(&target, text.as_bytes(), false)
+                    .map_err(|e| format!("{}: cannot write the take: {e}", target.display()))?;
+                return Ok(name);
+            }
+            Err(e) => return Err(format!("{}: {e}", target.display())),
+        }
+    }
+    Err(format!(
+        "{}: no free name for the take {file}",
+        dir.display()
+    ))
 }
 
 /// Resolves where clip `clip` of `project` comes from.
@@ -134,5 +234,98 @@ mod tests {
             assert_eq!(anim.frame_count as u32, clip.frames, "{}", clip.name);
         }
         assert_eq!(DEMO_CLIP_FILES.len(), project.doc.clips.len());
+    }
+
+    fn scratch(name: &str) -> PathBuf {
+        let dir =
+            std::env::temp_dir().join(format!("taglane-project-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    /// The demo saved into a folder takes its embedded takes along: every clip loads from the
+    /// saved project, there and after opening it again; a different file of a take's name is kept.
+    #[test]
+    fn the_demo_saved_into_a_folder_keeps_its_animation() {
+        let dir = scratch("demo");
+        let (first, _) = DEMO_CLIP_FILES[0];
+        std::fs::write(dir.join(first), "not the take").unwrap();
+        let mut project = Project::demo();
+        let path = dir.join("mine.taglane.json");
+        project.save_to(&path).unwrap();
+        assert!(!project.is_demo && !project.history.is_dirty());
+        let (reopened, warnings) = Project::load(&path).unwrap();
+        assert!(warnings.is_empty(), "{warnings:?}");
+        for p in [&project, &reopened] {
+            for (i, info) in p.doc.clips.iter().enumerate() {
+                let anim = p.load_clip(i as ClipId).unwrap();
+                assert_eq!(anim.frame_count as u32, info.frames, "{}", info.name);
+            }
+        }
+        assert_eq!(
+            std::fs::read_to_string(dir.join(first)).unwrap(),
+            "not the take"
+        );
+        let stem = first.strip_suffix(".bvh").unwrap();
+        assert_eq!(
+            reopened.doc.clips[0].source.as_deref(),
+            Some(format!("{stem}-2.bvh").as_str())
+        );
+        // Saved again into the same folder: nothing is written twice, no source changes.
+        let mut again = reopened.clone();
+        again.save_to(&dir.join("again.taglane.json")).unwrap();
+        assert_eq!(again.doc.clips, reopened.doc.clips);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// A project saved into another folder names the same takes from there.
+    #[test]
+    fn save_as_into_another_folder_keeps_relative_sources_pointing_at_the_same_files() {
+        let dir = scratch("move");
+        std::fs::create_dir_all(dir.join("a/takes")).unwrap();
+        std::fs::create_dir_all(dir.join("b/deeper")).unwrap();
+        let (file, text) = DEMO_CLIP_FILES[1];
+        std::fs::write(dir.join("a/takes").join(file), text).unwrap();
+        let mut project = Project::demo();
+        project.doc.clips.truncate(2);
+        project.doc.clips[1].source = Some(format!("takes/{file}"));
+        let elsewhere = dir.join("b/deeper/absolute.bvh");
+        std::fs::write(&elsewhere, text).unwrap();
+        project.doc.clips[0].source = Some(elsewhere.display().to_string());
+        project.is_demo = false;
+        project.doc.tags.clear();
+        project.doc.queries.clear();
+        project.save_to(&dir.join("a/p.taglane.json")).unwrap();
+        assert_eq!(
+            project.doc.clips[1].source.as_deref(),
+            Some(format!("takes/{file}").as_str()),
+            "same folder: unchanged"
+        );
+        project
+            .save_to(&dir.join("b/deeper/p.taglane.json"))
+            .unwrap();
+        assert_eq!(
+            project.doc.clips[1].source.as_deref(),
+            Some(format!("../../a/takes/{file}").as_str())
+        );
+        assert_eq!(
+            project.doc.clips[0].source.as_deref(),
+            Some(elsewhere.display().to_string().as_str()),
+            "absolute: unchanged"
+        );
+        let (reopened, _) = Project::load(&dir.join("b/deeper/p.taglane.json")).unwrap();
+        for i in 0..2 {
+            reopened.load_clip(i).unwrap();
+        }
+        // A save that fails leaves the sources as they were.
+        let before = project.doc.clips.clone();
+        assert!(
+            project
+                .save_to(&dir.join("missing/p.taglane.json"))
+                .is_err()
+        );
+        assert_eq!(project.doc.clips, before);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }
