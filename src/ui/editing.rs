@@ -228,6 +228,11 @@ impl TaglaneApp {
                                 set.insert(name.clone());
                             }
                         }
+                        // The clip browser's tag filter follows the tag too.
+                        let filter = &mut self.browser.filters.tag;
+                        if *filter == crate::ui::browser::TagFilter::Tag(old.clone()) {
+                            *filter = crate::ui::browser::TagFilter::Tag(name.clone());
+                        }
                         let q = if self.project.doc.queries != queries_before {
                             " (saved queries updated)"
                         } else {

@@ -163,6 +163,7 @@ fn rename_a_tag_updates_saved_queries() {
     h.get_by_label("Running").click();
     h.run_steps(2);
     assert_eq!(h.state().active_tag, Some(tag_index(h.state(), "Running")));
+    h.state_mut().browser.filters.tag = taglane::ui::browser::TagFilter::Tag("Running".into());
     h.get_by_label("Rename tag").click();
     h.run_steps(2);
     assert!(h.state().dialog.is_some(), "{:?}", h.state().status);
@@ -197,6 +198,11 @@ fn rename_a_tag_updates_saved_queries() {
             .queries
             .iter()
             .any(|q| q.expr.contains("Running"))
+    );
+    assert_eq!(
+        app.browser.filters.tag,
+        taglane::ui::browser::TagFilter::Tag("Sprinting".into()),
+        "the browser's tag filter follows the rename"
     );
 }
 
