@@ -2,6 +2,11 @@
 
 use egui::Color32;
 
+/// The line between the timeline's lane headers and its lanes.
+pub const HEADER_SEPARATOR: Color32 = Color32::from_gray(90);
+/// What a marker's colour is lightened towards (so a marker stands out on a range of its lane).
+pub const MARKER_LIGHT: Color32 = Color32::WHITE;
+
 /// Height of one tag lane, in points.
 pub const LANE_HEIGHT: f32 = 22.0;
 /// Height of a namespace group header row.

@@ -1,5 +1,5 @@
-//! The right panel: a 3D viewport over the tabs "Pose" (sampling, blending, root motion, joint
-//! curves) and "Compression" (see [`crate::ui::compression`]).
+//! The Pose tab of the right panel (`crate::ui::side_panel` holds the panel, the 3D viewport over
+//! its tabs and the Compression tab): sampling, blending, root motion, joint curves.
 //!
 //! The sampled model-space joint positions are kept in [`PoseView`] (`joint_positions` for what is
 //! shown, `base_positions` for the current clip alone) so tests can check them.

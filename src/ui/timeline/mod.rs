@@ -872,7 +872,7 @@ fn header_ui(
             pos2(header_rect.right() - 1.0, header_rect.top() - RULER_HEIGHT),
             pos2(header_rect.right() - 1.0, header_rect.bottom()),
         ],
-        egui::Stroke::new(1.0, Color32::from_gray(90)),
+        egui::Stroke::new(1.0, theme::HEADER_SEPARATOR),
     );
 }
 

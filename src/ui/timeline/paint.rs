@@ -165,7 +165,7 @@ pub fn markers(
     pal: &Palette,
 ) {
     // Lighter than the tag's ranges, so a marker stands out on a range of its own lane.
-    let light = color.lerp_to_gamma(Color32::WHITE, 0.55);
+    let light = color.lerp_to_gamma(crate::ui::theme::MARKER_LIGHT, 0.55);
     let fill = if dimmed {
         light.gamma_multiply(0.3)
     } else {
