@@ -393,7 +393,8 @@ pub fn write_plan(p: &Plan) -> Vec<u8> {
     push_u32(&mut b, p.key_count);
     push_u32(&mut b, p.segments.len() as u32);
     push_u16(&mut b, p.tracks.len() as u16);
-    b.push(p.name.len().min(255) as u8);
+    let clip_name = name_prefix(&p.name);
+    b.push(clip_name.len() as u8);
     b.push(0);
     let size_at = b.len();
     push_u32(&mut b, 0); // file size, patched below
@@ -403,11 +404,11 @@ pub fn write_plan(p: &Plan) -> Vec<u8> {
     push_u32(&mut b, 0); // offset of the track table, patched below
     push_u32(&mut b, 0); // offset of the segment table, patched below
     debug_assert_eq!(b.len(), HEADER_BYTES);
-    b.extend_from_slice(&p.name.as_bytes()[..p.name.len().min(255)]);
+    b.extend_from_slice(clip_name.as_bytes());
     for name in &p.skeleton.names {
-        let n = name.len().min(255);
-        b.push(n as u8);
-        b.extend_from_slice(&name.as_bytes()[..n]);
+        let name = name_prefix(name);
+        b.push(name.len() as u8);
+        b.extend_from_slice(name.as_bytes());
     }
     for parent in &p.skeleton.parents {
         push_u16(&mut b, parent.map_or(NO_PARENT, |x| x as u16));
@@ -1592,6 +1593,16 @@ fn validate_segments(c: &mut Cursor, l: &Layout) -> Result<(), TlcError> {
     Ok(())
 }
 
+/// The longest start of `name` that fits a name's one length byte (255 bytes), cut between
+/// characters so that it stays UTF-8.
+fn name_prefix(name: &str) -> &str {
+    let mut end = name.len().min(255);
+    while !name.is_char_boundary(end) {
+        end -= 1;
+    }
+    &name[..end]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1617,6 +1628,24 @@ mod tests {
             dequantize_slot(quantize_slot(1.25, 0.0, 0.0, RAW_CODE), 0.0, 0.0, RAW_CODE),
             1.25
         );
+    }
+
+    /// A clip name longer than its length byte is cut between characters, so the file stays
+    /// readable (a joint name that long is refused by the encoder, naming it).
+    #[test]
+    fn long_names_are_cut_between_characters() {
+        assert_eq!(name_prefix("walk"), "walk");
+        let long = "é".repeat(200); // 400 bytes
+        assert_eq!(name_prefix(&long), "é".repeat(127));
+        let mut clip = crate::core::compress::synth::synthetic_clip(3, 10, 30.0, 7);
+        clip.name = long.clone(); // byte 255 is inside a character
+        let r = crate::core::compress::compress(
+            &clip,
+            &crate::core::compress::CompressSettings::auto(0.01),
+        )
+        .expect("compresses");
+        let back = CompressedClip::from_bytes(r.clip.bytes().to_vec()).unwrap();
+        assert_eq!(back.name(), "é".repeat(127));
     }
 
     #[test]

@@ -66,7 +66,7 @@ pub struct Key {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Entry {
     pub need_frame: u32,
-    pub track: u16,
+    pub track: u32,
     pub key: Key,
 }
 
@@ -279,7 +279,7 @@ impl KeyStream {
                 let need = if i == 0 { 0 } else { keys[i - 1].frame };
                 entries.push(Entry {
                     need_frame: need,
-                    track: ti as u16,
+                    track: ti as u32,
                     key: *k,
                 });
             }
@@ -312,9 +312,10 @@ impl KeyStream {
         Ok(s)
     }
 
-    /// Bytes of the stream entries.
+    /// Bytes of the stream entries (two more each when the track index needs four bytes).
     pub fn stream_bytes(&self) -> usize {
-        self.entries.len() * ENTRY_BYTES
+        let wide = if self.tracks.len() > 1 << 16 { 2 } else { 0 };
+        self.entries.len() * (ENTRY_BYTES + wide)
     }
     /// Bytes of the jump frames: entry index (u32) + two keys per track each.
     pub fn jump_bytes(&self) -> usize {
@@ -381,7 +382,7 @@ impl StreamPlayer {
             if e.need_frame > frame {
                 break;
             }
-            let a = &mut self.active[usize::from(e.track)];
+            let a = &mut self.active[e.track as usize];
             // The first two entries of a track (both needed at frame 0) fill both slots.
             if e.key.frame == 0 {
                 *a = [e.key, e.key];
@@ -485,5 +486,30 @@ mod tests {
         let rd = dense.report(&clip, 3.0);
         assert!(rd.jump_bytes > r.jump_bytes);
         assert!(rd.mean_seek_entries < r.mean_seek_entries);
+    }
+
+    /// More than 65,536 tracks (three a joint): every track keeps its own keys.
+    #[test]
+    fn tracks_past_a_16_bit_index_keep_their_own_keys() {
+        let joints = 21_846;
+        let frames = 6;
+        let clip = synthetic_clip(joints, frames, 30.0, 9);
+        let s = KeyStream::encode(&clip, &StreamSettings::default()).unwrap();
+        assert!(s.tracks.len() > 1 << 16);
+        let mut player = StreamPlayer::new(&s);
+        let mut out = vec![Transform::IDENTITY; joints];
+        let mut want = vec![Transform::IDENTITY; joints];
+        for f in 0..frames {
+            player.advance_to(&s, f as u32);
+            player.sample(&s, f as f32, &mut out);
+            clip_pose(&clip, f, &mut want);
+            for j in [0, 1, joints - 1] {
+                let d = (out[j].translation - want[j].translation).length();
+                assert!(d < 0.1, "frame {f}, joint {j}: {d}");
+                let dot = out[j].rotation.dot(want[j].rotation).abs();
+                assert!(dot > 0.999, "frame {f}, joint {j}: {dot}");
+            }
+        }
+        assert_eq!(s.stream_bytes(), s.entries.len() * (ENTRY_BYTES + 2));
     }
 }
