@@ -21,9 +21,14 @@ pub const MAX_CSV_FILE_BYTES: u64 = 256 << 20;
 pub const MAX_JOINTS: usize = 32_768;
 /// Most frames in one imported clip: 432,000 (an hour at 120 fps, four hours at 30 fps).
 pub const MAX_FRAMES: usize = 432_000;
-/// Most joint samples (frames x joints) in one imported clip: 20,000,000, about 800 MB of tracks
-/// (16-byte rotation, 12-byte translation and 12-byte scale per sample).
+/// Most joint samples (frames x joints) in one imported clip, and in all the clips of one imported
+/// file together (a glTF file's animations): 20,000,000, about 800 MB of tracks (16-byte rotation,
+/// 12-byte translation and 12-byte scale per sample).
 pub const MAX_JOINT_SAMPLES: usize = 20_000_000;
+/// Most buffer bytes one glTF file may use, all its buffers together (the GLB BIN chunk, data URIs
+/// and external files; an external file named by several buffers is read and counted once):
+/// 512 MiB, as much as one animation file.
+pub const MAX_GLTF_BUFFER_BYTES: u64 = 512 << 20;
 /// Deepest query nesting (parentheses, `!`, functions): the query parser refuses deeper queries.
 pub const MAX_QUERY_DEPTH: usize = 256;
 

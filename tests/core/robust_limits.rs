@@ -195,6 +195,140 @@ fn gltf_frame_count_limit() {
 }
 
 #[test]
+fn gltf_joint_sample_limit_counts_every_animation_of_the_file() {
+    // Key times 0, 0.5 and 100 s on 3 joints: at 4,000 fps each animation is 400,001 frames,
+    // 1,200,003 joint samples, within the limits of one clip. 17 of them are past the limit for
+    // the file; it is refused before any clip is resampled.
+    let mut doc: serde_json::Value = serde_json::from_str(NO_SKIN_GLTF).unwrap();
+    doc["buffers"]
+        .as_array_mut()
+        .unwrap()
+        .push(serde_json::json!({
+            "byteLength": 12,
+            "uri": "data:application/octet-stream;base64,AAAAAAAAAD8AAMhC"
+        }));
+    doc["bufferViews"]
+        .as_array_mut()
+        .unwrap()
+        .push(serde_json::json!({"buffer": 1, "byteOffset": 0, "byteLength": 12}));
+    let views = doc["bufferViews"].as_array().unwrap().len();
+    doc["accessors"][0]["bufferView"] = serde_json::json!(views - 1);
+    doc["accessors"][0]["max"] = serde_json::json!([100.0]);
+    let per_clip = 400_001 * 3;
+    let clips = MAX_JOINT_SAMPLES / per_clip + 1;
+    let anim = doc["animations"][0].clone();
+    doc["animations"] = serde_json::Value::Array(vec![anim; clips]);
+    let options = ImportOptions {
+        gltf_fps: 4_000.0,
+        ..ImportOptions::default()
+    };
+    let e = load_animation_from_bytes(
+        doc.to_string().as_bytes(),
+        AnimFormat::Gltf,
+        "t",
+        None,
+        &options,
+    )
+    .unwrap_err();
+    assert_eq!(
+        e.place,
+        Place::Json(format!("animations[{}]", clips - 1)),
+        "{e}"
+    );
+    assert!(
+        e.message.contains(&format!(
+            "at most {MAX_JOINT_SAMPLES} joint samples (frames x 3 joints) in all the animations"
+        )),
+        "{e}"
+    );
+    assert!(e.message.contains(&(clips * per_clip).to_string()), "{e}");
+}
+
+#[test]
+fn gltf_accessors_decode_once_and_may_not_overlap_without_end() {
+    // 40 samplers on the node `head`'s scale: each a copy of the cubic sampler (27 values of the
+    // 396-byte buffer). Sharing one output accessor, it is decoded once; 40 accessors over the
+    // same bytes would decode to 1,080 values, more than one per byte of the buffer.
+    let base: serde_json::Value = serde_json::from_str(NO_SKIN_GLTF).unwrap();
+    let import = |doc: &serde_json::Value| {
+        load_animation_from_bytes(
+            doc.to_string().as_bytes(),
+            AnimFormat::Gltf,
+            "t",
+            None,
+            &ImportOptions::default(),
+        )
+    };
+    let copies = 40;
+    let mut shared = base.clone();
+    let mut overlapping = base.clone();
+    for (doc, distinct) in [(&mut shared, false), (&mut overlapping, true)] {
+        let cubic = doc["accessors"][3].clone();
+        let mut samplers = Vec::new();
+        let mut channels = Vec::new();
+        for k in 0..copies {
+            let output = if distinct {
+                let accessors = doc["accessors"].as_array_mut().unwrap();
+                accessors.push(cubic.clone());
+                accessors.len() - 1
+            } else {
+                3
+            };
+            samplers.push(
+                serde_json::json!({"input": 0, "output": output, "interpolation": "CUBICSPLINE"}),
+            );
+            channels
+                .push(serde_json::json!({"sampler": k, "target": {"node": 2, "path": "scale"}}));
+        }
+        doc["animations"][0]["samplers"] = serde_json::Value::Array(samplers);
+        doc["animations"][0]["channels"] = serde_json::Value::Array(channels);
+    }
+    let i = import(&shared).unwrap();
+    assert_eq!(i.clips.len(), 1);
+    let e = import(&overlapping).unwrap_err();
+    assert!(
+        matches!(&e.place, Place::Json(p) if p.starts_with("accessors[")),
+        "{e}"
+    );
+    assert!(
+        e.message
+            .contains("at most 396 values in all (one per byte of its buffers"),
+        "{e}"
+    );
+}
+
+#[test]
+fn gltf_external_buffers_are_read_once_and_limited_together() {
+    use taglane::core::limits::MAX_GLTF_BUFFER_BYTES;
+    // Two buffers naming one file of 60% of the limit: read once, within the limit. Two files of
+    // that size: refused at the second, before it is read.
+    let dir = crate::common::Scratch::new("gltf-buffers");
+    let size = MAX_GLTF_BUFFER_BYTES / 10 * 6;
+    sparse_file(&dir.join("big.bin"), size);
+    sparse_file(&dir.join("big2.bin"), size);
+    let with = |uris: [&str; 2]| {
+        let mut doc: serde_json::Value = serde_json::from_str(NO_SKIN_GLTF).unwrap();
+        let buffers = doc["buffers"].as_array_mut().unwrap();
+        for uri in uris {
+            buffers.push(serde_json::json!({"byteLength": size, "uri": uri}));
+        }
+        let path = dir.join("doc.gltf");
+        std::fs::write(&path, doc.to_string()).unwrap();
+        load_animation(&path, &ImportOptions::default())
+    };
+    assert_eq!(with(["big.bin", "big.bin"]).unwrap().clips.len(), 1);
+    let e = with(["big.bin", "big2.bin"]).unwrap_err();
+    assert!(e.file.ends_with("doc.gltf"), "{e}");
+    assert_eq!(e.place, Place::Json("buffers[2].uri".into()), "{e}");
+    assert!(
+        e.message.contains(&format!(
+            "at most {MAX_GLTF_BUFFER_BYTES} bytes (512 MiB) together"
+        )),
+        "{e}"
+    );
+}
+
+#[test]
 fn file_size_limits_name_the_file() {
     let dir = temp_dir("size-limits");
     let big_bvh = dir.join("huge.bvh");

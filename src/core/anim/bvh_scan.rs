@@ -64,6 +64,10 @@ pub(super) fn scan_bvh_bytes(
     let width = h.channel_count;
     let mut warnings = Vec::new();
 
+    let skip = usize::from(options.skip_first_frame);
+    // The most frame rows kept: more are refused at the first one past the limit, as the full
+    // import does, before the rest of the file is scanned.
+    let max_rows = MAX_FRAMES.min(MAX_JOINT_SAMPLES / joints.max(1)) + skip;
     // Start offset and line of every frame row.
     let mut rows: Vec<(usize, usize)> = Vec::new();
     let mut i = motion_pos;
@@ -97,6 +101,14 @@ pub(super) fn scan_bvh_bytes(
                     ),
                 ));
             }
+            if rows.len() == max_rows {
+                return Err(ImportError::new(
+                    Place::Line(line),
+                    format!(
+                        "expected at most {MAX_FRAMES} frames and {MAX_JOINT_SAMPLES} joint samples (frames x {joints} joints); this frame row goes past the limit"
+                    ),
+                ));
+            }
             rows.push((start, line));
         }
         // Past the newline.
@@ -104,7 +116,6 @@ pub(super) fn scan_bvh_bytes(
         line += 1;
     }
 
-    let skip = usize::from(options.skip_first_frame);
     let frames = if width == 0 {
         // Rest poses only: the count comes from the header, as in the full import.
         let cap = (1_000_000 / joints.max(1)).min(MAX_FRAMES) as u64;
@@ -127,18 +138,8 @@ pub(super) fn scan_bvh_bytes(
                 ),
             });
         }
-        let frames = rows.len().saturating_sub(skip);
-        if frames > MAX_FRAMES || frames.saturating_mul(joints) > MAX_JOINT_SAMPLES {
-            let (_, at) = rows
-                [(MAX_FRAMES.min(MAX_JOINT_SAMPLES / joints.max(1)) + skip).min(rows.len() - 1)];
-            return Err(ImportError::new(
-                Place::Line(at),
-                format!(
-                    "expected at most {MAX_FRAMES} frames and {MAX_JOINT_SAMPLES} joint samples (frames x {joints} joints); this frame row goes past the limit"
-                ),
-            ));
-        }
-        frames
+        // Within the limits: rows past them were refused above.
+        rows.len().saturating_sub(skip)
     };
     let skipped = options.skip_first_frame
         && if width == 0 {
@@ -341,6 +342,32 @@ Frame Time: 0.5
                 scan(&text, &o).unwrap_err(),
                 parse_bvh(&text, "arm", &o).unwrap_err()
             );
+        }
+    }
+
+    #[test]
+    fn rows_past_the_frame_limit_are_refused_at_the_first_one() {
+        // One joint, one channel: MAX_FRAMES rows, two more, then a word. The scan stops at the
+        // row past the limit (it does not collect the rest of the file), as the full import does;
+        // a skipped first row is not counted.
+        let mut text = String::from(
+            "HIERARCHY\nROOT a\n{\nOFFSET 0 0 0\nCHANNELS 1 Xrotation\n}\nMOTION\nFrames: 1\nFrame Time: 0.1\n",
+        );
+        for _ in 0..MAX_FRAMES + 2 {
+            text.push_str("0\n");
+        }
+        text.push_str("word\n");
+        for skip in [false, true] {
+            let o = ImportOptions {
+                skip_first_frame: skip,
+                ..ImportOptions::default()
+            };
+            let e = scan(&text, &o).unwrap_err();
+            assert_eq!(e, parse_bvh(&text, "a", &o).unwrap_err());
+            let last = 10 + MAX_FRAMES;
+            let at = if skip { last + 1 } else { last };
+            assert_eq!(e.place, Place::Line(at), "{e}");
+            assert!(e.message.contains("goes past the limit"), "{e}");
         }
     }
 

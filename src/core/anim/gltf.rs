@@ -12,7 +12,9 @@
 //!   keep their rest transform. Morph-target weights and channels on non-joint nodes are ignored
 //!   with a warning.
 
-use std::path::Path;
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
 
 use glam::{Mat4, Quat, Vec3, Vec4};
 use gltf::json;
@@ -27,8 +29,11 @@ const CHUNK_JSON: u32 = 0x4E4F_534A;
 const CHUNK_BIN: u32 = 0x004E_4942;
 /// Upper bound on resampled frames per clip (an hour at 120 fps), against absurd key times.
 const MAX_FRAMES: usize = crate::core::limits::MAX_FRAMES;
-/// Upper bound on frames x joints per clip (about 800 MB of tracks).
+/// Upper bound on frames x joints per clip, and over all the clips of one file (about 800 MB of
+/// tracks).
 const MAX_SAMPLES: usize = crate::core::limits::MAX_JOINT_SAMPLES;
+/// Upper bound on the bytes of all the buffers of one file together.
+const MAX_BUFFER_BYTES: u64 = crate::core::limits::MAX_GLTF_BUFFER_BYTES;
 
 fn json_err(path: impl Into<String>, message: impl Into<String>) -> ImportError {
     ImportError::new(Place::Json(path.into()), message)
@@ -179,19 +184,33 @@ fn import_json(
             ),
         ));
     }
-    let buffers = load_buffers(root, bin, base_dir)?;
+    let (buffers, buffer_bytes) = load_buffers(root, bin, base_dir)?;
     let rig = build_skeleton(root, &mut warnings)?;
-    let mut clips = Vec::with_capacity(root.animations.len());
+    let mut accessors = Accessors::new(root, &buffers, buffer_bytes);
+    // Every animation's channels and frame count first: the limits, per clip and over the whole
+    // file, are checked before any clip is allocated.
+    let per_frame = rig.skeleton.len().max(1);
+    let mut prepared = Vec::with_capacity(root.animations.len());
+    let mut samples = 0usize;
     for (ai, anim) in root.animations.iter().enumerate() {
-        clips.push(resample_animation(
-            root,
-            &buffers,
-            &rig,
-            ai,
-            anim,
-            options,
-            &mut warnings,
-        )?);
+        let p = prepare_animation(&mut accessors, &rig, ai, anim, options, &mut warnings)?;
+        // Each clip is within the limit, so the sum of those so far and one more cannot overflow.
+        samples += p.frames * per_frame;
+        if samples > MAX_SAMPLES {
+            return Err(json_err(
+                format!("animations[{ai}]"),
+                format!(
+                    "expected at most {MAX_SAMPLES} joint samples (frames x {} joints) in all the animations of the file together; animations 0 to {ai} resample to {samples}",
+                    rig.skeleton.len()
+                ),
+            ));
+        }
+        prepared.push(p);
+    }
+    drop(accessors);
+    let mut clips = Vec::with_capacity(root.animations.len());
+    for (ai, (anim, p)) in root.animations.iter().zip(prepared).enumerate() {
+        clips.push(resample_animation(root, &rig, ai, anim, p, options)?);
     }
     if clips.is_empty() {
         warnings.push(ImportWarning {
@@ -202,16 +221,35 @@ fn import_json(
     Ok(Imported { clips, warnings })
 }
 
+/// The data of each buffer of a file, shared between buffers that name the same external file.
+type Buffers = Vec<Rc<Vec<u8>>>;
+
+/// The data of every buffer of the file, in order, and the bytes they hold together. An external
+/// file named by several buffers is read once and shared (and counted once); all the buffers
+/// together may hold at most [`MAX_BUFFER_BYTES`].
 fn load_buffers(
     root: &json::Root,
     bin: Option<&[u8]>,
     base_dir: Option<&Path>,
-) -> Result<Vec<Vec<u8>>, ImportError> {
+) -> Result<(Buffers, u64), ImportError> {
     let mut out = Vec::with_capacity(root.buffers.len());
+    let mut external: HashMap<PathBuf, Rc<Vec<u8>>> = HashMap::new();
+    // Bytes of the buffers so far (each external file once).
+    let mut used = 0u64;
+    let too_much = |path: String, used: u64, more: u64| {
+        json_err(
+            path,
+            format!(
+                "expected the buffers of the file to hold at most {MAX_BUFFER_BYTES} bytes ({} MiB) together; the buffers before this one hold {used} bytes and it adds {more}",
+                MAX_BUFFER_BYTES >> 20
+            ),
+        )
+    };
     for (i, b) in root.buffers.iter().enumerate() {
         let path = format!("buffers[{i}]");
         let need = b.byte_length.0;
-        let data = match &b.uri {
+        // The data, and whether it is new (not a file an earlier buffer named).
+        let (data, new) = match &b.uri {
             None => {
                 let Some(bin) = bin.filter(|_| i == 0) else {
                     return Err(json_err(
@@ -219,7 +257,7 @@ fn load_buffers(
                         "expected a `uri` (only buffer 0 of a GLB file may use the BIN chunk)",
                     ));
                 };
-                bin.to_vec()
+                (Rc::new(bin.to_vec()), true)
             }
             Some(uri) if uri.starts_with("data:") => {
                 let Some(comma) = uri.find(',') else {
@@ -228,8 +266,9 @@ fn load_buffers(
                 if !uri[..comma].ends_with(";base64") {
                     return Err(json_err(path + ".uri", "expected a base64 data URI"));
                 }
-                decode_base64(&uri.as_bytes()[comma + 1..])
-                    .ok_or_else(|| json_err(format!("{path}.uri"), "expected valid base64 data"))?
+                let data = decode_base64(&uri.as_bytes()[comma + 1..])
+                    .ok_or_else(|| json_err(format!("{path}.uri"), "expected valid base64 data"))?;
+                (Rc::new(data), true)
             }
             Some(uri) => {
                 let Some(dir) = base_dir else {
@@ -246,27 +285,49 @@ fn load_buffers(
                     ));
                 }
                 let file = dir.join(&rel);
-                crate::core::limits::read_limited(&file, crate::core::limits::MAX_ANIM_FILE_BYTES)
-                    .map_err(|e| {
-                    json_err(
-                        format!("{path}.uri"),
-                        format!("cannot read external buffer {}: {e}", file.display()),
+                if let Some(data) = external.get(&file) {
+                    (Rc::clone(data), false)
+                } else {
+                    // A file within the limit for one buffer that would take the buffers past
+                    // their limit together is refused before it is read.
+                    let size = std::fs::metadata(&file).map_or(0, |m| m.len());
+                    if size <= crate::core::limits::MAX_ANIM_FILE_BYTES
+                        && used + size > MAX_BUFFER_BYTES
+                    {
+                        return Err(too_much(path + ".uri", used, size));
+                    }
+                    let data = crate::core::limits::read_limited(
+                        &file,
+                        crate::core::limits::MAX_ANIM_FILE_BYTES,
                     )
-                })?
+                    .map_err(|e| {
+                        json_err(
+                            format!("{path}.uri"),
+                            format!("cannot read external buffer {}: {e}", file.display()),
+                        )
+                    })?;
+                    let data = Rc::new(data);
+                    external.insert(file, Rc::clone(&data));
+                    (data, true)
+                }
             }
         };
-        if (data.len() as u64) < need {
+        let len = data.len() as u64;
+        if new {
+            if used + len > MAX_BUFFER_BYTES {
+                return Err(too_much(path, used, len));
+            }
+            used += len;
+        }
+        if len < need {
             return Err(json_err(
                 path + ".byteLength",
-                format!(
-                    "declares {need} bytes but only {} are available",
-                    data.len()
-                ),
+                format!("declares {need} bytes but only {len} are available"),
             ));
         }
         out.push(data);
     }
-    Ok(out)
+    Ok((out, used))
 }
 
 fn percent_decode(s: &str) -> String {
@@ -333,120 +394,170 @@ pub(crate) fn decode_base64(s: &[u8]) -> Option<Vec<u8>> {
     Some(out)
 }
 
-/// Reads accessor `index` as `components` floats per element (normalised integers are converted to
-/// floats as the specification says). Every offset is bounds-checked before reading.
-fn read_accessor(
-    root: &json::Root,
-    buffers: &[Vec<u8>],
-    index: usize,
-    components: usize,
-) -> Result<Vec<f32>, ImportError> {
-    let path = format!("accessors[{index}]");
-    let acc = root
-        .accessors
-        .get(index)
-        .ok_or_else(|| json_err(&path, "expected an existing accessor"))?;
-    let json::validation::Checked::Valid(ty) = acc.type_ else {
-        return Err(json_err(path + ".type", "expected a valid accessor type"));
-    };
-    let expected_components = ty.multiplicity();
-    if expected_components != components {
-        return Err(json_err(
-            path + ".type",
-            format!("expected {components} components per element, found {ty:?}"),
-        ));
+/// The file's accessors, each decoded once however many samplers use it. All of them together
+/// may decode to at most one value per byte of the file's buffers: data whose accessors do not
+/// overlap holds no more (a normalised byte is one value), so more means accessors reading the
+/// same bytes over and over, and the file is refused before the memory is taken.
+struct Accessors<'a> {
+    root: &'a json::Root,
+    buffers: &'a [Rc<Vec<u8>>],
+    /// The values of each accessor decoded so far, with their components per element.
+    decoded: Vec<Option<(usize, Rc<Vec<f32>>)>>,
+    /// Values decoded so far.
+    values: usize,
+    /// The most values allowed: the bytes of the file's buffers.
+    max_values: usize,
+}
+
+impl<'a> Accessors<'a> {
+    fn new(root: &'a json::Root, buffers: &'a [Rc<Vec<u8>>], buffer_bytes: u64) -> Self {
+        Accessors {
+            root,
+            buffers,
+            decoded: vec![None; root.accessors.len()],
+            values: 0,
+            max_values: usize::try_from(buffer_bytes).unwrap_or(usize::MAX),
+        }
     }
-    let json::validation::Checked::Valid(ct) = acc.component_type else {
-        return Err(json_err(
-            path + ".componentType",
-            "expected a valid component type",
-        ));
-    };
-    use json::accessor::ComponentType as C;
-    let (size, convert): (usize, fn(&[u8]) -> f32) = match ct.0 {
-        C::F32 => (4, |b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])),
-        C::I8 if acc.normalized => (1, |b| (f32::from(b[0] as i8) / 127.0).max(-1.0)),
-        C::U8 if acc.normalized => (1, |b| f32::from(b[0]) / 255.0),
-        C::I16 if acc.normalized => (2, |b| {
-            (f32::from(i16::from_le_bytes([b[0], b[1]])) / 32767.0).max(-1.0)
-        }),
-        C::U16 if acc.normalized => (2, |b| f32::from(u16::from_le_bytes([b[0], b[1]])) / 65535.0),
-        other => {
+
+    /// Accessor `index` as `components` floats per element, decoded on first use.
+    fn get(&mut self, index: usize, components: usize) -> Result<Rc<Vec<f32>>, ImportError> {
+        if let Some(Some((c, values))) = self.decoded.get(index)
+            && *c == components
+        {
+            return Ok(Rc::clone(values));
+        }
+        let values = Rc::new(self.decode(index, components)?);
+        self.values += values.len();
+        self.decoded[index] = Some((components, Rc::clone(&values)));
+        Ok(values)
+    }
+
+    /// Reads accessor `index` as `components` floats per element (normalised integers are
+    /// converted to floats as the specification says). Every offset is bounds-checked before
+    /// reading, and the values are counted against the file's limit before they are allocated.
+    fn decode(&self, index: usize, components: usize) -> Result<Vec<f32>, ImportError> {
+        let (root, buffers) = (self.root, self.buffers);
+        let path = format!("accessors[{index}]");
+        let acc = root
+            .accessors
+            .get(index)
+            .ok_or_else(|| json_err(&path, "expected an existing accessor"))?;
+        let json::validation::Checked::Valid(ty) = acc.type_ else {
+            return Err(json_err(path + ".type", "expected a valid accessor type"));
+        };
+        let expected_components = ty.multiplicity();
+        if expected_components != components {
             return Err(json_err(
-                path + ".componentType",
-                format!("expected FLOAT or a normalized integer type, found {other:?}"),
+                path + ".type",
+                format!("expected {components} components per element, found {ty:?}"),
             ));
         }
-    };
-    if acc.sparse.is_some() {
-        return Err(json_err(
-            path + ".sparse",
-            "sparse accessors are not supported in animation data",
-        ));
-    }
-    let count = acc.count.0 as usize;
-    let elem = size * components;
-    let Some(view_index) = acc.buffer_view else {
-        return Err(json_err(
-            path + ".bufferView",
-            "expected a buffer view (animation data without one is not supported)",
-        ));
-    };
-    let vpath = format!("bufferViews[{}]", view_index.value());
-    let view = root
-        .buffer_views
-        .get(view_index.value())
-        .ok_or_else(|| json_err(&vpath, "expected an existing buffer view"))?;
-    let buffer = buffers
-        .get(view.buffer.value())
-        .ok_or_else(|| json_err(format!("{vpath}.buffer"), "expected an existing buffer"))?;
-    let view_start = view.byte_offset.map_or(0, |o| o.0) as usize;
-    let view_len = view.byte_length.0 as usize;
-    let view_end = view_start
-        .checked_add(view_len)
-        .filter(|e| *e <= buffer.len())
-        .ok_or_else(|| json_err(&vpath, "the view runs past the end of its buffer"))?;
-    let view_bytes = &buffer[view_start..view_end];
-    let stride = view.byte_stride.map_or(elem, |s| s.0);
-    if stride < elem {
-        return Err(json_err(
-            vpath + ".byteStride",
-            format!("expected a stride of at least {elem} bytes"),
-        ));
-    }
-    let offset = acc.byte_offset.map_or(0, |o| o.0) as usize;
-    if count == 0 {
-        return Ok(Vec::new());
-    }
-    let needed = (count - 1)
-        .checked_mul(stride)
-        .and_then(|v| v.checked_add(offset))
-        .and_then(|v| v.checked_add(elem));
-    if needed.is_none_or(|n| n > view_bytes.len()) {
-        return Err(json_err(
-            path,
-            format!(
-                "{count} elements of {elem} bytes (stride {stride}, offset {offset}) do not fit in the {}-byte buffer view",
-                view_bytes.len()
-            ),
-        ));
-    }
-    let mut out = Vec::with_capacity(count * components);
-    for i in 0..count {
-        let base = offset + i * stride;
-        for c in 0..components {
-            let at = base + c * size;
-            let v = convert(&view_bytes[at..at + size]);
-            if !v.is_finite() {
+        let json::validation::Checked::Valid(ct) = acc.component_type else {
+            return Err(json_err(
+                path + ".componentType",
+                "expected a valid component type",
+            ));
+        };
+        use json::accessor::ComponentType as C;
+        let (size, convert): (usize, fn(&[u8]) -> f32) = match ct.0 {
+            C::F32 => (4, |b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])),
+            C::I8 if acc.normalized => (1, |b| (f32::from(b[0] as i8) / 127.0).max(-1.0)),
+            C::U8 if acc.normalized => (1, |b| f32::from(b[0]) / 255.0),
+            C::I16 if acc.normalized => (2, |b| {
+                (f32::from(i16::from_le_bytes([b[0], b[1]])) / 32767.0).max(-1.0)
+            }),
+            C::U16 if acc.normalized => {
+                (2, |b| f32::from(u16::from_le_bytes([b[0], b[1]])) / 65535.0)
+            }
+            other => {
                 return Err(json_err(
-                    path,
-                    format!("element {i} component {c} is not a finite number"),
+                    path + ".componentType",
+                    format!("expected FLOAT or a normalized integer type, found {other:?}"),
                 ));
             }
-            out.push(v);
+        };
+        if acc.sparse.is_some() {
+            return Err(json_err(
+                path + ".sparse",
+                "sparse accessors are not supported in animation data",
+            ));
         }
+        let count = acc.count.0 as usize;
+        let elem = size * components;
+        let Some(view_index) = acc.buffer_view else {
+            return Err(json_err(
+                path + ".bufferView",
+                "expected a buffer view (animation data without one is not supported)",
+            ));
+        };
+        let vpath = format!("bufferViews[{}]", view_index.value());
+        let view = root
+            .buffer_views
+            .get(view_index.value())
+            .ok_or_else(|| json_err(&vpath, "expected an existing buffer view"))?;
+        let buffer = buffers
+            .get(view.buffer.value())
+            .ok_or_else(|| json_err(format!("{vpath}.buffer"), "expected an existing buffer"))?;
+        let view_start = view.byte_offset.map_or(0, |o| o.0) as usize;
+        let view_len = view.byte_length.0 as usize;
+        let view_end = view_start
+            .checked_add(view_len)
+            .filter(|e| *e <= buffer.len())
+            .ok_or_else(|| json_err(&vpath, "the view runs past the end of its buffer"))?;
+        let view_bytes = &buffer[view_start..view_end];
+        let stride = view.byte_stride.map_or(elem, |s| s.0);
+        if stride < elem {
+            return Err(json_err(
+                vpath + ".byteStride",
+                format!("expected a stride of at least {elem} bytes"),
+            ));
+        }
+        let offset = acc.byte_offset.map_or(0, |o| o.0) as usize;
+        if count == 0 {
+            return Ok(Vec::new());
+        }
+        let needed = (count - 1)
+            .checked_mul(stride)
+            .and_then(|v| v.checked_add(offset))
+            .and_then(|v| v.checked_add(elem));
+        if needed.is_none_or(|n| n > view_bytes.len()) {
+            return Err(json_err(
+                path,
+                format!(
+                    "{count} elements of {elem} bytes (stride {stride}, offset {offset}) do not fit in the {}-byte buffer view",
+                    view_bytes.len()
+                ),
+            ));
+        }
+        // Fits in the view (checked above), so no overflow.
+        let values = count * components;
+        if values > self.max_values - self.values {
+            return Err(json_err(
+                path,
+                format!(
+                    "expected the accessors of the file to decode to at most {} values in all (one per byte of its buffers; each accessor counts once), but this one adds {values} to the {} decoded so far: accessors read the same bytes over and over",
+                    self.max_values, self.values
+                ),
+            ));
+        }
+        let mut out = Vec::with_capacity(values);
+        for i in 0..count {
+            let base = offset + i * stride;
+            for c in 0..components {
+                let at = base + c * size;
+                let v = convert(&view_bytes[at..at + size]);
+                if !v.is_finite() {
+                    return Err(json_err(
+                        path,
+                        format!("element {i} component {c} is not a finite number"),
+                    ));
+                }
+                out.push(v);
+            }
+        }
+        Ok(out)
     }
-    Ok(out)
 }
 
 /// The skeleton and how glTF nodes map onto it.
@@ -642,10 +753,10 @@ enum Interp {
 }
 
 /// One channel's keys: times and values (`width` floats per value; cubic splines store
-/// in-tangent, value, out-tangent per key).
+/// in-tangent, value, out-tangent per key), shared with the other channels of the same accessors.
 struct Track {
-    times: Vec<f32>,
-    values: Vec<f32>,
+    times: Rc<Vec<f32>>,
+    values: Rc<Vec<f32>>,
     width: usize,
     interp: Interp,
 }
@@ -750,19 +861,34 @@ fn unit_quat(q: Quat) -> Quat {
     }
 }
 
-fn resample_animation(
-    root: &json::Root,
-    buffers: &[Vec<u8>],
+/// One animation read and checked, ready to be resampled.
+struct Prepared {
+    /// Joint, slot (0 translation, 1 rotation, 2 scale) and keys of each channel used, in channel
+    /// order (a later channel on the same joint and slot replaces an earlier one).
+    tracks: Vec<(usize, usize, Track)>,
+    /// First and last key time.
+    start: f32,
+    end: f32,
+    /// The first frame resampled (1 when the first frame is skipped), and how many are.
+    first: usize,
+    frames: usize,
+}
+
+/// Reads the channels of animation `ai` and counts its frames at the resampling rate, within the
+/// frame and sample limits of one clip; nothing the size of the clip is allocated.
+fn prepare_animation(
+    accessors: &mut Accessors<'_>,
     rig: &Rig,
     ai: usize,
     anim: &json::Animation,
     options: &ImportOptions,
     warnings: &mut Vec<ImportWarning>,
-) -> Result<Clip, ImportError> {
+) -> Result<Prepared, ImportError> {
     use json::animation::{Interpolation as I, Property as P};
     let nj = rig.skeleton.len();
-    // Per joint: translation, rotation, scale tracks.
-    let mut tracks: Vec<[Option<Track>; 3]> = (0..nj).map(|_| [None, None, None]).collect();
+    let mut tracks = Vec::new();
+    // The joints and slots given a track so far.
+    let mut taken = HashSet::new();
     let mut start = 0.0f32;
     let mut end = 0.0f32;
     let mut warned_weights = false;
@@ -814,7 +940,7 @@ fn resample_animation(
                 ));
             }
         };
-        let times = read_accessor(root, buffers, sampler.input.value(), 1)?;
+        let times = accessors.get(sampler.input.value(), 1)?;
         if times.is_empty() {
             return Err(json_err(spath + ".input", "expected at least one key time"));
         }
@@ -824,7 +950,7 @@ fn resample_animation(
                 "expected non-decreasing key times",
             ));
         }
-        let values = read_accessor(root, buffers, sampler.output.value(), width)?;
+        let values = accessors.get(sampler.output.value(), width)?;
         let per_key = if interp == Interp::Cubic { 3 } else { 1 };
         if values.len() != times.len() * per_key * width {
             return Err(json_err(
@@ -839,7 +965,7 @@ fn resample_animation(
         }
         start = start.min(times[0]);
         end = end.max(times[times.len() - 1]);
-        if tracks[joint][slot].is_some() {
+        if !taken.insert((joint, slot)) {
             warnings.push(ImportWarning {
                 place: Place::Json(cpath.clone()),
                 message: String::from(
@@ -847,12 +973,16 @@ fn resample_animation(
                 ),
             });
         }
-        tracks[joint][slot] = Some(Track {
-            times,
-            values,
-            width,
-            interp,
-        });
+        tracks.push((
+            joint,
+            slot,
+            Track {
+                times,
+                values,
+                width,
+                interp,
+            },
+        ));
     }
     let fps = options.gltf_fps;
     let span = (end - start).max(0.0);
@@ -866,9 +996,46 @@ fn resample_animation(
             ),
         ));
     }
-    let mut frames = intervals as usize + 1;
+    let frames = intervals as usize + 1;
     let first = usize::from(options.skip_first_frame && frames > 0);
-    frames -= first;
+    if options.skip_first_frame {
+        warnings.push(ImportWarning {
+            place: Place::Json(format!("animations[{ai}]")),
+            message: String::from("skipped the first frame as requested (skip first frame option)"),
+        });
+    }
+    Ok(Prepared {
+        tracks,
+        start,
+        end,
+        first,
+        frames: frames - first,
+    })
+}
+
+/// Resamples a prepared animation into a clip.
+fn resample_animation(
+    root: &json::Root,
+    rig: &Rig,
+    ai: usize,
+    anim: &json::Animation,
+    prepared: Prepared,
+    options: &ImportOptions,
+) -> Result<Clip, ImportError> {
+    let nj = rig.skeleton.len();
+    let Prepared {
+        tracks: list,
+        start,
+        end,
+        first,
+        frames,
+    } = prepared;
+    // Per joint: translation, rotation, scale tracks.
+    let mut tracks: Vec<[Option<&Track>; 3]> = vec![[None; 3]; nj];
+    for (joint, slot, track) in &list {
+        tracks[*joint][*slot] = Some(track);
+    }
+    let fps = options.gltf_fps;
     let mut rotations: Vec<Quat> = Vec::with_capacity(frames * nj);
     let mut translations = Vec::with_capacity(frames * nj);
     let mut scales = Vec::with_capacity(frames * nj);
@@ -879,15 +1046,15 @@ fn resample_animation(
             let node = &root.nodes[rig.node_of_joint[j]];
             let own = node_local(node);
             let mut local = own;
-            if let Some(tr) = &tracks[j][0] {
+            if let Some(tr) = tracks[j][0] {
                 tr.eval(t, &mut buf[..3]);
                 local.translation = Vec3::new(buf[0], buf[1], buf[2]);
             }
-            if let Some(tr) = &tracks[j][1] {
+            if let Some(tr) = tracks[j][1] {
                 tr.eval(t, &mut buf);
                 local.rotation = Quat::from_vec4(Vec4::from_array(buf));
             }
-            if let Some(tr) = &tracks[j][2] {
+            if let Some(tr) = tracks[j][2] {
                 tr.eval(t, &mut buf[..3]);
                 local.scale = Vec3::new(buf[0], buf[1], buf[2]);
             }
@@ -904,12 +1071,6 @@ fn resample_animation(
             translations.push(local.translation);
             scales.push(local.scale);
         }
-    }
-    if options.skip_first_frame {
-        warnings.push(ImportWarning {
-            place: Place::Json(format!("animations[{ai}]")),
-            message: String::from("skipped the first frame as requested (skip first frame option)"),
-        });
     }
     let clip = Clip {
         name: anim
