@@ -107,7 +107,7 @@ pub fn inspect(args: InspectArgs) -> ExitCode {
     {
         return match describe(file, &options, args.fast) {
             Ok(d) => {
-                emit(&if args.json {
+                super::emit(&if args.json {
                     format!("{}\n", d.json)
                 } else {
                     d.text
@@ -181,7 +181,7 @@ pub fn inspect(args: InspectArgs) -> ExitCode {
             }
         }
     }
-    emit(&out);
+    super::emit(&out);
     if failed > 0 {
         eprintln!("taglane: {failed} of {total} file(s) could not be read");
         return ExitCode::from(1);
@@ -331,23 +331,16 @@ pub fn sample(args: SampleArgs) -> ExitCode {
                 serde_json::json!({"name": name, "position": [m.translation.x, m.translation.y, m.translation.z]})
             })
             .collect();
-        emit(&format!("{}\n", serde_json::json!({ "joints": joints })));
+        super::emit(&format!("{}\n", serde_json::json!({ "joints": joints })));
     } else {
         let mut text = String::new();
         for (name, m) in first.skeleton.names.iter().zip(&model) {
             let p = m.translation;
             let _ = writeln!(text, "{name} {} {} {}", p.x, p.y, p.z);
         }
-        emit(&text);
+        super::emit(&text);
     }
     ExitCode::SUCCESS
-}
-
-/// Writes to stdout, ignoring a closed pipe (`taglane sample ... | head` must not panic).
-fn emit(text: &str) {
-    let mut out = std::io::stdout().lock();
-    let _ = out.write_all(text.as_bytes());
-    let _ = out.flush();
 }
 
 /// Loads a file and picks one clip (by name or index; the first by default). On failure the error is

@@ -6,7 +6,7 @@
 //! are named on stderr with the reason and skipped), 1 when none was, 2 on bad usage or a bad rule
 //! file.
 
-use std::io::{IsTerminal as _, Write as _};
+use std::io::IsTerminal as _;
 use std::path::{Component, Path, PathBuf};
 use std::process::ExitCode;
 
@@ -331,9 +331,7 @@ pub fn autotag_cmd(args: AutotagArgs) -> ExitCode {
     } else {
         summary(&doc, args.out.as_deref())
     };
-    let mut stdout = std::io::stdout().lock();
-    let _ = stdout.write_all(text.as_bytes());
-    let _ = stdout.flush();
+    super::emit(&text);
     ExitCode::SUCCESS
 }
 

@@ -70,7 +70,8 @@ pub struct CompressArgs {
     /// Automatic bit widths under this error (cm at 3 cm from each joint). Default 0.01.
     #[arg(long, conflicts_with_all = ["bits", "preset", "settings"])]
     pub error_cm: Option<f32>,
-    /// Fixed bit width for every track (3..=16 or 32 = raw float).
+    /// Fixed bit width for every track: 0 (each track constant over each segment, at the middle of
+    /// its range there), 3..=16, or 32 (the raw float).
     #[arg(long, conflicts_with_all = ["preset", "settings"])]
     pub bits: Option<u8>,
     /// Rotation packing.
@@ -384,9 +385,12 @@ pub fn compress(args: CompressArgs) -> ExitCode {
         Err(e) => return super::fail_input(e),
     };
     if args.report == Some(ReportFormat::Json) {
-        println!("{}", report_json(input, &name, &args.output, &r));
+        super::emit(&format!(
+            "{}\n",
+            report_json(input, &name, &args.output, &r)
+        ));
     } else {
-        println!("{}", report_line(input, None, &args.output, &r));
+        super::emit(&format!("{}\n", report_line(input, None, &args.output, &r)));
     }
     ExitCode::SUCCESS
 }
@@ -550,7 +554,10 @@ fn compress_many(args: &CompressArgs, unit_cm: f32, settings: &CompressSettings)
                     reports.push(report_json(&w.input, &w.clip, &w.output, &w.result));
                 } else {
                     let clip = w.several.then_some(w.clip.as_str());
-                    println!("{}", report_line(&w.input, clip, &w.output, &w.result));
+                    super::emit(&format!(
+                        "{}\n",
+                        report_line(&w.input, clip, &w.output, &w.result)
+                    ));
                 }
             }
             Err(e) => {
@@ -560,7 +567,7 @@ fn compress_many(args: &CompressArgs, unit_cm: f32, settings: &CompressSettings)
         }
     }
     if args.report == Some(ReportFormat::Json) {
-        println!("{}", serde_json::Value::Array(reports));
+        super::emit(&format!("{}\n", serde_json::Value::Array(reports)));
     }
     let ok = results.len() - failed;
     eprintln!(
@@ -596,19 +603,21 @@ pub fn decompress(args: DecompressArgs) -> ExitCode {
             if !(fps.is_finite() && fps > 0.0) {
                 return super::fail_usage(format!("--fps must be a positive number, found {fps}"));
             }
-            // Frame k at time k / fps, every frame up to the clip's duration.
-            let frames =
-                (f64::from(clip.duration_s()) * f64::from(fps) + 1e-6).floor() as usize + 1;
+            // Frame k at time k / fps, every frame up to the clip's duration. Counted and checked
+            // against the limits as a float: a huge rate (or a tiny one in the file) makes a count
+            // no integer holds.
+            let frames = (f64::from(clip.duration_s()) * f64::from(fps) + 1e-6).floor() + 1.0;
+            let joints = clip.joint_count();
             let max = crate::core::limits::MAX_FRAMES;
-            if frames > max || frames * clip.joint_count() > crate::core::limits::MAX_JOINT_SAMPLES
-            {
+            let max_samples = crate::core::limits::MAX_JOINT_SAMPLES;
+            if !(frames <= max as f64 && frames * joints as f64 <= max_samples as f64) {
                 return super::fail_usage(format!(
-                    "--fps {fps}: {frames} frames of {} joints is more than the limits ({max} frames, {} joint samples)",
-                    clip.joint_count(),
-                    crate::core::limits::MAX_JOINT_SAMPLES
+                    "--fps {fps}: {}: {} s at {fps} fps is {frames} frames of {joints} joints; expected at most {max} frames and {max_samples} joint samples",
+                    args.input.display(),
+                    clip.duration_s()
                 ));
             }
-            clip.resample(fps, frames)
+            clip.resample(fps, frames as usize)
         }
     };
     let text = write_bvh(&decoded);
@@ -710,7 +719,7 @@ pub fn compare(args: CompareArgs) -> ExitCode {
         rows.push(row);
     }
     if args.json {
-        println!("{}", serde_json::Value::Array(rows));
+        super::emit(&format!("{}\n", serde_json::Value::Array(rows)));
         return ExitCode::SUCCESS;
     }
     let mut out = format!(
@@ -731,7 +740,7 @@ pub fn compare(args: CompareArgs) -> ExitCode {
             r["decode_us"].as_f64().unwrap_or(0.0),
         );
     }
-    print!("{out}");
+    super::emit(&out);
     ExitCode::SUCCESS
 }
 

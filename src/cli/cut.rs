@@ -75,13 +75,15 @@ pub fn cut(args: CutArgs) -> ExitCode {
         }
         Err(e) => return super::fail_input(e),
     };
+    let mut out = String::new();
     for p in &summary.written {
-        println!("{}", p.display());
+        out.push_str(&format!("{}\n", p.display()));
     }
     for f in &summary.failed {
         eprintln!("taglane: {f}");
     }
-    println!("{}", summary.line(&args.out));
+    out.push_str(&format!("{}\n", summary.line(&args.out)));
+    super::emit(&out);
     if summary.failed.is_empty() {
         ExitCode::SUCCESS
     } else {

@@ -6,7 +6,6 @@
 //! - `taglane find ANIM... --query ANIM:START:STOP [--units U]`: the animation files given (and the
 //!   query's file) are searched; nothing is written.
 
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
@@ -216,7 +215,6 @@ fn print_report(args: &FindArgs, p: &Prepared, index: &SearchIndex, matches: &[M
     let q = &p.query;
     let qname = p.names[q.clip].as_str();
     let frames = index.frames(q.clip).unwrap_or(0);
-    let mut stdout = std::io::stdout().lock();
     if args.json {
         let report = Report {
             query: QueryOut {
@@ -236,9 +234,7 @@ fn print_report(args: &FindArgs, p: &Prepared, index: &SearchIndex, matches: &[M
                 .collect(),
         };
         match serde_json::to_string_pretty(&report) {
-            Ok(text) => {
-                let _ = writeln!(stdout, "{text}");
-            }
+            Ok(text) => super::emit(&format!("{text}\n")),
             Err(e) => return super::fail_input(e),
         }
     } else {
@@ -247,7 +243,7 @@ fn print_report(args: &FindArgs, p: &Prepared, index: &SearchIndex, matches: &[M
             .map(|m| p.names[m.clip].chars().count())
             .max()
             .unwrap_or(4)
-            .max(4);
+            .clamp(4, super::MAX_COLUMN_WIDTH);
         let mut text = format!(
             "query: {qname} {}:{} ({} of {frames} frames)\n",
             q.start,
@@ -272,9 +268,8 @@ fn print_report(args: &FindArgs, p: &Prepared, index: &SearchIndex, matches: &[M
                 ));
             }
         }
-        let _ = stdout.write_all(text.as_bytes());
+        super::emit(&text);
     }
-    let _ = stdout.flush();
     eprintln!(
         "taglane: searched {} clips, {} frames",
         p.features.iter().flatten().count(),

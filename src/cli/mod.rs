@@ -115,6 +115,19 @@ pub(crate) fn parse_query_or_fail(
     })
 }
 
+/// Widest a table column is padded to, in characters. A longer cell (a long tag or clip name) is
+/// printed whole, past its column, instead of every row of the table being padded to its width.
+pub(crate) const MAX_COLUMN_WIDTH: usize = 60;
+
+/// Writes `text` to stdout and flushes it, ignoring a closed pipe: `taglane query ... | head -1`
+/// must not panic (as `print!` does) when the reader has gone.
+pub(crate) fn emit(text: &str) {
+    use std::io::Write as _;
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes());
+    let _ = out.flush();
+}
+
 /// Prints a usage error and returns exit code 2.
 pub(crate) fn fail_usage(err: impl std::fmt::Display) -> ExitCode {
     eprintln!("taglane: {err}");

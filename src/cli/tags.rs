@@ -98,8 +98,8 @@ pub fn query(args: QueryArgs) -> ExitCode {
                 list.join(", ")
             );
         }
-        let _ = write!(s, "}}, \"frames\": {total}, \"ranges\": {total_ranges}}}");
-        println!("{s}");
+        let _ = writeln!(s, "}}, \"frames\": {total}, \"ranges\": {total_ranges}}}");
+        super::emit(&s);
         return ExitCode::SUCCESS;
     }
     let rows: Vec<[String; 4]> = result
@@ -125,21 +125,19 @@ pub fn query(args: QueryArgs) -> ExitCode {
         total.to_string(),
         format!("{seconds:.2}"),
     ];
-    print!(
-        "{}",
-        table(
-            &["clip", "ranges", "frames", "seconds"],
-            &rows,
-            Some(&total_row)
-        )
+    let mut out = table(
+        &["clip", "ranges", "frames", "seconds"],
+        &rows,
+        Some(&total_row),
     );
     if rows.is_empty() {
-        println!("no frame matches `{}`", args.expr);
+        let _ = writeln!(out, "no frame matches `{}`", args.expr);
     }
-    match auto {
-        Some(report) => println!("engine: auto ({})", report.reason()),
-        None => println!("engine: {}", engine.name()),
-    }
+    let _ = match auto {
+        Some(report) => writeln!(out, "engine: auto ({})", report.reason()),
+        None => writeln!(out, "engine: {}", engine.name()),
+    };
+    super::emit(&out);
     ExitCode::SUCCESS
 }
 
@@ -167,20 +165,21 @@ pub fn tags(args: TagsArgs) -> ExitCode {
             ]
         })
         .collect();
-    print!(
-        "{}",
-        table(&["tag", "color", "clips", "ranges", "frames"], &rows, None)
-    );
-    println!(
+    let mut out = table(&["tag", "color", "clips", "ranges", "frames"], &rows, None);
+    let _ = writeln!(
+        out,
         "{} tags, {} clips, {} saved queries",
         doc.tags.len(),
         doc.clips.len(),
         doc.queries.len()
     );
+    super::emit(&out);
     ExitCode::SUCCESS
 }
 
-/// A plain text table: first column left-aligned, the others right-aligned.
+/// A plain text table: first column left-aligned, the others right-aligned. A column is at most
+/// [`super::MAX_COLUMN_WIDTH`] characters wide: a longer cell is printed whole, unpadded, so the
+/// table stays about the size of its cells.
 fn table<const N: usize>(
     head: &[&str; N],
     rows: &[[String; N]],
@@ -189,13 +188,13 @@ fn table<const N: usize>(
     let mut width = head.map(|h| h.chars().count());
     for row in rows.iter().chain(total) {
         for (w, cell) in width.iter_mut().zip(row) {
-            *w = (*w).max(cell.chars().count());
+            *w = (*w).max(cell.chars().count().min(super::MAX_COLUMN_WIDTH));
         }
     }
     let line = |cells: &[String]| {
         let mut s = String::new();
         for (i, (cell, w)) in cells.iter().zip(width).enumerate() {
-            let pad = w - cell.chars().count();
+            let pad = w.saturating_sub(cell.chars().count());
             if i == 0 {
                 let _ = write!(s, "{cell}{}", " ".repeat(pad));
             } else {
@@ -214,4 +213,28 @@ fn table<const N: usize>(
         s.push_str(&line(t));
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_long_cell_does_not_pad_every_row() {
+        let long = "x".repeat(100_000);
+        let mut rows: Vec<[String; 2]> = (0..1_000)
+            .map(|i| [format!("clip{i}"), i.to_string()])
+            .collect();
+        rows.push([long.clone(), "7".to_string()]);
+        let text = table(&["clip", "frames"], &rows, None);
+        // Padded to the long cell, the table would be 100 MB.
+        assert!(text.len() < long.len() + 100_000, "{} bytes", text.len());
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 2 + rows.len());
+        // Short cells are padded to the capped width; the long one is printed whole.
+        let w = crate::cli::MAX_COLUMN_WIDTH;
+        assert_eq!(lines[0], format!("{:<w$}  frames", "clip"));
+        assert_eq!(lines[2], format!("{:<w$}       0", "clip0"));
+        assert_eq!(lines[2 + 1_000], format!("{long}       7"));
+    }
 }

@@ -1,7 +1,7 @@
 //! The compression subcommands on the built binary, with a small BVH written to a temp dir.
 
-use crate::common::bin;
 use crate::common::temp_dir;
+use crate::common::{Scratch, bin, run, run_with_closed_stdout, text};
 
 const BVH: &str = "HIERARCHY
 ROOT Hips
@@ -503,4 +503,85 @@ fn several_clips_of_one_file() {
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
     std::fs::remove_dir_all(&dir).ok();
+}
+
+/// `decompress --fps` with a rate whose frame count no integer holds is refused with the limits,
+/// not wrapped around into a clip without frames.
+#[test]
+fn decompress_fps_beyond_the_frame_limit_is_refused() {
+    let dir = Scratch::new("fps-huge");
+    let bvh = dir.join("in.bvh");
+    std::fs::write(&bvh, BVH).unwrap();
+    let tlc = dir.join("in.tlc");
+    assert!(compress(&bvh, &tlc, &["--units", "cmu"]).success());
+    let back = dir.join("back.bvh");
+    for fps in ["1e30", "1e9"] {
+        let out = run(&[
+            "decompress",
+            tlc.to_str().unwrap(),
+            "-o",
+            back.to_str().unwrap(),
+            "--fps",
+            fps,
+        ]);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "--fps {fps}: {err}");
+        assert!(
+            err.contains("in.tlc") && err.contains("expected at most 432000 frames"),
+            "--fps {fps}: {err}"
+        );
+        assert!(!back.exists(), "--fps {fps}: nothing is written");
+    }
+}
+
+/// The reports of `compress` and `compare` into a pipe closed before they write: no panic.
+#[test]
+fn a_closed_stdout_is_not_a_panic() {
+    let dir = Scratch::new("closed");
+    let bvh = dir.join("in.bvh");
+    std::fs::write(&bvh, BVH).unwrap();
+    let (b, tlc) = (bvh.to_str().unwrap(), dir.join("in.tlc"));
+    let t = tlc.to_str().unwrap();
+    for args in [
+        vec!["compress", b, "-o", t],
+        vec!["compress", b, "-o", t, "--report", "json"],
+        vec!["compare", b, "--preset", "raw"],
+        vec!["compare", b, "--preset", "raw", "--json"],
+    ] {
+        let out = run_with_closed_stdout(&args);
+        let err = text(&out.stderr);
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        assert_ne!(out.status.code(), Some(101), "{args:?}: {err}");
+    }
+}
+
+/// `--bits` takes what the settings accept, 0 included, and its help says what 0 means.
+#[test]
+fn bits_help_matches_the_accepted_widths() {
+    let dir = Scratch::new("bits");
+    let bvh = dir.join("in.bvh");
+    std::fs::write(&bvh, BVH).unwrap();
+    for bits in ["0", "3", "16", "32"] {
+        let st = compress(&bvh, &dir.join("out.tlc"), &["--bits", bits]);
+        assert!(st.success(), "--bits {bits}");
+    }
+    for bits in ["1", "2", "17", "31"] {
+        let st = compress(&bvh, &dir.join("out.tlc"), &["--bits", bits]);
+        assert_eq!(st.code(), Some(2), "--bits {bits}");
+    }
+    let help = text(&run(&["compress", "--help"]).stdout);
+    let bits = help
+        .split("--bits <BITS>")
+        .nth(1)
+        .and_then(|h| h.split("--rotation").next())
+        .unwrap_or_default()
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(
+        bits.contains("0 (each track constant over each segment")
+            && bits.contains("3..=16")
+            && bits.contains("32 (the raw float)"),
+        "{help}"
+    );
 }

@@ -193,3 +193,45 @@ fn demo_frames(i: usize) -> u32 {
         .unwrap()
         .frames
 }
+
+/// `--report FILE` replaces the file whole (written beside it, then renamed over it), as every
+/// save does: a second name of the old file (a hard link) keeps the old text, and no temporary
+/// file is left behind.
+#[test]
+fn import_report_is_saved_atomically() {
+    let dir = crate::common::Scratch::new("report");
+    let lib = library(&dir);
+    let project = dir.join("p.taglane.json");
+    let report = dir.join("report.txt");
+    let other = dir.join("other-name.txt");
+    std::fs::write(&report, "the old report\n").unwrap();
+    std::fs::hard_link(&report, &other).unwrap();
+    let out = run(&[
+        "import",
+        lib.to_str().unwrap(),
+        "-o",
+        project.to_str().unwrap(),
+        "--report",
+        report.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(
+        std::fs::read_to_string(&report)
+            .unwrap()
+            .contains("failed (1)")
+    );
+    assert_eq!(
+        std::fs::read_to_string(&other).unwrap(),
+        "the old report\n",
+        "the report was written into the old file instead of replacing it"
+    );
+    let mut names: Vec<String> = std::fs::read_dir(&*dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        ["lib", "other-name.txt", "p.taglane.json", "report.txt"]
+    );
+}

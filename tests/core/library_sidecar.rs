@@ -587,3 +587,25 @@ fn a_library_read_in_blocks_loads_in_walk_order() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// The warnings of a sidecar's markers and notes name the sidecar, like its other warnings: merged
+/// into a library's warnings they must not seem to be about the project file.
+#[test]
+fn marker_and_note_warnings_name_the_sidecar() {
+    let text = r#"{"format": "taglane.cliptags", "version": 1, "clip": "walk", "frames": 100,
+        "fps": 30, "tags": {"Step": [[0, 10]]}, "markers": {"Step": [5, 5]},
+        "notes": {"Step": [{"marker": 5, "note": "a", "colour": "red"},
+                           {"range": [2, 4], "note": "b"}, {"range": [0, 10], "note": "c"}]}}"#;
+    let (_, warnings) = parse_cliptags_tree(text, "takes/walk.bvh.tags.json").unwrap();
+    let paths: Vec<&str> = warnings.iter().map(|w| w.path.as_str()).collect();
+    assert_eq!(
+        paths,
+        [
+            "takes/walk.bvh.tags.json: markers.Step",
+            "takes/walk.bvh.tags.json: notes.Step[0].colour",
+            "takes/walk.bvh.tags.json: notes.Step[1].range",
+            "takes/walk.bvh.tags.json: notes.Step[2]",
+        ],
+        "{warnings:?}"
+    );
+}

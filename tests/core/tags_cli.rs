@@ -1,6 +1,6 @@
 //! `taglane query` and `taglane tags`, run as the built binary on a small file.
 
-use crate::common::{Scratch, run, text};
+use crate::common::{Scratch, run, run_with_closed_stdout, text};
 use std::path::PathBuf;
 
 const FILE: &str = r##"{ "format": "taglane.tags", "version": 1,
@@ -194,4 +194,82 @@ fn warnings_go_to_stderr_and_do_not_fail() {
     );
     let v: serde_json::Value = serde_json::from_str(&text(&out.stdout)).unwrap();
     assert_eq!(v["clips"]["walk_01"], serde_json::json!([[100, 170]]));
+}
+
+/// A file of `clips` clips and `tags` tags: `Walk` on every clip, tag `t{i}` on clip `i`; the
+/// first clip and the first `t` tag are named by `first_clip` and `first_tag`.
+fn many(clips: usize, tags: usize, first_clip: &str, first_tag: &str) -> String {
+    let names: Vec<String> = (0..clips)
+        .map(|i| {
+            if i == 0 {
+                first_clip.to_owned()
+            } else {
+                format!("clip{i}")
+            }
+        })
+        .collect();
+    let clip_list: Vec<serde_json::Value> = names
+        .iter()
+        .map(|n| serde_json::json!({"name": n, "frames": 100, "fps": 30.0}))
+        .collect();
+    let mut tag_list = vec![serde_json::json!({
+        "name": "Walk",
+        "ranges": names.iter().map(|n| (n.clone(), serde_json::json!([[0, 50]]))).collect::<serde_json::Map<_, _>>(),
+    })];
+    for i in 0..tags {
+        let name = if i == 0 {
+            first_tag.to_owned()
+        } else {
+            format!("t{i}")
+        };
+        tag_list.push(serde_json::json!({
+            "name": name,
+            "ranges": {names[i % clips].clone(): [[10, 20]]},
+        }));
+    }
+    serde_json::json!({"format": "taglane.tags", "version": 1, "clips": clip_list, "tags": tag_list})
+        .to_string()
+}
+
+/// `query` and `tags` into a pipe closed before they write (`taglane query ... | head -1`): no
+/// panic. The outputs are larger than a pipe holds, so every write after the first screenful
+/// fails.
+#[test]
+fn a_closed_stdout_is_not_a_panic() {
+    let (_dir, path) = setup("closed", &many(5_000, 5_000, "clip0", "t0"));
+    let p = path.to_str().unwrap();
+    for args in [
+        vec!["query", p, "Walk"],
+        vec!["query", p, "Walk", "--json"],
+        vec!["tags", p],
+    ] {
+        let out = run_with_closed_stdout(&args);
+        let err = text(&out.stderr);
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        assert_ne!(out.status.code(), Some(101), "{args:?}: {err}");
+    }
+}
+
+/// A 100,000-character tag or clip name is printed once, not padded into every row of the table.
+#[test]
+fn long_names_do_not_widen_every_row() {
+    let long_clip = "c".repeat(100_000);
+    let long_tag = "T".repeat(100_000);
+    let (_dir, path) = setup("long", &many(300, 300, &long_clip, &long_tag));
+    let p = path.to_str().unwrap();
+    for (args, long) in [
+        (vec!["query", p, "Walk"], &long_clip),
+        (vec!["tags", p], &long_tag),
+    ] {
+        let out = run(&args);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        let s = text(&out.stdout);
+        // Padded to the long name, the 300 rows would be 30 MB.
+        assert!(s.len() < 150_000, "{args:?}: {} bytes", s.len());
+        assert!(s.lines().any(|l| l.starts_with(long.as_str())), "{args:?}");
+        let row = s
+            .lines()
+            .find(|l| l.starts_with("clip7 ") || l.starts_with("t7 "));
+        assert!(row.is_some_and(|r| r.len() < 120), "{args:?}: {row:?}");
+    }
 }

@@ -195,6 +195,16 @@ fn warn_unknown(
     }
 }
 
+/// Warnings of the readers shared with the project file (their paths are inside the document),
+/// named with the sidecar `file` like the sidecar's other warnings: once merged into a library's
+/// warnings they would otherwise seem to be about the project file.
+fn in_file(file: &str, warnings: Vec<LoadWarning>) -> impl Iterator<Item = LoadWarning> {
+    warnings.into_iter().map(move |w| LoadWarning {
+        path: format!("{file}: {}", w.path),
+        message: w.message,
+    })
+}
+
 /// Checks `format` and `version` of a file.
 fn header(
     fields: &[(String, Json)],
@@ -417,8 +427,10 @@ pub fn parse_cliptags_tree(
         check_keys(entries, "markers", &[], &fail)?;
         for (name, list) in entries {
             let path = key_path("markers", name);
+            let mut found = Vec::new();
             let list =
-                annotations::read_marker_list(file, &to_tree(list), &path, frames, &mut warnings)?;
+                annotations::read_marker_list(file, &to_tree(list), &path, frames, &mut found)?;
+            warnings.extend(in_file(file, found));
             if !list.is_empty() {
                 markers.push((name.clone(), list));
             }
@@ -438,6 +450,7 @@ pub fn parse_cliptags_tree(
                 .iter()
                 .find(|(t, _)| t == name)
                 .map_or(&[][..], |(_, m)| m.as_slice());
+            let mut found = Vec::new();
             let list = annotations::read_note_list(
                 file,
                 &to_tree(list),
@@ -445,8 +458,9 @@ pub fn parse_cliptags_tree(
                 frames,
                 ranges,
                 marks,
-                &mut warnings,
+                &mut found,
             )?;
+            warnings.extend(in_file(file, found));
             if !list.is_empty() {
                 notes.push((name.clone(), list));
             }
