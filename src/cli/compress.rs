@@ -210,8 +210,16 @@ fn file_part(name: &str) -> String {
 }
 
 fn settings_from_file(path: &Path) -> Result<CompressSettings, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
+    let bytes =
+        crate::core::limits::read_limited(path, crate::core::limits::MAX_SETTINGS_FILE_BYTES)
+            .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
+    let text = String::from_utf8(bytes).map_err(|e| {
+        format!(
+            "{}: byte {}: expected UTF-8 text (a JSON settings file)",
+            path.display(),
+            e.utf8_error().valid_up_to()
+        )
+    })?;
     let s: CompressSettings = serde_json::from_str(&text).map_err(|e| {
         format!(
             "{}: line {} column {}: {e}",

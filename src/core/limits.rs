@@ -15,6 +15,8 @@ pub const MAX_TAGS_FILE_BYTES: u64 = 256 << 20;
 pub const MAX_TLC_FILE_BYTES: u64 = 256 << 20;
 /// Largest CSV range list read, in bytes: 256 MiB.
 pub const MAX_CSV_FILE_BYTES: u64 = 256 << 20;
+/// Largest compression settings file (`taglane compress --settings`): 1 MiB.
+pub const MAX_SETTINGS_FILE_BYTES: u64 = 1 << 20;
 /// Most joints in one imported skeleton (BVH, glTF, `.tlc`): 32,768. Motion-capture skeletons have
 /// 20 to 150 joints, game rigs a few hundred; the limit leaves room (the BVH tests parse a chain of
 /// 20,001 joints) while bounding per-frame work; memory is bounded by [`MAX_JOINT_SAMPLES`].

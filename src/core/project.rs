@@ -190,6 +190,10 @@ fn write_take_beside(dir: &Path, file: &str, text: &str) -> Result<String, Strin
             format!("{stem}-{n}.{ext}")
         };
         let target = dir.join(&name);
+        // A file of another length is another file (not read: it may be anything).
+        if std::fs::metadata(&target).is_ok_and(|m| m.len() != text.len() as u64) {
+            continue;
+        }
         match std::fs::read(&target) {
             Ok(bytes) if bytes == text.as_bytes() => return Ok(name),
             Ok(_) => continue,

@@ -291,6 +291,16 @@ fn a_bad_sidecar_is_reported_and_never_written_over() {
         "{e}"
     );
     assert_eq!(std::fs::read_to_string(&side1).unwrap(), damaged);
+    // Nor over one that cannot be read at all (here a folder where the sidecar would be).
+    std::fs::remove_file(&side1).unwrap();
+    std::fs::create_dir(&side1).unwrap();
+    std::fs::write(side1.join("keep"), "mine").unwrap();
+    let e = save_sidecar_project(&project, &doc, None)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("cannot be read"), "{e}");
+    assert_eq!(std::fs::read_to_string(side1.join("keep")).unwrap(), "mine");
+    std::fs::remove_dir_all(&side1).unwrap();
     // Syntax errors name the line and column.
     std::fs::write(&side1, "{\"format\": ").unwrap();
     let load = load_sidecar_project(&project).unwrap();

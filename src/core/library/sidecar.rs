@@ -1315,7 +1315,7 @@ pub fn save_sidecar_project(
     // over (it may hold tags the document does not have).
     let mut changed = Vec::with_capacity(files.len());
     for (file, text, is_project) in &files {
-        match std::fs::read(file) {
+        match crate::core::limits::read_limited(file, crate::core::limits::MAX_TAGS_FILE_BYTES) {
             Ok(old) if old == text.as_bytes() => report.unchanged += 1,
             Ok(old) if !is_project => {
                 let label = file.display().to_string();
@@ -1332,6 +1332,17 @@ pub fn save_sidecar_project(
                     ));
                 }
                 changed.push((file, text, *is_project));
+            }
+            // A sidecar there that cannot be read (too large, no permission) is not written over
+            // either.
+            Err(e) if !is_project && e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(invalid(
+                    &file.display().to_string(),
+                    "(sidecar)",
+                    format!(
+                        "this sidecar cannot be read ({e}); it was not overwritten and nothing was saved: fix or delete it"
+                    ),
+                ));
             }
             _ => changed.push((file, text, *is_project)),
         }
@@ -1351,8 +1362,10 @@ pub fn save_sidecar_project(
         .iter()
         .filter(|s| !ours.contains(s.as_path()) && take_of(s, &takes).is_some())
         .filter(|s| {
-            std::fs::read_to_string(s)
-                .is_ok_and(|text| parse_cliptags(&text, &s.display().to_string()).is_ok())
+            crate::core::limits::read_limited(s, crate::core::limits::MAX_TAGS_FILE_BYTES)
+                .ok()
+                .and_then(|bytes| String::from_utf8(bytes).ok())
+                .is_some_and(|text| parse_cliptags(&text, &s.display().to_string()).is_ok())
         })
         .cloned()
         .collect();
