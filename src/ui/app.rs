@@ -429,7 +429,7 @@ impl eframe::App for TaglaneApp {
     fn ui(&mut self, ui: &mut Ui, _frame: &mut eframe::Frame) {
         let ctx = ui.ctx().clone();
         if ctx.input(|i| i.viewport().close_requested()) && !self.allow_close {
-            if self.project.history.is_dirty() {
+            if self.has_unsaved_work() {
                 ctx.send_viewport_cmd(egui::ViewportCommand::CancelClose);
                 self.dialog = Some(Dialog::Unsaved(Guarded::Quit));
             } else {

@@ -44,11 +44,20 @@ impl TaglaneApp {
             match dialog {
                 Dialog::Unsaved(then) => {
                     ui.heading("Unsaved changes");
-                    ui.label(format!(
-                        "Save the {} change(s) to {} first?",
-                        self.project.history.unsaved_steps(),
-                        self.project.title()
-                    ));
+                    let steps = self.project.history.unsaved_steps();
+                    let settings = self.autotag.settings_unsaved(&self.project.doc);
+                    let what = match (steps, settings) {
+                        (0, true) => "the auto-tag settings".to_owned(),
+                        (n, true) => format!("the {n} change(s) and the auto-tag settings"),
+                        (n, false) => format!("the {n} change(s)"),
+                    };
+                    ui.label(format!("Save {what} to {} first?", self.project.title()));
+                    if settings {
+                        ui.weak(
+                            "The auto-tag panel's settings were changed and not saved into the \
+                             project; Save saves them too (one undo step).",
+                        );
+                    }
                     ui.horizontal(|ui| {
                         if ui.button("Save").clicked() || enter {
                             self.queue.push(AppCommand::SaveThen(then.clone()));

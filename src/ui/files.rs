@@ -56,6 +56,10 @@ impl TaglaneApp {
             AppCommand::Guarded(action) => self.guarded(action, false, ctx),
             AppCommand::GuardedDiscard(action) => self.guarded(action, true, ctx),
             AppCommand::SaveThen(action) => {
+                if self.autotag.settings_unsaved(&self.project.doc) {
+                    let edit = self.autotag.save_settings_edit();
+                    self.apply_edit(edit, "auto-tag settings");
+                }
                 match self.project.path.clone().filter(|_| !self.project.is_demo) {
                     Some(p) => {
                         self.save_to(&p);
@@ -184,8 +188,14 @@ impl TaglaneApp {
         None
     }
 
+    /// True when the project has changes not saved: edits, or auto-tag settings changed in the
+    /// panel and not yet saved into the project.
+    pub(crate) fn has_unsaved_work(&self) -> bool {
+        self.project.history.is_dirty() || self.autotag.settings_unsaved(&self.project.doc)
+    }
+
     fn guarded(&mut self, action: Guarded, discard: bool, ctx: &egui::Context) {
-        if self.project.history.is_dirty() && !discard {
+        if self.has_unsaved_work() && !discard {
             self.dialog = Some(Dialog::Unsaved(action));
             return;
         }

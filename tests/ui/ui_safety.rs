@@ -607,3 +607,43 @@ fn a_new_project_keeps_no_import_report_or_marker_selection_of_the_old_one() {
     assert_eq!(app.inspector.subject, None);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Auto-tag settings changed in the panel and not saved into the project count as unsaved work:
+/// New asks first, naming them, and Save saves them into the project file before the new project.
+#[test]
+fn unsaved_auto_tag_settings_are_asked_about_and_saved() {
+    let dir = temp_dir("autotag-settings");
+    let path = dir.join("p.taglane.json");
+    let mut h = harness();
+    h.state_mut()
+        .queue
+        .push(AppCommand::SaveAs(Some(path.clone())));
+    h.run_steps(2);
+    assert!(!h.state().project.history.is_dirty(), "{}", status(&h));
+    // The user changes a threshold in the panel.
+    {
+        let panel = &mut h.state_mut().autotag;
+        panel.settings.params.contacts.enter_height_cm += 1.0;
+        panel.valid = panel.settings.clone();
+    }
+    h.run_steps(2);
+    let changed = h.state().autotag.valid.clone();
+    assert!(h.state().autotag.settings_unsaved(&h.state().project.doc));
+    h.state_mut().queue.push(AppCommand::Guarded(Guarded::New));
+    h.run_steps(3);
+    assert!(
+        matches!(h.state().dialog, Some(Dialog::Unsaved(Guarded::New))),
+        "{:?}",
+        h.state().dialog
+    );
+    h.get_by_label_contains("Save the auto-tag settings to p.taglane.json first?");
+    h.get_by_label("Save").click();
+    h.run_steps(3);
+    assert!(h.state().project.doc.clips.is_empty(), "the new project");
+    let (saved, _) = Project::load(&path).unwrap();
+    assert_eq!(saved.doc.autotag.as_ref(), Some(&changed));
+    // The new project's panel holds that project's settings (none), with nothing to ask about.
+    assert!(!h.state().autotag.settings_unsaved(&h.state().project.doc));
+    assert_ne!(h.state().autotag.valid, changed);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -34,6 +34,7 @@ use crate::core::autotag::{
     ApplyMode, ApplyReport, AutotagSettings, Autotagged, Prepared, Proposal, SettingsError, Signal,
     ThresholdKey,
 };
+use crate::core::doc::Edit;
 use crate::core::project::resolve;
 use crate::core::tags::{ClipId, TagDocument};
 use crate::ui::anim_cache::AnimCache;
@@ -296,11 +297,25 @@ impl AutotagPanel {
     /// for the new project (nothing computed for the old one reaches the new one). The settings
     /// stay.
     pub fn forget_project(&mut self) {
+        // The next frame loads the new project's settings.
+        self.seen = None;
         self.cancel_job();
         let dropped = self.job.take().is_some() || self.pending.take().is_some();
         self.live = None;
         self.status = dropped
             .then(|| "another project was opened: the auto-tag apply was dropped".to_owned());
+    }
+
+    /// True when the panel's settings (loaded from `doc` and changed since) are not the ones saved
+    /// in `doc`: the unsaved-changes guard asks about them too.
+    pub fn settings_unsaved(&self, doc: &TagDocument) -> bool {
+        self.seen.as_ref() == Some(&doc.autotag)
+            && self.valid != doc.autotag.clone().unwrap_or_default()
+    }
+
+    /// The edit that saves the panel's settings in the project.
+    pub fn save_settings_edit(&self) -> Edit {
+        Edit::SetAutotag(Some(Box::new(self.valid.clone())))
     }
 
     /// The tags the generators propose now.

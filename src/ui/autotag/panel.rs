@@ -6,7 +6,6 @@ use egui::{RichText, Ui};
 use super::model::{self, JOINTS, PARAMS, Scope, example_rules, rules_text, with_param};
 use super::{AutotagPanel, Tab};
 use crate::core::autotag::ApplyMode;
-use crate::core::doc::Edit;
 use crate::core::tags::{ClipId, TagDocument};
 use crate::ui::command::AppCommand;
 use crate::ui::theme;
@@ -101,7 +100,7 @@ fn header_ui(
                 .clicked()
             {
                 queue.push(AppCommand::Edit {
-                    edit: Edit::SetAutotag(Some(Box::new(panel.valid.clone()))),
+                    edit: panel.save_settings_edit(),
                     label: "auto-tag settings".to_owned(),
                     select: None,
                 });
