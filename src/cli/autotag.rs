@@ -37,6 +37,7 @@ pub struct AutotagArgs {
     #[arg(long, value_delimiter = ',')]
     pub only: Option<Vec<String>>,
     /// Write the tag document to this file (`.taglane.json`); clip sources are made relative to it.
+    /// A file already there is kept beside it as `OUT.bak`.
     #[arg(short = 'o', long = "out")]
     pub out: Option<PathBuf>,
     /// Print the tag document as JSON on stdout.
@@ -318,8 +319,9 @@ pub fn autotag_cmd(args: AutotagArgs) -> ExitCode {
     if doc.clips.is_empty() {
         return super::fail_input("no clip could be tagged");
     }
+    // An existing file there is kept as `OUT.bak` (it may be a project with tags of its own).
     if let Some(out) = &args.out
-        && let Err(e) = doc.save(out, false)
+        && let Err(e) = doc.save(out, true)
     {
         return super::fail_input(e);
     }

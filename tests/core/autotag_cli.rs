@@ -44,6 +44,8 @@ fn tags_several_files_into_one_project_document() {
     let rules = d.join("rules.json");
     std::fs::write(&rules, RULES).unwrap();
     let out = d.join("out.taglane.json");
+    // A project already there is kept as a backup.
+    std::fs::write(&out, "{\"hand\": \"made\"}").unwrap();
     let mut args: Vec<&str> = takes.iter().map(String::as_str).collect();
     args.extend([
         "--rules",
@@ -58,6 +60,11 @@ fn tags_several_files_into_one_project_document() {
     let stdout = text(&o.stdout);
     assert!(stdout.contains("walk_male_01 (241 frames"), "{stdout}");
     assert!(stdout.contains("wrote"), "{stdout}");
+    let backup = d.join("out.taglane.json.bak");
+    assert_eq!(
+        std::fs::read_to_string(backup).unwrap(),
+        "{\"hand\": \"made\"}"
+    );
     // Units were guessed and reported per file.
     assert!(text(&o.stderr).contains("units: cm"), "{}", text(&o.stderr));
     let (doc, warnings) = TagDocument::load(&out).unwrap();
