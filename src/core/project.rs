@@ -70,13 +70,13 @@ impl Project {
     ///
     /// Saved into another folder, the clips keep their animation: sources relative to the old
     /// folder are written relative to the new one (the same files), and the demo's embedded takes
-    /// are written beside the project (see [`Project::rebase_sources`]).
+    /// are written beside the project (see [`Rebase`]); the undo history names them the same way.
     pub fn save_to(&mut self, path: &Path) -> Result<Vec<PathBuf>, String> {
         let sidecar = crate::core::library::is_sidecar_project(path);
-        let undo = if sidecar {
-            Edit::Batch(Vec::new())
-        } else {
-            self.rebase_sources(path)?
+        let rebase = (!sidecar).then(|| Rebase::new(self, path)).flatten();
+        let undo = match &rebase {
+            Some(r) => self.rebase_sources(r)?,
+            None => Edit::Batch(Vec::new()),
         };
         let saved = if sidecar {
             crate::core::library::save_sidecar_project(path, &self.doc, None)
@@ -96,50 +96,37 @@ impl Project {
                 return Err(e);
             }
         };
+        // The undo and redo steps name sources as the document did: the same rewrite, so that an
+        // undo after the save names the same files (a take of the demo it names is written out
+        // too; one that cannot be is left as it was).
+        if let Some(r) = &rebase {
+            self.history.sources_mut(&mut |source| {
+                if let Some(s) = source.as_deref()
+                    && let Ok(Some(new)) = r.source(s)
+                {
+                    *source = Some(new);
+                }
+            });
+        }
         self.path = Some(path.to_path_buf());
         self.is_demo = false;
         self.history.mark_saved();
         Ok(stale)
     }
 
-    /// Makes the clips' sources right for a project file at `path`; returns the edit that puts
-    /// them back. Sources relative to the project's current folder are made relative to the new
-    /// one (the same files; a file on no common folder gets its absolute path). The demo's
-    /// embedded takes are written into the new folder (`walk_male_01.bvh`, ...); a different file
-    /// already there of that name is never replaced: the take gets a free name (`walk_male_01-2.bvh`)
-    /// instead. Absolute sources do not change. The changes are not an undo step: the files are
-    /// the same, only how the project names them changes.
-    pub fn rebase_sources(&mut self, path: &Path) -> Result<Edit, String> {
-        let new_base = crate::core::library::walk::absolute(
-            path.parent()
-                .filter(|p| !p.as_os_str().is_empty())
-                .unwrap_or(Path::new(".")),
-        );
-        let old_base = self
-            .base_dir()
-            .map(|b| crate::core::library::walk::absolute(&b));
-        if !self.is_demo && old_base.as_deref() == Some(new_base.as_path()) {
-            return Ok(Edit::Batch(Vec::new()));
-        }
+    /// Makes the clips' sources right for the project file `rebase` was made for; returns the edit
+    /// that puts them back (see [`Rebase`]). The changes are not an undo step: the files are the
+    /// same, only how the project names them changes.
+    fn rebase_sources(&mut self, rebase: &Rebase) -> Result<Edit, String> {
         let mut edits = Vec::new();
         for (i, info) in self.doc.clips.iter().enumerate() {
-            let Some(source) = info.source.as_deref().filter(|s| !s.trim().is_empty()) else {
-                continue;
-            };
-            let embedded = self
-                .is_demo
-                .then(|| DEMO_CLIP_FILES.iter().find(|(f, _)| *f == source))
-                .flatten();
-            let new = if let Some((file, text)) = embedded {
-                write_take_beside(&new_base, file, text)?
-            } else if Path::new(source).is_relative()
-                && let Some(old) = &old_base
+            if let Some(new) = info
+                .source
+                .as_deref()
+                .map(|s| rebase.source(s))
+                .transpose()?
+                && let Some(new) = new
             {
-                crate::core::library::source_for(&old.join(source), Some(&new_base))
-            } else {
-                continue;
-            };
-            if new != source {
                 edits.push(Edit::SetClipSource {
                     clip: i as ClipId,
                     source: Some(new),
@@ -173,6 +160,60 @@ impl Project {
     /// Loads the animation of clip `clip` (see [`resolve`] and [`load`]).
     pub fn load_clip(&self, clip: ClipId) -> Result<Clip, String> {
         load(&resolve(self, clip)?)
+    }
+}
+
+/// How a project's sources change when it is saved into another folder. Sources relative to the
+/// project's current folder are made relative to the new one (the same files; a file on no common
+/// folder gets its absolute path). The demo's embedded takes are written into the new folder
+/// (`walk_male_01.bvh`, ...); a different file already there of that name is never replaced: the
+/// take gets a free name (`walk_male_01-2.bvh`) instead. Absolute sources do not change.
+struct Rebase {
+    old_base: Option<PathBuf>,
+    new_base: PathBuf,
+    demo: bool,
+}
+
+impl Rebase {
+    /// `None` when a save of `project` to `path` changes no source (the same folder).
+    fn new(project: &Project, path: &Path) -> Option<Self> {
+        let new_base = crate::core::library::walk::absolute(
+            path.parent()
+                .filter(|p| !p.as_os_str().is_empty())
+                .unwrap_or(Path::new(".")),
+        );
+        let old_base = project
+            .base_dir()
+            .map(|b| crate::core::library::walk::absolute(&b));
+        if !project.is_demo && old_base.as_deref() == Some(new_base.as_path()) {
+            return None;
+        }
+        Some(Rebase {
+            old_base,
+            new_base,
+            demo: project.is_demo,
+        })
+    }
+
+    /// The new text of `source`, when it changes.
+    fn source(&self, source: &str) -> Result<Option<String>, String> {
+        if source.trim().is_empty() {
+            return Ok(None);
+        }
+        let embedded = self
+            .demo
+            .then(|| DEMO_CLIP_FILES.iter().find(|(f, _)| *f == source))
+            .flatten();
+        let new = if let Some((file, text)) = embedded {
+            write_take_beside(&self.new_base, file, text)?
+        } else if Path::new(source).is_relative()
+            && let Some(old) = &self.old_base
+        {
+            crate::core::library::source_for(&old.join(source), Some(&self.new_base))
+        } else {
+            return Ok(None);
+        };
+        Ok((new != source).then_some(new))
     }
 }
 
@@ -306,9 +347,25 @@ mod tests {
             Some(format!("takes/{file}").as_str()),
             "same folder: unchanged"
         );
+        // A relink before the move, undone after it: the undo names the file it named before.
+        std::fs::write(dir.join("a/takes/other.bvh"), text).unwrap();
+        project
+            .apply(
+                Edit::SetClipSource {
+                    clip: 1,
+                    source: Some("takes/other.bvh".to_owned()),
+                },
+                "relink",
+            )
+            .unwrap();
         project
             .save_to(&dir.join("b/deeper/p.taglane.json"))
             .unwrap();
+        assert_eq!(
+            project.doc.clips[1].source.as_deref(),
+            Some("../../a/takes/other.bvh")
+        );
+        project.history.undo(&mut project.doc).unwrap();
         assert_eq!(
             project.doc.clips[1].source.as_deref(),
             Some(format!("../../a/takes/{file}").as_str())

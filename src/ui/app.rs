@@ -68,6 +68,9 @@ pub struct TaglaneApp {
     /// Selected markers (tag, frame) on the current clip.
     pub marker_selection: Vec<MarkerSel>,
     pub active_tag: Option<usize>,
+    /// The active tag's name at the end of the last frame: an edit, undo or redo that moves tags
+    /// (a tag deleted or put back above it, a reorder) keeps the same tag active.
+    pub(crate) active_name: Option<String>,
     pub clipboard: Clipboard,
     pub timeline: TimelineView,
     pub browser: BrowserState,
@@ -109,6 +112,7 @@ impl TaglaneApp {
             selection: Vec::new(),
             marker_selection: Vec::new(),
             active_tag: None,
+            active_name: None,
             clipboard: Clipboard::default(),
             timeline: TimelineView::default(),
             browser: BrowserState::default(),
@@ -390,6 +394,10 @@ impl TaglaneApp {
         for cmd in queue {
             self.apply(cmd, &ctx);
         }
+        let name = self.active_tag.and_then(|t| self.project.doc.tags.get(t));
+        if self.active_name.as_deref() != name.map(|t| t.name.as_str()) {
+            self.active_name = name.map(|t| t.name.clone());
+        }
         let title = self.window_title();
         if self.last_title.as_deref() != Some(title.as_str()) {
             ctx.send_viewport_cmd(egui::ViewportCommand::Title(title.clone()));
@@ -403,6 +411,10 @@ impl TaglaneApp {
         let tags = self.project.doc.tags.len();
         let doc = &self.project.doc;
         let clip = self.current_clip;
+        // The same tag stays active wherever it moved (by name: a renamed tag keeps its place).
+        if let Some(i) = self.active_name.as_deref().and_then(|n| doc.tag_index(n)) {
+            self.active_tag = Some(i);
+        }
         self.selection.retain(|(t, r)| {
             doc.tags
                 .get(*t)

@@ -253,11 +253,8 @@ impl TaglaneApp {
                     Some(index + 1)
                 };
                 if let Some(to) = to.filter(|&t| t < self.project.doc.tags.len()) {
+                    // The active tag follows by name (`after_structure_change`).
                     self.apply_edit(Edit::MoveTag { from: index, to }, "reorder tags");
-                    self.after_structure_change();
-                    if self.active_tag == Some(index) {
-                        self.active_tag = Some(to);
-                    }
                 }
             }
             AppCommand::AskDeleteTag(index) => self.dialog = Some(Dialog::ConfirmDeleteTag(index)),

@@ -296,8 +296,10 @@ impl TaglaneApp {
         self.selection.clear();
         self.marker_selection.clear();
         self.inspector = Default::default();
+        self.browser.selected.clear();
         self.playback = Playback::default();
         self.active_tag = (!self.project.doc.tags.is_empty()).then_some(0);
+        self.active_name = None;
         self.timeline = TimelineView::default();
     }
 

@@ -574,9 +574,9 @@ fn a_declined_recovery_survives_editing_and_saving_the_same_project() {
 
 /// Opening another project (here New) leaves nothing of the old one that could edit the new one:
 /// the import report and its "Update changed clips" (clip numbers of the old project), the marker
-/// selection and the inspector's fields.
+/// selection, the inspector's fields, the clips selected in the browser and checked for auto-tag.
 #[test]
-fn a_new_project_keeps_no_import_report_or_marker_selection_of_the_old_one() {
+fn a_new_project_keeps_no_selection_or_report_of_the_old_one() {
     let dir = temp_dir("replace");
     let (name, text) = DEMO_CLIP_FILES[1];
     let bvh = dir.join(name);
@@ -591,6 +591,8 @@ fn a_new_project_keeps_no_import_report_or_marker_selection_of_the_old_one() {
     assert!(h.state().library.last.is_some());
     let frame = h.state().project.doc.tags[0].markers_on(0).first().copied();
     h.state_mut().marker_selection = vec![(0, frame.unwrap_or(3))];
+    h.state_mut().browser.selected = vec![1, 2];
+    h.state_mut().autotag.checked.extend([1, 2]);
     h.run_steps(2);
     assert!(h.state().inspector.subject.is_some());
     // Saved first, so that New does not ask.
@@ -605,6 +607,7 @@ fn a_new_project_keeps_no_import_report_or_marker_selection_of_the_old_one() {
     assert!(app.library.last.is_none() && !app.library.show_report);
     assert!(app.marker_selection.is_empty());
     assert_eq!(app.inspector.subject, None);
+    assert!(app.browser.selected.is_empty() && app.autotag.checked.is_empty());
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -646,4 +649,81 @@ fn unsaved_auto_tag_settings_are_asked_about_and_saved() {
     assert!(!h.state().autotag.settings_unsaved(&h.state().project.doc));
     assert_ne!(h.state().autotag.valid, changed);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// An undo that changes the project's auto-tag settings does not throw away settings changed in the
+/// panel since: they stay, still unsaved against the project's settings after the undo.
+#[test]
+fn undo_keeps_auto_tag_settings_changed_in_the_panel() {
+    let mut h = harness();
+    h.run_steps(2);
+    let before = h.state().project.doc.autotag.clone();
+    let mut saved = h.state().autotag.valid.clone();
+    saved.params.contacts.enter_height_cm += 1.0;
+    h.state_mut().queue.push(AppCommand::Edit {
+        edit: Edit::SetAutotag(Some(Box::new(saved.clone()))),
+        label: "auto-tag settings".into(),
+        select: None,
+    });
+    h.run_steps(2);
+    assert_eq!(
+        h.state().autotag.valid,
+        saved,
+        "the panel takes the project's settings"
+    );
+    // Changed in the panel, then the save above is undone.
+    {
+        let panel = &mut h.state_mut().autotag;
+        panel.settings.params.contacts.enter_height_cm += 2.0;
+        panel.valid = panel.settings.clone();
+    }
+    let mine = h.state().autotag.valid.clone();
+    h.key_press_modifiers(Modifiers::COMMAND, Key::Z);
+    h.run_steps(3);
+    let app = h.state();
+    assert_eq!(app.project.doc.autotag, before, "undone");
+    assert_eq!(app.autotag.valid, mine, "the panel's own change is kept");
+    assert!(app.autotag.settings_unsaved(&app.project.doc));
+}
+
+/// The active tag (where marks, markers and pastes go) stays the same tag when tags above it are
+/// deleted, put back by undo or reordered.
+#[test]
+fn the_active_tag_stays_the_same_tag_when_tags_move() {
+    let mut h = harness();
+    let names: Vec<String> = h
+        .state()
+        .project
+        .doc
+        .tags
+        .iter()
+        .map(|t| t.name.clone())
+        .collect();
+    assert!(names.len() >= 4, "{names:?}");
+    let active = |h: &Harness<'static, TaglaneApp>| {
+        let app = h.state();
+        app.active_tag.map(|t| app.project.doc.tags[t].name.clone())
+    };
+    h.state_mut().active_tag = Some(2);
+    h.run_steps(1);
+    let want = Some(names[2].clone());
+    h.state_mut().queue.push(AppCommand::DeleteTag(0));
+    h.run_steps(2);
+    assert_eq!(active(&h), want, "after deleting a tag above it");
+    h.key_press_modifiers(Modifiers::COMMAND, Key::Z);
+    h.run_steps(2);
+    assert_eq!(h.state().project.doc.tags.len(), names.len());
+    assert_eq!(active(&h), want, "after the undo put it back");
+    h.state_mut().queue.push(AppCommand::MoveTag {
+        index: 1,
+        up: false,
+    });
+    h.run_steps(2);
+    assert_eq!(active(&h), want, "after its neighbour moved past it");
+    h.state_mut().queue.push(AppCommand::MoveTag {
+        index: 1,
+        up: false,
+    });
+    h.run_steps(2);
+    assert_eq!(active(&h), want, "after it moved itself");
 }

@@ -76,6 +76,24 @@ pub enum Edit {
     Batch(Vec<Edit>),
 }
 
+impl Edit {
+    /// Calls `f` on every clip source this edit would set (`SetClipSource`, `InsertClip`, in
+    /// batches too), so that it can be rewritten: a project saved into another folder rewrites its
+    /// relative sources in its undo history as in the document.
+    pub fn sources_mut(&mut self, f: &mut dyn FnMut(&mut Option<String>)) {
+        match self {
+            Edit::SetClipSource { source, .. } => f(source),
+            Edit::InsertClip { clip, .. } => f(&mut clip.source),
+            Edit::Batch(list) => {
+                for e in list {
+                    e.sources_mut(f);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
 /// Why an edit was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum EditError {

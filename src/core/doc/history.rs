@@ -31,6 +31,14 @@ impl History {
         Self::default()
     }
 
+    /// Calls `f` on every clip source the stored undo and redo steps would set (see
+    /// [`Edit::sources_mut`]).
+    pub fn sources_mut(&mut self, f: &mut dyn FnMut(&mut Option<String>)) {
+        for step in self.undo.iter_mut().chain(self.redo.iter_mut()) {
+            step.edit.sources_mut(f);
+        }
+    }
+
     /// Applies `edit` to `doc` as one undoable step named `label`.
     pub fn apply(
         &mut self,

@@ -165,8 +165,18 @@ impl AutotagPanel {
         self.ctx = Some(ctx.clone());
         let doc = &input.project.doc;
         if self.seen.as_ref() != Some(&doc.autotag) {
+            // The project's settings changed (an apply, Save, undo, redo): the panel takes them,
+            // unless it holds changes of its own that were not saved (kept, now "changed" against
+            // the project's new settings).
+            let own = self.seen.as_ref().is_some_and(|seen| {
+                self.valid != seen.clone().unwrap_or_default()
+                    || self.error.is_some()
+                    || self.rules_error.is_some()
+            });
             self.seen = Some(doc.autotag.clone());
-            self.load_settings(doc.autotag.clone().unwrap_or_default());
+            if !own {
+                self.load_settings(doc.autotag.clone().unwrap_or_default());
+            }
         }
         self.poll_job(doc, queue);
         let loaded = anim.get(input.project, input.clip);
@@ -297,8 +307,9 @@ impl AutotagPanel {
     /// for the new project (nothing computed for the old one reaches the new one). The settings
     /// stay.
     pub fn forget_project(&mut self) {
-        // The next frame loads the new project's settings.
+        // The next frame loads the new project's settings; clips checked were the old project's.
         self.seen = None;
+        self.checked.clear();
         self.cancel_job();
         let dropped = self.job.take().is_some() || self.pending.take().is_some();
         self.live = None;
