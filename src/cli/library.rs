@@ -11,7 +11,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::core::library::{
     ImportSettings, Progress, UnitSetting, is_sidecar_project, load_any, load_sidecar_project,
-    plan_import, save_sidecar_project, scan_library, source_for, walk,
+    plan_import, save_sidecar_project_since, scan_library, source_for, walk,
 };
 use crate::core::project::Project;
 
@@ -180,8 +180,23 @@ fn save_sidecar(
         }
         folders.push(source_for(root, base.as_deref()));
     }
-    let report =
-        save_sidecar_project(path, &project.doc, Some(&folders)).map_err(|e| e.to_string())?;
+    // A sidecar project compares with what it read (the scan may have taken minutes): sidecars
+    // changed on disk meanwhile are never written over.
+    let mut baseline = project.sidecars.clone();
+    let report = save_sidecar_project_since(
+        path,
+        &project.doc,
+        Some(&folders),
+        was_sidecar.then_some(&mut baseline),
+    )
+    .map_err(|e| e.to_string())?;
+    if let Some(first) = report.kept.first() {
+        eprintln!(
+            "taglane: kept {} sidecar(s) changed on disk during the import, e.g. {}",
+            report.kept.len(),
+            first.display()
+        );
+    }
     for f in &report.folders_added {
         eprintln!("taglane: added the folder {f} to the project");
     }

@@ -21,6 +21,12 @@ pub struct Project {
     pub path: Option<PathBuf>,
     /// True for the embedded demo (saving asks for a path).
     pub is_demo: bool,
+    /// In sidecar mode: what each sidecar held when this project read or last wrote it, so that a
+    /// save never writes over changes made on disk meanwhile.
+    pub sidecars: crate::core::library::SidecarBaseline,
+    /// The sidecars the last save kept as they were on disk (changed there meanwhile, of clips
+    /// not edited here; see [`crate::core::library::save_sidecar_project_since`]).
+    pub kept_on_disk: Vec<PathBuf>,
 }
 
 impl Project {
@@ -33,19 +39,23 @@ impl Project {
             history: History::new(),
             path: None,
             is_demo: true,
+            ..Self::default()
         }
     }
 
     /// Loads a project file, single-file or sidecar mode (see `core::library::sidecar`); warnings
     /// (merged ranges, sidecars that could not be read) are returned for the status bar.
     pub fn load(path: &Path) -> Result<(Self, Vec<String>), String> {
-        let (doc, warnings) = crate::core::library::load_any(path).map_err(|e| e.to_string())?;
+        let (doc, warnings, sidecars) =
+            crate::core::library::load_any_with_baseline(path).map_err(|e| e.to_string())?;
         Ok((
             Self {
                 doc,
                 history: History::new(),
                 path: Some(path.to_path_buf()),
                 is_demo: false,
+                sidecars: sidecars.unwrap_or_default(),
+                kept_on_disk: Vec::new(),
             },
             warnings.into_iter().map(|w| w.to_string()).collect(),
         ))
@@ -78,10 +88,28 @@ impl Project {
             Some(r) => self.rebase_sources(r)?,
             None => Edit::Batch(Vec::new()),
         };
+        // A sidecar project saved to another project's file knows nothing of its sidecars: every
+        // one there that differs is someone else's.
+        let same_file = |a: &Path| {
+            let c = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+            c(a) == c(path)
+        };
+        if sidecar && !self.path.as_deref().is_some_and(same_file) {
+            self.sidecars = Default::default();
+        }
+        self.kept_on_disk.clear();
         let saved = if sidecar {
-            crate::core::library::save_sidecar_project(path, &self.doc, None)
-                .map(|s| s.stale)
-                .map_err(|e| e.to_string())
+            crate::core::library::save_sidecar_project_since(
+                path,
+                &self.doc,
+                None,
+                Some(&mut self.sidecars),
+            )
+            .map(|s| {
+                self.kept_on_disk = s.kept;
+                s.stale
+            })
+            .map_err(|e| e.to_string())
         } else {
             self.doc
                 .save(path, true)

@@ -317,7 +317,20 @@ impl TaglaneApp {
                 self.add_recent(path);
                 self.files.recovery.clear(&before);
                 self.files.recovery.clear(&Origin::of(&self.project));
-                self.message(Level::Info, format!("saved {}", path.display()));
+                match self.project.kept_on_disk.first() {
+                    None => self.message(Level::Info, format!("saved {}", path.display())),
+                    Some(first) => self.message(
+                        Level::Warning,
+                        format!(
+                            "saved {}; kept {} sidecar(s) changed on disk since the project was \
+                             opened (clips not edited here), e.g. {}: reopen the project to see \
+                             those changes",
+                            path.display(),
+                            self.project.kept_on_disk.len(),
+                            first.display()
+                        ),
+                    ),
+                }
                 let new: Vec<PathBuf> = stale
                     .into_iter()
                     .filter(|f| !self.files.kept_sidecars.contains(f))

@@ -619,3 +619,72 @@ fn marker_and_note_warnings_name_the_sidecar() {
         "{warnings:?}"
     );
 }
+
+/// Two sessions on one sidecar project (or a version-control update while it is open): a save
+/// never writes over a sidecar changed on disk since the project read or last wrote it. Of a clip
+/// not edited here, the file on disk is kept; of a clip edited on both sides, nothing is saved.
+#[test]
+fn a_save_keeps_sidecars_changed_on_disk_meanwhile() {
+    let dir = temp_dir("meanwhile");
+    let doc = library(&dir);
+    let project_file = dir.join("lib.taglane.json");
+    save_sidecar_project(&project_file, &doc, Some(&["takes".to_owned()])).unwrap();
+    let (mut a, _) = Project::load(&project_file).unwrap();
+    let (mut b, _) = Project::load(&project_file).unwrap();
+    assert_eq!(a.sidecars.len(), 3);
+    let set = |p: &mut Project, clip: u32, r: Range| {
+        p.apply(
+            Edit::SetRanges {
+                tag: 0,
+                clip,
+                ranges: vec![r],
+            },
+            "edit",
+        )
+        .unwrap();
+    };
+    // B tags clip 1 and saves; then A tags clip 2 and saves.
+    set(&mut b, 1, Range::new(1, 3));
+    b.save_to(&project_file).unwrap();
+    set(&mut a, 2, Range::new(4, 6));
+    a.save_to(&project_file).unwrap();
+    assert_eq!(a.kept_on_disk.len(), 1, "B's sidecar of clip 1 is kept");
+    let (both, _) = Project::load(&project_file).unwrap();
+    assert_eq!(both.doc.tags[0].ranges[&1], vec![Range::new(1, 3)]);
+    assert_eq!(both.doc.tags[0].ranges[&2], vec![Range::new(4, 6)]);
+    // A saves again: still kept (A never had B's change), and A's own file is unchanged.
+    a.save_to(&project_file).unwrap();
+    assert_eq!(a.kept_on_disk.len(), 1);
+    // A edits clip 1 as well: both sides changed it, so nothing is saved.
+    let sidecars: Vec<PathBuf> = both
+        .doc
+        .clips
+        .iter()
+        .map(|c| sidecar_path(&dir.join(c.source.as_deref().unwrap()), None))
+        .collect();
+    let before: Vec<String> = sidecars
+        .iter()
+        .map(|s| std::fs::read_to_string(s).unwrap())
+        .collect();
+    set(&mut a, 1, Range::new(7, 9));
+    set(&mut a, 2, Range::new(10, 12));
+    let e = a.save_to(&project_file).unwrap_err();
+    assert!(
+        e.contains("changed on disk") && e.contains(".tags.json"),
+        "{e}"
+    );
+    let after: Vec<String> = sidecars
+        .iter()
+        .map(|s| std::fs::read_to_string(s).unwrap())
+        .collect();
+    assert_eq!(after, before, "nothing written");
+    assert!(a.history.is_dirty());
+    // B, who wrote that file, saves its own later edit of it as usual (and keeps A's clip 2).
+    set(&mut b, 1, Range::new(20, 22));
+    b.save_to(&project_file).unwrap();
+    assert_eq!(b.kept_on_disk, vec![sidecars[2].clone()]);
+    let (now, _) = Project::load(&project_file).unwrap();
+    assert_eq!(now.doc.tags[0].ranges[&1], vec![Range::new(20, 22)]);
+    assert_eq!(now.doc.tags[0].ranges[&2], vec![Range::new(4, 6)]);
+    std::fs::remove_dir_all(&dir).ok();
+}

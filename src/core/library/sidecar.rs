@@ -852,6 +852,48 @@ pub struct SidecarLoad {
     pub orphans: Vec<PathBuf>,
     /// Folders that could not be read.
     pub problems: Vec<String>,
+    /// What each sidecar read held, for [`save_sidecar_project_since`].
+    pub baseline: SidecarBaseline,
+}
+
+/// What a project last saw of each of its sidecars (a hash of the file's bytes): what it read at
+/// open, then what it wrote or found unchanged at each save. A save compares the files on disk
+/// with it to tell its own edits from changes made meanwhile by someone else (another session, a
+/// version-control update), which it never writes over.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SidecarBaseline(HashMap<PathBuf, u64>);
+
+impl SidecarBaseline {
+    fn hash(bytes: &[u8]) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::hash::DefaultHasher::new();
+        bytes.hash(&mut h);
+        h.finish()
+    }
+
+    fn key(file: &Path) -> PathBuf {
+        super::walk::normalize(&absolute(file))
+    }
+
+    /// Records that `file` holds `bytes`.
+    pub fn set(&mut self, file: &Path, bytes: &[u8]) {
+        self.0.insert(Self::key(file), Self::hash(bytes));
+    }
+
+    /// Whether `file` was last seen holding `bytes`; `None` when it was never seen.
+    pub fn holds(&self, file: &Path, bytes: &[u8]) -> Option<bool> {
+        self.0
+            .get(&Self::key(file))
+            .map(|&h| h == Self::hash(bytes))
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
 }
 
 impl SidecarLoad {
@@ -985,15 +1027,23 @@ pub fn load_sidecar_project(path: &Path) -> Result<SidecarLoad, TagsFileError> {
     // a tag and clip) took three times the memory of the document built from them. (Merging a block
     // while the next is parsed, with `rayon::join`, was slower here.)
     let read = jobs.chunks(SIDECARS_AT_ONCE).flat_map(|block| {
-        let parsed: Vec<Result<Sidecar, TagsFileError>> = block
+        let parsed: Vec<Result<(Sidecar, u64), TagsFileError>> = block
             .par_iter()
-            .map(|(_, s)| read_text(s).and_then(|t| read_sidecar(&t, &s.display().to_string())))
+            .map(|(_, s)| {
+                let text = read_text(s)?;
+                let hash = SidecarBaseline::hash(text.as_bytes());
+                read_sidecar(&text, &s.display().to_string()).map(|r| (r, hash))
+            })
             .collect();
         block.iter().zip(parsed)
     });
+    let mut baseline = SidecarBaseline::default();
     for ((take, sidecar), result) in read {
         let mut read = match result {
-            Ok(r) => r,
+            Ok((r, hash)) => {
+                baseline.0.insert(SidecarBaseline::key(sidecar), hash);
+                r
+            }
             Err(e) => {
                 bad_sidecars.push(e);
                 if !bad_takes.iter().any(|t| t == take) {
@@ -1103,6 +1153,7 @@ pub fn load_sidecar_project(path: &Path) -> Result<SidecarLoad, TagsFileError> {
         untracked,
         orphans,
         problems: walk.problems,
+        baseline,
     })
 }
 
@@ -1187,6 +1238,9 @@ pub struct SidecarSave {
     pub unchanged: usize,
     /// Folders added to the project so that it covers every clip's take.
     pub folders_added: Vec<String>,
+    /// Sidecars changed on disk since the project last saw them, of clips the document did not
+    /// change: kept as they are (see [`save_sidecar_project_since`]).
+    pub kept: Vec<PathBuf>,
     /// Sidecars in the folders that belong to no clip of the document but load as clips the next
     /// time the project opens (their take is there and they read without error): clips removed
     /// since the project was opened, or sidecars another tool wrote. Left in place; see
@@ -1242,11 +1296,27 @@ fn sidecar_paths(
 
 /// Saves `doc` in sidecar mode to the project file `path` (see the module documentation).
 /// `folders`: the project's folders; `None` keeps those of the existing project file at `path`.
-/// Folders are added for clips whose take is outside them.
+/// Folders are added for clips whose take is outside them. Sidecars that differ are written over
+/// (see [`save_sidecar_project_since`] for a save that keeps changes made on disk meanwhile).
 pub fn save_sidecar_project(
     path: &Path,
     doc: &TagDocument,
     folders: Option<&[String]>,
+) -> Result<SidecarSave, TagsFileError> {
+    save_sidecar_project_since(path, doc, folders, None)
+}
+
+/// [`save_sidecar_project`] of a project that knows what its sidecars held (`baseline`: read at
+/// open, written at its last save; updated here). A sidecar changed on disk since then by someone
+/// else (another session, a version-control update) is never written over:
+/// - when the document did not change that clip either, the file is kept as it is and listed in
+///   [`SidecarSave::kept`] (reopen the project to see the change);
+/// - when the document changed it too, nothing is saved: the error names the file.
+pub fn save_sidecar_project_since(
+    path: &Path,
+    doc: &TagDocument,
+    folders: Option<&[String]>,
+    baseline: Option<&mut SidecarBaseline>,
 ) -> Result<SidecarSave, TagsFileError> {
     let label = path.display().to_string();
     let dir = project_dir(path);
@@ -1317,6 +1387,28 @@ pub fn save_sidecar_project(
     for (file, text, is_project) in &files {
         match crate::core::limits::read_limited(file, crate::core::limits::MAX_TAGS_FILE_BYTES) {
             Ok(old) if old == text.as_bytes() => report.unchanged += 1,
+            // Changed on disk since this project last saw it (or there and never seen).
+            Ok(old)
+                if !is_project
+                    && baseline
+                        .as_deref()
+                        .is_some_and(|b| b.holds(file, &old) != Some(true)) =>
+            {
+                let b = baseline.as_deref().expect("checked");
+                if b.holds(file, text.as_bytes()) == Some(true) {
+                    // The document has it as this project last saw it: theirs is kept.
+                    report.kept.push(file.clone());
+                } else {
+                    return Err(invalid(
+                        &file.display().to_string(),
+                        "(sidecar)",
+                        "this sidecar changed on disk since the project was opened or last saved \
+                         (another session, a version-control update), and this clip was edited \
+                         here too: nothing was saved, so that neither version is lost. Save As \
+                         keeps your version elsewhere; reopening the project shows the one on disk",
+                    ));
+                }
+            }
             Ok(old) if !is_project => {
                 let label = file.display().to_string();
                 let readable = String::from_utf8(old)
@@ -1354,6 +1446,15 @@ pub fn save_sidecar_project(
     report
         .written
         .extend(sidecars.iter().chain(&project_file).map(|c| c.0.clone()));
+    // What the sidecars hold now (the kept ones excepted: the document does not have them).
+    if let Some(b) = baseline {
+        let kept: HashSet<&PathBuf> = report.kept.iter().collect();
+        for (file, text, is_project) in &files {
+            if !is_project && !kept.contains(file) {
+                b.set(file, text.as_bytes());
+            }
+        }
+    }
     let ours: HashSet<&Path> = paths.iter().map(|(_, s)| s.as_path()).collect();
     let walk = find_takes(&roots);
     let takes: HashSet<&Path> = walk.files.iter().map(|f| f.path.as_path()).collect();
@@ -1425,6 +1526,13 @@ fn write_files(files: &[(&PathBuf, &String, bool)]) -> Result<(), TagsFileError>
 /// Loads a project file of either layout: a single `taglane.tags` file, or a sidecar-mode project
 /// (whose bad sidecars, untracked takes and orphans become warnings).
 pub fn load_any(path: &Path) -> Result<(TagDocument, Vec<LoadWarning>), TagsFileError> {
+    load_any_with_baseline(path).map(|(doc, warnings, _)| (doc, warnings))
+}
+
+/// [`load_any`], with what the sidecars held when the project is in sidecar mode.
+pub fn load_any_with_baseline(
+    path: &Path,
+) -> Result<(TagDocument, Vec<LoadWarning>, Option<SidecarBaseline>), TagsFileError> {
     let text = read_text(path)?;
     if is_sidecar_project_text(&text) {
         let load = load_sidecar_project(path)?;
@@ -1433,7 +1541,7 @@ pub fn load_any(path: &Path) -> Result<(TagDocument, Vec<LoadWarning>), TagsFile
             path: path.display().to_string(),
             message: m,
         }));
-        return Ok((load.doc, warnings));
+        return Ok((load.doc, warnings, Some(load.baseline)));
     }
-    load_tags_str(&text, &path.display().to_string())
+    load_tags_str(&text, &path.display().to_string()).map(|(doc, w)| (doc, w, None))
 }
