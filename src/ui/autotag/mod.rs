@@ -71,6 +71,8 @@ struct BatchJob {
     settings: AutotagSettings,
     /// The clips (id and name when the job started).
     clips: Vec<(ClipId, String)>,
+    /// The project's `clip_data_version` when the job started.
+    data_version: u64,
 }
 
 /// An apply waiting for the user's confirmation, because `Replace` would remove existing frames.
@@ -82,6 +84,9 @@ pub struct Pending {
     /// The clips applied to, with their names when the apply started: if the project's clips
     /// changed meanwhile (another project was opened), nothing is applied.
     pub clips: Vec<(ClipId, String)>,
+    /// The project's `clip_data_version` when the apply started: if a clip was relinked, changed
+    /// length or unit meanwhile (the proposals were made from what it was), nothing is applied.
+    pub data_version: u64,
     pub report: ApplyReport,
     /// Clips that could not be tagged, one line each.
     pub skipped: Vec<String>,
@@ -435,7 +440,15 @@ impl AutotagPanel {
             };
             let proposals = vec![(input.clip, out.proposals.clone())];
             let settings = self.valid.clone();
-            self.stage(doc, proposals, settings, named, Vec::new(), queue);
+            let version = doc.clip_data_version;
+            self.stage(
+                doc,
+                proposals,
+                settings,
+                (named, version),
+                Vec::new(),
+                queue,
+            );
             return;
         }
         let requests: Vec<_> = clips
@@ -470,6 +483,7 @@ impl AutotagPanel {
             job,
             settings,
             clips: named,
+            data_version: doc.clip_data_version,
         });
     }
 
@@ -494,7 +508,8 @@ impl AutotagPanel {
             Ok(out) => {
                 let mut skipped = out.failures();
                 skipped.extend(out.warnings().cloned());
-                self.stage(doc, out.proposals(), j.settings, j.clips, skipped, queue);
+                let clips = (j.clips, j.data_version);
+                self.stage(doc, out.proposals(), j.settings, clips, skipped, queue);
             }
             Err(e) => self.status = Some(format!("auto-tag failed: {e}")),
         }
@@ -506,7 +521,7 @@ impl AutotagPanel {
         doc: &TagDocument,
         proposals: Vec<(ClipId, Vec<Proposal>)>,
         settings: AutotagSettings,
-        clips: Vec<(ClipId, String)>,
+        (clips, data_version): (Vec<(ClipId, String)>, u64),
         skipped: Vec<String>,
         queue: &mut Vec<AppCommand>,
     ) {
@@ -515,6 +530,7 @@ impl AutotagPanel {
             settings,
             modes: self.modes.clone(),
             clips,
+            data_version,
             report: ApplyReport::default(),
             skipped,
             changed: false,
@@ -538,6 +554,14 @@ impl AutotagPanel {
         if !same_clips {
             self.status =
                 Some("the project's clips changed during the apply: nothing applied".to_owned());
+            return;
+        }
+        if doc.clip_data_version != pending.data_version {
+            self.status = Some(
+                "a clip was relinked or changed length or unit during the apply: nothing \
+                 applied (apply again to tag the clips as they are now)"
+                    .to_owned(),
+            );
             return;
         }
         let (edit, report) = match apply_edit(
@@ -741,6 +765,7 @@ mod tests {
             settings: AutotagSettings::default(),
             modes: BTreeMap::new(),
             clips: vec![(0, demo.doc.clips[0].name.clone())],
+            data_version: demo.doc.clip_data_version,
             report: ApplyReport::default(),
             skipped: Vec::new(),
             changed: false,
@@ -755,6 +780,17 @@ mod tests {
         assert!(panel.status.as_deref().unwrap().contains("nothing applied"));
         panel.commit(&TagDocument::default(), pending(), false, &mut queue);
         assert!(queue.is_empty());
+        // The same project, a clip of which was relinked meanwhile.
+        let mut relinked = demo.doc.clone();
+        crate::core::doc::Edit::SetClipSource {
+            clip: 1,
+            source: Some("elsewhere.bvh".into()),
+        }
+        .apply(&mut relinked)
+        .unwrap();
+        panel.commit(&relinked, pending(), false, &mut queue);
+        assert!(queue.is_empty());
+        assert!(panel.status.as_deref().unwrap().contains("relinked"));
         // The same project: one edit, labelled by the clip.
         panel.commit(&demo.doc, pending(), false, &mut queue);
         assert!(
