@@ -633,3 +633,57 @@ impl egui::DroppedFile for DroppedPath {
         std::fs::read(&self.0).map_err(|e| e.to_string())
     }
 }
+
+/// A drag under which the document or the clip changes (here an undo, then another clip shown,
+/// as a finished import does) is dropped: it does not land on what it was not made for.
+#[test]
+fn a_drag_is_dropped_when_the_document_or_clip_changes_under_it() {
+    let mut h = harness();
+    let idle = tag_index(h.state(), "Idle");
+    for interrupt in [AppCommand::Undo, AppCommand::SelectClip(1)] {
+        // Something to undo (the first round), made before the drag.
+        let view = &h.state().timeline;
+        let (a, b) = (
+            view.lane_point(idle, 150).unwrap(),
+            view.lane_point(idle, 160).unwrap(),
+        );
+        drag(&mut h, a, b);
+        let view = &h.state().timeline;
+        let (from, to) = (
+            view.lane_point(idle, 100).unwrap(),
+            view.lane_point(idle, 120).unwrap(),
+        );
+        let button = |pos, pressed| Event::PointerButton {
+            pos,
+            button: PointerButton::Primary,
+            pressed,
+            modifiers: Modifiers::ALT,
+        };
+        h.event(Event::ModifiersChanged(Modifiers::ALT));
+        h.event(Event::PointerMoved(from));
+        h.step();
+        h.event(button(from, true));
+        h.step();
+        for k in 1..=2 {
+            h.event(Event::PointerMoved(from + (to - from) * (k as f32 / 4.0)));
+            h.step();
+        }
+        assert!(h.state().timeline.gesture.is_some(), "dragging");
+        h.state_mut().queue.push(interrupt.clone());
+        h.step();
+        let doc_now = h.state().project.doc.clone();
+        for k in 3..=4 {
+            h.event(Event::PointerMoved(from + (to - from) * (k as f32 / 4.0)));
+            h.step();
+        }
+        h.event(button(to, false));
+        h.event(Event::ModifiersChanged(Modifiers::NONE));
+        h.run_steps(3);
+        let app = h.state();
+        assert_eq!(
+            app.project.doc.tags, doc_now.tags,
+            "{interrupt:?}: nothing landed"
+        );
+        assert!(app.timeline.gesture.is_none());
+    }
+}

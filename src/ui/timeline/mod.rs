@@ -40,6 +40,10 @@ pub struct TimelineView {
     pub solo: BTreeSet<String>,
     /// The gesture in progress.
     pub gesture: Option<Gesture>,
+    /// The clip and document state the gesture started on ([`gesture_ground`]): when either
+    /// changes under it (another clip shown, an undo, an import, an apply), the gesture is dropped
+    /// instead of landing on what it was not made for.
+    pub gesture_on: Option<(ClipId, u64)>,
     /// Box selection in progress: press point and current point.
     pub box_select: Option<(Pos2, Pos2, bool)>,
     /// Fit the clip on the next frame.
@@ -63,6 +67,7 @@ impl Default for TimelineView {
             hidden: BTreeSet::new(),
             solo: BTreeSet::new(),
             gesture: None,
+            gesture_on: None,
             box_select: None,
             fit_pending: true,
             snap_line: None,
@@ -137,6 +142,15 @@ pub struct ExtraLane {
     pub alarm: bool,
 }
 
+/// What a gesture is made against: the clip list and every tag's content, as versions (a drag
+/// changes nothing until it is released, so any change meanwhile is someone else's).
+pub fn gesture_ground(doc: &TagDocument) -> u64 {
+    doc.tags.iter().fold(
+        doc.clips_version ^ (doc.tags.len() as u64).rotate_left(32),
+        |h, t| h.rotate_left(7) ^ t.version,
+    )
+}
+
 /// Shows the timeline in the available space; queues commands into `out`.
 pub fn timeline_ui(
     ui: &mut Ui,
@@ -145,6 +159,12 @@ pub fn timeline_ui(
     out: &mut Vec<AppCommand>,
 ) {
     let doc = input.doc;
+    let ground = (input.clip, gesture_ground(doc));
+    if view.gesture.is_some() && view.gesture_on != Some(ground) {
+        view.gesture = None;
+        view.snap_line = None;
+    }
+    view.gesture_on = Some(ground);
     let Some(clip) = doc.clips.get(input.clip as usize) else {
         ui.label("No clip in the project. Import a BVH or glTF file (File > Import animation) or drop one on the window.");
         return;
