@@ -98,17 +98,30 @@ impl TaglaneApp {
             AppCommand::Paste { into_active } => {
                 let into = if into_active { self.active_tag } else { None };
                 let at = self.playback.playhead.floor() as u32;
-                let (edit, missing) =
-                    self.clipboard
-                        .paste(&self.project.doc, self.current_clip, at, into);
-                if let Some(edit) = edit {
+                let pasted = self
+                    .clipboard
+                    .paste(&self.project.doc, self.current_clip, at, into);
+                if let Some(edit) = pasted.edit {
                     self.apply_edit(edit, "paste ranges");
                 }
-                if !missing.is_empty() {
-                    self.message(
-                    Level::Warning,
-                    format!("not pasted: this project has no tag named {} (use Ctrl+Shift+V to paste into the active lane)", missing.join(", ")),
-                );
+                let mut problems = Vec::new();
+                if pasted.outside > 0 {
+                    problems.push(format!(
+                        "{} range(s) or marker(s) past the clip's end left out",
+                        pasted.outside
+                    ));
+                }
+                if pasted.cut > 0 {
+                    problems.push(format!("{} range(s) cut at the clip's end", pasted.cut));
+                }
+                if !pasted.missing.is_empty() {
+                    problems.push(format!(
+                        "not pasted: this project has no tag named {} (use Ctrl+Shift+V to paste into the active lane)",
+                        pasted.missing.join(", ")
+                    ));
+                }
+                if !problems.is_empty() {
+                    self.message(Level::Warning, format!("paste: {}", problems.join("; ")));
                 }
             }
             AppCommand::DeleteSelection => {

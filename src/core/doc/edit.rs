@@ -568,17 +568,29 @@ fn has_anchor(tag: &Tag, clip: ClipId, anchor: Anchor) -> bool {
 /// The notes `old` moved onto a tag's new ranges and markers on one clip. A range note follows the
 /// new ranges its old range overlaps: a resized range keeps its note, both halves of a split keep
 /// it, a merge combines the notes ([`Note::combine`]). A marker note stays while its frame is a
-/// marker. Notes whose anchor is gone are dropped.
+/// marker; several notes on one marker frame (two markers moved onto one) are combined the same
+/// way. Notes whose anchor is gone are dropped.
 pub fn reanchored(
     old: &[(Anchor, Note)],
     ranges: &[Range],
     markers: &[u32],
 ) -> Vec<(Anchor, Note)> {
-    let mut out: Vec<(Anchor, Note)> = old
+    let mut on_markers: Vec<(u32, &Note)> = old
         .iter()
-        .filter(|(a, _)| matches!(a, Anchor::Marker(f) if markers.binary_search(f).is_ok()))
-        .cloned()
+        .filter_map(|(a, n)| match a {
+            Anchor::Marker(f) if markers.binary_search(f).is_ok() => Some((*f, n)),
+            _ => None,
+        })
         .collect();
+    on_markers.sort_by_key(|(f, _)| *f);
+    let mut out: Vec<(Anchor, Note)> = Vec::with_capacity(old.len());
+    for same in on_markers.chunk_by(|a, b| a.0 == b.0) {
+        let note = match same {
+            [(_, n)] => (*n).clone(),
+            _ => Note::combine(same.iter().map(|(_, n)| *n)),
+        };
+        out.push((Anchor::Marker(same[0].0), note));
+    }
     let old_ranges: Vec<(Range, &Note)> = old
         .iter()
         .filter_map(|(a, n)| match a {
@@ -965,6 +977,29 @@ impl TagDocument {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Two markers moved onto one frame keep both notes, combined (as merged ranges do).
+    #[test]
+    fn notes_of_markers_moved_onto_one_frame_are_combined() {
+        let note = |t: &str| Note {
+            text: t.into(),
+            ..Default::default()
+        };
+        let old = [
+            (Anchor::Marker(40), note("heel strike")),
+            (Anchor::Marker(40), note("sync")),
+            (Anchor::Marker(70), note("apex")),
+            (Anchor::Marker(90), note("gone")),
+        ];
+        let out = reanchored(&old, &[], &[40, 70]);
+        assert_eq!(
+            out,
+            vec![
+                (Anchor::Marker(40), note("heel strike; sync")),
+                (Anchor::Marker(70), note("apex")),
+            ]
+        );
+    }
 
     fn r(start: u32, stop: u32) -> Range {
         Range::new(start, stop)

@@ -633,21 +633,17 @@ impl Clipboard {
     }
 
     /// The edit pasting the ranges and markers at frame `at` on `clip`, with their notes: into the
-    /// tags they were copied from (matched by name), or all into `into` when given. Ranges past the
-    /// clip's end are clamped. Returns the edit and the names of copied tags this document does
-    /// not have.
-    pub fn paste(
-        &self,
-        doc: &TagDocument,
-        clip: ClipId,
-        at: u32,
-        into: Option<usize>,
-    ) -> (Option<Edit>, Vec<String>) {
+    /// tags they were copied from (matched by name), or all into `into` when given. Ranges that
+    /// run past the clip's end are cut there; ranges and markers that would start past it are left
+    /// out. The result says what was left out, cut, and which copied tags this document does not
+    /// have.
+    pub fn paste(&self, doc: &TagDocument, clip: ClipId, at: u32, into: Option<usize>) -> Pasted {
         let frames = doc.clips.get(clip as usize).map_or(0, |c| c.frames);
         let mut lanes: Vec<(usize, Vec<Range>)> = Vec::new();
         let mut marker_lanes: Vec<(usize, Vec<u32>)> = Vec::new();
         let mut notes: Vec<(usize, Anchor, Note)> = Vec::new();
         let mut missing = Vec::new();
+        let (mut outside, mut cut) = (0, 0);
         for item in &self.items {
             let tag = match into {
                 Some(t) => t,
@@ -662,6 +658,18 @@ impl Clipboard {
                 },
             };
             let placed = shift_anchor(item.anchor, i64::from(at));
+            match placed {
+                Anchor::Range(r) if r.start >= frames => {
+                    outside += 1;
+                    continue;
+                }
+                Anchor::Marker(f) if f >= frames => {
+                    outside += 1;
+                    continue;
+                }
+                Anchor::Range(r) if r.stop > frames => cut += 1,
+                _ => {}
+            }
             match placed {
                 Anchor::Range(r) => match lanes.iter_mut().find(|(t, _)| *t == tag) {
                     Some((_, l)) => l.push(r),
@@ -690,11 +698,17 @@ impl Clipboard {
         for (_, l) in &mut marker_lanes {
             canonicalize_markers(l, frames);
         }
+        let done = |edit| Pasted {
+            edit,
+            missing,
+            outside,
+            cut,
+        };
         let Some(edit) = items_edit(doc, clip, lanes.clone(), marker_lanes.clone(), &[], 0) else {
-            return (None, missing);
+            return done(None);
         };
         if notes.is_empty() {
-            return (Some(edit), missing);
+            return done(Some(edit));
         }
         // The pasted notes join the notes already there, on the ranges and markers they land on.
         let mut edits = match edit {
@@ -729,8 +743,18 @@ impl Clipboard {
                 notes: list,
             });
         }
-        (Some(Edit::Batch(edits)), missing)
+        done(Some(Edit::Batch(edits)))
     }
+}
+
+/// What a paste does: its edit (`None`: nothing changes), the copied tags this document does not
+/// have, and the ranges and markers left out (they would start past the clip's end) or cut at it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Pasted {
+    pub edit: Option<Edit>,
+    pub missing: Vec<String>,
+    pub outside: usize,
+    pub cut: usize,
 }
 
 /// The range edges and markers of the visible lanes, sorted, for jumping the playhead to the next
@@ -958,16 +982,20 @@ mod tests {
                 ("contact:Left".into(), Anchor::Range(r(0, 5)))
             ]
         );
-        let (e, missing) = cb.paste(&d, 0, 60, None);
-        assert!(missing.is_empty());
+        let p = cb.paste(&d, 0, 60, None);
+        assert!(p.missing.is_empty());
         let mut d2 = d.clone();
-        e.unwrap().apply(&mut d2).unwrap();
-        // Walk's copy lands at 100..110, past the end: clamped away.
+        p.edit.unwrap().apply(&mut d2).unwrap();
+        // Walk's copy would land at 100..110, past the end: left out, and said so.
+        assert_eq!((p.outside, p.cut), (1, 0));
         assert_eq!(d2.tags[0].ranges[&0], vec![r(10, 20), r(40, 50)]);
         assert_eq!(d2.tags[1].ranges[&0], vec![r(0, 5), r(60, 65)]);
-        let (e, _) = cb.paste(&d, 0, 0, Some(2));
+        // At 55 it runs past the end (95..105 on a 100-frame clip): cut there.
+        let p = cb.paste(&d, 0, 55, None);
+        assert_eq!((p.outside, p.cut), (0, 1));
+        let p = cb.paste(&d, 0, 0, Some(2));
         let mut d3 = d.clone();
-        e.unwrap().apply(&mut d3).unwrap();
+        p.edit.unwrap().apply(&mut d3).unwrap();
         assert_eq!(d3.tags[2].ranges[&0], vec![r(0, 5), r(40, 50)]);
         assert_eq!(
             edges(&d, 0, [0usize, 1].into_iter()),
