@@ -52,11 +52,14 @@ pub fn import(args: ImportArgs) -> ExitCode {
     let sidecar = args.sidecar || was_sidecar;
     // Takes whose sidecar cannot be read stay out of the import (saving would write over it).
     let mut bad_takes = Vec::new();
+    // What the sidecars held when read: the save compares with it.
+    let mut sidecars = Default::default();
     let loaded = if was_sidecar {
         load_sidecar_project(&args.project).map(|l| {
             bad_takes = l.bad_takes.clone();
             let mut warnings: Vec<String> = l.warnings.iter().map(ToString::to_string).collect();
             warnings.extend(l.problem_messages());
+            sidecars = l.baseline;
             (l.doc, warnings)
         })
     } else if exists {
@@ -73,6 +76,7 @@ pub fn import(args: ImportArgs) -> ExitCode {
             Project {
                 doc,
                 path: Some(args.project.clone()),
+                sidecars,
                 ..Project::default()
             }
         }

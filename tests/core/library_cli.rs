@@ -235,3 +235,37 @@ fn import_report_is_saved_atomically() {
         ["lib", "other-name.txt", "p.taglane.json", "report.txt"]
     );
 }
+
+/// Re-import into a sidecar project with `--update-changed`: the changed take's sidecar gets its new
+/// length (the save compares with what the import read, so its own change is not taken for
+/// someone else's).
+#[test]
+fn update_changed_in_a_sidecar_project() {
+    let dir = temp_dir("sidecar-update");
+    let lib = library(&dir);
+    let project = dir.join("p.taglane.json");
+    let (l, p) = (lib.to_str().unwrap(), project.to_str().unwrap());
+    let out = run(&["import", l, "-o", p, "--sidecar"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    // The run take is replaced by a take of another length.
+    let (longer, _) = DEMO_CLIP_FILES
+        .iter()
+        .enumerate()
+        .skip(2)
+        .map(|(i, f)| (f.1, i))
+        .find(|(_, i)| demo_frames(*i) != demo_frames(1))
+        .expect("a take of another length");
+    std::fs::write(lib.join("s1/run.bvh"), longer).unwrap();
+    let out = run(&["import", l, "-o", p, "--update-changed"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let side = std::fs::read_to_string(lib.join("s1/run.bvh.tags.json")).unwrap();
+    let frames = taglane::core::anim::load_animation(
+        &lib.join("s1/run.bvh"),
+        &taglane::core::anim::ImportOptions::default(),
+    )
+    .unwrap()
+    .clips[0]
+        .frame_count;
+    assert!(side.contains(&format!("\"frames\": {frames}")), "{side}");
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -1027,12 +1027,16 @@ pub fn load_sidecar_project(path: &Path) -> Result<SidecarLoad, TagsFileError> {
     // a tag and clip) took three times the memory of the document built from them. (Merging a block
     // while the next is parsed, with `rayon::join`, was slower here.)
     let read = jobs.chunks(SIDECARS_AT_ONCE).flat_map(|block| {
-        let parsed: Vec<Result<(Sidecar, u64), TagsFileError>> = block
+        // Each sidecar's baseline entry is made here, on the pool, too.
+        let parsed: Vec<Result<(Sidecar, (PathBuf, u64)), TagsFileError>> = block
             .par_iter()
             .map(|(_, s)| {
                 let text = read_text(s)?;
-                let hash = SidecarBaseline::hash(text.as_bytes());
-                read_sidecar(&text, &s.display().to_string()).map(|r| (r, hash))
+                let seen = (
+                    SidecarBaseline::key(s),
+                    SidecarBaseline::hash(text.as_bytes()),
+                );
+                read_sidecar(&text, &s.display().to_string()).map(|r| (r, seen))
             })
             .collect();
         block.iter().zip(parsed)
@@ -1040,8 +1044,8 @@ pub fn load_sidecar_project(path: &Path) -> Result<SidecarLoad, TagsFileError> {
     let mut baseline = SidecarBaseline::default();
     for ((take, sidecar), result) in read {
         let mut read = match result {
-            Ok((r, hash)) => {
-                baseline.0.insert(SidecarBaseline::key(sidecar), hash);
+            Ok((r, (key, hash))) => {
+                baseline.0.insert(key, hash);
                 r
             }
             Err(e) => {
