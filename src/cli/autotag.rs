@@ -7,7 +7,7 @@
 //! file.
 
 use std::io::IsTerminal as _;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::Args;
@@ -59,29 +59,11 @@ fn parse_units_arg(s: &str) -> Result<Option<f32>, String> {
     }
 }
 
-/// `path` relative to the folder `base` when both can be made absolute, else `path` as given.
+/// `path` relative to the folder `base` (`..` where needed; absolute when the two share no folder
+/// below the root), by the import's one rule (`library::source_for`).
 fn relative_to(path: &Path, base: &Path) -> String {
-    let (Ok(p), Ok(b)) = (std::path::absolute(path), std::path::absolute(base)) else {
-        return path.display().to_string();
-    };
-    fn normal(x: &Path) -> Vec<Component<'_>> {
-        x.components()
-            .filter(|c| !matches!(c, Component::CurDir))
-            .collect()
-    }
-    let (pc, bc) = (normal(&p), normal(&b));
-    let common = pc.iter().zip(&bc).take_while(|(a, b)| a == b).count();
-    if common == 0 {
-        return p.display().to_string();
-    }
-    let mut rel = PathBuf::new();
-    for _ in common..bc.len() {
-        rel.push("..");
-    }
-    for c in &pc[common..] {
-        rel.push(c.as_os_str());
-    }
-    rel.to_string_lossy().replace('\\', "/")
+    use crate::core::library::walk::absolute;
+    crate::core::library::source_for(&absolute(path), Some(&absolute(base)))
 }
 
 /// Reads and checks the settings file; the error names the file and the JSON path.
@@ -285,11 +267,12 @@ pub fn autotag_cmd(args: AutotagArgs) -> ExitCode {
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_default();
         for t in outcome.clips {
-            let base = if outcome.several {
-                format!("{stem}/{}", t.clip_name)
-            } else {
-                stem.clone()
-            };
+            // `FILE#ANIMATION` for one animation of several, as the import names it and as a
+            // project's clips load.
+            let base = crate::core::library::base_name(
+                &stem,
+                outcome.several.then_some(t.clip_name.as_str()),
+            );
             let mut name = base.clone();
             let mut k = 2;
             while doc.clips.iter().any(|c| c.name == name) {
