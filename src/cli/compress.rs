@@ -90,9 +90,10 @@ pub struct CompressArgs {
     /// A JSON settings file (fields of `CompressSettings`; missing fields take their defaults).
     #[arg(long)]
     pub settings: Option<PathBuf>,
-    /// What one file unit is: cm, m, in, cmu (5.644 cm) or a number of cm. Default cm.
-    #[arg(long, default_value = "cm")]
-    pub units: String,
+    /// What one file unit is: cm, m, in, cmu (5.644 cm) or a number of cm. Default: the format's
+    /// own (BVH cm, glTF m).
+    #[arg(long)]
+    pub units: Option<String>,
     /// Print a machine-readable report on stdout.
     #[arg(long, value_enum)]
     pub report: Option<ReportFormat>,
@@ -133,9 +134,10 @@ pub struct CompareArgs {
     /// Jump frame interval of the stream candidates, frames.
     #[arg(long, default_value_t = 60)]
     pub jump_frames: u32,
-    /// What one file unit is: cm, m, in, cmu (5.644 cm) or a number of cm. Default cm.
-    #[arg(long, default_value = "cm")]
-    pub units: String,
+    /// What one file unit is: cm, m, in, cmu (5.644 cm) or a number of cm. Default: the format's
+    /// own (BVH cm, glTF m).
+    #[arg(long)]
+    pub units: Option<String>,
     /// Print one JSON array instead of a table.
     #[arg(long)]
     pub json: bool,
@@ -152,16 +154,16 @@ pub struct ExportAclArgs {
     #[arg(short, long)]
     pub output: PathBuf,
     /// What one file unit is: cm, m, in, cmu (5.644 cm) or a number of cm. Translations are
-    /// written in cm. Default cm.
-    #[arg(long, default_value = "cm")]
-    pub units: String,
+    /// written in cm. Default: the format's own (BVH cm, glTF m).
+    #[arg(long)]
+    pub units: Option<String>,
 }
 
 /// The clips of `path` (only the one named `only` when given), in file order; an error names
 /// the file, and for a missing name the clips the file holds.
-fn load_clips(path: &Path, unit_cm: f32, only: Option<&str>) -> Result<Vec<Clip>, String> {
+fn load_clips(path: &Path, unit_cm: Option<f32>, only: Option<&str>) -> Result<Vec<Clip>, String> {
     let options = ImportOptions {
-        unit_cm: Some(unit_cm),
+        unit_cm,
         ..ImportOptions::default()
     };
     let imported = load_animation(path, &options).map_err(|e| e.to_string())?;
@@ -188,7 +190,7 @@ fn load_clips(path: &Path, unit_cm: f32, only: Option<&str>) -> Result<Vec<Clip>
 
 /// One clip of `path`: the one named `only`, else the first (with a warning naming the others
 /// when there are several).
-fn load_clip(path: &Path, unit_cm: f32, only: Option<&str>) -> Result<Clip, String> {
+fn load_clip(path: &Path, unit_cm: Option<f32>, only: Option<&str>) -> Result<Clip, String> {
     let mut clips = load_clips(path, unit_cm, only)?;
     if clips.len() > 1 {
         let names: Vec<String> = clips.iter().map(|c| format!("{:?}", c.name)).collect();
@@ -365,7 +367,7 @@ fn compress_clip(
 }
 
 pub fn compress(args: CompressArgs) -> ExitCode {
-    let unit_cm = match parse_units(&args.units) {
+    let unit_cm = match args.units.as_deref().map(parse_units).transpose() {
         Ok(u) => u,
         Err(e) => return super::fail_usage(e),
     };
@@ -423,7 +425,7 @@ fn compress_input(
     input: &Path,
     stem_out: &Path,
     only: Option<&str>,
-    unit_cm: f32,
+    unit_cm: Option<f32>,
     settings: &CompressSettings,
     claimed: &std::sync::Mutex<std::collections::HashMap<PathBuf, String>>,
 ) -> Vec<Outcome> {
@@ -477,7 +479,11 @@ fn compress_input(
 /// `compress IN... -o OUTDIR`: every input on a pool of `--jobs` threads (the segments of each
 /// clip share the pool), a progress bar on stderr, failures listed with their reason; exit 1 only
 /// when no file compressed.
-fn compress_many(args: &CompressArgs, unit_cm: f32, settings: &CompressSettings) -> ExitCode {
+fn compress_many(
+    args: &CompressArgs,
+    unit_cm: Option<f32>,
+    settings: &CompressSettings,
+) -> ExitCode {
     let dir = &args.output;
     if let Err(e) = std::fs::create_dir_all(dir) {
         return super::fail_input(format!("{}: cannot create the folder: {e}", dir.display()));
@@ -636,7 +642,7 @@ pub fn decompress(args: DecompressArgs) -> ExitCode {
 }
 
 pub fn compare(args: CompareArgs) -> ExitCode {
-    let unit_cm = match parse_units(&args.units) {
+    let unit_cm = match args.units.as_deref().map(parse_units).transpose() {
         Ok(u) => u,
         Err(e) => return super::fail_usage(e),
     };
@@ -753,7 +759,7 @@ pub fn compare(args: CompareArgs) -> ExitCode {
 }
 
 pub fn export_acl(args: ExportAclArgs) -> ExitCode {
-    let unit_cm = match parse_units(&args.units) {
+    let unit_cm = match args.units.as_deref().map(parse_units).transpose() {
         Ok(u) => u,
         Err(e) => return super::fail_usage(e),
     };

@@ -458,6 +458,12 @@ fn several_clips_of_one_file() {
     let one = dir.join("one.tlc");
     assert!(run("compress", &one, &["--clip", "cubic"]).status.success());
     assert_eq!(load(&one).name(), "cubic");
+    // Without --units a glTF is in its own unit, metres (BVH: centimetres).
+    assert_eq!(load(&one).unit_cm(), 100.0);
+    let inches = dir.join("inches.tlc");
+    let out = run("compress", &inches, &["--clip", "cubic", "--units", "in"]);
+    assert!(out.status.success());
+    assert_eq!(load(&inches).unit_cm(), 2.54);
 
     let missing = dir.join("missing.tlc");
     let out = run("compress", &missing, &["--clip", "walk"]);
