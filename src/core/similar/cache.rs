@@ -89,8 +89,10 @@ fn source_key(
     })
 }
 
-/// The cache file of a clip: its name made file-safe, plus a hash of the source path and clip name.
+/// The cache file of a clip: its name made file-safe, plus a hash of the source path (absolute, so
+/// the same take has the same file from any current folder) and clip name.
 pub fn cache_file(cache_dir: &Path, source: &Path, clip_name: &str) -> PathBuf {
+    let source = crate::core::library::walk::absolute(source);
     // FNV-1a, 64 bits: stable across runs and platforms (unlike the standard library's hasher).
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for b in source
@@ -487,5 +489,17 @@ mod tests {
         .unwrap_err();
         assert!(e.contains("nope.bvh"), "{e}");
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// The same take named from two current folders (a relative and an absolute path) has one
+    /// cache file.
+    #[test]
+    fn a_take_has_one_cache_file_from_any_current_folder() {
+        let cwd = std::env::current_dir().unwrap();
+        let dir = Path::new("cache");
+        assert_eq!(
+            cache_file(dir, Path::new("takes/./walk.bvh"), "walk"),
+            cache_file(dir, &cwd.join("takes/walk.bvh"), "walk")
+        );
     }
 }
