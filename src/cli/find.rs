@@ -403,8 +403,11 @@ fn parse_query_spec(text: &str) -> Result<(PathBuf, Option<String>, usize, usize
     if file.is_empty() {
         return Err(err());
     }
+    // `#NAME` picks an animation, unless the whole text is a file (`take#1.bvh`).
     let (file, name) = match file.rsplit_once('#') {
-        Some((f, n)) if !f.is_empty() && !n.is_empty() => (f, Some(n.to_owned())),
+        Some((f, n)) if !f.is_empty() && !n.is_empty() && !Path::new(file).is_file() => {
+            (f, Some(n.to_owned()))
+        }
         _ => (file, None),
     };
     Ok((PathBuf::from(file), name, start, stop))
@@ -554,4 +557,26 @@ fn prepare_files(args: &FindArgs, joints: &JointOverrides) -> Result<Prepared, F
             stop,
         },
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `#NAME` picks an animation, unless the file's own name has a `#` in it.
+    #[test]
+    fn query_specs_with_hash() {
+        let (f, n, a, b) = parse_query_spec("Fox.glb#Walk:0:30").unwrap();
+        assert_eq!(
+            (f, n, a, b),
+            ("Fox.glb".into(), Some("Walk".to_owned()), 0, 30)
+        );
+        let dir = std::env::temp_dir().join(format!("taglane-find-hash-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let take = dir.join("take#1.bvh");
+        std::fs::write(&take, "x").unwrap();
+        let (f, n, _, _) = parse_query_spec(&format!("{}:2:9", take.display())).unwrap();
+        assert_eq!((f, n), (take.clone(), None));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }
