@@ -46,14 +46,20 @@ impl TaglaneApp {
             AppCommand::Undo => {
                 match self.project.history.undo(&mut self.project.doc) {
                     Some(l) => self.message(Level::Info, format!("undid {l}")),
-                    None => self.message(Level::Info, "nothing to undo"),
+                    None => match self.project.history.take_failure() {
+                        Some(why) => self.message(Level::Error, history_failed(&why)),
+                        None => self.message(Level::Info, "nothing to undo"),
+                    },
                 }
                 self.after_structure_change();
             }
             AppCommand::Redo => {
                 match self.project.history.redo(&mut self.project.doc) {
                     Some(l) => self.message(Level::Info, format!("redid {l}")),
-                    None => self.message(Level::Info, "nothing to redo"),
+                    None => match self.project.history.take_failure() {
+                        Some(why) => self.message(Level::Error, history_failed(&why)),
+                        None => self.message(Level::Info, "nothing to redo"),
+                    },
                 }
                 self.after_structure_change();
             }
@@ -207,6 +213,11 @@ impl TaglaneApp {
             }
         }
     }
+}
+
+/// The status line of an undo or redo that could not be applied.
+fn history_failed(why: &str) -> String {
+    format!("{why}; the undo history was cleared (the project keeps its changes, unsaved)")
 }
 
 fn toggle(set: &mut std::collections::BTreeSet<String>, name: String) {

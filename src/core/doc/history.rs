@@ -24,6 +24,8 @@ pub struct History {
     revision: u64,
     next_revision: u64,
     saved_revision: u64,
+    /// Why the last undo or redo failed, until asked.
+    failure: Option<String>,
 }
 
 impl History {
@@ -97,10 +99,11 @@ impl History {
                 });
                 Some(step.label)
             }
-            // An inverse can only fail if the document was changed outside the history; drop the
-            // stacks rather than apply something wrong.
-            Err(_) => {
-                self.clear();
+            // An inverse can only fail if the document was changed outside the history (or holds
+            // what its edits refuse, such as a name of spaces from a file); drop the stacks rather
+            // than apply something wrong, and keep the document unsaved.
+            Err(e) => {
+                self.fail(format!("cannot undo {}: {e}", step.label));
                 None
             }
         }
@@ -120,8 +123,8 @@ impl History {
                 });
                 Some(step.label)
             }
-            Err(_) => {
-                self.clear();
+            Err(e) => {
+                self.fail(format!("cannot redo {}: {e}", step.label));
                 None
             }
         }
@@ -195,6 +198,19 @@ impl History {
         self.revision != self.saved_revision
     }
 
+    /// A step that could not be undone or redone: every step is forgotten, and the document, which
+    /// may now differ from the saved one, counts as unsaved.
+    fn fail(&mut self, why: String) {
+        self.clear();
+        self.mark_unsaved();
+        self.failure = Some(why);
+    }
+
+    /// Why the last undo or redo failed (once; `None` when it did not).
+    pub fn take_failure(&mut self) -> Option<String> {
+        self.failure.take()
+    }
+
     /// Forgets all steps (e.g. after loading another document); the state counts as saved.
     pub fn clear(&mut self) {
         self.undo.clear();
@@ -258,6 +274,25 @@ mod tests {
         h.apply(&mut d, set(5, 6), "other").unwrap();
         assert!(!h.can_redo());
         assert!(h.is_dirty());
+    }
+
+    /// An undo whose inverse the document refuses (a tag named with spaces only, which a file may
+    /// hold but no edit may make) clears the history, says why once, and leaves the document
+    /// unsaved: a save is still asked for.
+    #[test]
+    fn a_failed_undo_leaves_the_document_unsaved() {
+        let mut d = doc();
+        d.tags[0].name = " ".into();
+        let mut h = History::new();
+        h.apply(&mut d, set(0, 10), "create").unwrap();
+        h.mark_saved();
+        h.apply(&mut d, Edit::RemoveTag { index: 0 }, "delete tag")
+            .unwrap();
+        assert!(h.undo(&mut d).is_none());
+        assert!(h.take_failure().unwrap().contains("cannot undo delete tag"));
+        assert!(h.take_failure().is_none(), "said once");
+        assert!(h.is_dirty(), "the deletion is not saved yet");
+        assert!(!h.can_undo() && !h.can_redo());
     }
 
     #[test]
