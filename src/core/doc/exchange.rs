@@ -593,8 +593,9 @@ pub fn merge_csv(doc: &TagDocument, rows: &[CsvRow]) -> (Edit, MergeReport) {
             "{n} row(s) name clip '{clip}', which is not in the project: skipped"
         ));
     }
+    // The tags of the rows merged (those of skipped rows only are not created).
     let mut names: Vec<String> = Vec::new();
-    for row in rows {
+    for row in &merged {
         if !names.contains(&row.tag) {
             names.push(row.tag.clone());
         }
@@ -698,14 +699,22 @@ fn merge_rows(
                     clip_label(doc, clip)
                 ));
             }
-            let covered_before: u64 = before.iter().map(|r| u64::from(r.len())).sum();
+            // An incoming range adds frames unless one range already there holds it (canonical
+            // ranges do not touch, so a range covered by them lies in one).
+            report.ranges_merged += incoming
+                .ranges
+                .iter()
+                .map(|r| Range::new(r.start.min(frames), r.stop.min(frames)))
+                .filter(|r| r.start < r.stop)
+                .filter(|r| {
+                    !before
+                        .iter()
+                        .any(|b| b.start <= r.start && r.stop <= b.stop)
+                })
+                .count();
             let mut list = incoming.ranges;
             list.extend_from_slice(before);
             canonicalize(&mut list, frames);
-            let covered_after: u64 = list.iter().map(|r| u64::from(r.len())).sum();
-            if covered_after > covered_before {
-                report.ranges_merged += list.len();
-            }
             let mut markers = incoming.markers;
             markers.extend_from_slice(markers_before);
             canonicalize_markers(&mut markers, frames);
@@ -1106,6 +1115,38 @@ mod tests {
         let mut m = d.clone();
         edit.apply(&mut m).unwrap();
         assert_eq!(m.tags[0].ranges[&0].last(), Some(&Range::new(95, 100)));
+        // A tag whose rows are all skipped is not created.
+        let rows = parse_csv(
+            "tag,clip,start,stop
+Sprint,zzz,0,5
+",
+            "f.csv",
+        )
+        .unwrap();
+        let (edit, report) = merge_csv(&d, &rows);
+        assert_eq!(report.tags_added, 0);
+        let mut m = d.clone();
+        edit.apply(&mut m).unwrap();
+        assert!(m.tag_index("Sprint").is_none());
+    }
+
+    /// The report counts the imported ranges that add frames, not every range of the lists they
+    /// joined.
+    #[test]
+    fn merged_ranges_are_counted_by_what_they_add() {
+        let d = doc();
+        let before = d.tags[0].ranges_on(0).to_vec();
+        let inside = before[0];
+        let text = format!(
+            "tag,clip,start,stop\n{0},a,{1},{2}\n{0},a,98,99\n",
+            d.tags[0].name,
+            inside.start,
+            inside.start + 1
+        );
+        let rows = parse_csv(&text, "f.csv").unwrap();
+        let (_, report) = merge_csv(&d, &rows);
+        // [0, 1) lies in [0, 10); [98, 99) adds a frame.
+        assert_eq!(report.ranges_merged, 1, "{before:?}");
     }
 
     #[test]
