@@ -59,7 +59,7 @@ impl InspectorState {
         self.stop = r.stop.to_string();
         if let Some(n) = tag.note(s.clip, s.anchor) {
             self.note = n.text.clone();
-            self.data = n.data_text().replace(';', "; ");
+            self.data = n.data_text();
             self.filled_note = Some(n.clone());
         }
     }

@@ -856,6 +856,9 @@ pub struct SidecarLoad {
     pub baseline: SidecarBaseline,
 }
 
+/// A sidecar's baseline entry: its key and the hash of its bytes.
+type Seen = (PathBuf, u64);
+
 /// What a project last saw of each of its sidecars (a hash of the file's bytes): what it read at
 /// open, then what it wrote or found unchanged at each save. A save compares the files on disk
 /// with it to tell its own edits from changes made meanwhile by someone else (another session, a
@@ -1028,7 +1031,7 @@ pub fn load_sidecar_project(path: &Path) -> Result<SidecarLoad, TagsFileError> {
     // while the next is parsed, with `rayon::join`, was slower here.)
     let read = jobs.chunks(SIDECARS_AT_ONCE).flat_map(|block| {
         // Each sidecar's baseline entry is made here, on the pool, too.
-        let parsed: Vec<Result<(Sidecar, (PathBuf, u64)), TagsFileError>> = block
+        let parsed: Vec<Result<(Sidecar, Seen), TagsFileError>> = block
             .par_iter()
             .map(|(_, s)| {
                 let text = read_text(s)?;

@@ -158,38 +158,105 @@ impl Note {
         out
     }
 
-    /// The payload as `key=value` pairs joined by `;` (exports, tooltips).
+    /// The payload as `key=value` pairs joined by `;` (exports, tooltips, the inspector's field),
+    /// with `\\`, `;`, `=` and line breaks in keys and values escaped by a backslash
+    /// (`surface=gravel\; wet`), so that [`Note::parse_data`] reads back the same pairs.
     pub fn data_text(&self) -> String {
-        self.data
-            .iter()
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect::<Vec<_>>()
-            .join(";")
+        let mut out = String::new();
+        for (i, (k, v)) in self.data.iter().enumerate() {
+            if i > 0 {
+                out.push(';');
+            }
+            escape_data(k, &mut out);
+            out.push('=');
+            escape_data(v, &mut out);
+        }
+        out
     }
 
-    /// Parses `key=value` pairs separated by `;` or new lines. Keys are trimmed and must be
-    /// non-empty and unique; the error names the pair.
+    /// Parses `key=value` pairs separated by `;` or new lines (`\;`, `\=`, `\\`, `\n` and `\r`
+    /// stand for those characters; another backslash is kept as it is). Keys and values are
+    /// trimmed; keys must be non-empty and unique; the error names the pair.
     pub fn parse_data(text: &str) -> Result<BTreeMap<String, String>, String> {
         let mut data = BTreeMap::new();
-        for (i, pair) in text
-            .split([';', '\n'])
-            .map(str::trim)
-            .filter(|p| !p.is_empty())
-            .enumerate()
-        {
-            let (k, v) = pair
-                .split_once('=')
-                .ok_or_else(|| format!("pair {}: `{pair}` is not key=value", i + 1))?;
-            let k = k.trim();
-            if k.is_empty() {
-                return Err(format!("pair {}: `{pair}` has no key before `=`", i + 1));
+        let mut i = 0;
+        for pair in split_data_pairs(text) {
+            let (k, v) = (pair.0.trim(), pair.1.as_deref().map(str::trim));
+            if k.is_empty() && v.is_none() {
+                continue;
             }
-            if data.insert(k.to_owned(), v.trim().to_owned()).is_some() {
-                return Err(format!("pair {}: the key `{k}` is given twice", i + 1));
+            i += 1;
+            let shown = match v {
+                Some(v) => format!("{k}={v}"),
+                None => k.to_owned(),
+            };
+            let Some(v) = v else {
+                return Err(format!("pair {i}: `{shown}` is not key=value"));
+            };
+            if k.is_empty() {
+                return Err(format!("pair {i}: `{shown}` has no key before `=`"));
+            }
+            if data.insert(k.to_owned(), v.to_owned()).is_some() {
+                return Err(format!("pair {i}: the key `{k}` is given twice"));
             }
         }
         Ok(data)
     }
+}
+
+/// Appends `s` with the characters that separate pairs, keys and values escaped (see
+/// [`Note::data_text`]).
+fn escape_data(s: &str, out: &mut String) {
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            ';' => out.push_str("\\;"),
+            '=' => out.push_str("\\="),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            c => out.push(c),
+        }
+    }
+}
+
+/// The pairs of a payload text, unescaped: each key, and its value when an unescaped `=` is there.
+fn split_data_pairs(text: &str) -> Vec<(String, Option<String>)> {
+    let mut pairs = Vec::new();
+    let (mut key, mut value): (String, Option<String>) = (String::new(), None);
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        let got: &str = match c {
+            ';' | '\n' => {
+                pairs.push((std::mem::take(&mut key), value.take()));
+                continue;
+            }
+            '=' if value.is_none() => {
+                value = Some(String::new());
+                continue;
+            }
+            '\\' => match chars.next() {
+                Some('n') => "\n",
+                Some('r') => "\r",
+                Some('\\') => "\\",
+                Some(';') => ";",
+                Some('=') => "=",
+                Some(other) => {
+                    let part = value.as_mut().unwrap_or(&mut key);
+                    part.push('\\');
+                    part.push(other);
+                    continue;
+                }
+                None => "\\",
+            },
+            c => {
+                value.as_mut().unwrap_or(&mut key).push(c);
+                continue;
+            }
+        };
+        value.as_mut().unwrap_or(&mut key).push_str(got);
+    }
+    pairs.push((key, value));
+    pairs
 }
 
 /// A named query expression stored in the document.
