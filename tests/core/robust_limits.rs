@@ -157,9 +157,8 @@ fn gltf_joint_count_limit() {
     );
 }
 
-#[test]
-fn gltf_frame_count_limit() {
-    // Key times 0, 0.5 and 100 s (a second buffer): at 10,000 fps that is 1,000,001 frames.
+/// The small glTF with its key times moved to 0, 0.5 and 100 s (a second buffer).
+fn hundred_second_gltf() -> serde_json::Value {
     let mut doc: serde_json::Value = serde_json::from_str(NO_SKIN_GLTF).unwrap();
     doc["buffers"]
         .as_array_mut()
@@ -175,6 +174,13 @@ fn gltf_frame_count_limit() {
     let views = doc["bufferViews"].as_array().unwrap().len();
     doc["accessors"][0]["bufferView"] = serde_json::json!(views - 1);
     doc["accessors"][0]["max"] = serde_json::json!([100.0]);
+    doc
+}
+
+#[test]
+fn gltf_frame_count_limit() {
+    // At 10,000 fps the key times 0, 0.5 and 100 s are 1,000,001 frames.
+    let doc = hundred_second_gltf();
     let import = |fps: f32| {
         let options = ImportOptions {
             gltf_fps: fps,
@@ -199,21 +205,7 @@ fn gltf_joint_sample_limit_counts_every_animation_of_the_file() {
     // Key times 0, 0.5 and 100 s on 3 joints: at 4,000 fps each animation is 400,001 frames,
     // 1,200,003 joint samples, within the limits of one clip. 17 of them are past the limit for
     // the file; it is refused before any clip is resampled.
-    let mut doc: serde_json::Value = serde_json::from_str(NO_SKIN_GLTF).unwrap();
-    doc["buffers"]
-        .as_array_mut()
-        .unwrap()
-        .push(serde_json::json!({
-            "byteLength": 12,
-            "uri": "data:application/octet-stream;base64,AAAAAAAAAD8AAMhC"
-        }));
-    doc["bufferViews"]
-        .as_array_mut()
-        .unwrap()
-        .push(serde_json::json!({"buffer": 1, "byteOffset": 0, "byteLength": 12}));
-    let views = doc["bufferViews"].as_array().unwrap().len();
-    doc["accessors"][0]["bufferView"] = serde_json::json!(views - 1);
-    doc["accessors"][0]["max"] = serde_json::json!([100.0]);
+    let mut doc = hundred_second_gltf();
     let per_clip = 400_001 * 3;
     let clips = MAX_JOINT_SAMPLES / per_clip + 1;
     let anim = doc["animations"][0].clone();
