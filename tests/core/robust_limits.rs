@@ -5,7 +5,8 @@ use crate::common::temp_dir;
 use std::fmt::Write as _;
 
 use taglane::core::anim::{
-    AnimFormat, ImportOptions, Place, load_animation, load_animation_from_bytes,
+    AnimFormat, ImportError, ImportOptions, Imported, Place, load_animation,
+    load_animation_from_bytes,
 };
 use taglane::core::compress::bits::crc32;
 use taglane::core::compress::format::CompressedClip;
@@ -123,18 +124,21 @@ fn bvh_header_frame_count_is_not_trusted() {
 
 const NO_SKIN_GLTF: &str = include_str!("../../fuzz/seeds/gltf/no_skin.gltf");
 
+/// `doc` imported as a glTF file with the default options.
+fn import_gltf(doc: &serde_json::Value) -> Result<Imported, ImportError> {
+    load_animation_from_bytes(
+        doc.to_string().as_bytes(),
+        AnimFormat::Gltf,
+        "t",
+        None,
+        &ImportOptions::default(),
+    )
+}
+
 #[test]
 fn gltf_joint_count_limit() {
     let mut doc: serde_json::Value = serde_json::from_str(NO_SKIN_GLTF).unwrap();
-    let import = |doc: &serde_json::Value| {
-        load_animation_from_bytes(
-            doc.to_string().as_bytes(),
-            AnimFormat::Gltf,
-            "t",
-            None,
-            &ImportOptions::default(),
-        )
-    };
+    let import = import_gltf;
     assert_eq!(import(&doc).unwrap().clips[0].skeleton.names.len(), 3);
     let nodes = doc["nodes"].as_array_mut().unwrap();
     // Without a skin every node is a joint: MAX_JOINTS nodes pass, one more does not.
@@ -242,15 +246,7 @@ fn gltf_accessors_decode_once_and_may_not_overlap_without_end() {
     // 396-byte buffer). Sharing one output accessor, it is decoded once; 40 accessors over the
     // same bytes would decode to 1,080 values, more than one per byte of the buffer.
     let base: serde_json::Value = serde_json::from_str(NO_SKIN_GLTF).unwrap();
-    let import = |doc: &serde_json::Value| {
-        load_animation_from_bytes(
-            doc.to_string().as_bytes(),
-            AnimFormat::Gltf,
-            "t",
-            None,
-            &ImportOptions::default(),
-        )
-    };
+    let import = import_gltf;
     let copies = 40;
     let mut shared = base.clone();
     let mut overlapping = base.clone();
