@@ -21,6 +21,8 @@ use crate::core::library::{UnitSetting, choose_unit, find_takes};
 #[derive(Debug, Args, Clone)]
 pub struct ImportArgs {
     /// Centimetres per file unit (default: BVH 1.0, glTF 100.0; the CMU BVH files are about 5.644).
+    /// Values stay in file units: `inspect` reports the unit and the height in cm, `sample --json`
+    /// gives it as `unit_cm` beside the positions.
     #[arg(long)]
     pub unit_cm: Option<f32>,
     /// Drop the first frame (the synthetic T-pose of the CMU conversions). Never done by default.
@@ -331,7 +333,11 @@ pub fn sample(args: SampleArgs) -> ExitCode {
                 serde_json::json!({"name": name, "position": [m.translation.x, m.translation.y, m.translation.z]})
             })
             .collect();
-        super::emit(&format!("{}\n", serde_json::json!({ "joints": joints })));
+        let unit_cm = first.unit_cm;
+        super::emit(&format!(
+            "{}\n",
+            serde_json::json!({ "joints": joints, "unit_cm": unit_cm })
+        ));
     } else {
         let mut text = String::new();
         for (name, m) in first.skeleton.names.iter().zip(&model) {

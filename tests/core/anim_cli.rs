@@ -109,6 +109,13 @@ fn sample_interpolates_with_slerp_and_blends() {
     // Clamped past the end.
     let (_, out, _) = run(&["sample", p, "--time", "9", "--json"]);
     assert!(close(positions(&out)[2].1, [10.0, 10.0, 0.0]));
+    // The unit is reported beside the positions (which stay in file units).
+    let unit =
+        |out: &str| serde_json::from_str::<serde_json::Value>(out).unwrap()["unit_cm"].clone();
+    assert_eq!(unit(&out), serde_json::json!(1.0));
+    let (_, out, _) = run(&["sample", p, "--time", "9", "--json", "--unit-cm", "2.54"]);
+    assert!(close(positions(&out)[2].1, [10.0, 10.0, 0.0]));
+    assert!((unit(&out).as_f64().unwrap() - 2.54).abs() < 1e-6, "{out}");
     // Blend frame 0 of the file with frame 0 of a copy rotated by 90: weight 0.5 gives 45 degrees.
     let (_other_dir, other) = temp_file(
         "arm3.bvh",

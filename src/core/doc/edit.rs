@@ -1652,6 +1652,9 @@ mod tests {
         let c = Note::combine([&a, &b, &a]);
         assert_eq!(c.text, "a; b");
         assert_eq!(c.data_text(), "j=3;k=1");
+        // A text already combined adds only its new parts, in either order.
+        assert_eq!(Note::combine([&b, &c]).text, "b; a");
+        assert_eq!(Note::combine([&c, &b]).text, "a; b");
     }
 
     #[test]

@@ -144,12 +144,14 @@ impl Note {
     pub fn combine<'a>(notes: impl IntoIterator<Item = &'a Note>) -> Note {
         let mut out = Note::default();
         for n in notes {
-            let t = n.text.trim();
-            if !t.is_empty() && !out.text.split("; ").any(|x| x == t) {
-                if !out.text.is_empty() {
-                    out.text.push_str("; ");
+            // Part by part, so that a text already combined (`a; b`) adds only what is new.
+            for t in n.text.split("; ").map(str::trim).filter(|t| !t.is_empty()) {
+                if !out.text.split("; ").any(|x| x == t) {
+                    if !out.text.is_empty() {
+                        out.text.push_str("; ");
+                    }
+                    out.text.push_str(t);
                 }
-                out.text.push_str(t);
             }
             for (k, v) in &n.data {
                 out.data.entry(k.clone()).or_insert_with(|| v.clone());
