@@ -87,6 +87,10 @@ fn duplicate_names() {
     ));
     assert_eq!(p, "queries[0].name");
     assert!(m.contains("duplicate key"), "{m}");
+    // A name of spaces only is refused, as edits refuse it (an undo could not put it back).
+    let (p, m) = invalid(&edit("{\"name\": \"Tired\"}", "{\"name\": \"  \"}"));
+    assert_eq!(p, "tags[1].name");
+    assert!(m.contains("not only spaces"), "{m}");
 }
 
 #[test]

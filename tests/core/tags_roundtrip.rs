@@ -12,15 +12,17 @@ use taglane::core::tags::format::{load_tags_file, load_tags_str, save_tags_file,
 use taglane::core::tags::{Anchor, ClipInfo, Note, Range, SavedQuery, Tag, TagDocument};
 
 /// Names: plain, with spaces and punctuation, escapes (quotes, backslashes, control characters)
-/// and non-ASCII text.
+/// and non-ASCII text; never empty or only spaces.
 fn name_strategy() -> impl Strategy<Value = String> {
     prop_oneof![
         "[a-z][a-z0-9_]{0,8}",
         "[a-zA-Z:./ -]{1,12}",
         "[\"\\\\\u{0}-\u{1f}a-c]{1,6}",
         "[é漢字🎞 a]{1,5}",
-        any::<String>().prop_filter("non-empty", |s| !s.is_empty()),
+        any::<String>(),
     ]
+    // A name of spaces only is refused (edits could not put it back).
+    .prop_filter("not only spaces", |s| !s.trim().is_empty())
 }
 
 /// Free text (notes, data values, saved query text): anything, including the empty string.

@@ -707,11 +707,11 @@ pub fn parse_sidecar_project(
             let unknown = check_keys(tf, &p, &["name", "color"], &fail)?;
             warn_unknown(unknown, &p, &["name", "color"], file, &mut warnings);
             let name = string(required(tf, &p, "name", file)?, &format!("{p}.name"), file)?;
-            if name.is_empty() {
+            if name.trim().is_empty() {
                 return Err(invalid(
                     file,
                     &format!("{p}.name"),
-                    "expected a non-empty name",
+                    "expected a non-empty name (not only spaces)",
                 ));
             }
             if let Some(j) = project.tags.iter().position(|(n, _)| n == name) {
@@ -746,11 +746,11 @@ pub fn parse_sidecar_project(
             let unknown = check_keys(qf, &p, &["name", "expr"], &fail)?;
             warn_unknown(unknown, &p, &["name", "expr"], file, &mut warnings);
             let name = string(required(qf, &p, "name", file)?, &format!("{p}.name"), file)?;
-            if name.is_empty() {
+            if name.trim().is_empty() {
                 return Err(invalid(
                     file,
                     &format!("{p}.name"),
-                    "expected a non-empty name",
+                    "expected a non-empty name (not only spaces)",
                 ));
             }
             if let Some(j) = parsed.iter().position(|q: &SavedQuery| q.name == name) {

@@ -517,8 +517,9 @@ impl<'a> Loader<'a> {
 
     fn name<'v>(&self, v: &'v Small, path: &str) -> R<&'v str> {
         let s = self.string(v, path)?;
-        if s.is_empty() {
-            return Err(self.fail(path, "expected a non-empty name"));
+        // Names of spaces only are refused as edits refuse them (an undo could not put one back).
+        if s.trim().is_empty() {
+            return Err(self.fail(path, "expected a non-empty name (not only spaces)"));
         }
         Ok(s)
     }

@@ -94,8 +94,9 @@ impl Loader<'_> {
 
     fn name<'j>(&self, v: &'j J, path: &str) -> R<&'j str> {
         let s = self.string(v, path)?;
-        if s.is_empty() {
-            return Err(self.fail(path, "expected a non-empty name"));
+        // Names of spaces only are refused as edits refuse them (an undo could not put one back).
+        if s.trim().is_empty() {
+            return Err(self.fail(path, "expected a non-empty name (not only spaces)"));
         }
         Ok(s)
     }
