@@ -322,9 +322,9 @@ impl TaglaneApp {
                     Some(first) => self.message(
                         Level::Warning,
                         format!(
-                            "saved {}; kept {} sidecar(s) changed on disk since the project was \
-                             opened (clips not edited here), e.g. {}: reopen the project to see \
-                             those changes",
+                            "saved {}; kept {} file(s) changed on disk since the project was \
+                             opened (not edited here), e.g. {}: reopen the project to see those \
+                             changes",
                             path.display(),
                             self.project.kept_on_disk.len(),
                             first.display()

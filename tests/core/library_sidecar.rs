@@ -631,7 +631,7 @@ fn a_save_keeps_sidecars_changed_on_disk_meanwhile() {
     save_sidecar_project(&project_file, &doc, Some(&["takes".to_owned()])).unwrap();
     let (mut a, _) = Project::load(&project_file).unwrap();
     let (mut b, _) = Project::load(&project_file).unwrap();
-    assert_eq!(a.sidecars.len(), 3);
+    assert_eq!(a.sidecars.len(), 4, "three sidecars and the project file");
     let set = |p: &mut Project, clip: u32, r: Range| {
         p.apply(
             Edit::SetRanges {
@@ -686,5 +686,39 @@ fn a_save_keeps_sidecars_changed_on_disk_meanwhile() {
     let (now, _) = Project::load(&project_file).unwrap();
     assert_eq!(now.doc.tags[0].ranges[&1], vec![Range::new(20, 22)]);
     assert_eq!(now.doc.tags[0].ranges[&2], vec![Range::new(4, 6)]);
+    // The project file the same way: B saves a query; A, who changed no tag, colour or query,
+    // keeps B's file; once A changes a colour too, nothing is saved.
+    let query = |name: &str| SavedQuery {
+        name: name.into(),
+        expr: "locomotion:Walk".into(),
+    };
+    b.apply(Edit::SetQueries(vec![query("walks")]), "query")
+        .unwrap();
+    b.save_to(&project_file).unwrap();
+    let (mut a, _) = Project::load(&project_file).unwrap();
+    let (mut b, _) = Project::load(&project_file).unwrap();
+    b.apply(
+        Edit::SetQueries(vec![query("walks"), query("more")]),
+        "query",
+    )
+    .unwrap();
+    b.save_to(&project_file).unwrap();
+    set(&mut a, 0, Range::new(30, 33));
+    a.save_to(&project_file).unwrap();
+    assert_eq!(a.kept_on_disk, vec![project_file.clone()]);
+    let (now, _) = Project::load(&project_file).unwrap();
+    assert_eq!(now.doc.queries.len(), 2, "B's query kept");
+    assert_eq!(now.doc.tags[0].ranges[&0], vec![Range::new(30, 33)]);
+    a.apply(
+        Edit::SetTagColor {
+            index: 0,
+            color: Some([1, 2, 3]),
+        },
+        "colour",
+    )
+    .unwrap();
+    let e = a.save_to(&project_file).unwrap_err();
+    assert!(e.contains("the project file changed on disk"), "{e}");
+    assert_eq!(Project::load(&project_file).unwrap().0.doc.queries.len(), 2);
     std::fs::remove_dir_all(&dir).ok();
 }

@@ -1045,6 +1045,7 @@ pub fn load_sidecar_project(path: &Path) -> Result<SidecarLoad, TagsFileError> {
         block.iter().zip(parsed)
     });
     let mut baseline = SidecarBaseline::default();
+    baseline.set(path, text.as_bytes());
     for ((take, sidecar), result) in read {
         let mut read = match result {
             Ok((r, (key, hash))) => {
@@ -1245,8 +1246,8 @@ pub struct SidecarSave {
     pub unchanged: usize,
     /// Folders added to the project so that it covers every clip's take.
     pub folders_added: Vec<String>,
-    /// Sidecars changed on disk since the project last saw them, of clips the document did not
-    /// change: kept as they are (see [`save_sidecar_project_since`]).
+    /// Sidecars (and the project file) changed on disk since the project last saw them, where the
+    /// document changed nothing: kept as they are (see [`save_sidecar_project_since`]).
     pub kept: Vec<PathBuf>,
     /// Sidecars in the folders that belong to no clip of the document but load as clips the next
     /// time the project opens (their take is there and they read without error): clips removed
@@ -1313,9 +1314,10 @@ pub fn save_sidecar_project(
     save_sidecar_project_since(path, doc, folders, None)
 }
 
-/// [`save_sidecar_project`] of a project that knows what its sidecars held (`baseline`: read at
-/// open, written at its last save; updated here). A sidecar changed on disk since then by someone
-/// else (another session, a version-control update) is never written over:
+/// [`save_sidecar_project`] of a project that knows what its sidecars and its project file held
+/// (`baseline`: read at open, written at its last save; updated here). A sidecar, or the project
+/// file, changed on disk since then by someone else (another session, a version-control update) is
+/// never written over:
 /// - when the document did not change that clip either, the file is kept as it is and listed in
 ///   [`SidecarSave::kept`] (reopen the project to see the change);
 /// - when the document changed it too, nothing is saved: the error names the file.
@@ -1394,17 +1396,27 @@ pub fn save_sidecar_project_since(
     for (file, text, is_project) in &files {
         match crate::core::limits::read_limited(file, crate::core::limits::MAX_TAGS_FILE_BYTES) {
             Ok(old) if old == text.as_bytes() => report.unchanged += 1,
-            // Changed on disk since this project last saw it (or there and never seen).
+            // Changed on disk since this project last saw it (or there and never seen): a sidecar,
+            // or the project file (its tags, colours, folders, queries).
             Ok(old)
-                if !is_project
-                    && baseline
-                        .as_deref()
-                        .is_some_and(|b| b.holds(file, &old) != Some(true)) =>
+                if baseline
+                    .as_deref()
+                    .is_some_and(|b| b.holds(file, &old) != Some(true)) =>
             {
                 let b = baseline.as_deref().expect("checked");
                 if b.holds(file, text.as_bytes()) == Some(true) {
                     // The document has it as this project last saw it: theirs is kept.
                     report.kept.push(file.clone());
+                } else if *is_project {
+                    return Err(invalid(
+                        &file.display().to_string(),
+                        "(project)",
+                        "the project file changed on disk since the project was opened or last \
+                         saved (another session, a version-control update), and its tags, colours, \
+                         folders or queries were changed here too: nothing was saved, so that \
+                         neither version is lost. Save As keeps your version elsewhere; reopening \
+                         the project shows the one on disk",
+                    ));
                 } else {
                     return Err(invalid(
                         &file.display().to_string(),
@@ -1456,8 +1468,8 @@ pub fn save_sidecar_project_since(
     // What the sidecars hold now (the kept ones excepted: the document does not have them).
     if let Some(b) = baseline {
         let kept: HashSet<&PathBuf> = report.kept.iter().collect();
-        for (file, text, is_project) in &files {
-            if !is_project && !kept.contains(file) {
+        for (file, text, _) in &files {
+            if !kept.contains(file) {
                 b.set(file, text.as_bytes());
             }
         }
