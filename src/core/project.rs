@@ -249,35 +249,25 @@ impl Rebase {
 /// different file of that name is kept and the take goes to the first free `STEM-N.EXT`. Returns
 /// the file name used.
 fn write_take_beside(dir: &Path, file: &str, text: &str) -> Result<String, String> {
-    let (stem, ext) = file.rsplit_once('.').unwrap_or((file, ""));
-    for n in 1..1000 {
-        let name = if n == 1 {
-            file.to_owned()
-        } else if ext.is_empty() {
-            format!("{stem}-{n}")
-        } else {
-            format!("{stem}-{n}.{ext}")
-        };
-        let target = dir.join(&name);
-        // A file of another length is another file (not read: it may be anything).
-        if std::fs::metadata(&target).is_ok_and(|m| m.len() != text.len() as u64) {
-            continue;
-        }
-        match std::fs::read(&target) {
-            Ok(bytes) if bytes == text.as_bytes() => return Ok(name),
-            Ok(_) => continue,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                crate::core::io::write_atomic(&target, text.as_bytes(), false)
-                    .map_err(|e| format!("{}: cannot write the take: {e}", target.display()))?;
-                return Ok(name);
-            }
-            Err(e) => return Err(format!("{}: {e}", target.display())),
-        }
+    let (stem, ext) = file
+        .rsplit_once('.')
+        .map_or((file, String::new()), |(s, e)| (s, format!(".{e}")));
+    let path_of = |stem: &str| dir.join(format!("{stem}{ext}"));
+    // A file of another length is another file (not read: it may be anything).
+    let holds = |p: &Path| {
+        std::fs::metadata(p).is_ok_and(|m| m.len() == text.len() as u64)
+            && std::fs::read(p).is_ok_and(|b| b == text.as_bytes())
+    };
+    let stem = crate::core::names::unique_name(stem, "-", |s| {
+        let p = path_of(s);
+        p.symlink_metadata().is_ok() && !holds(&p)
+    });
+    let target = path_of(&stem);
+    if !holds(&target) {
+        crate::core::io::write_atomic(&target, text.as_bytes(), false)
+            .map_err(|e| format!("{}: cannot write the take: {e}", target.display()))?;
     }
-    Err(format!(
-        "{}: no free name for the take {file}",
-        dir.display()
-    ))
+    Ok(format!("{stem}{ext}"))
 }
 
 /// Resolves where clip `clip` of `project` comes from.

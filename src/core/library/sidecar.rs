@@ -875,7 +875,7 @@ impl SidecarBaseline {
     }
 
     fn key(file: &Path) -> PathBuf {
-        super::walk::normalize(&absolute(file))
+        absolute(file)
     }
 
     /// Records that `file` holds `bytes`.
@@ -1407,24 +1407,30 @@ pub fn save_sidecar_project_since(
                 if b.holds(file, text.as_bytes()) == Some(true) {
                     // The document has it as this project last saw it: theirs is kept.
                     report.kept.push(file.clone());
-                } else if *is_project {
-                    return Err(invalid(
-                        &file.display().to_string(),
-                        "(project)",
-                        "the project file changed on disk since the project was opened or last \
-                         saved (another session, a version-control update), and its tags, colours, \
-                         folders or queries were changed here too: nothing was saved, so that \
-                         neither version is lost. Save As keeps your version elsewhere; reopening \
-                         the project shows the one on disk",
-                    ));
                 } else {
+                    let (place, what) = if *is_project {
+                        (
+                            "(project)",
+                            "the project file changed on disk since the project was opened or \
+                             last saved (another session, a version-control update), and its \
+                             tags, colours, folders or queries were changed here too",
+                        )
+                    } else {
+                        (
+                            "(sidecar)",
+                            "this sidecar changed on disk since the project was opened or last \
+                             saved (another session, a version-control update), and this clip was \
+                             edited here too",
+                        )
+                    };
                     return Err(invalid(
                         &file.display().to_string(),
-                        "(sidecar)",
-                        "this sidecar changed on disk since the project was opened or last saved \
-                         (another session, a version-control update), and this clip was edited \
-                         here too: nothing was saved, so that neither version is lost. Save As \
-                         keeps your version elsewhere; reopening the project shows the one on disk",
+                        place,
+                        format!(
+                            "{what}: nothing was saved, so that neither version is lost. Save As \
+                             keeps your version elsewhere; reopening the project shows the one on \
+                             disk"
+                        ),
                     ));
                 }
             }
