@@ -125,7 +125,7 @@ impl TaglaneApp {
             AppCommand::RecoverAutosave(info) => {
                 // Into the project it belongs to, opened afresh: through "save your changes?"
                 // when that is another project or this one has changes of its own.
-                if info.origin != Origin::of(&self.project) || self.project.history.is_dirty() {
+                if info.origin != Origin::of(&self.project) || self.has_unsaved_work() {
                     self.apply(AppCommand::Guarded(Guarded::Recover(info)), ctx);
                     return None;
                 }
