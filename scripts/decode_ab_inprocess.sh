@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# A/B of the AVX-512 pose decoder against another revision's, in one process: this tree is built
-# with BASE's `src/core/compress/decode_avx512.rs` compiled beside its own (`--cfg
-# taglane_decoder_ab`, its own target directory; the switch between them is in `decode.rs`), and
+# A/B of the vector pose decoders against another revision's, in one process: this tree is built
+# with BASE's `src/core/compress/decode_avx512.rs` and `decode_avx2.rs` compiled beside its own
+# (`--cfg taglane_decoder_ab`, its own target directory; the switch between them is in
+# `decode.rs`; a CPU with AVX-512 compares the AVX-512 decoders, one without the AVX2 ones), and
 # `examples/decode_count.rs` alternates the two decoders round by round on the same clip, so both
 # see the same machine from one moment to the next.
 # On a shared machine whose speed doubles and halves within minutes this is the steady
@@ -26,8 +27,10 @@ out="$root/target/decoder_ab"
 mkdir -p "$out"
 # Included into a module of `src/core/compress/mod.rs`, where inner attributes and comments are
 # not allowed: those lines are taken out (the module allows `unsafe_code` itself).
-git -C "$root" show "$base:src/core/compress/decode_avx512.rs" |
-  grep -v -E '^\s*(//!|#!\[)' >"$out/decode_avx512_base.rs"
+for decoder in decode_avx512 decode_avx2; do
+  git -C "$root" show "$base:src/core/compress/$decoder.rs" |
+    grep -v -E '^\s*(//!|#!\[)' >"$out/${decoder}_base.rs"
+done
 (cd "$root" && RUSTFLAGS="--cfg taglane_decoder_ab" CARGO_TARGET_DIR="$out/build" \
   cargo build --release --no-default-features --example decode_count)
 bin="$out/build/release/examples/decode_count"

@@ -307,6 +307,10 @@ impl CompressedClip {
                     return avx512::decode_groups(run, out, vectors!());
                 }
                 if WAY != PORTABLE && avx2::available() {
+                    #[cfg(taglane_decoder_ab)]
+                    if super::DECODE_WITH_BASE.load(std::sync::atomic::Ordering::Relaxed) {
+                        return super::decode_avx2_base::decode_groups(run, out, vectors!());
+                    }
                     return avx2::decode_groups(run, out, vectors!());
                 }
             }

@@ -41,7 +41,8 @@ use crate::core::anim::Transform;
 
 #[cfg(test)]
 thread_local! {
-    /// Groups this thread decoded here (not handed to the portable decoder), for tests.
+    /// Groups this thread read here (not handed to the portable decoder before their reads), for
+    /// tests.
     pub(super) static FAST_GROUPS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
     /// Pairs read here and decoded again by the portable decoder because a rebuilt rotation
     /// needed normalising, for tests.
@@ -96,19 +97,12 @@ const PAIR_REACH: usize = 24 + REACH;
 const PAIRS: usize = 4;
 
 /// A pair of groups read and rebuilt but not yet interpolated and written: the rotations of key A
-/// and key B (x, y, z, w on eight lanes), whether some lane's stored part is past unit length,
-/// the joints of each group's lanes (16 bits each) and how many lanes of each are tracks; and
-/// where the pair was read from (its first group and the first bits of its keys), for the
-/// portable decoder when a rotation needs normalising.
+/// and key B (x, y, z, w on eight lanes) and the joints of the eight lanes (0xFFFF, past every
+/// joint, for a lane that is not a track).
 #[derive(Clone, Copy)]
 struct Pending {
     keys: [[__m256; 4]; 2],
-    over: bool,
-    joints: [u64; 2],
-    lanes: [u8; 2],
-    /// The pair's first group.
-    group: u32,
-    bits: [usize; 2],
+    joints: [u16; 8],
 }
 
 #[target_feature(enable = "avx2")]
@@ -127,169 +121,158 @@ fn groups(
         keys,
         bits: [mut bit_a, mut bit_b],
     } = run;
-    let ranges = keys.ranges;
     let header = keys.group_header();
     let pair = keys.mode != ONE_KEY;
-    let across = keys.mode == PAIR_ACROSS;
-    let [ha, hb] = keys.headers;
     let len = bytes.len();
     let reach = |bit: usize| (bit >> 3).saturating_add(PAIR_REACH) <= len;
-    // Where groups g and g2 lie: their track table entries, and their headers in key A's and
-    // key B's segments.
-    let place = |g: usize, g2: usize| {
-        let at = |base: usize, size: usize| [base + g * size, base + g2 * size];
-        [at(table, GROUP3_TABLE), at(ha, header), at(hb, header)]
-    };
+    let [ha, hb] = keys.headers;
     let p = bytes.as_ptr();
     let mut then = Some(then);
-    let pairs = groups.div_ceil(2);
-    let mut first = 0;
-    // At least one round (none of the groups when there are none), so that `then` is called from
-    // one place and can be inlined.
+    let mut g = 0;
+    // Each phase is one body run for every pair of groups (a pose runs it two to four times), so
+    // its code is fetched once: a cold pose waits for each line of code it runs.
     loop {
-        let end = (first + PAIRS).min(pairs);
-        // Read and rebuild every pair of this batch, then interpolate and write them: the square
+        // Read and rebuild every pair of a batch, then interpolate and write them: the square
         // roots and divisions of several pairs overlap instead of each pair ending in a wait.
         let mut pending = [const { MaybeUninit::<Pending>::uninit() }; PAIRS];
         let mut n = 0;
-        for pi in first..end {
+        while n < PAIRS && g < groups {
             // Two groups on the eight lanes: group g in lanes 0-3, group g + 1 in lanes 4-7
             // (group g again when g is the last: its second half is read but not written).
-            let g = 2 * pi;
             let second = g + 1 < groups;
             let g2 = g + usize::from(second);
             let lanes = [
                 (count - 4 * g).min(4),
                 if second { (count - 4 * g2).min(4) } else { 0 },
             ];
-            let [t, ga, gb] = place(g, g2);
-            let (start_a, start_b) = (bit_a, bit_b);
-            let mut fast = all_inside && reach(bit_a) && (!pair || reach(bit_b));
-            if fast {
-                // SAFETY: `all_inside`: the entries and headers are in `bytes`.
-                let c = unsafe { Constants::new(p, t, ga, ranges) };
-                let read = if c.raw {
-                    None
-                } else if across {
-                    // SAFETY: as above, and `reach` of both keys' first bits.
-                    unsafe { read_across(p, t, gb, ranges, &c, [&mut bit_a, &mut bit_b], second) }
-                } else {
-                    // SAFETY: `reach` of both keys' first bits. Keys of one segment have the
-                    // same widths, so the same bits.
-                    let (read, bits) = unsafe { c.read_keys(p, [bit_a, bit_b], pair, second) };
-                    bit_a += bits;
-                    bit_b += if pair { bits } else { 0 };
-                    Some(read)
-                };
-                match read {
-                    Some(read) => {
-                        #[cfg(test)]
-                        FAST_GROUPS.set(FAST_GROUPS.get() + 1 + usize::from(second));
-                        // Rebuilt here, so the square roots overlap the next pair's reads.
-                        let (a, over_a) = rebuild(read[0]);
-                        let (b, over_b) = if pair { rebuild(read[1]) } else { (a, false) };
-                        pending[n].write(Pending {
-                            keys: [a, b],
-                            over: over_a | over_b,
-                            // SAFETY: `all_inside`.
-                            joints: unsafe { t.map(|t| p.add(t).cast::<u64>().read_unaligned()) },
-                            lanes: lanes.map(|l| l as u8),
-                            group: g as u32,
-                            bits: [start_a, start_b],
-                        });
-                        n += 1;
+            let at = |base: usize, size: usize| [base + g * size, base + g2 * size];
+            let place = [at(table, GROUP3_TABLE), at(ha, header), at(hb, header)];
+            g += 2;
+            let fast = all_inside && reach(bit_a) && (!pair || reach(bit_b));
+            let read = fast
+                && 'pair: {
+                    let [t, ga, gb] = place;
+                    // SAFETY: `all_inside`: the entries and headers are in `bytes`.
+                    let ca = unsafe { Constants::new(p, t, ga, keys.ranges) };
+                    if ca.raw {
+                        break 'pair false;
                     }
-                    None => fast = false,
-                }
-            }
-            if !fast {
-                (bit_a, bit_b) = (start_a, start_b);
-                for k in 0..1 + usize::from(second) {
-                    let keys = Keys {
-                        headers: [ga[k], gb[k]],
-                        ..keys
+                    // Keys of one segment share the constants; across two segments key B has
+                    // its own.
+                    let cb = if keys.mode == PAIR_ACROSS {
+                        // SAFETY: as above.
+                        match unsafe { constants_across(p, t, gb, keys.ranges) } {
+                            Some(c) => c,
+                            None => break 'pair false,
+                        }
+                    } else {
+                        ca
                     };
-                    decode_group3(bytes, t[k], &keys, [&mut bit_a, &mut bit_b], lanes[k], out);
-                }
+                    // SAFETY: `reach` of key A's first bit.
+                    let (read, used_a) = unsafe { ca.read_one(p, bit_a, second) };
+                    let (qa, over_a) = rebuild(read);
+                    let (qb, over_b, used_b) = if pair {
+                        // SAFETY: `reach` of key B's first bit.
+                        let (read, used) = unsafe { cb.read_one(p, bit_b, second) };
+                        let (q, over) = rebuild(read);
+                        (q, over, used)
+                    } else {
+                        (qa, false, 0)
+                    };
+                    let (q, over, used) = ([qa, qb], over_a | over_b, [used_a, used_b]);
+                    #[cfg(test)]
+                    FAST_GROUPS.set(FAST_GROUPS.get() + 1 + usize::from(second));
+                    if over {
+                        #[cfg(test)]
+                        NORMALISED_PAIRS.set(NORMALISED_PAIRS.get() + 1);
+                        break 'pair false;
+                    }
+                    bit_a += used[0];
+                    bit_b += used[1];
+                    // The table's lanes past the last track hold joint 0xFFFF (validation checks
+                    // it), past every joint of a file (a joint count is 16 bits), so `scatter8`
+                    // skips them; nor is the second half of a lone last group written.
+                    // SAFETY: `all_inside`.
+                    let joints = unsafe { t.map(|t| p.add(t).cast::<u64>().read_unaligned()) };
+                    let second_joints = if second { joints[1] } else { u64::MAX };
+                    let j = u128::from(joints[0]) | u128::from(second_joints) << 64;
+                    pending[n].write(Pending {
+                        keys: q,
+                        joints: std::array::from_fn(|l| (j >> (16 * l)) as u16),
+                    });
+                    n += 1;
+                    true
+                };
+            if !read {
+                slow_pair(bytes, place, &keys, [&mut bit_a, &mut bit_b], lanes, out);
             }
         }
-        if end == pairs
+        if g >= groups
             && let Some(then) = then.take()
         {
             // The translations and scales, read while the last batch's rotations finish.
             then(out, [bit_a, bit_b]);
         }
-        // Interpolated in a loop of their own, so that the short chains of several pairs (the
-        // nlerp's square root and division) are in flight together; then written.
-        if pair {
-            for w in &mut pending[..n] {
-                // SAFETY: the first `n` are written.
-                let w = unsafe { w.assume_init_mut() };
-                w.keys[0] = nlerp8(w.keys[0], w.keys[1], keys.alpha);
-            }
-        }
         for w in &pending[..n] {
             // SAFETY: the first `n` are written.
             let w = unsafe { w.assume_init_ref() };
-            if w.over {
-                let g = w.group as usize;
-                let at = place(g, g + usize::from(w.lanes[1] > 0));
-                portable_pair(bytes, w, at, &keys, out);
-                continue;
-            }
-            let q = w.keys[0];
-            scatter(
-                q.map(|v| _mm256_castps256_ps128(v)),
-                w.joints[0],
-                usize::from(w.lanes[0]),
-                out,
-            );
-            scatter(
-                q.map(|v| _mm256_extractf128_ps::<1>(v)),
-                w.joints[1],
-                usize::from(w.lanes[1]),
-                out,
-            );
+            let q = if pair {
+                nlerp8(w.keys[0], w.keys[1], keys.alpha)
+            } else {
+                w.keys[0]
+            };
+            scatter8(q, &w.joints, out);
         }
-        first = end;
-        if first >= pairs {
+        if g >= groups {
             break;
         }
     }
 }
 
-/// A pair of groups whose two keys lie in two segments: key A read with `ca`, key B with the
-/// constants of its own segment's headers `hb`. Advances both bit positions; `None` when key B's
-/// segment holds a raw float32 slot (the caller hands the pair to the portable decoder).
+/// The constants of key B's segment for a pair across two segments (out of line: one pose in
+/// sixteen takes it); `None` with a raw float32 slot.
 ///
 /// # Safety
-/// As for [`Constants::new`] with `hb`, and [`PAIR_REACH`] bytes from both keys' first bytes.
+/// As for [`Constants::new`].
 #[target_feature(enable = "avx2")]
 #[inline(never)]
-unsafe fn read_across(
+unsafe fn constants_across(
     p: *const u8,
     t: [usize; 2],
     hb: [usize; 2],
     ranges: bool,
-    ca: &Constants,
+) -> Option<Constants> {
+    // SAFETY: as the caller guarantees.
+    let c = unsafe { Constants::new(p, t, hb, ranges) };
+    (!c.raw).then_some(c)
+}
+
+/// A pair of groups decoded group by group by the portable decoder (which reads raw float32
+/// slots, normalises stored parts past unit length and checks every read).
+#[cold]
+#[inline(never)]
+fn slow_pair(
+    bytes: &[u8],
+    [table, ha, hb]: [[usize; 2]; 3],
+    keys: &Keys,
     [bit_a, bit_b]: [&mut usize; 2],
-    second: bool,
-) -> Option<[[__m256; 4]; 2]> {
-    // SAFETY: as the caller guarantees.
-    let cb = unsafe { Constants::new(p, t, hb, ranges) };
-    if cb.raw {
-        return None;
+    lanes: [usize; 2],
+    out: &mut [Transform],
+) {
+    for k in 0..1 + usize::from(lanes[1] > 0) {
+        let keys = Keys {
+            headers: [ha[k], hb[k]],
+            ..*keys
+        };
+        decode_group3(
+            bytes,
+            table[k],
+            &keys,
+            [&mut *bit_a, &mut *bit_b],
+            lanes[k],
+            out,
+        );
     }
-    // SAFETY: as the caller guarantees.
-    let ((a, na), (b, nb)) = unsafe {
-        (
-            ca.read_one(p, *bit_a, second),
-            cb.read_one(p, *bit_b, second),
-        )
-    };
-    *bit_a += na;
-    *bit_b += nb;
-    Some([a, b])
 }
 
 /// The decoding constants of two groups in one segment (eight lanes: the first group's four
@@ -414,31 +397,9 @@ impl Constants {
         }
     }
 
-    /// The dequantised slots of the eight lanes in key A (and key B when `pair`), whose bits
-    /// start at `bits`, and their dropped components (`[c0, c1, c2, drops]`, for [`rebuild`]),
-    /// and the bits the groups take in one key (the first group's alone unless `second`).
-    ///
-    /// # Safety
-    /// [`PAIR_REACH`] bytes from byte `bits[k] / 8` of `p` are readable for each key read.
-    #[target_feature(enable = "avx2")]
-    #[inline]
-    unsafe fn read_keys(
-        &self,
-        p: *const u8,
-        bits: [usize; 2],
-        pair: bool,
-        second: bool,
-    ) -> ([[__m256; 4]; 2], usize) {
-        let mut read = [[_mm256_setzero_ps(); 4]; 2];
-        let mut n = 0;
-        for (bit, read) in bits.into_iter().zip(&mut read).take(1 + usize::from(pair)) {
-            // SAFETY: as the caller guarantees.
-            (*read, n) = unsafe { self.read_one(p, bit, second) };
-        }
-        (read, n)
-    }
-
-    /// [`Self::read_keys`] of one key.
+    /// The dequantised slots of the eight lanes in the key whose bits start at `bit`, and their
+    /// dropped components (`[c0, c1, c2, drops]`, for [`rebuild`]), and the bits the groups take
+    /// in one key (the first group's alone unless `second`).
     ///
     /// # Safety
     /// [`PAIR_REACH`] bytes from byte `bit / 8` of `p` are readable.
@@ -543,31 +504,6 @@ fn rebuild([c0, c1, c2, drops]: [__m256; 4]) -> ([__m256; 4], bool) {
     ([x, y, z, w], over != 0)
 }
 
-/// A pending pair decoded again, group by group, by the portable decoder (which normalises the
-/// lanes whose stored part is past unit length), from where it was read: `place` holds its
-/// groups' track table entries and their headers in key A's and key B's segments.
-#[cold]
-#[inline(never)]
-fn portable_pair(
-    bytes: &[u8],
-    w: &Pending,
-    [table, ha, hb]: [[usize; 2]; 3],
-    keys: &Keys,
-    out: &mut [Transform],
-) {
-    #[cfg(test)]
-    NORMALISED_PAIRS.set(NORMALISED_PAIRS.get() + 1);
-    let [mut bit_a, mut bit_b] = w.bits;
-    for k in 0..1 + usize::from(w.lanes[1] > 0) {
-        let keys = Keys {
-            headers: [ha[k], hb[k]],
-            ..*keys
-        };
-        let lanes = usize::from(w.lanes[k]);
-        decode_group3(bytes, table[k], &keys, [&mut bit_a, &mut bit_b], lanes, out);
-    }
-}
-
 /// `anim::nlerp` on eight pairs of rotations (x, y, z, w lanes), the same operations in the
 /// same order.
 #[target_feature(enable = "avx2")]
@@ -605,6 +541,31 @@ pub(super) fn nlerp8(a: [__m256; 4], b: [__m256; 4], t: f32) -> [__m256; 4] {
         keep(az, q[2]),
         keep(aw, q[3]),
     ]
+}
+
+/// The eight rotations (x, y, z, w lanes) transposed into quaternions and written to the joints
+/// of their lanes (a joint past `out`, such as 0xFFFF, is not written).
+#[target_feature(enable = "avx2")]
+#[inline]
+fn scatter8([x, y, z, w]: [__m256; 4], joints: &[u16; 8], out: &mut [Transform]) {
+    // Within each 128-bit half: x0 y0 x1 y1 and x2 y2 x3 y3, the same of z and w, then whole
+    // quaternions: lane l of the first group in the low half of `q[l]`, of the second in its high.
+    let (xy_lo, xy_hi) = (_mm256_unpacklo_ps(x, y), _mm256_unpackhi_ps(x, y));
+    let (zw_lo, zw_hi) = (_mm256_unpacklo_ps(z, w), _mm256_unpackhi_ps(z, w));
+    let q = [
+        _mm256_shuffle_ps::<0b01_00_01_00>(xy_lo, zw_lo),
+        _mm256_shuffle_ps::<0b11_10_11_10>(xy_lo, zw_lo),
+        _mm256_shuffle_ps::<0b01_00_01_00>(xy_hi, zw_hi),
+        _mm256_shuffle_ps::<0b11_10_11_10>(xy_hi, zw_hi),
+    ];
+    for (l, q) in q.into_iter().enumerate() {
+        let halves = [_mm256_castps256_ps128(q), _mm256_extractf128_ps::<1>(q)];
+        for (h, half) in halves.into_iter().enumerate() {
+            if let Some(o) = out.get_mut(usize::from(joints[4 * h + l])) {
+                o.rotation = Quat::from_vec4(Vec4::from(half));
+            }
+        }
+    }
 }
 
 /// The four rotations (x, y, z, w lanes) transposed into quaternions and written to the joints of

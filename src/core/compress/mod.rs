@@ -22,7 +22,16 @@ mod decode_avx512_base {
         "/target/decoder_ab/decode_avx512_base.rs"
     ));
 }
-/// With `--cfg taglane_decoder_ab`: poses decoded by the other revision's AVX-512 decoder while
+/// Another revision's AVX2 decoder, for the same A/B on CPUs without AVX-512.
+#[cfg(all(target_arch = "x86_64", taglane_decoder_ab))]
+#[allow(unsafe_code, dead_code)]
+mod decode_avx2_base {
+    include!(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/target/decoder_ab/decode_avx2_base.rs"
+    ));
+}
+/// With `--cfg taglane_decoder_ab`: poses decoded by the other revision's vector decoders while
 /// set.
 #[cfg(taglane_decoder_ab)]
 #[doc(hidden)]
