@@ -71,9 +71,9 @@ pub(super) const GROUP3_TABLE: usize = 8 + 32 * 3;
 pub(super) const GROUP3_HEADER: usize = 8 + 8 * 3;
 pub(super) const GROUP3_HEADER_NO_RANGES: usize = 8;
 /// Bytes of a translation or scale in the track table and in a segment header.
-const VEC_TABLE: usize = 2 + 8 * 3;
-const VEC_HEADER: usize = 2 + 2 * 3;
-const VEC_HEADER_NO_RANGES: usize = 2;
+pub(super) const VEC_TABLE: usize = 2 + 8 * 3;
+pub(super) const VEC_HEADER: usize = 2 + 2 * 3;
+pub(super) const VEC_HEADER_NO_RANGES: usize = 2;
 
 impl CompressedClip {
     /// Samples the local pose at time `time_s` (clamped to `[0, duration]`), interpolating the two
@@ -311,7 +311,20 @@ impl CompressedClip {
                     if super::DECODE_WITH_BASE.load(std::sync::atomic::Ordering::Relaxed) {
                         return super::decode_avx2_base::decode_groups(run, out, vectors!());
                     }
-                    return avx2::decode_groups(run, out, vectors!());
+                    let vectors = avx2::VectorRun {
+                        bytes,
+                        tables: [l.tracks_at[1] as usize, l.tracks_at[2] as usize],
+                        counts: [l.track_counts[1] as usize, l.track_counts[2] as usize],
+                        keys: Keys {
+                            headers: vector_headers,
+                            ..keys
+                        },
+                    };
+                    return avx2::decode_groups(run, out, |out, bits| {
+                        if !avx2::decode_vectors(&vectors, bits, out) {
+                            self.walk_vectors_cold(mode, vector_headers, bits, alpha, out);
+                        }
+                    });
                 }
             }
             decode_groups(bytes, table, rot_count, keys, [&mut bit_a, &mut bit_b], out);
@@ -334,6 +347,21 @@ impl CompressedClip {
         ha += kl.segment_bytes(rot_count);
         hb += kl.segment_bytes(rot_count);
         self.walk_vectors(mode, [ha, hb], [bit_a, bit_b], alpha, out);
+    }
+
+    /// [`Self::walk_vectors`] out of line (the vector decoders' own walk takes every file that
+    /// passed validation).
+    #[cold]
+    #[inline(never)]
+    fn walk_vectors_cold(
+        &self,
+        mode: u8,
+        headers: [usize; 2],
+        bits: [usize; 2],
+        alpha: f32,
+        out: &mut [Transform],
+    ) {
+        self.walk_vectors(mode, headers, bits, alpha, out);
     }
 
     /// Decodes the translation and scale tracks whose headers start at `headers` (in key A's and
@@ -383,28 +411,15 @@ impl CompressedClip {
                     break;
                 };
                 let joint = usize::from(u16::from_le_bytes([entry[0], entry[1]]));
-                let sa = slots3(head_a, entry);
-                let va = read3(bytes, bit_a, &sa).truncate();
-                bit_a += sa.bits;
-                let v = if mode == ONE_KEY {
-                    va
-                } else {
-                    // Keys of one segment share the constants (by reference: no copy).
-                    let own;
-                    let sb = if mode == PAIR_IN_SEGMENT {
-                        &sa
-                    } else {
-                        own = slots3(head_b, entry);
-                        &own
-                    };
-                    let vb = read3(bytes, bit_b, sb).truncate();
-                    bit_b += sb.bits;
-                    if kind == 1 {
-                        va.lerp(vb, alpha)
-                    } else {
-                        lerp_scale(va, vb, alpha)
-                    }
-                };
+                let v = vector_track(
+                    bytes,
+                    mode,
+                    kind,
+                    entry,
+                    [head_a, head_b],
+                    [&mut bit_a, &mut bit_b],
+                    alpha,
+                );
                 if let Some(o) = out.get_mut(joint) {
                     if kind == 1 {
                         o.translation = v;
@@ -1045,6 +1060,57 @@ fn nlerp4(a: [Vec4; 4], b: [Vec4; 4], t: f32) -> [Vec4; 4] {
     ]
 }
 
+/// One translation (`kind` 1) or scale (`kind` 2) track of a sample: its track table entry
+/// `entry`, its segment headers in key A's and key B's segments, the keys' bit positions (advanced).
+#[inline(always)]
+fn vector_track(
+    bytes: &[u8],
+    mode: u8,
+    kind: usize,
+    entry: &[u8; VEC_TABLE],
+    [head_a, head_b]: [&[u8]; 2],
+    [bit_a, bit_b]: [&mut usize; 2],
+    alpha: f32,
+) -> Vec3 {
+    let sa = slots3(head_a, entry);
+    let va = read3(bytes, *bit_a, &sa).truncate();
+    *bit_a += sa.bits;
+    if mode == ONE_KEY {
+        return va;
+    }
+    // Keys of one segment share the constants (by reference: no copy).
+    let own;
+    let sb = if mode == PAIR_IN_SEGMENT {
+        &sa
+    } else {
+        own = slots3(head_b, entry);
+        &own
+    };
+    let vb = read3(bytes, *bit_b, sb).truncate();
+    *bit_b += sb.bits;
+    if kind == 1 {
+        va.lerp(vb, alpha)
+    } else {
+        lerp_scale(va, vb, alpha)
+    }
+}
+
+/// [`vector_track`] out of line, for the tracks the AVX2 decoder leaves to it (a raw float32
+/// slot, a read near the end of the file, keys in two segments).
+#[cold]
+#[inline(never)]
+pub(super) fn vector_track_cold(
+    bytes: &[u8],
+    mode: u8,
+    kind: usize,
+    entry: &[u8; VEC_TABLE],
+    heads: [&[u8]; 2],
+    bits: [&mut usize; 2],
+    alpha: f32,
+) -> Vec3 {
+    vector_track(bytes, mode, kind, entry, heads, bits, alpha)
+}
+
 /// The decoding constants of a translation or scale from its segment header `head` (the code
 /// word, then with segment ranges `qmin`, `qext` per slot) and its track table entry `entry`:
 /// [`format::slot_params`] on four lanes at once (the same operations in the same order, so the
@@ -1402,7 +1468,7 @@ mod tests {
     #[test]
     fn the_vector_decoders_take_ordinary_groups() {
         use crate::core::compress::{decode_avx2, decode_avx512};
-        use decode_avx2::FAST_GROUPS;
+        use decode_avx2::{FAST_GROUPS, FAST_VECTORS};
         use decode_avx512::FAST_QUADS;
         if !decode_avx2::available() {
             return;
@@ -1412,6 +1478,9 @@ mod tests {
         assert_eq!(c.rotation_format(), RotationFormat::DropW);
         let mut pose = vec![Transform::IDENTITY; c.joint_count()];
         let sf = c.segment_frames() as f32;
+        let counts = c.layout().track_counts;
+        let tracks = (counts[1] + counts[2]) as usize;
+        assert!(tracks > 0);
         for frame in [0.0, 1.5, sf - 0.5] {
             let (groups, quads) = (FAST_GROUPS.get(), FAST_QUADS.get());
             c.sample_pose_at_frame(frame, &mut pose);
@@ -1419,9 +1488,13 @@ mod tests {
             assert_eq!(FAST_GROUPS.get() - groups, 3, "frame {frame}");
             let wide = usize::from(decode_avx512::available());
             assert_eq!(FAST_QUADS.get() - quads, wide, "frame {frame}");
-            let groups = FAST_GROUPS.get();
+            let (groups, vectors) = (FAST_GROUPS.get(), FAST_VECTORS.get());
             c.sample_pose_avx2(frame, &mut pose);
             assert_eq!(FAST_GROUPS.get() - groups, 3, "avx2, frame {frame}");
+            // The translations and scales too, but for keys in two segments (the portable
+            // code's).
+            let fast = if frame == sf - 0.5 { 0 } else { tracks };
+            assert_eq!(FAST_VECTORS.get() - vectors, fast, "avx2, frame {frame}");
         }
         check_against_model(&c, &all_frames(&c, &[])).unwrap();
     }

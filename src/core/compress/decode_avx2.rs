@@ -21,6 +21,10 @@
 //! of the file, or with a rebuilt rotation whose stored part is past unit length (which the format
 //! normalises), is handed to the portable decoder group by group.
 //!
+//! The translation and scale tracks are decoded here too ([`VectorRun`]), one track at a time on
+//! SSE lanes (x, y, z), with the same operations in the same order as the portable walk, in less
+//! code: a pose whose code is not cached waits for each line of code it runs.
+//!
 //! The track table entries and segment headers of every group are checked against the file's
 //! length once per pose, and each pair's key reads before they are made; the loads inside use raw
 //! pointers on those checks (each `unsafe` block names the check it rests on).
@@ -33,9 +37,12 @@ use std::arch::x86_64::*;
 use std::mem::MaybeUninit;
 use std::sync::atomic::{AtomicU8, Ordering};
 
-use glam::{Quat, Vec4};
+use glam::{Quat, Vec3, Vec4};
 
-use super::decode::{GROUP3_TABLE, GroupRun, Keys, ONE_KEY, PAIR_ACROSS, decode_group3};
+use super::decode::{
+    GROUP3_TABLE, GroupRun, Keys, ONE_KEY, PAIR_ACROSS, VEC_HEADER, VEC_HEADER_NO_RANGES,
+    VEC_TABLE, decode_group3, vector_track_cold,
+};
 use super::format::CODE_SCALE;
 use crate::core::anim::Transform;
 
@@ -44,6 +51,8 @@ thread_local! {
     /// Groups this thread read here (not handed to the portable decoder before their reads), for
     /// tests.
     pub(super) static FAST_GROUPS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    /// Translation and scale tracks this thread decoded here (not by the portable code), for tests.
+    pub(super) static FAST_VECTORS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
     /// Pairs read here and decoded again by the portable decoder because a rebuilt rotation
     /// needed normalising, for tests.
     pub(super) static NORMALISED_PAIRS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
@@ -589,4 +598,229 @@ pub(super) fn scatter([x, y, z, w]: [__m128; 4], joints: u64, lanes: usize, out:
             o.rotation = Quat::from_vec4(Vec4::from(q));
         }
     }
+}
+
+/// [`vectors`] where the CPU has AVX2 (false otherwise, with nothing written).
+#[inline]
+pub(super) fn decode_vectors(run: &VectorRun<'_>, bits: [usize; 2], out: &mut [Transform]) -> bool {
+    // SAFETY: the CPU has AVX2 (checked first).
+    available() && unsafe { vectors(run, bits, out) }
+}
+
+/// The translation and scale tracks of a sample for [`vectors`]: where their track table entries
+/// start and how many of each kind, and the keys (their headers start at `headers`).
+pub(super) struct VectorRun<'a> {
+    pub(super) bytes: &'a [u8],
+    pub(super) tables: [usize; 2],
+    pub(super) counts: [usize; 2],
+    pub(super) keys: Keys,
+}
+
+/// The translation and scale tracks of a sample, on SSE lanes (x, y, z and a lane not used):
+/// `CompressedClip::walk_vectors`, the same operations in the same order, so the same bits, in
+/// less code (a pose whose code is not cached waits for each line of it). Reads the keys from
+/// `bits`; false, with nothing written, when the track table entries or headers do not all lie
+/// in the file (the caller then takes the portable walk). A track with a raw float32 slot or a
+/// read within 8 bytes of the end of the file, and every track of keys in two segments, is decoded
+/// by the portable code.
+#[target_feature(enable = "avx2")]
+fn vectors(run: &VectorRun<'_>, [mut bit_a, mut bit_b]: [usize; 2], out: &mut [Transform]) -> bool {
+    let VectorRun {
+        bytes,
+        tables,
+        counts,
+        keys,
+    } = *run;
+    let header = if keys.ranges {
+        VEC_HEADER
+    } else {
+        VEC_HEADER_NO_RANGES
+    };
+    let len = bytes.len();
+    let [ha, hb] = keys.headers;
+    let inside = |at: usize, size: usize| at.saturating_add(size) <= len;
+    // Both kinds' entries and headers, checked once: the reads below rest on it (a file that
+    // passed validation always passes). The translations' headers come first, then the scales'.
+    let n = counts[0] + counts[1];
+    if !(inside(tables[0], counts[0] * VEC_TABLE)
+        && inside(tables[1], counts[1] * VEC_TABLE)
+        && inside(ha, n * header)
+        && inside(hb, n * header))
+    {
+        return false;
+    }
+    let p = bytes.as_ptr();
+    let pair = keys.mode != ONE_KEY;
+    let c = CODE_SCALE;
+    let scale_lo = _mm256_setr_ps(c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]);
+    let scale_hi = _mm256_setr_ps(c[8], c[9], c[10], c[11], c[12], c[13], c[14], c[15]);
+    let (s, t) = (_mm_set1_ps(1.0 - keys.alpha), _mm_set1_ps(keys.alpha));
+    let across = keys.mode == PAIR_ACROSS;
+    // One body for every track of both kinds.
+    for i in 0..n {
+        let kind = usize::from(i >= counts[0]);
+        let entry = tables[kind] + (i - kind * counts[0]) * VEC_TABLE;
+        let heads = [ha + i * header, hb + i * header];
+        // SAFETY: the entries and headers were checked above.
+        let (sa, bits) = unsafe { slots(p, entry, heads[0], keys.ranges, scale_lo, scale_hi) };
+        let near_end = |bit: usize| (bit >> 3) + 8 > len;
+        // Keys in two segments (one pose in sixteen), a raw float32 slot or a read near the end
+        // of the file: the portable code, out of line.
+        let v = if across || sa.raw || near_end(bit_a) || (pair && near_end(bit_b)) {
+            // SAFETY: checked above.
+            let (entry, heads) = unsafe {
+                (
+                    &*p.add(entry).cast::<[u8; VEC_TABLE]>(),
+                    heads.map(|h| std::slice::from_raw_parts(p.add(h), header)),
+                )
+            };
+            let bits = [&mut bit_a, &mut bit_b];
+            let v = vector_track_cold(bytes, keys.mode, kind + 1, entry, heads, bits, keys.alpha);
+            _mm_setr_ps(v.x, v.y, v.z, 0.0)
+        } else {
+            #[cfg(test)]
+            FAST_VECTORS.set(FAST_VECTORS.get() + 1);
+            // SAFETY: 8 bytes from byte `bit >> 3` (not `near_end`).
+            let va = unsafe { read(p, bit_a, &sa) };
+            bit_a += bits;
+            if pair {
+                // SAFETY: as above; key B's segment is key A's.
+                let vb = unsafe { read(p, bit_b, &sa) };
+                bit_b += bits;
+                // `Vec3::lerp` (a * (1 - t) + b * t); a scale stays exact where both keys agree.
+                let same = _mm_movemask_ps(_mm_cmpeq_ps(va, vb)) & 7 == 7;
+                if kind == 1 && same {
+                    va
+                } else {
+                    _mm_add_ps(_mm_mul_ps(va, s), _mm_mul_ps(vb, t))
+                }
+            } else {
+                va
+            }
+        };
+        // SAFETY: the entry was checked above.
+        let joint = usize::from(unsafe { p.add(entry).cast::<u16>().read_unaligned() });
+        if let Some(o) = out.get_mut(joint) {
+            let mut xyz = [0.0f32; 4];
+            // SAFETY: 16 bytes.
+            unsafe { _mm_storeu_ps(xyz.as_mut_ptr(), v) };
+            let v = Vec3::new(xyz[0], xyz[1], xyz[2]);
+            if kind == 0 {
+                o.translation = v;
+            } else {
+                o.scale = v;
+            }
+        }
+    }
+    true
+}
+
+/// A vector track's decoding constants: `value = offset + scale * q` per slot, the three slots'
+/// widths as shifts and masks, and whether a slot is a raw float32.
+#[derive(Clone, Copy)]
+struct Slots {
+    offset: __m128,
+    scale: __m128,
+    /// Each slot's first bit within the key's bits of the track (64-bit lanes 0-2).
+    shift: __m256i,
+    mask: __m128i,
+    raw: bool,
+}
+
+/// `decode::slots3` on SSE lanes, the same operations in the same order: the track table entry at
+/// `entry` (joint, then min x, y, z, then step x, y, z) and the segment header at `head` (the
+/// code word, then `qmin`, `qext` a slot with segment ranges). Also returns the track's bits in one
+/// key.
+///
+/// # Safety
+/// `VEC_TABLE` bytes from `entry` and the header's bytes from `head` are readable.
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn slots(
+    p: *const u8,
+    entry: usize,
+    head: usize,
+    ranges: bool,
+    scale_lo: __m256,
+    scale_hi: __m256,
+) -> (Slots, usize) {
+    // SAFETY (every read): inside the entry and the header, as the caller guarantees.
+    let word = i32::from(unsafe { p.add(head).cast::<u16>().read_unaligned() });
+    let codes = _mm_and_si128(
+        _mm_srlv_epi32(_mm_set1_epi32(word), _mm_setr_epi32(0, 4, 8, 16)),
+        _mm_set1_epi32(15),
+    );
+    let raw = _mm_movemask_epi8(_mm_cmpeq_epi32(codes, _mm_set1_epi32(15))) != 0;
+    let none = _mm_cmpeq_epi32(codes, _mm_setzero_si128());
+    let width = _mm_andnot_si128(none, _mm_add_epi32(codes, _mm_set1_epi32(2)));
+    // CODE_SCALE[code] (as `Constants::new`) and CODE_MID[code] (0.5 for code 0, else 0).
+    let wide = _mm256_castsi128_si256(codes);
+    let inv = _mm256_castps256_ps128(_mm256_blendv_ps(
+        _mm256_permutevar8x32_ps(scale_lo, wide),
+        _mm256_permutevar8x32_ps(scale_hi, wide),
+        _mm256_castsi256_ps(_mm256_cmpgt_epi32(wide, _mm256_set1_epi32(7))),
+    ));
+    let mid = _mm_and_ps(_mm_castsi128_ps(none), _mm_set1_ps(0.5));
+    let (qmin, qext) = if ranges {
+        // The header's bytes 2-7: qmin, qext of each slot; lane 3 from a zero byte.
+        let h = unsafe { _mm_loadl_epi64(p.add(head).cast()) };
+        let pick = |a: i8, b: i8, c: i8| {
+            _mm_cvtepi32_ps(_mm_cvtepu8_epi32(_mm_shuffle_epi8(
+                h,
+                _mm_setr_epi8(a, b, c, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1),
+            )))
+        };
+        (pick(2, 4, 6), pick(3, 5, 7))
+    } else {
+        (_mm_setzero_ps(), _mm_set1_ps(255.0))
+    };
+    // min x, y, z (and step x, not used); step x, y, z from a load of bytes 10-25.
+    let (min, step) = unsafe {
+        let step = _mm_loadu_ps(p.add(entry + 10).cast());
+        (
+            _mm_loadu_ps(p.add(entry + 2).cast()),
+            _mm_shuffle_ps::<0b00_11_10_01>(step, step),
+        )
+    };
+    let offset = _mm_add_ps(
+        min,
+        _mm_mul_ps(step, _mm_add_ps(qmin, _mm_mul_ps(qext, mid))),
+    );
+    let scale = _mm_mul_ps(_mm_mul_ps(step, qext), inv);
+    let mask = _mm_sub_epi32(_mm_sllv_epi32(_mm_set1_epi32(1), width), _mm_set1_epi32(1));
+    // Each slot's first bit: 0, w0, w0 + w1 (and the track's bits, w0 + w1 + w2).
+    let w01 = _mm_add_epi32(width, _mm_slli_si128::<4>(width));
+    let inc = _mm_add_epi32(w01, _mm_slli_si128::<8>(w01));
+    let start = _mm_slli_si128::<4>(inc);
+    let bits = _mm_extract_epi32::<2>(inc) as usize;
+    let slots = Slots {
+        offset,
+        scale,
+        shift: _mm256_cvtepu32_epi64(start),
+        mask,
+        raw,
+    };
+    (slots, bits)
+}
+
+/// `decode::read3` of ordinary slots on SSE lanes: the three slots of the key at bit `bit`,
+/// dequantised (lane 3 not used).
+///
+/// # Safety
+/// 8 bytes from byte `bit >> 3` of `p` are readable.
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn read(p: *const u8, bit: usize, s: &Slots) -> __m128 {
+    // SAFETY: as the caller guarantees.
+    let word = unsafe { p.add(bit >> 3).cast::<u64>().read_unaligned() } >> (bit & 7);
+    let lanes = _mm256_srlv_epi64(_mm256_set1_epi64x(word as i64), s.shift);
+    // The low 32 bits of the four 64-bit lanes, masked: each slot's bits as an integer.
+    let q = _mm_and_si128(
+        _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(
+            lanes,
+            _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6),
+        )),
+        s.mask,
+    );
+    _mm_add_ps(s.offset, _mm_mul_ps(s.scale, _mm_cvtepi32_ps(q)))
 }
