@@ -24,8 +24,9 @@ use glam::{Quat, Vec3, Vec4};
 use super::bits::read_bits;
 use super::format::{
     CODE_MASK, CODE_MID, CODE_SCALE, CompressedClip, FLAG_SEGMENT_RANGES, NO_DROP, RAW_CODE,
-    TrackKind, dequantize_slot, f32_at, key_frame, rotation_from_slots, slot_params, u16_at,
-    u32_at, u64_at,
+    STATIC_REST_ROTATIONS, STATIC_REST_SCALES, STATIC_ROTATIONS, STATIC_SCALES,
+    STATIC_TRANSLATIONS, TrackKind, dequantize_slot, f32_at, key_frame, rotation_from_slots,
+    slot_params, u16_at, u32_at, u64_at,
 };
 use super::prefetch::prefetch;
 use super::quat_pack::unpack_smallest_three;
@@ -223,19 +224,28 @@ impl CompressedClip {
                 .unwrap_or_default()
                 .chunks_exact(2 + each)
         };
-        for e in list(l.rest_rotations_at, 16).chain(list(l.constants_at[0], 16)) {
-            if let Some(o) = out.get_mut(usize::from(u16::from_le_bytes([e[0], e[1]]))) {
-                o.rotation = quat_le(&e[2..]);
+        // Only the lists that hold entries (most takes have one or two): a pose whose code is not
+        // cached waits for each line of code it runs.
+        let lists = l.static_lists;
+        if lists & (STATIC_REST_ROTATIONS | STATIC_ROTATIONS) != 0 {
+            for e in list(l.rest_rotations_at, 16).chain(list(l.constants_at[0], 16)) {
+                if let Some(o) = out.get_mut(usize::from(u16::from_le_bytes([e[0], e[1]]))) {
+                    o.rotation = quat_le(&e[2..]);
+                }
             }
         }
-        for e in list(l.constants_at[1], 12) {
-            if let Some(o) = out.get_mut(usize::from(u16::from_le_bytes([e[0], e[1]]))) {
-                o.translation = vec3_le(&e[2..]);
+        if lists & STATIC_TRANSLATIONS != 0 {
+            for e in list(l.constants_at[1], 12) {
+                if let Some(o) = out.get_mut(usize::from(u16::from_le_bytes([e[0], e[1]]))) {
+                    o.translation = vec3_le(&e[2..]);
+                }
             }
         }
-        for e in list(l.rest_scales_at, 12).chain(list(l.constants_at[2], 12)) {
-            if let Some(o) = out.get_mut(usize::from(u16::from_le_bytes([e[0], e[1]]))) {
-                o.scale = vec3_le(&e[2..]);
+        if lists & (STATIC_REST_SCALES | STATIC_SCALES) != 0 {
+            for e in list(l.rest_scales_at, 12).chain(list(l.constants_at[2], 12)) {
+                if let Some(o) = out.get_mut(usize::from(u16::from_le_bytes([e[0], e[1]]))) {
+                    o.scale = vec3_le(&e[2..]);
+                }
             }
         }
     }

@@ -673,6 +673,17 @@ fn invalid(what: &'static str, offset: usize, detail: String) -> TlcError {
     }
 }
 
+/// [`Layout::static_lists`]: the rest rotations hold entries.
+pub const STATIC_REST_ROTATIONS: u8 = 1;
+/// [`Layout::static_lists`]: the constant rotations hold entries.
+pub const STATIC_ROTATIONS: u8 = 2;
+/// [`Layout::static_lists`]: the constant translations hold entries.
+pub const STATIC_TRANSLATIONS: u8 = 4;
+/// [`Layout::static_lists`]: the rest scales hold entries.
+pub const STATIC_REST_SCALES: u8 = 8;
+/// [`Layout::static_lists`]: the constant scales hold entries.
+pub const STATIC_SCALES: u8 = 16;
+
 /// Where everything is in a validated `.tlc` file: the fixed-size context the decoder keeps next
 /// to the bytes (see [`CompressedClip::context_bytes`]).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -687,6 +698,9 @@ pub struct Layout {
     pub unit_cm: f32,
     pub rotation_format: RotationFormat,
     pub flags: u16,
+    /// Which lists of the static pose hold entries ([`STATIC_REST_ROTATIONS`] and the other
+    /// `STATIC_` bits), so that a sample runs no code for the empty ones.
+    pub static_lists: u8,
     /// Animated rotation, translation and scale tracks.
     pub track_counts: [u32; 3],
     /// Bytes of every track's header in one segment (the same in every segment).
@@ -1419,6 +1433,12 @@ fn validate(bytes: &[u8]) -> Result<Layout, TlcError> {
             format!("expected {}, found {segment_table_at}", c.pos),
         ));
     }
+    let listed = |at: usize, bit: u8| if u16_at(c.bytes, at) > 0 { bit } else { 0 };
+    let static_lists = listed(rest_rotations_at, STATIC_REST_ROTATIONS)
+        | listed(constants_at[0] as usize, STATIC_ROTATIONS)
+        | listed(constants_at[1] as usize, STATIC_TRANSLATIONS)
+        | listed(rest_scales_at, STATIC_REST_SCALES)
+        | listed(constants_at[2] as usize, STATIC_SCALES);
     let layout = Layout {
         joint_count: joint_count as u32,
         frame_count,
@@ -1430,6 +1450,7 @@ fn validate(bytes: &[u8]) -> Result<Layout, TlcError> {
         unit_cm,
         rotation_format,
         flags,
+        static_lists,
         track_counts,
         segment_header_bytes: segment_header_bytes as u32,
         name_at: name_at as u32,
@@ -1606,6 +1627,14 @@ fn name_prefix(name: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The fixed context a loaded clip keeps next to its bytes, as docs/COMPRESSION.md and
+    /// docs/PERFORMANCE.md state it (64-bit targets).
+    #[cfg(target_pointer_width = "64")]
+    #[test]
+    fn the_context_is_136_bytes() {
+        assert_eq!(CompressedClip::context_bytes(), 136);
+    }
 
     #[test]
     fn width_tables() {
