@@ -126,7 +126,7 @@ pub fn inspect(args: InspectArgs) -> ExitCode {
         if f.is_dir() {
             let walk = find_takes(std::slice::from_ref(f));
             for p in &walk.problems {
-                eprintln!("taglane: {p}");
+                say!("taglane: {p}");
                 failed += 1;
             }
             files.extend(walk.files.into_iter().map(|t| (t.path, t.bytes)));
@@ -175,7 +175,7 @@ pub fn inspect(args: InspectArgs) -> ExitCode {
             }
             Err(e) => {
                 failed += 1;
-                eprintln!("taglane: {e}");
+                say!("taglane: {e}");
                 if args.json {
                     let line = serde_json::json!({"file": path.display().to_string(), "error": e});
                     let _ = writeln!(out, "{line}");
@@ -185,7 +185,7 @@ pub fn inspect(args: InspectArgs) -> ExitCode {
     }
     super::emit(&out);
     if failed > 0 {
-        eprintln!("taglane: {failed} of {total} file(s) could not be read");
+        say!("taglane: {failed} of {total} file(s) could not be read");
         return ExitCode::from(1);
     }
     ExitCode::SUCCESS

@@ -229,7 +229,7 @@ pub fn autotag_cmd(args: AutotagArgs) -> ExitCode {
                 let outcome = tag_file(path, unit_cm, &settings, only.as_deref());
                 bar.suspend(|| {
                     for m in &outcome.messages {
-                        eprintln!("taglane: {m}");
+                        say!("taglane: {m}");
                     }
                 });
                 bar.inc(1);

@@ -168,7 +168,7 @@ fn load_clips(path: &Path, unit_cm: Option<f32>, only: Option<&str>) -> Result<V
     };
     let imported = load_animation(path, &options).map_err(|e| e.to_string())?;
     for w in &imported.warnings {
-        eprintln!("taglane: warning: {w}");
+        say!("taglane: warning: {w}");
     }
     let mut clips = imported.clips;
     if clips.is_empty() {
@@ -194,7 +194,7 @@ fn load_clip(path: &Path, unit_cm: Option<f32>, only: Option<&str>) -> Result<Cl
     let mut clips = load_clips(path, unit_cm, only)?;
     if clips.len() > 1 {
         let names: Vec<String> = clips.iter().map(|c| format!("{:?}", c.name)).collect();
-        eprintln!(
+        say!(
             "taglane: warning: {} holds {} clips ({}); using the first (choose one with --clip)",
             path.display(),
             clips.len(),
@@ -576,7 +576,7 @@ fn compress_many(
             }
             Err(e) => {
                 failed += 1;
-                eprintln!("taglane: {e}");
+                say!("taglane: {e}");
             }
         }
     }
@@ -584,7 +584,7 @@ fn compress_many(
         super::emit(&format!("{}\n", serde_json::Value::Array(reports)));
     }
     let ok = results.len() - failed;
-    eprintln!(
+    say!(
         "taglane: compressed {ok} clip(s) of {} file(s) into {}{}",
         jobs.len(),
         dir.display(),

@@ -34,7 +34,7 @@ pub fn cut(args: CutArgs) -> ExitCode {
     let doc = match load_any(&args.file) {
         Ok((doc, warnings)) => {
             for w in warnings {
-                eprintln!("taglane: warning: {}: {w}", args.file.display());
+                say!("taglane: warning: {}: {w}", args.file.display());
             }
             doc
         }
@@ -80,7 +80,7 @@ pub fn cut(args: CutArgs) -> ExitCode {
         out.push_str(&format!("{}\n", p.display()));
     }
     for f in &summary.failed {
-        eprintln!("taglane: {f}");
+        say!("taglane: {f}");
     }
     out.push_str(&format!("{}\n", summary.line(&args.out)));
     super::emit(&out);

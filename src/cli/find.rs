@@ -270,7 +270,7 @@ fn print_report(args: &FindArgs, p: &Prepared, index: &SearchIndex, matches: &[M
         }
         super::emit(&text);
     }
-    eprintln!(
+    say!(
         "taglane: searched {} clips, {} frames",
         p.features.iter().flatten().count(),
         index.total_frames()
@@ -311,7 +311,7 @@ fn prepare_project(args: &FindArgs, joints: &JointOverrides) -> Result<Prepared,
     let path = &args.inputs[0];
     let (project, warnings) = Project::load(path).map_err(Fail::Input)?;
     for w in warnings {
-        eprintln!("taglane: warning: {}: {w}", path.display());
+        say!("taglane: warning: {}: {w}", path.display());
     }
     let doc = &project.doc;
     let Some(qc) = doc.clip_index(clip_name) else {
@@ -361,7 +361,7 @@ fn prepare_project(args: &FindArgs, joints: &JointOverrides) -> Result<Prepared,
         CacheOutcome::Built { write_error, .. } => {
             fresh += 1;
             if let Some(e) = write_error {
-                eprintln!("taglane: warning: feature cache not written: {e}");
+                say!("taglane: warning: feature cache not written: {e}");
             }
         }
         CacheOutcome::Uncached => fresh += 1,
@@ -374,11 +374,11 @@ fn prepare_project(args: &FindArgs, joints: &JointOverrides) -> Result<Prepared,
                 tally(&outcome);
                 features[c] = Some(f);
             }
-            Err(e) => eprintln!("taglane: skipped clip `{}`: {e}", doc.clips[c].name),
+            Err(e) => say!("taglane: skipped clip `{}`: {e}", doc.clips[c].name),
         }
     }
     if options.cache_dir.is_some() {
-        eprintln!("taglane: features: {hits} from the cache, {fresh} built");
+        say!("taglane: features: {hits} from the cache, {fresh} built");
     }
     Ok(Prepared {
         names: doc.clips.iter().map(|c| c.name.clone()).collect(),
@@ -497,7 +497,7 @@ fn prepare_files(args: &FindArgs, joints: &JointOverrides) -> Result<Prepared, F
             if unit_cm.is_none() {
                 match guess_unit(&clip) {
                     Some(g) => {
-                        eprintln!(
+                        say!(
                             "taglane: {}: units: {} ({} cm per unit; standing height {:.0} cm)",
                             path.display(),
                             g.name,
@@ -506,7 +506,7 @@ fn prepare_files(args: &FindArgs, joints: &JointOverrides) -> Result<Prepared, F
                         );
                         clip.unit_cm = g.unit_cm;
                     }
-                    None => eprintln!(
+                    None => say!(
                         "taglane: {}: units: cannot measure the skeleton, keeping {} cm per unit",
                         path.display(),
                         clip.unit_cm

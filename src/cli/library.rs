@@ -71,7 +71,7 @@ pub fn import(args: ImportArgs) -> ExitCode {
     let mut project = match loaded {
         Ok((doc, warnings)) => {
             for w in warnings {
-                eprintln!("taglane: warning: {}: {w}", args.project.display());
+                say!("taglane: warning: {}: {w}", args.project.display());
             }
             Project {
                 doc,
@@ -104,7 +104,7 @@ pub fn import(args: ImportArgs) -> ExitCode {
     scan.files.retain(|f| {
         let bad = bad_takes.contains(&f.file.path);
         if bad {
-            eprintln!(
+            say!(
                 "taglane: {}: skipped: its sidecar cannot be read (see the warning above)",
                 f.file.path.display()
             );
@@ -112,12 +112,16 @@ pub fn import(args: ImportArgs) -> ExitCode {
         !bad
     });
     let plan = plan_import(&project.doc, project.base_dir().as_deref(), &scan);
-    eprint!("{}", plan.report_text(false));
+    {
+        use std::io::Write as _;
+        // As `say!`: a stderr nobody reads is no reason to panic.
+        let _ = std::io::stderr().write_all(plan.report_text(false).as_bytes());
+    }
     if let Some(path) = &args.report
         && let Err(e) =
             crate::core::io::write_atomic(path, plan.report_text(true).as_bytes(), false)
     {
-        eprintln!("taglane: {}: cannot write the report: {e}", path.display());
+        say!("taglane: {}: cannot write the report: {e}", path.display());
     }
     let found = plan.added.len() + plan.unchanged + plan.changed.len();
     if found == 0 {
@@ -195,17 +199,17 @@ fn save_sidecar(
     )
     .map_err(|e| e.to_string())?;
     if let Some(first) = report.kept.first() {
-        eprintln!(
+        say!(
             "taglane: kept {} sidecar(s) changed on disk during the import, e.g. {}",
             report.kept.len(),
             first.display()
         );
     }
     for f in &report.folders_added {
-        eprintln!("taglane: added the folder {f} to the project");
+        say!("taglane: added the folder {f} to the project");
     }
     if !report.stale.is_empty() {
-        eprintln!(
+        say!(
             "taglane: {} sidecar(s) belong to no clip of the project and were left in place, so those clips come back the next time it opens (rename a sidecar to *.removed to drop its clip), e.g. {}",
             report.stale.len(),
             report.stale[0].display()

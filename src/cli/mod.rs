@@ -8,6 +8,16 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+/// `eprintln!` that shrugs off a stderr it cannot write (a pipe whose reader is gone, as
+/// `taglane ... 2>&1 | head -1` leaves it): a message nobody can read is no reason to panic.
+/// Defined before the subcommand modules, which use it.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 mod anim;
 mod autotag;
 mod compress;
@@ -81,7 +91,7 @@ fn start_app(project: Option<PathBuf>) -> ExitCode {
     match crate::ui::run_app(project) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
-            eprintln!("taglane: {err}");
+            say!("taglane: {err}");
             ExitCode::from(1)
         }
     }
@@ -89,7 +99,7 @@ fn start_app(project: Option<PathBuf>) -> ExitCode {
 
 #[cfg(not(feature = "ui"))]
 fn start_app(_project: Option<PathBuf>) -> ExitCode {
-    eprintln!(
+    say!(
         "taglane: this build has no desktop app (built without the `ui` feature); use a subcommand, see --help"
     );
     ExitCode::from(2)
@@ -97,7 +107,7 @@ fn start_app(_project: Option<PathBuf>) -> ExitCode {
 
 /// Prints an error for an unreadable or invalid input file and returns exit code 1.
 pub(crate) fn fail_input(err: impl std::fmt::Display) -> ExitCode {
-    eprintln!("taglane: {err}");
+    say!("taglane: {err}");
     ExitCode::from(1)
 }
 
@@ -108,9 +118,9 @@ pub(crate) fn parse_query_or_fail(
     expr: &str,
 ) -> Result<crate::core::tags::Query, ExitCode> {
     doc.parse_query(expr).map_err(|e| {
-        eprintln!("taglane: query error at {e}");
-        eprintln!("  {expr}");
-        eprintln!("  {}", e.caret_line());
+        say!("taglane: query error at {e}");
+        say!("  {expr}");
+        say!("  {}", e.caret_line());
         ExitCode::from(2)
     })
 }
@@ -130,6 +140,6 @@ pub(crate) fn emit(text: &str) {
 
 /// Prints a usage error and returns exit code 2.
 pub(crate) fn fail_usage(err: impl std::fmt::Display) -> ExitCode {
-    eprintln!("taglane: {err}");
+    say!("taglane: {err}");
     ExitCode::from(2)
 }

@@ -53,7 +53,7 @@ fn load(file: &std::path::Path) -> Result<TagDocument, ExitCode> {
     match load_any(file) {
         Ok((doc, warnings)) => {
             for w in warnings {
-                eprintln!("taglane: warning: {}: {w}", file.display());
+                say!("taglane: warning: {}: {w}", file.display());
             }
             Ok(doc)
         }

@@ -150,6 +150,19 @@ pub fn run_with_closed_stdout(args: &[&str]) -> std::process::Output {
     child.wait_with_output().expect("the taglane binary ends")
 }
 
+/// Runs the built `taglane` binary with `args`, its stderr a pipe closed before it writes (as
+/// `taglane ... 2>&1 | head -1` leaves it), and waits for it.
+pub fn run_with_closed_stderr(args: &[&str]) -> std::process::Output {
+    let mut child = bin()
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the taglane binary runs");
+    drop(child.stderr.take());
+    child.wait_with_output().expect("the taglane binary ends")
+}
+
 /// Bytes of a process's output as text.
 pub fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()

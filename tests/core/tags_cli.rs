@@ -1,6 +1,6 @@
 //! `taglane query` and `taglane tags`, run as the built binary on a small file.
 
-use crate::common::{Scratch, run, run_with_closed_stdout, text};
+use crate::common::{Scratch, run, run_with_closed_stderr, run_with_closed_stdout, text};
 use std::path::PathBuf;
 
 const FILE: &str = r##"{ "format": "taglane.tags", "version": 1,
@@ -247,6 +247,24 @@ fn a_closed_stdout_is_not_a_panic() {
         let err = text(&out.stderr);
         assert!(!err.contains("panicked"), "{args:?}: {err}");
         assert_ne!(out.status.code(), Some(101), "{args:?}: {err}");
+    }
+}
+
+/// Errors and warnings into a stderr pipe closed before they are written (`taglane ... 2>&1 |
+/// head -1` once `head` is done): the command ends with its own exit code, not a panic's 101.
+#[test]
+fn a_closed_stderr_is_not_a_panic() {
+    let (dir, path) = setup("closed-err", &many(10, 10, "clip0", "t0"));
+    let p = path.to_str().unwrap();
+    let missing = dir.join("missing.json");
+    let missing = missing.to_str().unwrap();
+    for (args, code) in [
+        (vec!["query", missing, "Walk"], 1),
+        (vec!["query", p, "Walk &"], 2),
+        (vec!["query", p, "NoSuchTag"], 2),
+    ] {
+        let out = run_with_closed_stderr(&args);
+        assert_eq!(out.status.code(), Some(code), "{args:?}");
     }
 }
 

@@ -14,6 +14,10 @@ struct Step {
     revision: u64,
 }
 
+/// `saved_revision` of a saved state no undo or redo reaches any more (see `saved_branch`); no
+/// step has it (revisions count up from 1).
+const ORPHANED: u64 = u64::MAX - 1;
+
 /// The undo and redo stacks of one document. Every change of the document goes through
 /// [`History::apply`], so undo/redo cover every edit.
 #[derive(Debug, Clone, Default)]
@@ -24,6 +28,10 @@ pub struct History {
     revision: u64,
     next_revision: u64,
     saved_revision: u64,
+    /// Where the saved state went when a new edit dropped the redo steps that led to it: the depth
+    /// of the undo stack it branched from, and how many steps past that it lay. It can no longer
+    /// be reached by undo and redo, but [`History::unsaved_steps`] still counts the way to it.
+    saved_branch: Option<(usize, usize)>,
     /// Why the last undo or redo failed, until asked.
     failure: Option<String>,
 }
@@ -73,6 +81,7 @@ impl History {
             last.revision = self.revision;
             return Ok(());
         }
+        self.forget_redo();
         self.next_revision += 1;
         self.revision = self.next_revision;
         self.undo.push(Step {
@@ -81,8 +90,28 @@ impl History {
             edit: inverse,
             revision: self.revision,
         });
-        self.redo.clear();
         Ok(())
+    }
+
+    /// Drops the redo steps (a new edit makes another branch), noting where the saved state lay
+    /// when it was among them or past their branch point.
+    fn forget_redo(&mut self) {
+        let depth = self.undo.len();
+        if let Some(j) = self
+            .redo
+            .iter()
+            .rposition(|s| s.revision == self.saved_revision)
+        {
+            // The saved state was `redo.len() - j` redos ahead: out of reach from now on.
+            self.saved_branch = Some((depth, self.redo.len() - j));
+            self.saved_revision = ORPHANED;
+        } else if let Some((at, past)) = self.saved_branch
+            && depth < at
+        {
+            // Branching below the old branch point: the way to the saved state now leaves here.
+            self.saved_branch = Some((depth, past + (at - depth)));
+        }
+        self.redo.clear();
     }
 
     /// Undoes the last step; returns its label, or `None` when there is nothing to undo.
@@ -163,6 +192,9 @@ impl History {
         if !self.is_dirty() {
             return 0;
         }
+        if let Some((at, past)) = self.saved_branch {
+            return self.undo.len().abs_diff(at) + past;
+        }
         if self.saved_revision == 0 {
             return self.undo.len().max(1);
         }
@@ -186,11 +218,13 @@ impl History {
     /// Marks the current state as saved.
     pub fn mark_saved(&mut self) {
         self.saved_revision = self.revision;
+        self.saved_branch = None;
     }
 
     /// Marks the document as having changes that were never saved (e.g. recovered work).
     pub fn mark_unsaved(&mut self) {
         self.saved_revision = u64::MAX;
+        self.saved_branch = None;
     }
 
     /// True when the document differs from the last saved (or loaded) state.
@@ -218,6 +252,7 @@ impl History {
         self.revision = 0;
         self.next_revision = 0;
         self.saved_revision = 0;
+        self.saved_branch = None;
     }
 }
 
@@ -293,6 +328,40 @@ mod tests {
         assert!(h.take_failure().is_none(), "said once");
         assert!(h.is_dirty(), "the deletion is not saved yet");
         assert!(!h.can_undo() && !h.can_redo());
+    }
+
+    /// The count of unsaved steps follows the saved state onto a branch no redo reaches: an edit
+    /// after undoing past the save.
+    #[test]
+    fn unsaved_steps_count_the_way_to_a_save_left_on_another_branch() {
+        let mut d = doc();
+        let mut h = History::new();
+        for k in 1..=3 {
+            h.apply(&mut d, set(0, 10 * k), "resize").unwrap();
+        }
+        h.mark_saved();
+        assert_eq!(h.unsaved_steps(), 0);
+        h.undo(&mut d);
+        h.undo(&mut d);
+        assert_eq!(h.unsaved_steps(), 2, "two redos away");
+        // A new edit at depth 1: the save is two steps up the dropped branch, one step down here.
+        h.apply(&mut d, set(5, 6), "other").unwrap();
+        assert_eq!(h.unsaved_steps(), 3);
+        h.apply(&mut d, set(5, 7), "other").unwrap();
+        assert_eq!(h.unsaved_steps(), 4);
+        h.undo(&mut d);
+        h.undo(&mut d);
+        assert_eq!(h.unsaved_steps(), 2, "back at the branch point");
+        h.undo(&mut d);
+        assert_eq!(h.unsaved_steps(), 3, "below it");
+        // Branching again below the first branch point.
+        h.apply(&mut d, set(1, 2), "third").unwrap();
+        assert_eq!(h.unsaved_steps(), 4);
+        assert!(h.is_dirty());
+        h.mark_saved();
+        assert_eq!(h.unsaved_steps(), 0);
+        h.undo(&mut d);
+        assert_eq!(h.unsaved_steps(), 1);
     }
 
     #[test]
