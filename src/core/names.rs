@@ -48,7 +48,7 @@ fn short_chars(s: &str) -> Option<Vec<char>> {
 }
 
 /// Up to three names from `candidates` close to `name`, best first. Names of more than
-/// [`MAX_COMPARED_CHARS`] characters are only suggested when one contains the other.
+/// `MAX_COMPARED_CHARS` (64) characters are only suggested when one contains the other.
 pub fn closest_names<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Vec<String> {
     let lower = name.to_lowercase();
     let chars = short_chars(&lower);

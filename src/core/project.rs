@@ -80,7 +80,7 @@ impl Project {
     ///
     /// Saved into another folder, the clips keep their animation: sources relative to the old
     /// folder are written relative to the new one (the same files), and the demo's embedded takes
-    /// are written beside the project (see [`Rebase`]); the undo history names them the same way.
+    /// are written beside the project (see `Rebase`); the undo history names them the same way.
     pub fn save_to(&mut self, path: &Path) -> Result<Vec<PathBuf>, String> {
         let sidecar = crate::core::library::is_sidecar_project(path);
         let rebase = (!sidecar).then(|| Rebase::new(self, path)).flatten();

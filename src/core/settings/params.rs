@@ -17,7 +17,7 @@ pub struct ContactParams {
     /// ... and leaves contact when it moves faster than this (>= enter). 30 cm/s.
     pub leave_speed_cm_s: f32,
     /// Window over which foot speeds are measured, on each side of the frame (see
-    /// [`still_speed`]); at least one frame. 0.03 s.
+    /// [`still_speed`](crate::core::autotag::signal::still_speed)); at least one frame. 0.03 s.
     pub speed_window_s: f32,
     /// Contacts shorter than this are dropped. 0.05 s.
     pub min_contact_s: f32,

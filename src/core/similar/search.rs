@@ -88,9 +88,9 @@ impl SearchSettings {
 
 /// Per-dimension normalisation fitted over the clips searched: `(x - mean) * scale`, where
 /// `scale = weight of the dimension's group / standard deviation`. The deviation is floored at the
-/// group's [`Group::min_deviation`] (a difference that hardly matters to the eye), so a dimension
-/// that barely varies over the project (the turn rate in a library with one turning take) does not
-/// turn small differences into large distances.
+/// group's [`Group::min_deviation`](super::features::Group::min_deviation) (a difference that
+/// hardly matters to the eye), so a dimension that barely varies over the project (the turn rate
+/// in a library with one turning take) does not turn small differences into large distances.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Normaliser {
     pub mean: [f32; DIMS],

@@ -35,7 +35,7 @@ pub fn shown_color(color: Option<[u8; 3]>, name: &str) -> [u8; 3] {
 }
 
 /// A colour for a new tag, as far in OKLCH hue as can be from every colour in `taken` (grey
-/// ones aside): of [`HUES`] evenly spaced hues, the one whose nearest taken hue is farthest, the
+/// ones aside): of `HUES` evenly spaced hues, the one whose nearest taken hue is farthest, the
 /// lowest such hue on a tie. With nothing taken, hue 0 (a pink red).
 pub fn distinct_color(taken: impl IntoIterator<Item = [u8; 3]>) -> [u8; 3] {
     distinct_colors(taken, 1)[0]

@@ -99,7 +99,7 @@ fn err(span: std::ops::Range<usize>, message: impl Into<String>) -> QueryError {
     }
 }
 
-/// What a piece of query text is, as the lexer sees it. The parser ([`tokenize`]) and the editor's
+/// What a piece of query text is, as the lexer sees it. The parser (`tokenize`) and the editor's
 /// highlighter both read the text through [`lex`], so they never disagree on where a name, a
 /// number or an error is.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -135,7 +135,7 @@ pub struct Lexeme {
 }
 
 /// Splits `text` into lexemes covering all of it, in order. Never fails: errors are lexemes the
-/// parser refuses ([`tokenize`]) and the highlighter colours as errors.
+/// parser refuses (`tokenize`) and the highlighter colours as errors.
 pub fn lex(text: &str) -> Vec<Lexeme> {
     let chars: Vec<(usize, char)> = text.char_indices().collect();
     let byte_at = |i: usize| chars.get(i).map_or(text.len(), |&(b, _)| b);
