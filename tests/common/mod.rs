@@ -140,26 +140,27 @@ pub fn run(args: &[&str]) -> std::process::Output {
 /// Runs the built `taglane` binary with `args`, its stdout a pipe closed before it writes (as
 /// `taglane ... | head -1` leaves it once `head` is done), and waits for it.
 pub fn run_with_closed_stdout(args: &[&str]) -> std::process::Output {
-    let mut child = bin()
-        .args(args)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("the taglane binary runs");
-    drop(child.stdout.take());
-    child.wait_with_output().expect("the taglane binary ends")
+    run_with_closed_pipe(args, true)
 }
 
 /// Runs the built `taglane` binary with `args`, its stderr a pipe closed before it writes (as
 /// `taglane ... 2>&1 | head -1` leaves it), and waits for it.
 pub fn run_with_closed_stderr(args: &[&str]) -> std::process::Output {
+    run_with_closed_pipe(args, false)
+}
+
+fn run_with_closed_pipe(args: &[&str], stdout: bool) -> std::process::Output {
     let mut child = bin()
         .args(args)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .expect("the taglane binary runs");
-    drop(child.stderr.take());
+    if stdout {
+        drop(child.stdout.take());
+    } else {
+        drop(child.stderr.take());
+    }
     child.wait_with_output().expect("the taglane binary ends")
 }
 
