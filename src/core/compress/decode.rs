@@ -66,6 +66,45 @@ const PORTABLE: u8 = 1;
 #[cfg(any(test, fuzzing))]
 const AVX2: u8 = 2;
 
+/// The decoder of the animated tracks this CPU runs ([`Layout::decoder`]), asked of the CPU.
+/// Only [`Decoder::detect`] makes one, so a `Decoder` that says AVX2 proves the CPU has it: the
+/// vector decoders take it instead of loading a global flag per sample (a cold pose waits for
+/// each line it reads).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Decoder(u8);
+
+impl Decoder {
+    const PORTABLE: u8 = 0;
+    const AVX2: u8 = 1;
+    const AVX512: u8 = 2;
+
+    /// The fastest decoder this CPU runs.
+    pub(super) fn detect() -> Self {
+        #[cfg(target_arch = "x86_64")]
+        {
+            if super::decode_avx512::available() {
+                return Self(Self::AVX512);
+            }
+            if super::decode_avx2::available() {
+                return Self(Self::AVX2);
+            }
+        }
+        Self(Self::PORTABLE)
+    }
+
+    /// The CPU has AVX2 (it has AVX-512 where [`Self::avx512`]).
+    #[inline(always)]
+    pub(super) fn avx2(self) -> bool {
+        self.0 >= Self::AVX2
+    }
+
+    /// The CPU runs the AVX-512 decoder.
+    #[inline(always)]
+    pub(super) fn avx512(self) -> bool {
+        self.0 == Self::AVX512
+    }
+}
+
 /// Bytes of a group of four drop-W rotations in the track table and in a segment header (with
 /// and without segment ranges).
 pub(super) const GROUP3_TABLE: usize = 8 + 32 * 3;
@@ -126,13 +165,10 @@ impl CompressedClip {
         // places are known lets those misses overlap.
         let b = &self.bytes[..];
         let entry = l.segment_table_at as usize + 4 * s;
-        prefetch::<2>(b, entry, entry + 8);
-        prefetch::<1>(
-            b,
-            l.rest_translations_at as usize,
-            l.rest_translations_at as usize + 1,
-        );
-        prefetch::<1>(b, l.tracks_at[0] as usize, l.tracks_at[0] as usize + 1);
+        // Two lines: this segment's entry and the next one's (keys in two segments).
+        prefetch::<2>(b, entry);
+        prefetch::<1>(b, l.rest_translations_at as usize);
+        prefetch::<1>(b, l.tracks_at[0] as usize);
         if l.segment_count == 0 {
             self.write_static::<WAY>(out);
             return;
@@ -140,9 +176,8 @@ impl CompressedClip {
         let a = self.segment_ref(s);
         // Six lines: the headers of a 31-joint take (most of those of bigger skeletons), and two
         // keys of it.
-        prefetch::<6>(b, a.headers, a.data_bit / 8);
-        let key = (a.data_bit + i * a.key_bits) / 8;
-        prefetch::<6>(b, key, key + 2 * (a.key_bits / 8 + 8));
+        prefetch::<6>(b, a.headers);
+        prefetch::<6>(b, (a.data_bit + i * a.key_bits) / 8);
         self.write_static::<WAY>(out);
         if alpha <= 0.0 {
             self.walk::<WAY>(ONE_KEY, &a, i, &a, i, 0.0, out);
@@ -202,7 +237,11 @@ impl CompressedClip {
         // AVX2 one takes the three stores).
         #[cfg(target_arch = "x86_64")]
         let wide = WAY != PORTABLE
-            && super::rest_sse::write_rest(b.get(at..).unwrap_or_default(), out, WAY == BEST);
+            && super::rest_sse::write_rest(
+                b.get(at..).unwrap_or_default(),
+                out,
+                WAY == BEST && l.decoder.avx512(),
+            );
         #[cfg(not(target_arch = "x86_64"))]
         let wide = false;
         let rest = if wide {
@@ -307,7 +346,7 @@ impl CompressedClip {
                     keys,
                     bits: [bit_a, bit_b],
                 };
-                if WAY == BEST && avx512::available() {
+                if WAY == BEST && l.decoder.avx512() {
                     // Here, not in `decode_avx512.rs`, so that the other revision's file (which
                     // may be this one's) never calls itself.
                     #[cfg(taglane_decoder_ab)]
@@ -316,10 +355,27 @@ impl CompressedClip {
                     }
                     return avx512::decode_groups(run, out, vectors!());
                 }
-                if WAY != PORTABLE && avx2::available() {
+                if WAY != PORTABLE && l.decoder.avx2() {
+                    // The other revision's translations too (a revision since this one's
+                    // `Decoder` argument).
                     #[cfg(taglane_decoder_ab)]
                     if super::DECODE_WITH_BASE.load(std::sync::atomic::Ordering::Relaxed) {
-                        return super::decode_avx2_base::decode_groups(run, out, vectors!());
+                        use super::decode_avx2_base as base;
+                        let vectors = base::VectorRun {
+                            bytes,
+                            tables: [l.tracks_at[1] as usize, l.tracks_at[2] as usize],
+                            counts: [l.track_counts[1] as usize, l.track_counts[2] as usize],
+                            keys: Keys {
+                                headers: vector_headers,
+                                ..keys
+                            },
+                        };
+                        let cpu = l.decoder;
+                        return base::decode_groups(cpu, run, out, |out, bits| {
+                            if !base::decode_vectors(cpu, &vectors, bits, out) {
+                                self.walk_vectors_cold(mode, vector_headers, bits, alpha, out);
+                            }
+                        });
                     }
                     let vectors = avx2::VectorRun {
                         bytes,
@@ -330,8 +386,9 @@ impl CompressedClip {
                             ..keys
                         },
                     };
-                    return avx2::decode_groups(run, out, |out, bits| {
-                        if !avx2::decode_vectors(&vectors, bits, out) {
+                    let cpu = l.decoder;
+                    return avx2::decode_groups(cpu, run, out, |out, bits| {
+                        if !avx2::decode_vectors(cpu, &vectors, bits, out) {
                             self.walk_vectors_cold(mode, vector_headers, bits, alpha, out);
                         }
                     });

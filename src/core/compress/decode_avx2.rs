@@ -40,7 +40,7 @@ use std::sync::atomic::{AtomicU8, Ordering};
 use glam::{Quat, Vec3, Vec4};
 
 use super::decode::{
-    GROUP3_TABLE, GroupRun, Keys, ONE_KEY, PAIR_ACROSS, VEC_HEADER, VEC_HEADER_NO_RANGES,
+    Decoder, GROUP3_TABLE, GroupRun, Keys, ONE_KEY, PAIR_ACROSS, VEC_HEADER, VEC_HEADER_NO_RANGES,
     VEC_TABLE, decode_group3, vector_track_cold,
 };
 use super::format::CODE_SCALE;
@@ -82,15 +82,17 @@ fn detect() -> bool {
 /// group) into `out`. `then` is called with `out` and where the rotations' bits end in each key,
 /// after the keys are read and before the last groups are interpolated, so that its own reads
 /// overlap that work. Call only when [`available`].
+/// Nothing where `cpu` says the CPU has no AVX2.
 pub(super) fn decode_groups(
+    cpu: Decoder,
     run: GroupRun<'_>,
     out: &mut [Transform],
     then: impl FnOnce(&mut [Transform], [usize; 2]),
 ) {
-    if !available() {
+    if !cpu.avx2() {
         return;
     }
-    // SAFETY: the CPU has AVX2 (checked above).
+    // SAFETY: the CPU has AVX2 (a `Decoder` is only made by asking the CPU).
     unsafe { groups(run, out, then) }
 }
 
@@ -600,11 +602,16 @@ pub(super) fn scatter([x, y, z, w]: [__m128; 4], joints: u64, lanes: usize, out:
     }
 }
 
-/// [`vectors`] where the CPU has AVX2 (false otherwise, with nothing written).
+/// [`vectors`] where `cpu` says the CPU has AVX2 (false otherwise, with nothing written).
 #[inline]
-pub(super) fn decode_vectors(run: &VectorRun<'_>, bits: [usize; 2], out: &mut [Transform]) -> bool {
-    // SAFETY: the CPU has AVX2 (checked first).
-    available() && unsafe { vectors(run, bits, out) }
+pub(super) fn decode_vectors(
+    cpu: Decoder,
+    run: &VectorRun<'_>,
+    bits: [usize; 2],
+    out: &mut [Transform],
+) -> bool {
+    // SAFETY: the CPU has AVX2 (checked first; a `Decoder` is only made by asking the CPU).
+    cpu.avx2() && unsafe { vectors(run, bits, out) }
 }
 
 /// The translation and scale tracks of a sample for [`vectors`]: where their track table entries

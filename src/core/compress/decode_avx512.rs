@@ -31,7 +31,7 @@ use std::arch::x86_64::*;
 use std::mem::MaybeUninit;
 use std::sync::atomic::{AtomicU8, Ordering};
 
-use super::decode::{GROUP3_TABLE, GroupRun, Keys, ONE_KEY, PAIR_ACROSS, decode_group3};
+use super::decode::{Decoder, GROUP3_TABLE, GroupRun, Keys, ONE_KEY, PAIR_ACROSS, decode_group3};
 use super::decode_avx2::{self, nlerp8, scatter};
 #[cfg(test)]
 use super::decode_avx2::{FAST_GROUPS, NORMALISED_PAIRS};
@@ -263,7 +263,9 @@ fn quads(
                     },
                     bits: [start_a, start_b],
                 };
-                decode_avx2::decode_groups(run, out, |_, end| [bit_a, bit_b] = end);
+                // The CPU has AVX-512, so AVX2: asked again here (a rare path).
+                let cpu = Decoder::detect();
+                decode_avx2::decode_groups(cpu, run, out, |_, end| [bit_a, bit_b] = end);
             }
         }
         if end == quads

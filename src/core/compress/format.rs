@@ -701,6 +701,9 @@ pub struct Layout {
     /// Which lists of the static pose hold entries ([`STATIC_REST_ROTATIONS`] and the other
     /// `STATIC_` bits), so that a sample runs no code for the empty ones.
     pub static_lists: u8,
+    /// Which decoder of the animated tracks a sample takes on this CPU: asked of the CPU when
+    /// the clip is loaded, never read from the file.
+    pub decoder: super::decode::Decoder,
     /// Animated rotation, translation and scale tracks.
     pub track_counts: [u32; 3],
     /// Bytes of every track's header in one segment (the same in every segment).
@@ -1451,6 +1454,7 @@ fn validate(bytes: &[u8]) -> Result<Layout, TlcError> {
         rotation_format,
         flags,
         static_lists,
+        decoder: super::decode::Decoder::detect(),
         track_counts,
         segment_header_bytes: segment_header_bytes as u32,
         name_at: name_at as u32,
