@@ -59,12 +59,13 @@ pub(super) const ONE_KEY: u8 = 0;
 const PAIR_IN_SEGMENT: u8 = 1;
 pub(super) const PAIR_ACROSS: u8 = 2;
 
-/// Which decoder of rotation groups a pose uses: the fastest the CPU has, the portable one, or
-/// AVX2 (portable without it) even where AVX-512 is there (the last two for tests and fuzzing).
+/// Which decoder of rotation groups a pose uses: the fastest the CPU has (on a CPU with AVX2 but
+/// not AVX-512, that is [`AVX2_INSIDE`]), the portable one (for tests and fuzzing), or the AVX2
+/// one from inside [`decode_avx2::sample`](super::decode_avx2::sample), a function compiled for
+/// AVX2 that the whole sample is inlined into.
 const BEST: u8 = 0;
 const PORTABLE: u8 = 1;
-#[cfg(any(test, fuzzing))]
-const AVX2: u8 = 2;
+pub(super) const AVX2_INSIDE: u8 = 2;
 
 /// The decoder of the animated tracks this CPU runs ([`Layout::decoder`]), asked of the CPU.
 /// Only [`Decoder::detect`] makes one, so a `Decoder` that says AVX2 proves the CPU has it: the
@@ -125,6 +126,15 @@ impl CompressedClip {
 
     /// Samples the local pose at a (fractional) frame position of the original clip.
     pub fn sample_pose_at_frame(&self, frame: f32, out: &mut [Transform]) {
+        // A CPU with AVX2 but not AVX-512 takes a sample compiled for AVX2 as one function: one
+        // body of code (a cold pose waits for each line of code it runs), with nothing passed
+        // through memory between its parts.
+        #[cfg(target_arch = "x86_64")]
+        if !self.layout.decoder.avx512()
+            && super::decode_avx2::sample(self.layout.decoder, self, frame, out)
+        {
+            return;
+        }
         self.sample_at_frame::<BEST>(frame, out);
     }
 
@@ -141,11 +151,15 @@ impl CompressedClip {
     #[cfg(any(test, fuzzing))]
     #[doc(hidden)]
     pub fn sample_pose_avx2(&self, frame: f32, out: &mut [Transform]) {
-        self.sample_at_frame::<AVX2>(frame, out);
+        #[cfg(target_arch = "x86_64")]
+        if super::decode_avx2::sample(self.layout.decoder, self, frame, out) {
+            return;
+        }
+        self.sample_at_frame::<PORTABLE>(frame, out);
     }
 
     #[inline(always)]
-    fn sample_at_frame<const WAY: u8>(&self, frame: f32, out: &mut [Transform]) {
+    pub(super) fn sample_at_frame<const WAY: u8>(&self, frame: f32, out: &mut [Transform]) {
         let n = self.layout.joint_count as usize;
         let out = &mut out[..n];
         let (k0, alpha) = self.key_position(frame);
@@ -169,23 +183,30 @@ impl CompressedClip {
         prefetch::<2>(b, entry);
         prefetch::<1>(b, l.rest_translations_at as usize);
         prefetch::<1>(b, l.tracks_at[0] as usize);
-        if l.segment_count == 0 {
-            self.write_static::<WAY>(out);
-            return;
-        }
-        let a = self.segment_ref(s);
-        // Six lines: the headers of a 31-joint take (most of those of bigger skeletons), and two
-        // keys of it.
-        prefetch::<6>(b, a.headers);
-        prefetch::<6>(b, (a.data_bit + i * a.key_bits) / 8);
+        let a = (l.segment_count > 0).then(|| {
+            let a = self.segment_ref(s);
+            // Six lines: the headers of a 31-joint take (most of those of bigger skeletons), and
+            // two keys of it.
+            prefetch::<6>(b, a.headers);
+            prefetch::<6>(b, (a.data_bit + i * a.key_bits) / 8);
+            a
+        });
+        // One call (inlined): a clip without segments is its static pose.
         self.write_static::<WAY>(out);
-        if alpha <= 0.0 {
-            self.walk::<WAY>(ONE_KEY, &a, i, &a, i, 0.0, out);
+        let Some(a) = a else {
+            return;
+        };
+        let (mode, b, ib) = if alpha <= 0.0 {
+            (ONE_KEY, a, i)
         } else if i + 1 < sf as usize {
-            self.walk::<WAY>(PAIR_IN_SEGMENT, &a, i, &a, i + 1, alpha, out);
+            (PAIR_IN_SEGMENT, a, i + 1)
         } else {
-            let b = self.segment_ref(s + 1);
-            self.walk::<WAY>(PAIR_ACROSS, &a, i, &b, 0, alpha, out);
+            (PAIR_ACROSS, self.segment_ref(s + 1), 0)
+        };
+        if WAY == AVX2_INSIDE {
+            self.walk_inline::<WAY>(mode, &a, i, &b, ib, alpha, out);
+        } else {
+            self.walk::<WAY>(mode, &a, i, &b, ib, alpha, out);
         }
     }
 
@@ -228,6 +249,7 @@ impl CompressedClip {
     }
 
     /// The rest pose, then the constant tracks.
+    #[inline(always)]
     fn write_static<const WAY: u8>(&self, out: &mut [Transform]) {
         let b = &self.bytes[..];
         let l = &self.layout;
@@ -294,6 +316,22 @@ impl CompressedClip {
     #[inline(never)]
     #[allow(clippy::too_many_arguments)]
     fn walk<const WAY: u8>(
+        &self,
+        mode: u8,
+        a: &SegmentRef,
+        ia: usize,
+        b: &SegmentRef,
+        ib: usize,
+        alpha: f32,
+        out: &mut [Transform],
+    ) {
+        self.walk_inline::<WAY>(mode, a, ia, b, ib, alpha, out);
+    }
+
+    /// [`Self::walk`], inlined (into the AVX2 sample).
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    fn walk_inline<const WAY: u8>(
         &self,
         mode: u8,
         a: &SegmentRef,

@@ -40,10 +40,10 @@ use std::sync::atomic::{AtomicU8, Ordering};
 use glam::{Quat, Vec3, Vec4};
 
 use super::decode::{
-    Decoder, GROUP3_TABLE, GroupRun, Keys, ONE_KEY, PAIR_ACROSS, VEC_HEADER, VEC_HEADER_NO_RANGES,
-    VEC_TABLE, decode_group3, vector_track_cold,
+    AVX2_INSIDE, Decoder, GROUP3_TABLE, GroupRun, Keys, ONE_KEY, PAIR_ACROSS, VEC_HEADER,
+    VEC_HEADER_NO_RANGES, VEC_TABLE, decode_group3, vector_track_cold,
 };
-use super::format::CODE_SCALE;
+use super::format::{CODE_SCALE, CompressedClip};
 use crate::core::anim::Transform;
 
 #[cfg(test)]
@@ -96,6 +96,30 @@ pub(super) fn decode_groups(
     unsafe { groups(run, out, then) }
 }
 
+/// Samples `clip` at frame position `frame` into `out` as
+/// [`CompressedClip::sample_pose_at_frame`] does, in one function compiled for AVX2 (the rest
+/// pose, the rotation groups and the translations inlined into it); false, with nothing written,
+/// where `cpu` says the CPU has no AVX2.
+#[inline]
+pub(super) fn sample(
+    cpu: Decoder,
+    clip: &CompressedClip,
+    frame: f32,
+    out: &mut [Transform],
+) -> bool {
+    if !cpu.avx2() {
+        return false;
+    }
+    // SAFETY: the CPU has AVX2 (checked above; a `Decoder` is only made by asking the CPU).
+    unsafe { sample_avx2(clip, frame, out) };
+    true
+}
+
+#[target_feature(enable = "avx2")]
+fn sample_avx2(clip: &CompressedClip, frame: f32, out: &mut [Transform]) {
+    clip.sample_at_frame::<AVX2_INSIDE>(frame, out);
+}
+
 /// Bytes one key's read of one group takes from the byte of the group's first bit: 32, one
 /// 256-bit load holding the four lanes (lane 3 starts at most `(7 + 3 * 48) / 8 = 18` bytes in
 /// and needs 8).
@@ -117,6 +141,7 @@ struct Pending {
 }
 
 #[target_feature(enable = "avx2")]
+#[inline]
 fn groups(
     run: GroupRun<'_>,
     out: &mut [Transform],
@@ -631,6 +656,7 @@ pub(super) struct VectorRun<'a> {
 /// read within 8 bytes of the end of the file, and every track of keys in two segments, is decoded
 /// by the portable code.
 #[target_feature(enable = "avx2")]
+#[inline]
 fn vectors(run: &VectorRun<'_>, [mut bit_a, mut bit_b]: [usize; 2], out: &mut [Transform]) -> bool {
     let VectorRun {
         bytes,
