@@ -74,6 +74,8 @@ pub(super) const AVX2_INSIDE: u8 = 2;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Decoder(u8);
 
+// Asked only by the x86-64 decoders.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 impl Decoder {
     const PORTABLE: u8 = 0;
     const AVX2: u8 = 1;
@@ -125,16 +127,23 @@ impl CompressedClip {
     }
 
     /// Samples the local pose at a (fractional) frame position of the original clip.
+    #[inline]
     pub fn sample_pose_at_frame(&self, frame: f32, out: &mut [Transform]) {
         // A CPU with AVX2 but not AVX-512 takes a sample compiled for AVX2 as one function: one
-        // body of code (a cold pose waits for each line of code it runs), with nothing passed
-        // through memory between its parts.
+        // body of code (a cold pose waits for each line of code it runs, and each page of it),
+        // with nothing passed through memory between its parts, called straight from here.
         #[cfg(target_arch = "x86_64")]
         if !self.layout.decoder.avx512()
             && super::decode_avx2::sample(self.layout.decoder, self, frame, out)
         {
             return;
         }
+        self.sample_best(frame, out);
+    }
+
+    /// [`Self::sample_pose_at_frame`] on other CPUs (out of line: the AVX2 path above stays small).
+    #[inline(never)]
+    fn sample_best(&self, frame: f32, out: &mut [Transform]) {
         self.sample_at_frame::<BEST>(frame, out);
     }
 
@@ -348,6 +357,10 @@ impl CompressedClip {
         let (mut bit_a, mut bit_b) = (a.data_bit + ia * a.key_bits, b.data_bit + ib * b.key_bits);
         // Rotations, then translations and scales.
         let rot_count = l.track_counts[0] as usize;
+        if WAY == AVX2_INSIDE && l.rotation_format != RotationFormat::DropW {
+            // Other packings take the portable walk, out of line: the AVX2 sample stays compact.
+            return self.walk::<PORTABLE>(mode, a, ia, b, ib, alpha, out);
+        }
         if l.rotation_format == RotationFormat::DropW {
             let header = if ranges {
                 GROUP3_HEADER
@@ -393,7 +406,9 @@ impl CompressedClip {
                     }
                     return avx512::decode_groups(run, out, vectors!());
                 }
-                if WAY != PORTABLE && l.decoder.avx2() {
+                // Only from inside the AVX2 sample: `sample_pose_at_frame` sends every sample
+                // of a CPU with AVX2 and not AVX-512 there.
+                if WAY == AVX2_INSIDE {
                     // The other revision's translations too (a revision since this one's
                     // `Decoder` argument).
                     #[cfg(taglane_decoder_ab)]
