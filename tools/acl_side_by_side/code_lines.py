@@ -26,7 +26,9 @@ WORK = os.environ.get("SIDES_WORK", "/tmp/acl_side_by_side")
 CLIP = os.environ.get("CLIP", "kick")
 SIDES = [
     ("ACL", "tl_acl_sample"),
-    ("taglane", "CompressedClip$GT$11sample_pose17h"),
+    # `sample_pose` is inlined into its caller since 2026-11-27 (a few instructions that pick
+    # the decoder): then the AVX2 sample it calls (a CPU with AVX2, not AVX-512).
+    ("taglane", "CompressedClip$GT$11sample_pose17h|decode_avx211sample_avx217h"),
     ("uncompressed", "_ZN7taglane4core4anim6sample11sample_clip17h"),
 ]
 CALL = 3
@@ -39,11 +41,14 @@ def functions():
     return [(int(r[0], 16), r[2]) for r in rows if len(r) == 3 and r[1] in "Tt"]
 
 
-def symbol_offset(pattern, table):
-    """The offset of the one function whose mangled name contains `pattern`."""
-    found = [offset for offset, name in table if pattern in name]
+def symbol_offset(patterns, table):
+    """The offset of the one function whose mangled name contains the first of `patterns` (a
+    `|`-separated list) that some function's name contains."""
+    found = []
+    for pattern in patterns.split("|"):
+        found = found or [offset for offset, name in table if pattern in name]
     if len(found) != 1:
-        raise SystemExit(f"{pattern}: {len(found)} functions in {BIN}, expected one")
+        raise SystemExit(f"{patterns}: {len(found)} functions in {BIN}, expected one")
     return found[0]
 
 

@@ -122,6 +122,7 @@ impl CompressedClip {
     /// Samples the local pose at time `time_s` (clamped to `[0, duration]`), interpolating the two
     /// neighbouring keys (translation and scale lerp, rotation nlerp on the shortest path).
     /// `out` must hold one transform per joint; extra entries are left alone.
+    #[inline]
     pub fn sample_pose(&self, time_s: f32, out: &mut [Transform]) {
         self.sample_pose_at_frame(time_s * self.layout.fps, out);
     }

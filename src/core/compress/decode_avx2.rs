@@ -265,12 +265,14 @@ fn groups(
     }
 }
 
-/// The constants of key B's segment for a pair across two segments (out of line: one pose in
-/// sixteen takes it); `None` with a raw float32 slot.
+/// The constants of key B's segment for a pair across two segments (one pose in sixteen takes
+/// it); `None` with a raw float32 slot. Cold: the compiler inlines it all the same (it is
+/// compiled for AVX2 like its caller), but lays it out after the lines every pose runs.
 ///
 /// # Safety
 /// As for [`Constants::new`].
 #[target_feature(enable = "avx2")]
+#[cold]
 #[inline(never)]
 unsafe fn constants_across(
     p: *const u8,
