@@ -1,6 +1,6 @@
 //! The application: its state and the frame loop. The rooms of the app live in their own files:
-//! commands are applied in [`crate::ui::apply`] (the one place state changes), files and dialogs in
-//! [`crate::ui::files`], the menu in [`crate::ui::menu`], the transport and status bars in
+//! commands are applied in `crate::ui::apply` (the one place state changes), files and dialogs in
+//! [`crate::ui::files`], the menu in `crate::ui::menu`, the transport and status bars in
 //! [`crate::ui::transport`], keys in [`crate::ui::keymap`], the right panel in
 //! [`crate::ui::side_panel`].
 

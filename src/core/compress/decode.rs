@@ -67,8 +67,9 @@ const BEST: u8 = 0;
 const PORTABLE: u8 = 1;
 pub(super) const AVX2_INSIDE: u8 = 2;
 
-/// The decoder of the animated tracks this CPU runs ([`Layout::decoder`]), asked of the CPU.
-/// Only [`Decoder::detect`] makes one, so a `Decoder` that says AVX2 proves the CPU has it: the
+/// The decoder of the animated tracks this CPU runs
+/// ([`Layout::decoder`](super::format::Layout::decoder)), asked of the CPU. Only asking the CPU
+/// makes one (`Decoder::detect`), so a `Decoder` that says AVX2 proves the CPU has it: the
 /// vector decoders take it instead of loading a global flag per sample (a cold pose waits for
 /// each line it reads).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
