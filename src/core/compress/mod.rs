@@ -48,6 +48,7 @@ pub mod settings;
 pub mod stream;
 pub mod synth;
 
+pub use decode::Decoder;
 pub use encode::{
     CompressError, CompressResult, Control, compress, compress_with, measure_clip, raw_size_bytes,
 };
