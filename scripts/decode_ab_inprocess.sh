@@ -13,8 +13,9 @@
 #   scripts/decode_ab_inprocess.sh HEAD 1500 200 /tmp/tlc kick cmu_01_01
 #
 # COLD_POSES 0 skips the cold rounds. BASE's decoder must fit this tree's interfaces
-# (`GroupRun`, `Keys`, the AVX2 decoder's helpers); a self-check: BASE = the working tree's own
-# revision gives ratios of 1.00 within the noise.
+# (`GroupRun`, `Keys`, the AVX2 decoder's helpers, and since 615f481 the `Decoder` argument of
+# its entries); a self-check: BASE = the working tree's own revision gives ratios of 1.00 within
+# the noise. Only the groups and the translations switch: the rest of the sample is this tree's.
 set -euo pipefail
 if [ $# -lt 5 ]; then
   echo "usage: $0 BASE_REV ROUNDS COLD_POSES TLC_DIR CLIP..." >&2

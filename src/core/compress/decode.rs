@@ -339,7 +339,8 @@ impl CompressedClip {
         self.walk_inline::<WAY>(mode, a, ia, b, ib, alpha, out);
     }
 
-    /// [`Self::walk`], inlined (into the AVX2 sample).
+    /// [`Self::walk`], inlined (into the AVX2 sample). The arguments stay apart: gathered in a
+    /// struct passed by reference, the AVX2 sample ran six more lines of code over one more page.
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
     fn walk_inline<const WAY: u8>(
@@ -411,42 +412,34 @@ impl CompressedClip {
                 // Only from inside the AVX2 sample: `sample_pose_at_frame` sends every sample
                 // of a CPU with AVX2 and not AVX-512 there.
                 if WAY == AVX2_INSIDE {
-                    // The other revision's translations too (a revision since this one's
-                    // `Decoder` argument).
+                    // The groups, then the translations and scales of module `$m` (this
+                    // revision's AVX2 decoder, or the other revision's for the A/B switch, a
+                    // revision since this one's `Decoder` argument).
+                    macro_rules! avx2_groups {
+                        ($m:ident) => {{
+                            let vectors = $m::VectorRun {
+                                bytes,
+                                tables: [l.tracks_at[1] as usize, l.tracks_at[2] as usize],
+                                counts: [l.track_counts[1] as usize, l.track_counts[2] as usize],
+                                keys: Keys {
+                                    headers: vector_headers,
+                                    ..keys
+                                },
+                            };
+                            let cpu = l.decoder;
+                            return $m::decode_groups(cpu, run, out, |out, bits| {
+                                if !$m::decode_vectors(cpu, &vectors, bits, out) {
+                                    self.walk_vectors_cold(mode, vector_headers, bits, alpha, out);
+                                }
+                            });
+                        }};
+                    }
                     #[cfg(taglane_decoder_ab)]
                     if super::DECODE_WITH_BASE.load(std::sync::atomic::Ordering::Relaxed) {
                         use super::decode_avx2_base as base;
-                        let vectors = base::VectorRun {
-                            bytes,
-                            tables: [l.tracks_at[1] as usize, l.tracks_at[2] as usize],
-                            counts: [l.track_counts[1] as usize, l.track_counts[2] as usize],
-                            keys: Keys {
-                                headers: vector_headers,
-                                ..keys
-                            },
-                        };
-                        let cpu = l.decoder;
-                        return base::decode_groups(cpu, run, out, |out, bits| {
-                            if !base::decode_vectors(cpu, &vectors, bits, out) {
-                                self.walk_vectors_cold(mode, vector_headers, bits, alpha, out);
-                            }
-                        });
+                        avx2_groups!(base);
                     }
-                    let vectors = avx2::VectorRun {
-                        bytes,
-                        tables: [l.tracks_at[1] as usize, l.tracks_at[2] as usize],
-                        counts: [l.track_counts[1] as usize, l.track_counts[2] as usize],
-                        keys: Keys {
-                            headers: vector_headers,
-                            ..keys
-                        },
-                    };
-                    let cpu = l.decoder;
-                    return avx2::decode_groups(cpu, run, out, |out, bits| {
-                        if !avx2::decode_vectors(cpu, &vectors, bits, out) {
-                            self.walk_vectors_cold(mode, vector_headers, bits, alpha, out);
-                        }
-                    });
+                    avx2_groups!(avx2);
                 }
             }
             decode_groups(bytes, table, rot_count, keys, [&mut bit_a, &mut bit_b], out);
