@@ -81,8 +81,7 @@ fn detect() -> bool {
 /// whose bits start at `bits` and whose headers are described by `keys` (those of the first
 /// group) into `out`. `then` is called with `out` and where the rotations' bits end in each key,
 /// after the keys are read and before the last groups are interpolated, so that its own reads
-/// overlap that work. Call only when [`available`].
-/// Nothing where `cpu` says the CPU has no AVX2.
+/// overlap that work. Nothing where `cpu` says the CPU has no AVX2.
 pub(super) fn decode_groups(
     cpu: Decoder,
     run: GroupRun<'_>,
