@@ -143,7 +143,8 @@ impl CompressedClip {
         self.sample_best(frame, out);
     }
 
-    /// [`Self::sample_pose_at_frame`] on other CPUs (out of line: the AVX2 path above stays small).
+    /// [`Self::sample_pose_at_frame`] on other CPUs and for other rotation packings (out of line:
+    /// the AVX2 path above stays small).
     #[inline(never)]
     fn sample_best(&self, frame: f32, out: &mut [Transform]) {
         self.sample_at_frame::<BEST>(frame, out);
@@ -214,11 +215,7 @@ impl CompressedClip {
         } else {
             (PAIR_ACROSS, self.segment_ref(s + 1), 0)
         };
-        if WAY == AVX2_INSIDE {
-            self.walk_inline::<WAY>(mode, &a, i, &b, ib, alpha, out);
-        } else {
-            self.walk::<WAY>(mode, &a, i, &b, ib, alpha, out);
-        }
+        self.walk::<WAY>(mode, &a, i, &b, ib, alpha, out);
     }
 
     /// Key and interpolation weight towards the next key for a frame position.
@@ -323,27 +320,10 @@ impl CompressedClip {
     }
 
     /// Decodes every animated track at key `ia` of segment `a` (and, for the pair modes, key `ib`
-    /// of segment `b`, blended by `alpha`) into `out`.
-    #[inline(never)]
-    #[allow(clippy::too_many_arguments)]
-    fn walk<const WAY: u8>(
-        &self,
-        mode: u8,
-        a: &SegmentRef,
-        ia: usize,
-        b: &SegmentRef,
-        ib: usize,
-        alpha: f32,
-        out: &mut [Transform],
-    ) {
-        self.walk_inline::<WAY>(mode, a, ia, b, ib, alpha, out);
-    }
-
-    /// [`Self::walk`], inlined (into the AVX2 sample). The arguments stay apart: gathered in a
-    /// struct passed by reference, the AVX2 sample ran six more lines of code over one more page.
+    /// of segment `b`, blended by `alpha`) into `out`. Inlined: each way of sampling calls it once.
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
-    fn walk_inline<const WAY: u8>(
+    fn walk<const WAY: u8>(
         &self,
         mode: u8,
         a: &SegmentRef,
@@ -360,11 +340,8 @@ impl CompressedClip {
         let (mut bit_a, mut bit_b) = (a.data_bit + ia * a.key_bits, b.data_bit + ib * b.key_bits);
         // Rotations, then translations and scales.
         let rot_count = l.track_counts[0] as usize;
-        if WAY == AVX2_INSIDE && l.rotation_format != RotationFormat::DropW {
-            // Other packings take the portable walk, out of line: the AVX2 sample stays compact.
-            return self.walk::<PORTABLE>(mode, a, ia, b, ib, alpha, out);
-        }
-        if l.rotation_format == RotationFormat::DropW {
+        // (The AVX2 sample is only entered for drop-W rotations: `decode_avx2::sample`.)
+        if WAY == AVX2_INSIDE || l.rotation_format == RotationFormat::DropW {
             let header = if ranges {
                 GROUP3_HEADER
             } else {

@@ -44,6 +44,7 @@ use super::decode::{
     VEC_HEADER_NO_RANGES, VEC_TABLE, decode_group3, vector_track_cold,
 };
 use super::format::{CODE_SCALE, CompressedClip};
+use super::settings::RotationFormat;
 use crate::core::anim::Transform;
 
 #[cfg(test)]
@@ -98,7 +99,8 @@ pub(super) fn decode_groups(
 /// Samples `clip` at frame position `frame` into `out` as
 /// [`CompressedClip::sample_pose_at_frame`] does, in one function compiled for AVX2 (the rest
 /// pose, the rotation groups and the translations inlined into it); false, with nothing written,
-/// where `cpu` says the CPU has no AVX2.
+/// where `cpu` says the CPU has no AVX2 or the rotations are not drop-W groups (the generic
+/// sample takes those, so nothing rare is laid out among this one's lines).
 #[inline]
 pub(super) fn sample(
     cpu: Decoder,
@@ -106,7 +108,7 @@ pub(super) fn sample(
     frame: f32,
     out: &mut [Transform],
 ) -> bool {
-    if !cpu.avx2() {
+    if !cpu.avx2() || clip.layout.rotation_format != RotationFormat::DropW {
         return false;
     }
     // SAFETY: the CPU has AVX2 (checked above; a `Decoder` is only made by asking the CPU).
