@@ -26,7 +26,7 @@ use egui_plot::PlotTransform;
 
 use self::model::{
     BatchOutcome, GhostLane, Grab, LANE_PREFIX, Scope, ThresholdDrag, apply_edit, apply_label,
-    covered_sides, enabled_tags, ghost_lanes, parse_rules_text, planted_joints, policy,
+    covered_sides, enabled_tags, find_clips, ghost_lanes, parse_rules_text, planted_joints, policy,
     real_contacts, rules_text, scope_clips,
 };
 use crate::core::autotag::contacts::find_feet;
@@ -36,7 +36,7 @@ use crate::core::autotag::{
 };
 use crate::core::doc::Edit;
 use crate::core::project::resolve;
-use crate::core::tags::{ClipId, TagDocument};
+use crate::core::tags::{ClipId, ClipInfo, TagDocument};
 use crate::ui::anim_cache::AnimCache;
 use crate::ui::command::AppCommand;
 use crate::ui::jobs::Job;
@@ -69,10 +69,8 @@ struct Live {
 struct BatchJob {
     job: Job<BatchOutcome>,
     settings: AutotagSettings,
-    /// The clips (id and name when the job started).
-    clips: Vec<(ClipId, String)>,
-    /// The project's `clip_data_version` when the job started.
-    data_version: u64,
+    /// The clips, as they were when the job started.
+    clips: Vec<(ClipId, ClipInfo)>,
 }
 
 /// An apply waiting for the user's confirmation, because `Replace` would remove existing frames.
@@ -81,12 +79,11 @@ pub struct Pending {
     pub proposals: Vec<(ClipId, Vec<Proposal>)>,
     pub settings: AutotagSettings,
     pub modes: BTreeMap<String, ApplyMode>,
-    /// The clips applied to, with their names when the apply started: if the project's clips
-    /// changed meanwhile (another project was opened), nothing is applied.
-    pub clips: Vec<(ClipId, String)>,
-    /// The project's `clip_data_version` when the apply started: if a clip was relinked, changed
-    /// length or unit meanwhile (the proposals were made from what it was), nothing is applied.
-    pub data_version: u64,
+    /// The clips applied to, as they were when the apply started (the proposals were made from
+    /// them). The apply finds each clip with proposals again by name: other clips may have been
+    /// added, removed or reordered meanwhile (an import), but if one of these is gone, or was
+    /// relinked or changed length, rate or unit, nothing is applied (see [`find_clips`]).
+    pub clips: Vec<(ClipId, ClipInfo)>,
     pub report: ApplyReport,
     /// Clips that could not be tagged, one line each.
     pub skipped: Vec<String>,
@@ -426,9 +423,9 @@ impl AutotagPanel {
             return;
         }
         let only = self.enabled_tags();
-        let named: Vec<(ClipId, String)> = clips
+        let named: Vec<(ClipId, ClipInfo)> = clips
             .iter()
-            .map(|&c| (c, doc.clips[c as usize].name.clone()))
+            .map(|&c| (c, doc.clips[c as usize].clone()))
             .collect();
         if clips == [input.clip] {
             let Some(out) = self.output_for(input.clip) else {
@@ -440,15 +437,7 @@ impl AutotagPanel {
             };
             let proposals = vec![(input.clip, out.proposals.clone())];
             let settings = self.valid.clone();
-            let version = doc.clip_data_version;
-            self.stage(
-                doc,
-                proposals,
-                settings,
-                (named, version),
-                Vec::new(),
-                queue,
-            );
+            self.stage(doc, proposals, settings, named, Vec::new(), queue);
             return;
         }
         let requests: Vec<_> = clips
@@ -483,7 +472,6 @@ impl AutotagPanel {
             job,
             settings,
             clips: named,
-            data_version: doc.clip_data_version,
         });
     }
 
@@ -508,8 +496,7 @@ impl AutotagPanel {
             Ok(out) => {
                 let mut skipped = out.failures();
                 skipped.extend(out.warnings().cloned());
-                let clips = (j.clips, j.data_version);
-                self.stage(doc, out.proposals(), j.settings, clips, skipped, queue);
+                self.stage(doc, out.proposals(), j.settings, j.clips, skipped, queue);
             }
             Err(e) => self.status = Some(format!("auto-tag failed: {e}")),
         }
@@ -521,7 +508,7 @@ impl AutotagPanel {
         doc: &TagDocument,
         proposals: Vec<(ClipId, Vec<Proposal>)>,
         settings: AutotagSettings,
-        (clips, data_version): (Vec<(ClipId, String)>, u64),
+        clips: Vec<(ClipId, ClipInfo)>,
         skipped: Vec<String>,
         queue: &mut Vec<AppCommand>,
     ) {
@@ -530,7 +517,6 @@ impl AutotagPanel {
             settings,
             modes: self.modes.clone(),
             clips,
-            data_version,
             report: ApplyReport::default(),
             skipped,
             changed: false,
@@ -547,35 +533,21 @@ impl AutotagPanel {
         confirmed: bool,
         queue: &mut Vec<AppCommand>,
     ) {
-        let same_clips = pending
-            .clips
-            .iter()
-            .all(|(c, n)| doc.clips.get(*c as usize).is_some_and(|i| i.name == *n));
-        if !same_clips {
-            self.status =
-                Some("the project's clips changed during the apply: nothing applied".to_owned());
-            return;
-        }
-        if doc.clip_data_version != pending.data_version {
-            self.status = Some(
-                "a clip was relinked or changed length or unit during the apply: nothing \
-                 applied (apply again to tag the clips as they are now)"
-                    .to_owned(),
-            );
-            return;
-        }
-        let (edit, report) = match apply_edit(
-            doc,
-            &pending.proposals,
-            &policy(&pending.modes),
-            &pending.settings,
-        ) {
-            Ok(x) => x,
+        let proposals = match find_clips(doc, &pending.clips, &pending.proposals) {
+            Ok(p) => p,
             Err(e) => {
-                self.status = Some(format!("cannot apply: {e}"));
+                self.status = Some(format!("nothing applied: {e}"));
                 return;
             }
         };
+        let (edit, report) =
+            match apply_edit(doc, &proposals, &policy(&pending.modes), &pending.settings) {
+                Ok(x) => x,
+                Err(e) => {
+                    self.status = Some(format!("cannot apply: {e}"));
+                    return;
+                }
+            };
         if report.removes_frames() && !(confirmed && report.replaced == pending.report.replaced) {
             pending.changed = confirmed;
             pending.report = report;
@@ -599,10 +571,7 @@ impl AutotagPanel {
         if !edit.is_empty() {
             queue.push(AppCommand::Edit {
                 edit,
-                label: apply_label(
-                    doc,
-                    &pending.clips.iter().map(|(c, _)| *c).collect::<Vec<_>>(),
-                ),
+                label: apply_label(doc, &proposals.iter().map(|(c, _)| *c).collect::<Vec<_>>()),
                 select: None,
             });
         }
@@ -764,8 +733,7 @@ mod tests {
             proposals: vec![(0, outcome.result.clone().unwrap())],
             settings: AutotagSettings::default(),
             modes: BTreeMap::new(),
-            clips: vec![(0, demo.doc.clips[0].name.clone())],
-            data_version: demo.doc.clip_data_version,
+            clips: vec![(0, demo.doc.clips[0].clone())],
             report: ApplyReport::default(),
             skipped: Vec::new(),
             changed: false,
@@ -780,17 +748,72 @@ mod tests {
         assert!(panel.status.as_deref().unwrap().contains("nothing applied"));
         panel.commit(&TagDocument::default(), pending(), false, &mut queue);
         assert!(queue.is_empty());
-        // The same project, a clip of which was relinked meanwhile.
-        let mut relinked = demo.doc.clone();
-        crate::core::doc::Edit::SetClipSource {
-            clip: 1,
-            source: Some("elsewhere.bvh".into()),
-        }
-        .apply(&mut relinked)
-        .unwrap();
-        panel.commit(&relinked, pending(), false, &mut queue);
+        // The same project, the clip applied to relinked meanwhile.
+        let relink = |clip: ClipId| {
+            let mut doc = demo.doc.clone();
+            crate::core::doc::Edit::SetClipSource {
+                clip,
+                source: Some("elsewhere.bvh".into()),
+            }
+            .apply(&mut doc)
+            .unwrap();
+            doc
+        };
+        panel.commit(&relink(0), pending(), false, &mut queue);
         assert!(queue.is_empty());
-        assert!(panel.status.as_deref().unwrap().contains("relinked"));
+        let status = panel.status.clone().unwrap();
+        assert!(
+            status.contains("nothing applied") && status.contains("relinked"),
+            "{status}"
+        );
+        assert!(status.contains("walk_male_01"), "{status}");
+        // Its length changed.
+        let mut shorter = demo.doc.clone();
+        shorter.clips[0].frames -= 1;
+        panel.commit(&shorter, pending(), false, &mut queue);
+        assert!(queue.is_empty());
+        // Another clip relinked meanwhile: the apply is not its business.
+        panel.commit(&relink(1), pending(), false, &mut queue);
+        assert!(
+            matches!(&queue[..], [AppCommand::Edit { label, .. }] if label == "auto-tag walk_male_01"),
+            "{queue:?} {:?}",
+            panel.status
+        );
+        queue.clear();
+        // A clip inserted before it (an import): the edit is made for the clip where it is now.
+        let mut moved = demo.doc.clone();
+        let mut first = moved.clips[1].clone();
+        first.name = "imported meanwhile".into();
+        crate::core::doc::Edit::InsertClip {
+            index: 0,
+            clip: first,
+            ranges: Vec::new(),
+        }
+        .apply(&mut moved)
+        .unwrap();
+        let Some(AppCommand::Edit { edit, label, .. }) = ({
+            panel.commit(&moved, pending(), false, &mut queue);
+            queue.pop()
+        }) else {
+            panic!("nothing applied: {:?}", panel.status);
+        };
+        assert_eq!(label, "auto-tag walk_male_01");
+        let mut after = moved.clone();
+        edit.apply(&mut after).unwrap();
+        // Each tag's ranges on clip `c`, by name (an apply may add tags).
+        let ranges = |doc: &TagDocument, c: ClipId| {
+            let tags = doc.tags.iter();
+            tags.filter_map(|t| Some((t.name.clone(), t.ranges.get(&c)?.to_vec())))
+                .collect::<BTreeMap<_, _>>()
+        };
+        let touched: BTreeSet<ClipId> = (0..moved.clips.len() as ClipId)
+            .filter(|&c| ranges(&moved, c) != ranges(&after, c))
+            .collect();
+        assert_eq!(
+            touched,
+            BTreeSet::from([1]),
+            "the clip now at index 1 is the one tagged"
+        );
         // The same project: one edit, labelled by the clip.
         panel.commit(&demo.doc, pending(), false, &mut queue);
         assert!(

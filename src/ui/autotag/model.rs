@@ -5,7 +5,7 @@
 //! The generators themselves are in [`crate::core::autotag`]; this file only arranges what the panel
 //! shows and asks for.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
@@ -22,7 +22,7 @@ use crate::core::doc::{Edit, EditError};
 use crate::core::project::{ClipRequest, load};
 use crate::core::settings::json::{Json, err};
 use crate::core::tags::range::{difference, total_frames, union};
-use crate::core::tags::{ClipId, Range, TagDocument};
+use crate::core::tags::{ClipId, ClipInfo, Range, TagDocument};
 
 // ---------------------------------------------------------------------------------------------
 // Generators and parameters.
@@ -741,6 +741,49 @@ pub fn replacing_tags(report: &ApplyReport) -> Vec<String> {
 }
 
 /// Undo label of an apply over `clips` (names of the project's clips).
+/// The proposals of an apply with their clips found again in `doc` by name (`clips`: the clips as
+/// they were when the proposals were made). Other clips may have been added, removed or reordered
+/// meanwhile (an import ran, another clip was relinked): that changes nothing here. A clip with
+/// proposals that is gone (another project was opened, the clip was removed or renamed), or that
+/// was relinked or changed length, rate or unit (the proposals were made from what it was), is an
+/// error naming it.
+pub fn find_clips(
+    doc: &TagDocument,
+    clips: &[(ClipId, ClipInfo)],
+    proposals: &[(ClipId, Vec<Proposal>)],
+) -> Result<Vec<(ClipId, Vec<Proposal>)>, String> {
+    let was: HashMap<ClipId, &ClipInfo> = clips.iter().map(|(c, i)| (*c, i)).collect();
+    let now: HashMap<&str, ClipId> = doc
+        .clips
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (c.name.as_str(), i as ClipId))
+        .collect();
+    proposals
+        .iter()
+        .map(|(c, p)| {
+            let info = was.get(c).ok_or_else(|| {
+                format!("clip {c} has proposals but was not among the clips applied to")
+            })?;
+            let &id = now.get(info.name.as_str()).ok_or_else(|| {
+                format!(
+                    "clip `{}` is no longer in the project (another project was opened, or the \
+                     clip was removed or renamed)",
+                    info.name
+                )
+            })?;
+            if doc.clips[id as usize] != **info {
+                return Err(format!(
+                    "clip `{}` was relinked or changed length, rate or unit during the apply \
+                     (apply again to tag it as it is now)",
+                    info.name
+                ));
+            }
+            Ok((id, p.clone()))
+        })
+        .collect()
+}
+
 pub fn apply_label(doc: &TagDocument, clips: &[ClipId]) -> String {
     match clips {
         [one] => format!(
