@@ -24,9 +24,12 @@ pub struct Project {
     /// In sidecar mode: what each sidecar held when this project read or last wrote it, so that a
     /// save never writes over changes made on disk meanwhile.
     pub sidecars: crate::core::library::SidecarBaseline,
-    /// The sidecars the last save kept as they were on disk (changed there meanwhile, of clips
-    /// not edited here; see [`crate::core::library::save_sidecar_project_since`]).
+    /// The sidecars the last save kept as they were on disk (changed there meanwhile, not edited
+    /// here, and unreadable; see [`crate::core::library::save_sidecar_project_since`]).
     pub kept_on_disk: Vec<PathBuf>,
+    /// The files (sidecars, the project file) changed on disk meanwhile that the last save merged
+    /// into the document before saving (see [`crate::core::library::merge`]).
+    pub merged_from_disk: Vec<PathBuf>,
 }
 
 impl Project {
@@ -56,6 +59,7 @@ impl Project {
                 is_demo: false,
                 sidecars: sidecars.unwrap_or_default(),
                 kept_on_disk: Vec::new(),
+                merged_from_disk: Vec::new(),
             },
             warnings.into_iter().map(|w| w.to_string()).collect(),
         ))
@@ -94,11 +98,18 @@ impl Project {
             let c = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
             c(a) == c(path)
         };
-        if sidecar && !self.path.as_deref().is_some_and(same_file) {
+        let same_project = self.path.as_deref().is_some_and(same_file);
+        if sidecar && !same_project {
             self.sidecars = Default::default();
         }
         self.kept_on_disk.clear();
-        let saved = if sidecar {
+        self.merged_from_disk.clear();
+        let saved = if sidecar && same_project {
+            self.save_merging(path).map(|s| {
+                self.kept_on_disk = s.kept;
+                s.stale
+            })
+        } else if sidecar {
             crate::core::library::save_sidecar_project_since(
                 path,
                 &self.doc,
@@ -140,6 +151,79 @@ impl Project {
         self.is_demo = false;
         self.history.mark_saved();
         Ok(stale)
+    }
+
+    /// Saves this sidecar project to its own file (`path`). Files changed on disk since the
+    /// project last opened or saved them are first merged into the document (one undo step,
+    /// "changes made on disk"; see [`crate::core::library::merge`]), then everything is saved. A
+    /// conflict (both sides changed one value differently) saves nothing and names the file.
+    fn save_merging(&mut self, path: &Path) -> Result<crate::core::library::SidecarSave, String> {
+        // A save that fails after a merge forgets what the merge recorded of the files: the next
+        // save compares them again (the merge step stays in the history).
+        let baseline = self.sidecars.clone();
+        self.save_merging_rounds(path)
+            .inspect_err(|_| self.sidecars = baseline)
+    }
+
+    fn save_merging_rounds(
+        &mut self,
+        path: &Path,
+    ) -> Result<crate::core::library::SidecarSave, String> {
+        use crate::core::library::merge::merge_on_disk;
+        // Files that keep changing during the save: a few rounds, then give up.
+        for _ in 0..3 {
+            let on_disk = match crate::core::library::save_sidecar_project_or_changes(
+                path,
+                &self.doc,
+                &mut self.sidecars,
+            )
+            .map_err(|e| e.to_string())?
+            {
+                Ok(saved) => return Ok(saved),
+                Err(on_disk) => on_disk,
+            };
+            let conflict = |file: &Path, why: &str| {
+                format!(
+                    "{}: changed on disk since the project was opened or last saved (another \
+                     session, a version-control update), and here too: {why}. Nothing was saved, \
+                     so that neither version is lost. Save As keeps your version elsewhere; \
+                     reopening the project shows the one on disk",
+                    file.display()
+                )
+            };
+            // The common ancestor: what the project last saw. Only needed where the document
+            // changed a file too; where it did not, the document has the ancestor's content.
+            let base = if on_disk.iter().all(|d| d.ours_unchanged) {
+                None
+            } else {
+                let Some(base) = self.history.saved_state(&self.doc) else {
+                    let first = on_disk.iter().find(|d| !d.ours_unchanged).expect("some");
+                    return Err(conflict(
+                        &first.file,
+                        "the state last saved is no longer in the undo history (recovered \
+                         work, or edits undone and replaced), so the two cannot be merged",
+                    ));
+                };
+                Some(base)
+            };
+            let edit = merge_on_disk(base.as_ref().unwrap_or(&self.doc), &self.doc, &on_disk)
+                .map_err(|(i, why)| conflict(&on_disk[i].file, &why))?;
+            if !edit.is_empty() {
+                self.apply(edit, "changes made on disk")
+                    .map_err(|e| format!("the changes made on disk cannot be merged: {e}"))?;
+            }
+            for d in on_disk {
+                self.sidecars.set(&d.file, &d.bytes);
+                if !self.merged_from_disk.contains(&d.file) {
+                    self.merged_from_disk.push(d.file);
+                }
+            }
+        }
+        Err(format!(
+            "{}: files of the project kept changing on disk during the save; nothing more was \
+             saved (save again)",
+            path.display()
+        ))
     }
 
     /// Makes the clips' sources right for the project file `rebase` was made for; returns the edit

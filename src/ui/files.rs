@@ -312,19 +312,36 @@ impl TaglaneApp {
 
     fn save_to(&mut self, path: &Path) {
         let before = Origin::of(&self.project);
-        match self.project.save_to(path) {
+        let saved = self.project.save_to(path);
+        // Changes made on disk meanwhile were merged into the document (an undo step).
+        if !self.project.merged_from_disk.is_empty() {
+            self.after_structure_change();
+        }
+        match saved {
             Ok(stale) => {
                 self.add_recent(path);
                 self.files.recovery.clear(&before);
                 self.files.recovery.clear(&Origin::of(&self.project));
+                let merged = &self.project.merged_from_disk;
                 match self.project.kept_on_disk.first() {
+                    None if !merged.is_empty() => self.message(
+                        Level::Warning,
+                        format!(
+                            "saved {}; first merged {} file(s) changed on disk since the project \
+                             was opened or last saved, e.g. {} (undo \"changes made on disk\" to \
+                             see your version alone)",
+                            path.display(),
+                            merged.len(),
+                            merged[0].display()
+                        ),
+                    ),
                     None => self.message(Level::Info, format!("saved {}", path.display())),
                     Some(first) => self.message(
                         Level::Warning,
                         format!(
                             "saved {}; kept {} file(s) changed on disk since the project was \
-                             opened (not edited here), e.g. {}: reopen the project to see those \
-                             changes",
+                             opened that cannot be read (not edited here), e.g. {}: fix them, \
+                             then reopen the project",
                             path.display(),
                             self.project.kept_on_disk.len(),
                             first.display()

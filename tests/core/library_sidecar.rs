@@ -621,10 +621,12 @@ fn marker_and_note_warnings_name_the_sidecar() {
 }
 
 /// Two sessions on one sidecar project (or a version-control update while it is open): a save
-/// never writes over a sidecar changed on disk since the project read or last wrote it. Of a clip
-/// not edited here, the file on disk is kept; of a clip edited on both sides, nothing is saved.
+/// never writes over a file changed on disk since the project read or last wrote it. It merges
+/// that file into the document first (one undo step): of a clip not edited here, the document
+/// takes the file's tags; of a clip edited on both sides, frame by frame. A value both sides
+/// changed differently (a colour, a note, the queries) saves nothing and names the file.
 #[test]
-fn a_save_keeps_sidecars_changed_on_disk_meanwhile() {
+fn a_save_merges_files_changed_on_disk_meanwhile() {
     let dir = temp_dir("meanwhile");
     let doc = library(&dir);
     let project_file = dir.join("lib.taglane.json");
@@ -632,62 +634,93 @@ fn a_save_keeps_sidecars_changed_on_disk_meanwhile() {
     let (mut a, _) = Project::load(&project_file).unwrap();
     let (mut b, _) = Project::load(&project_file).unwrap();
     assert_eq!(a.sidecars.len(), 4, "three sidecars and the project file");
-    let set = |p: &mut Project, clip: u32, r: Range| {
+    let set = |p: &mut Project, clip: u32, r: &[Range]| {
         p.apply(
             Edit::SetRanges {
                 tag: 0,
                 clip,
-                ranges: vec![r],
+                ranges: r.to_vec(),
             },
             "edit",
         )
         .unwrap();
     };
-    // B tags clip 1 and saves; then A tags clip 2 and saves.
-    set(&mut b, 1, Range::new(1, 3));
-    b.save_to(&project_file).unwrap();
-    set(&mut a, 2, Range::new(4, 6));
-    a.save_to(&project_file).unwrap();
-    assert_eq!(a.kept_on_disk.len(), 1, "B's sidecar of clip 1 is kept");
-    let (both, _) = Project::load(&project_file).unwrap();
-    assert_eq!(both.doc.tags[0].ranges[&1], vec![Range::new(1, 3)]);
-    assert_eq!(both.doc.tags[0].ranges[&2], vec![Range::new(4, 6)]);
-    // A saves again: still kept (A never had B's change), and A's own file is unchanged.
-    a.save_to(&project_file).unwrap();
-    assert_eq!(a.kept_on_disk.len(), 1);
-    // A edits clip 1 as well: both sides changed it, so nothing is saved.
-    let sidecars: Vec<PathBuf> = both
-        .doc
+    let sidecars: Vec<PathBuf> = doc
         .clips
         .iter()
         .map(|c| sidecar_path(&dir.join(c.source.as_deref().unwrap()), None))
         .collect();
-    let before: Vec<String> = sidecars
-        .iter()
-        .map(|s| std::fs::read_to_string(s).unwrap())
-        .collect();
-    set(&mut a, 1, Range::new(7, 9));
-    set(&mut a, 2, Range::new(10, 12));
-    let e = a.save_to(&project_file).unwrap_err();
-    assert!(
-        e.contains("changed on disk") && e.contains(".tags.json"),
-        "{e}"
-    );
-    let after: Vec<String> = sidecars
-        .iter()
-        .map(|s| std::fs::read_to_string(s).unwrap())
-        .collect();
-    assert_eq!(after, before, "nothing written");
-    assert!(a.history.is_dirty());
-    // B, who wrote that file, saves its own later edit of it as usual (and keeps A's clip 2).
-    set(&mut b, 1, Range::new(20, 22));
+    let read_all = || -> Vec<String> {
+        let files = sidecars.iter().chain(std::iter::once(&project_file));
+        files.map(|s| std::fs::read_to_string(s).unwrap()).collect()
+    };
+    // B tags clip 1 and saves; then A tags clip 2 and saves: A takes B's clip 1 first.
+    set(&mut b, 1, &[Range::new(1, 3)]);
     b.save_to(&project_file).unwrap();
-    assert_eq!(b.kept_on_disk, vec![sidecars[2].clone()]);
+    set(&mut a, 2, &[Range::new(4, 6)]);
+    a.save_to(&project_file).unwrap();
+    assert_eq!(a.merged_from_disk, vec![sidecars[1].clone()]);
+    assert!(a.kept_on_disk.is_empty());
+    assert_eq!(
+        a.doc.tags[0].ranges[&1],
+        vec![Range::new(1, 3)],
+        "A has B's change"
+    );
+    assert!(!a.history.is_dirty());
+    assert_eq!(a.history.undo_label(), Some("changes made on disk"));
+    let (both, _) = Project::load(&project_file).unwrap();
+    assert_eq!(
+        both.doc.clone().unversioned(),
+        a.doc.clone().unversioned(),
+        "A's document is what the files hold"
+    );
+    // A saves again: nothing to merge.
+    a.save_to(&project_file).unwrap();
+    assert!(a.merged_from_disk.is_empty());
+    // Both edit clip 1, each on its own frames: frame by frame, both edits are kept.
+    set(&mut b, 1, &[Range::new(1, 3), Range::new(20, 22)]);
+    b.save_to(&project_file).unwrap();
+    set(&mut a, 1, &[Range::new(2, 3), Range::new(7, 9)]);
+    a.save_to(&project_file).unwrap();
+    let merged = vec![Range::new(2, 3), Range::new(7, 9), Range::new(20, 22)];
+    assert_eq!(
+        a.doc.tags[0].ranges[&1], merged,
+        "B's frames added, A's frame 1 removed"
+    );
     let (now, _) = Project::load(&project_file).unwrap();
-    assert_eq!(now.doc.tags[0].ranges[&1], vec![Range::new(20, 22)]);
+    assert_eq!(now.doc.tags[0].ranges[&1], merged);
     assert_eq!(now.doc.tags[0].ranges[&2], vec![Range::new(4, 6)]);
-    // The project file the same way: B saves a query; A, who changed no tag, colour or query,
-    // keeps B's file; once A changes a colour too, nothing is saved.
+    // Undo of the merge step brings back A's version alone (and the next save writes it).
+    assert_eq!(
+        a.history.undo(&mut a.doc).as_deref(),
+        Some("changes made on disk")
+    );
+    assert_eq!(
+        a.doc.tags[0].ranges[&1],
+        vec![Range::new(2, 3), Range::new(7, 9)]
+    );
+    a.history.redo(&mut a.doc);
+    // B adds a tag with a colour and ranges on clip 0, and a query; A, meanwhile, edits clip 0.
+    let (mut b, _) = Project::load(&project_file).unwrap();
+    let mut jump = Tag::new("Jump");
+    jump.color = Some([9, 8, 7]);
+    b.apply(
+        Edit::InsertTag {
+            index: 1,
+            tag: jump,
+        },
+        "tag",
+    )
+    .unwrap();
+    b.apply(
+        Edit::SetRanges {
+            tag: 1,
+            clip: 0,
+            ranges: vec![Range::new(10, 20)],
+        },
+        "jump",
+    )
+    .unwrap();
     let query = |name: &str| SavedQuery {
         name: name.into(),
         expr: "locomotion:Walk".into(),
@@ -695,30 +728,53 @@ fn a_save_keeps_sidecars_changed_on_disk_meanwhile() {
     b.apply(Edit::SetQueries(vec![query("walks")]), "query")
         .unwrap();
     b.save_to(&project_file).unwrap();
-    let (mut a, _) = Project::load(&project_file).unwrap();
-    let (mut b, _) = Project::load(&project_file).unwrap();
-    b.apply(
-        Edit::SetQueries(vec![query("walks"), query("more")]),
-        "query",
-    )
-    .unwrap();
-    b.save_to(&project_file).unwrap();
-    set(&mut a, 0, Range::new(30, 33));
+    set(&mut a, 0, &[Range::new(0, 40), Range::new(60, 95)]);
     a.save_to(&project_file).unwrap();
-    assert_eq!(a.kept_on_disk, vec![project_file.clone()]);
+    assert_eq!(a.merged_from_disk.len(), 2, "{:?}", a.merged_from_disk);
+    let j = a.doc.tag_index("Jump").expect("B's tag");
+    assert_eq!(a.doc.tags[j].color, Some([9, 8, 7]));
+    assert_eq!(a.doc.tags[j].ranges[&0], vec![Range::new(10, 20)]);
+    assert_eq!(a.doc.queries, vec![query("walks")]);
+    assert_eq!(
+        a.doc.tags[0].ranges[&0],
+        vec![Range::new(0, 40), Range::new(60, 95)]
+    );
     let (now, _) = Project::load(&project_file).unwrap();
-    assert_eq!(now.doc.queries.len(), 2, "B's query kept");
-    assert_eq!(now.doc.tags[0].ranges[&0], vec![Range::new(30, 33)]);
-    a.apply(
-        Edit::SetTagColor {
-            index: 0,
-            color: Some([1, 2, 3]),
-        },
-        "colour",
-    )
-    .unwrap();
+    assert_eq!(now.doc.clone().unversioned(), a.doc.clone().unversioned());
+    // A value both sides changed differently: nothing is saved, the file is named.
+    let (mut b, _) = Project::load(&project_file).unwrap();
+    let colour = |p: &mut Project, c: [u8; 3]| {
+        p.apply(
+            Edit::SetTagColor {
+                index: 0,
+                color: Some(c),
+            },
+            "colour",
+        )
+        .unwrap();
+    };
+    colour(&mut b, [1, 1, 1]);
+    b.save_to(&project_file).unwrap();
+    colour(&mut a, [2, 2, 2]);
+    set(&mut a, 2, &[Range::new(50, 51)]);
+    let before = read_all();
+    let undo_steps = a.history.len();
     let e = a.save_to(&project_file).unwrap_err();
-    assert!(e.contains("the project file changed on disk"), "{e}");
-    assert_eq!(Project::load(&project_file).unwrap().0.doc.queries.len(), 2);
+    assert!(
+        e.contains("lib.taglane.json") && e.contains("colour of tag `locomotion:Walk`"),
+        "{e}"
+    );
+    assert_eq!(read_all(), before, "nothing written");
+    assert_eq!(a.history.len(), undo_steps, "nothing merged");
+    assert!(a.history.is_dirty());
+    // Work whose saved state is not in the history (recovered) cannot be merged: refused.
+    colour(&mut a, [1, 1, 1]);
+    a.history.mark_unsaved();
+    b.apply(Edit::SetQueries(Vec::new()), "no query").unwrap();
+    b.save_to(&project_file).unwrap();
+    a.apply(Edit::SetQueries(vec![query("mine")]), "query")
+        .unwrap();
+    let e = a.save_to(&project_file).unwrap_err();
+    assert!(e.contains("no longer in the undo history"), "{e}");
     std::fs::remove_dir_all(&dir).ok();
 }

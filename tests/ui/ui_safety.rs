@@ -349,6 +349,102 @@ fn enter_confirms_and_esc_cancels_dialogs() {
     assert_ne!(h.state().project.doc.tags[0].name, other);
 }
 
+/// Another session saves the same sidecar project while the app has edits of its own: the app's
+/// Save merges the other session's files into the document first (one undo step, named in the
+/// status bar), then saves both sessions' work.
+#[test]
+fn save_merges_a_sidecar_another_session_changed() {
+    use std::sync::atomic::AtomicBool;
+    use taglane::core::library::{ImportSettings, plan_import, save_sidecar_project, scan_library};
+    use taglane::core::tags::{Tag, TagDocument};
+    let dir = temp_dir("sidecar-merge");
+    let takes = dir.join("takes");
+    std::fs::create_dir_all(&takes).unwrap();
+    for (file, text) in DEMO_CLIP_FILES.iter().take(2) {
+        std::fs::write(takes.join(file), text).unwrap();
+    }
+    let scan = scan_library(
+        std::slice::from_ref(&takes),
+        &ImportSettings::default(),
+        &|_| {},
+        &AtomicBool::new(false),
+    )
+    .unwrap();
+    let mut doc = TagDocument::default();
+    plan_import(&doc, Some(&dir), &scan)
+        .edit
+        .apply(&mut doc)
+        .unwrap();
+    doc.tags.push(Tag::new("Walk"));
+    let project_file = dir.join("lib.taglane.json");
+    save_sidecar_project(&project_file, &doc, Some(&["takes".to_owned()])).unwrap();
+    let (opened, _) = Project::load(&project_file).unwrap();
+    let mut h = harness_with(TaglaneApp::new(
+        opened,
+        Prefs::default(),
+        Recovery::in_dir(&dir.join("recovery")),
+    ));
+    h.run_steps(2);
+    // The app tags clip 0; another session tags clip 1 and a later part of clip 0, and saves.
+    h.state_mut().queue.push(AppCommand::Edit {
+        edit: Edit::SetRanges {
+            tag: 0,
+            clip: 0,
+            ranges: vec![Range::new(2, 9)],
+        },
+        label: "tag".into(),
+        select: None,
+    });
+    h.run_steps(2);
+    let mut other = Project::load(&project_file).unwrap().0;
+    for (clip, r) in [(1, Range::new(5, 7)), (0, Range::new(20, 30))] {
+        other
+            .apply(
+                Edit::SetRanges {
+                    tag: 0,
+                    clip,
+                    ranges: vec![r],
+                },
+                "other",
+            )
+            .unwrap();
+    }
+    other.save_to(&project_file).unwrap();
+    h.state_mut().queue.push(AppCommand::Save);
+    h.run_steps(3);
+    let message = status(&h);
+    assert!(
+        message.contains("merged 2 file(s) changed on disk"),
+        "{message}"
+    );
+    {
+        let app = h.state();
+        assert!(!app.project.history.is_dirty(), "{message}");
+        let walk = &app.project.doc.tags[0];
+        assert_eq!(walk.ranges[&0], vec![Range::new(2, 9), Range::new(20, 30)]);
+        assert_eq!(walk.ranges[&1], vec![Range::new(5, 7)]);
+    }
+    let (reopened, _) = Project::load(&project_file).unwrap();
+    assert_eq!(
+        reopened.doc.unversioned(),
+        h.state().project.doc.clone().unversioned(),
+        "the files hold both sessions' work"
+    );
+    // The merge is one undo step.
+    h.state_mut().queue.push(AppCommand::Undo);
+    h.run_steps(2);
+    assert!(
+        status(&h).contains("undid changes made on disk"),
+        "{}",
+        status(&h)
+    );
+    assert_eq!(
+        h.state().project.doc.tags[0].ranges[&0],
+        vec![Range::new(2, 9)]
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// Sidecar projects are as safe as single files: an autosave of a sidecar project is offered for
 /// it, recovers into it, and Save writes the recovered tags into the takes' sidecars (atomically,
 /// no temporary file left), keeping the project a sidecar project.

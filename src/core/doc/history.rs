@@ -215,6 +215,39 @@ impl History {
         self.undo.len().max(1)
     }
 
+    /// The document as it was in the saved (or loaded) state, made from `doc` (the current state)
+    /// by undoing or redoing the steps between the two on a copy. `None` when no undo or redo
+    /// reaches that state (it lay on a branch a later edit dropped, or the work was recovered), or
+    /// when a step cannot be replayed.
+    pub fn saved_state(&self, doc: &TagDocument) -> Option<TagDocument> {
+        if !self.is_dirty() {
+            return Some(doc.clone());
+        }
+        if self.saved_branch.is_some() || self.saved_revision >= ORPHANED {
+            return None;
+        }
+        let mut state = doc.clone();
+        let steps: Vec<&Step> = if self.saved_revision == 0 {
+            self.undo.iter().rev().collect()
+        } else if let Some(i) = self
+            .undo
+            .iter()
+            .rposition(|s| s.revision == self.saved_revision)
+        {
+            self.undo[i + 1..].iter().rev().collect()
+        } else {
+            let j = self
+                .redo
+                .iter()
+                .rposition(|s| s.revision == self.saved_revision)?;
+            self.redo[j..].iter().rev().collect()
+        };
+        for step in steps {
+            step.edit.clone().apply(&mut state).ok()?;
+        }
+        Some(state)
+    }
+
     /// Marks the current state as saved.
     pub fn mark_saved(&mut self) {
         self.saved_revision = self.revision;
@@ -283,6 +316,40 @@ mod tests {
             clip: 0,
             ranges: vec![Range::new(start, stop)],
         }
+    }
+
+    /// The saved state is made from the current one by undo or redo on a copy, wherever it lies;
+    /// not at all once no undo or redo reaches it.
+    #[test]
+    fn the_saved_state_is_made_by_undo_or_redo() {
+        let ranges = |d: &TagDocument| d.tags[0].ranges.get(&0).map(<[Range]>::to_vec);
+        let mut d = doc();
+        let mut h = History::new();
+        assert_eq!(h.saved_state(&d).map(|s| ranges(&s)), Some(None));
+        h.apply(&mut d, set(0, 10), "a").unwrap();
+        h.apply(&mut d, set(0, 20), "b").unwrap();
+        // The loaded state, two undos back.
+        assert_eq!(h.saved_state(&d).map(|s| ranges(&s)), Some(None));
+        h.mark_saved();
+        h.apply(&mut d, set(0, 30), "c").unwrap();
+        let at_save = Some(Some(vec![Range::new(0, 20)]));
+        assert_eq!(h.saved_state(&d).map(|s| ranges(&s)), at_save);
+        assert_eq!(
+            ranges(&d),
+            Some(vec![Range::new(0, 30)]),
+            "the document is left alone"
+        );
+        // Undone past the save: the saved state is a redo ahead.
+        h.undo(&mut d);
+        h.undo(&mut d);
+        assert_eq!(h.saved_state(&d).map(|s| ranges(&s)), at_save);
+        // A new edit drops the redo steps that led to it: out of reach.
+        h.apply(&mut d, set(0, 40), "d").unwrap();
+        assert_eq!(h.saved_state(&d), None);
+        h.mark_saved();
+        assert!(h.saved_state(&d).is_some());
+        h.mark_unsaved();
+        assert_eq!(h.saved_state(&d), None, "recovered work");
     }
 
     #[test]

@@ -16,6 +16,7 @@
 
 mod cliptags_fast;
 mod json;
+pub mod merge;
 pub mod naming;
 pub mod plan;
 pub mod scan;
@@ -34,7 +35,7 @@ pub use scan::{Cancelled, ImportSettings, LibraryScan, Progress, ScannedFile, sc
 pub use sidecar::{
     SidecarBaseline, SidecarLoad, SidecarProject, SidecarSave, is_sidecar_project, load_any,
     load_any_with_baseline, load_sidecar_project, move_sidecars_aside, save_sidecar_project,
-    save_sidecar_project_since, sidecar_path,
+    save_sidecar_project_or_changes, save_sidecar_project_since, sidecar_path,
 };
 pub use store::{
     AnimStore, ClipStatus, DEFAULT_BUDGET_BYTES, LoadedClip, StoreSettings, StoreSnapshot,

@@ -23,6 +23,7 @@ use rayon::prelude::*;
 
 use super::cliptags_fast::FlatClipTags;
 use super::json::{self, Json, check_keys, get, key_path};
+use super::merge::{OnDisk, Theirs};
 use super::naming::ANIMATION_SEPARATOR;
 use super::plan::{animation_of, source_for, source_path};
 use super::walk::{SIDECAR_SUFFIX, absolute, find_takes};
@@ -1327,6 +1328,33 @@ pub fn save_sidecar_project_since(
     folders: Option<&[String]>,
     baseline: Option<&mut SidecarBaseline>,
 ) -> Result<SidecarSave, TagsFileError> {
+    save_sidecars(path, doc, folders, baseline, false).map(|saved| match saved {
+        Ok(save) => save,
+        Err(_) => unreachable!("files changed on disk are only collected when asked"),
+    })
+}
+
+/// [`save_sidecar_project_since`], except that files changed on disk since the project last saw
+/// them (both where the document changed that file too and where it did not) are not kept or
+/// refused: when there are any, nothing is written and they are returned, read and parsed, for
+/// [`super::merge::merge_on_disk`]. The caller merges them into the document, records their
+/// bytes in `baseline` (the document now has what they hold) and saves again. A file changed on
+/// disk that cannot be read is kept (when the document did not change it) or refused as before.
+pub fn save_sidecar_project_or_changes(
+    path: &Path,
+    doc: &TagDocument,
+    baseline: &mut SidecarBaseline,
+) -> Result<Result<SidecarSave, Vec<OnDisk>>, TagsFileError> {
+    save_sidecars(path, doc, None, Some(baseline), true)
+}
+
+fn save_sidecars(
+    path: &Path,
+    doc: &TagDocument,
+    folders: Option<&[String]>,
+    baseline: Option<&mut SidecarBaseline>,
+    collect: bool,
+) -> Result<Result<SidecarSave, Vec<OnDisk>>, TagsFileError> {
     let label = path.display().to_string();
     let dir = project_dir(path);
     let mut folders: Vec<String> = match folders {
@@ -1393,9 +1421,57 @@ pub fn save_sidecar_project_since(
     // Existing files: unchanged ones are skipped; a sidecar that cannot be read is never written
     // over (it may hold tags the document does not have).
     let mut changed = Vec::with_capacity(files.len());
-    for (file, text, is_project) in &files {
+    let mut on_disk = Vec::new();
+    for (i, (file, text, is_project)) in files.iter().enumerate() {
         match crate::core::limits::read_limited(file, crate::core::limits::MAX_TAGS_FILE_BYTES) {
             Ok(old) if old == text.as_bytes() => report.unchanged += 1,
+            // Changed on disk since this project last saw it, to be merged by the caller: read
+            // and parsed here.
+            Ok(old)
+                if collect
+                    && baseline
+                        .as_deref()
+                        .is_some_and(|b| b.holds(file, &old) != Some(true)) =>
+            {
+                let b = baseline.as_deref().expect("checked");
+                let ours_unchanged = b.holds(file, text.as_bytes()) == Some(true);
+                let label = file.display().to_string();
+                let theirs = String::from_utf8(old.clone())
+                    .map_err(|_| invalid(&label, "byte 0", "expected UTF-8 text"))
+                    .and_then(|t| {
+                        if *is_project {
+                            parse_sidecar_project(&t, &label).map(|(p, _)| Theirs::Project(p))
+                        } else {
+                            parse_cliptags(&t, &label)
+                                .map(|(ct, _)| Theirs::Sidecar(i as ClipId, ct))
+                        }
+                    });
+                match theirs {
+                    Ok(theirs) => on_disk.push(OnDisk {
+                        file: file.clone(),
+                        bytes: old,
+                        theirs,
+                        ours_unchanged,
+                    }),
+                    Err(_) if ours_unchanged => report.kept.push(file.clone()),
+                    Err(e) => {
+                        return Err(invalid(
+                            &label,
+                            if *is_project {
+                                "(project)"
+                            } else {
+                                "(sidecar)"
+                            },
+                            format!(
+                                "this file changed on disk since the project was opened or last \
+                                 saved, and it was edited here too, but the version on disk \
+                                 cannot be read to merge the two ({e}): nothing was saved. Save \
+                                 As keeps your version elsewhere"
+                            ),
+                        ));
+                    }
+                }
+            }
             // Changed on disk since this project last saw it (or there and never seen): a sidecar,
             // or the project file (its tags, colours, folders, queries).
             Ok(old)
@@ -1464,6 +1540,9 @@ pub fn save_sidecar_project_since(
             _ => changed.push((file, text, *is_project)),
         }
     }
+    if !on_disk.is_empty() {
+        return Ok(Err(on_disk));
+    }
     // The sidecars first, several at a time (each write waits for its fsync), then the project.
     let (project_file, sidecars): (Vec<_>, Vec<_>) = changed.into_iter().partition(|c| c.2);
     write_files(&sidecars)?;
@@ -1495,7 +1574,7 @@ pub fn save_sidecar_project_since(
         })
         .cloned()
         .collect();
-    Ok(report)
+    Ok(Ok(report))
 }
 
 /// Writes each `(file, text, keep a backup)` atomically, up to eight at a time: a write is mostly

@@ -1,0 +1,587 @@
+//! Three-way merge of a sidecar project's files changed on disk while the project was open.
+//!
+//! A save compares each file with what the project last saw of it (`SidecarBaseline`). A sidecar
+//! or project file changed there by someone else (another session, a version-control update) is
+//! brought into the document before the save instead of stopping it:
+//!
+//! - the **base** is the document as it was last opened or saved (the history's saved state);
+//! - **ours** is the document now; **theirs** is the file on disk.
+//!
+//! Frames of a tag on a clip merge frame by frame: a frame is tagged after the merge when it is
+//! tagged in ours and theirs, or when one side changed it (`(o ∩ t) ∪ (o − b) ∪ (t − b)`). Two
+//! sides that both changed a frame changed it the same way (a frame is tagged or not), so range
+//! lists never conflict. Markers merge the same way, one frame each. Everything else merges
+//! whole, value by value (a note on its anchor, a tag's colour, the saved queries, the auto-tag
+//! settings, a clip's length, rate and unit): the side that changed it wins; both sides changing
+//! one value differently is a conflict, named, and nothing is merged or saved.
+//!
+//! The merge is an [`Edit`] applied to the document (one undo step), so the document shows what
+//! the files now hold.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+
+use super::sidecar::{ClipTags, SidecarProject};
+use crate::core::doc::Edit;
+use crate::core::tags::range::{difference_append, intersection};
+use crate::core::tags::{Anchor, ClipId, Note, Range, Tag, TagDocument};
+
+/// What a file changed on disk holds, read and parsed by the save.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Theirs {
+    /// The project file (tags and colours, queries, auto-tag settings).
+    Project(SidecarProject),
+    /// The sidecar of this clip of the document.
+    Sidecar(ClipId, ClipTags),
+}
+
+/// A file changed on disk since the project last saw it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OnDisk {
+    pub file: PathBuf,
+    /// Its bytes, as read.
+    pub bytes: Vec<u8>,
+    pub theirs: Theirs,
+    /// The document has what the project last saw of this file: only theirs changed it.
+    pub ours_unchanged: bool,
+}
+
+/// A tag's lists on one clip.
+#[derive(Debug, Clone, Default, PartialEq)]
+struct Lists {
+    ranges: Vec<Range>,
+    markers: Vec<u32>,
+    notes: Vec<(Anchor, Note)>,
+}
+
+/// Each tag's lists on one clip, by tag name (tags with nothing there left out).
+type ClipState = BTreeMap<String, Lists>;
+
+fn doc_state(doc: &TagDocument, clip: Option<ClipId>) -> ClipState {
+    let mut state = ClipState::new();
+    let Some(c) = clip else {
+        return state;
+    };
+    for t in &doc.tags {
+        let lists = Lists {
+            ranges: t.ranges.get(&c).map(<[Range]>::to_vec).unwrap_or_default(),
+            markers: t.markers.get(&c).cloned().unwrap_or_default(),
+            notes: t.notes.get(&c).cloned().unwrap_or_default(),
+        };
+        if lists != Lists::default() {
+            state.insert(t.name.clone(), lists);
+        }
+    }
+    state
+}
+
+fn file_state(ct: &ClipTags) -> ClipState {
+    let mut state = ClipState::new();
+    for (name, ranges) in &ct.tags {
+        state.entry(name.clone()).or_default().ranges = ranges.clone();
+    }
+    for (name, markers) in &ct.markers {
+        state.entry(name.clone()).or_default().markers = markers.clone();
+    }
+    for (name, notes) in &ct.notes {
+        let mut notes = notes.clone();
+        notes.sort_by_key(|(a, _)| *a);
+        state.entry(name.clone()).or_default().notes = notes;
+    }
+    state.retain(|_, l| *l != Lists::default());
+    state
+}
+
+/// A value both sides may have changed: the side that changed it wins; `None` when both changed
+/// it differently. `base`: `None` when the base did not have it.
+fn merge_value<T: PartialEq + Clone>(base: Option<&T>, ours: &T, theirs: &T) -> Option<T> {
+    if ours == theirs || base == Some(theirs) {
+        Some(ours.clone())
+    } else if base == Some(ours) {
+        Some(theirs.clone())
+    } else {
+        None
+    }
+}
+
+/// Frames tagged in both, or changed by one side: `(o ∩ t) ∪ (o − b) ∪ (t − b)`, canonical.
+fn merge_ranges(b: &[Range], o: &[Range], t: &[Range]) -> Vec<Range> {
+    if o == b {
+        return t.to_vec();
+    }
+    if t == b || o == t {
+        return o.to_vec();
+    }
+    let mut parts = Vec::new();
+    intersection(o, t, &mut parts);
+    difference_append(o, b, &mut parts);
+    difference_append(t, b, &mut parts);
+    crate::core::tags::range::canonicalize(&mut parts);
+    parts
+}
+
+/// Markers merged as sets of frames, the same way as ranges.
+fn merge_markers(b: &[u32], o: &[u32], t: &[u32]) -> Vec<u32> {
+    if o == b {
+        return t.to_vec();
+    }
+    if t == b || o == t {
+        return o.to_vec();
+    }
+    let (b, o, t): (BTreeSet<u32>, BTreeSet<u32>, BTreeSet<u32>) = (
+        b.iter().copied().collect(),
+        o.iter().copied().collect(),
+        t.iter().copied().collect(),
+    );
+    o.union(&t)
+        .copied()
+        .filter(|f| {
+            let (in_o, in_t, in_b) = (o.contains(f), t.contains(f), b.contains(f));
+            // The sides agree, or the one that differs from the base changed it.
+            if in_o == in_t { in_o } else { !in_b }
+        })
+        .collect()
+}
+
+/// Notes merged anchor by anchor; `Err(anchor)` for one both sides changed differently.
+fn merge_notes(
+    b: &[(Anchor, Note)],
+    o: &[(Anchor, Note)],
+    t: &[(Anchor, Note)],
+) -> Result<Vec<(Anchor, Note)>, Anchor> {
+    let map = |l: &[(Anchor, Note)]| -> BTreeMap<Anchor, Note> { l.iter().cloned().collect() };
+    let (b, o, t) = (map(b), map(o), map(t));
+    let anchors: BTreeSet<Anchor> = o.keys().chain(t.keys()).copied().collect();
+    let mut out = Vec::new();
+    for a in anchors {
+        match merge_value(Some(&b.get(&a)), &o.get(&a), &t.get(&a)) {
+            Some(Some(n)) => out.push((a, n.clone())),
+            Some(None) => {}
+            None => return Err(a),
+        }
+    }
+    Ok(out)
+}
+
+fn anchor_text(a: Anchor) -> String {
+    match a {
+        Anchor::Range(r) => format!("range [{}, {})", r.start, r.stop),
+        Anchor::Marker(f) => format!("marker at frame {f}"),
+    }
+}
+
+/// A tag's content for "changed here?" (its version aside).
+fn same_tag(a: &Tag, b: &Tag) -> bool {
+    a.name == b.name
+        && a.color == b.color
+        && a.ranges == b.ranges
+        && a.markers == b.markers
+        && a.notes == b.notes
+}
+
+/// The edits made so far, applied to a working copy as they are made (so that tag indices stay
+/// right and every edit is checked).
+struct Builder {
+    work: TagDocument,
+    edits: Vec<Edit>,
+}
+
+impl Builder {
+    fn push(&mut self, edit: Edit) -> Result<(), String> {
+        edit.clone()
+            .apply(&mut self.work)
+            .map_err(|e| format!("the merged change cannot be made: {e}"))?;
+        self.edits.push(edit);
+        Ok(())
+    }
+
+    /// The index of the tag `name`, inserted at the end (with `color`) when the document does not
+    /// have it.
+    fn tag(&mut self, name: &str, color: Option<[u8; 3]>) -> Result<usize, String> {
+        if let Some(i) = self.work.tag_index(name) {
+            return Ok(i);
+        }
+        let mut tag = Tag::new(name);
+        tag.color = color;
+        let index = self.work.tags.len();
+        self.push(Edit::InsertTag { index, tag })?;
+        Ok(index)
+    }
+}
+
+/// The edit that brings `on_disk` into `ours`, given `base`, the document the project last saw
+/// (the files' common ancestor). `Err((i, message))`: file `on_disk[i]` conflicts (both sides
+/// changed one value differently), and why; nothing is merged then.
+pub fn merge_on_disk(
+    base: &TagDocument,
+    ours: &TagDocument,
+    on_disk: &[OnDisk],
+) -> Result<Edit, (usize, String)> {
+    let mut b = Builder {
+        work: ours.clone(),
+        edits: Vec::new(),
+    };
+    // Colours of tags theirs names (for tags a sidecar of theirs adds).
+    let mut their_colors: BTreeMap<&str, Option<[u8; 3]>> = BTreeMap::new();
+    let mut removals = Vec::new();
+    for (i, d) in on_disk.iter().enumerate() {
+        if let Theirs::Project(p) = &d.theirs {
+            their_colors.extend(p.tags.iter().map(|(n, c)| (n.as_str(), *c)));
+            removals = merge_project(base, ours, p, &mut b).map_err(|e| (i, e))?;
+        }
+    }
+    for (i, d) in on_disk.iter().enumerate() {
+        if let Theirs::Sidecar(clip, ct) = &d.theirs {
+            merge_sidecar(base, ours, *clip, ct, &their_colors, &mut b).map_err(|e| (i, e))?;
+        }
+    }
+    // Tags theirs removed, last (indices of the document as it is then, highest first).
+    let mut at: Vec<usize> = removals
+        .iter()
+        .filter_map(|n: &String| b.work.tag_index(n))
+        .collect();
+    at.sort_unstable_by(|x, y| y.cmp(x));
+    for index in at {
+        let project = on_disk
+            .iter()
+            .position(|d| matches!(d.theirs, Theirs::Project(_)))
+            .unwrap_or(0);
+        b.push(Edit::RemoveTag { index })
+            .map_err(|e| (project, e))?;
+    }
+    Ok(Edit::Batch(b.edits))
+}
+
+/// The project file: tags added there are added (at the end), colours, queries and auto-tag
+/// settings merged as values. Returns the tags theirs removed that the document did not change
+/// (removed last, by the caller); a tag removed there and changed here is a conflict.
+fn merge_project(
+    base: &TagDocument,
+    ours: &TagDocument,
+    p: &SidecarProject,
+    b: &mut Builder,
+) -> Result<Vec<String>, String> {
+    for (name, theirs) in &p.tags {
+        let base_color = base.tag_index(name).map(|i| base.tags[i].color);
+        match b.work.tag_index(name) {
+            Some(i) => {
+                let ours = b.work.tags[i].color;
+                match merge_value(base_color.as_ref(), &ours, theirs) {
+                    Some(color) if color != ours => {
+                        b.push(Edit::SetTagColor { index: i, color })?
+                    }
+                    Some(_) => {}
+                    None => {
+                        return Err(format!(
+                            "the colour of tag `{name}` was changed here and on disk"
+                        ));
+                    }
+                }
+            }
+            // Added on disk.
+            None if base_color.is_none() => {
+                b.tag(name, *theirs)?;
+            }
+            // Removed here: it stays removed.
+            None => {}
+        }
+    }
+    let listed: BTreeSet<&str> = p.tags.iter().map(|(n, _)| n.as_str()).collect();
+    let mut removed = Vec::new();
+    for t in &base.tags {
+        if listed.contains(t.name.as_str()) {
+            continue;
+        }
+        if let Some(i) = ours.tag_index(&t.name) {
+            if !same_tag(&ours.tags[i], t) {
+                return Err(format!(
+                    "tag `{}` was removed on disk and changed here",
+                    t.name
+                ));
+            }
+            removed.push(t.name.clone());
+        }
+    }
+    match merge_value(Some(&base.queries), &ours.queries, &p.queries) {
+        Some(q) if q != ours.queries => b.push(Edit::SetQueries(q))?,
+        Some(_) => {}
+        None => return Err("the saved queries were changed here and on disk".to_owned()),
+    }
+    match merge_value(Some(&base.autotag), &ours.autotag, &p.autotag) {
+        Some(a) if a != ours.autotag => b.push(Edit::SetAutotag(a.map(Box::new)))?,
+        Some(_) => {}
+        None => return Err("the auto-tag settings were changed here and on disk".to_owned()),
+    }
+    Ok(removed)
+}
+
+/// One clip's sidecar: its length and unit as values, each tag's ranges and markers frame by
+/// frame, notes anchor by anchor.
+fn merge_sidecar(
+    base: &TagDocument,
+    ours: &TagDocument,
+    clip: ClipId,
+    ct: &ClipTags,
+    their_colors: &BTreeMap<&str, Option<[u8; 3]>>,
+    b: &mut Builder,
+) -> Result<(), String> {
+    let info = &ours.clips[clip as usize];
+    let base_clip = base.clip_index(&info.name);
+    let base_info = base_clip.map(|c| &base.clips[c as usize]);
+    if ct.clip != info.name {
+        return Err(format!(
+            "the sidecar names its clip `{}` where the project has `{}`",
+            ct.clip, info.name
+        ));
+    }
+    let frames = merge_value(base_info.map(|i| &i.frames), &info.frames, &ct.frames)
+        .ok_or("the clip's length was changed here and on disk")?;
+    if frames != info.frames {
+        b.push(Edit::SetClipFrames { clip, frames })?;
+    }
+    let unit_cm = merge_value(base_info.map(|i| &i.unit_cm), &info.unit_cm, &ct.unit_cm)
+        .ok_or("the clip's unit was changed here and on disk")?;
+    if unit_cm != info.unit_cm {
+        b.push(Edit::SetClipUnit { clip, unit_cm })?;
+    }
+    if merge_value(base_info.map(|i| &i.fps), &info.fps, &ct.fps) != Some(info.fps) {
+        return Err(format!(
+            "the clip's frame rate is {} on disk and {} here (a rate is set by re-importing the take)",
+            ct.fps, info.fps
+        ));
+    }
+    let (bs, os, ts) = (
+        doc_state(base, base_clip),
+        doc_state(ours, Some(clip)),
+        file_state(ct),
+    );
+    let names: BTreeSet<&String> = bs.keys().chain(os.keys()).chain(ts.keys()).collect();
+    let empty = Lists::default();
+    for name in names {
+        let (bl, ol, tl) = (
+            bs.get(name).unwrap_or(&empty),
+            os.get(name).unwrap_or(&empty),
+            ts.get(name).unwrap_or(&empty),
+        );
+        let merged = Lists {
+            ranges: merge_ranges(&bl.ranges, &ol.ranges, &tl.ranges),
+            markers: merge_markers(&bl.markers, &ol.markers, &tl.markers),
+            notes: merge_notes(&bl.notes, &ol.notes, &tl.notes).map_err(|a| {
+                format!(
+                    "the note on the {} of tag `{name}` was changed here and on disk",
+                    anchor_text(a)
+                )
+            })?,
+        };
+        if let Some(r) = merged.ranges.last()
+            && r.stop > frames
+        {
+            return Err(format!(
+                "tag `{name}` would have frames past the clip's end ({frames} frames)"
+            ));
+        }
+        if merged == *ol {
+            continue;
+        }
+        let tag = b.tag(name, their_colors.get(name.as_str()).copied().flatten())?;
+        if merged.ranges != ol.ranges {
+            b.push(Edit::SetRanges {
+                tag,
+                clip,
+                ranges: merged.ranges.clone(),
+            })?;
+        }
+        if merged.markers != ol.markers {
+            b.push(Edit::SetMarkers {
+                tag,
+                clip,
+                frames: merged.markers.clone(),
+            })?;
+        }
+        let now = b.work.tags[tag]
+            .notes
+            .get(&clip)
+            .cloned()
+            .unwrap_or_default();
+        if merged.notes != now {
+            if let Some((a, _)) = merged.notes.iter().find(|(a, _)| match a {
+                Anchor::Range(r) => !merged.ranges.contains(r),
+                Anchor::Marker(f) => !merged.markers.contains(f),
+            }) {
+                return Err(format!(
+                    "a note of tag `{name}` is on a {} that the merged frames no longer have",
+                    anchor_text(*a)
+                ));
+            }
+            b.push(Edit::SetNotes {
+                tag,
+                clip,
+                notes: merged.notes,
+            })?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    /// Frames `0..64` of a bit set as canonical ranges.
+    fn ranges_of(bits: u64) -> Vec<Range> {
+        let mut out: Vec<Range> = Vec::new();
+        for f in 0..64 {
+            if bits >> f & 1 == 1 {
+                match out.last_mut() {
+                    Some(r) if r.stop == f => r.stop += 1,
+                    _ => out.push(Range::new(f, f + 1)),
+                }
+            }
+        }
+        out
+    }
+
+    fn markers_of(bits: u64) -> Vec<u32> {
+        (0..64).filter(|f| bits >> f & 1 == 1).collect()
+    }
+
+    proptest! {
+        /// Frame by frame: the side that changed a frame decides it (both sides that changed it
+        /// changed it the same way).
+        #[test]
+        fn ranges_and_markers_merge_frame_by_frame(b: u64, o: u64, t: u64) {
+            let each_frame = (o & t) | (o & !b) | (t & !b);
+            prop_assert_eq!(
+                merge_ranges(&ranges_of(b), &ranges_of(o), &ranges_of(t)),
+                ranges_of(each_frame)
+            );
+            prop_assert_eq!(
+                merge_markers(&markers_of(b), &markers_of(o), &markers_of(t)),
+                markers_of(each_frame)
+            );
+        }
+    }
+
+    #[test]
+    fn a_value_both_sides_changed_differently_is_a_conflict() {
+        assert_eq!(merge_value(Some(&1), &1, &2), Some(2));
+        assert_eq!(merge_value(Some(&1), &2, &1), Some(2));
+        assert_eq!(merge_value(Some(&1), &3, &3), Some(3));
+        assert_eq!(merge_value(Some(&1), &2, &3), None);
+        assert_eq!(merge_value(None, &2, &2), Some(2));
+        assert_eq!(merge_value(None, &2, &3), None);
+    }
+
+    #[test]
+    fn notes_merge_anchor_by_anchor() {
+        let note = |s: &str| Note {
+            text: s.into(),
+            ..Default::default()
+        };
+        let (r1, r2, m) = (
+            Anchor::Range(Range::new(0, 5)),
+            Anchor::Range(Range::new(8, 9)),
+            Anchor::Marker(3),
+        );
+        let base = vec![(r1, note("a")), (m, note("m"))];
+        // Ours edits r1's note, theirs removes the marker's and adds one on r2.
+        let ours = vec![(r1, note("a2")), (m, note("m"))];
+        let theirs = vec![(r1, note("a")), (r2, note("b"))];
+        assert_eq!(
+            merge_notes(&base, &ours, &theirs),
+            Ok(vec![(r1, note("a2")), (r2, note("b"))])
+        );
+        // Both edit r1's note differently: a conflict on that anchor.
+        let theirs = vec![(r1, note("a3")), (m, note("m"))];
+        assert_eq!(merge_notes(&base, &ours, &theirs), Err(r1));
+    }
+
+    fn doc() -> TagDocument {
+        let mut doc = TagDocument::default();
+        doc.clips.push(crate::core::tags::ClipInfo {
+            name: "walk".into(),
+            frames: 100,
+            fps: 30.0,
+            source: Some("walk.bvh".into()),
+            unit_cm: None,
+        });
+        let mut t = Tag::new("Step");
+        t.ranges.insert(0, vec![Range::new(0, 10)]);
+        doc.tags.push(t);
+        doc
+    }
+
+    fn sidecar(doc: &TagDocument) -> ClipTags {
+        let text = super::super::sidecar::cliptags_text(doc, 0);
+        super::super::sidecar::parse_cliptags(&text, "walk.bvh.tags.json")
+            .unwrap()
+            .0
+    }
+
+    fn on_disk(theirs: Theirs) -> OnDisk {
+        OnDisk {
+            file: PathBuf::from("walk.bvh.tags.json"),
+            bytes: Vec::new(),
+            theirs,
+            ours_unchanged: false,
+        }
+    }
+
+    #[test]
+    fn a_sidecar_merges_into_the_document_as_one_edit() {
+        let base = doc();
+        let mut ours = base.clone();
+        Edit::SetRanges {
+            tag: 0,
+            clip: 0,
+            ranges: vec![Range::new(0, 12)],
+        }
+        .apply(&mut ours)
+        .unwrap();
+        let mut theirs = base.clone();
+        let mut turn = Tag::new("Turn");
+        turn.markers.insert(0, vec![40]);
+        Edit::InsertTag {
+            index: 1,
+            tag: turn,
+        }
+        .apply(&mut theirs)
+        .unwrap();
+        Edit::SetRanges {
+            tag: 0,
+            clip: 0,
+            ranges: vec![Range::new(2, 10), Range::new(30, 31)],
+        }
+        .apply(&mut theirs)
+        .unwrap();
+        let edit = merge_on_disk(
+            &base,
+            &ours,
+            &[on_disk(Theirs::Sidecar(0, sidecar(&theirs)))],
+        )
+        .unwrap();
+        let mut merged = ours.clone();
+        edit.apply(&mut merged).unwrap();
+        assert_eq!(
+            merged.tags[0].ranges.get(&0).unwrap(),
+            [Range::new(2, 12), Range::new(30, 31)]
+        );
+        assert_eq!(merged.tags[1].name, "Turn");
+        assert_eq!(merged.tags[1].markers[&0], vec![40]);
+        // Theirs changed the clip's rate: refused, named.
+        let mut faster = sidecar(&theirs);
+        faster.fps = 60.0;
+        let (i, why) =
+            merge_on_disk(&base, &ours, &[on_disk(Theirs::Sidecar(0, faster))]).unwrap_err();
+        assert_eq!(i, 0);
+        assert!(why.contains("frame rate"), "{why}");
+        // Theirs shortened the clip past ranges ours added: refused.
+        let mut shorter = sidecar(&base);
+        shorter.frames = 11;
+        let (_, why) =
+            merge_on_disk(&base, &ours, &[on_disk(Theirs::Sidecar(0, shorter))]).unwrap_err();
+        assert!(why.contains("past the clip's end"), "{why}");
+    }
+}
