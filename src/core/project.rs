@@ -30,6 +30,18 @@ pub struct Project {
     /// The files (sidecars, the project file) changed on disk meanwhile that the last save merged
     /// into the document before saving (see [`crate::core::library::merge`]).
     pub merged_from_disk: Vec<PathBuf>,
+    /// A single-file project: the length and modification time of its file when this project
+    /// read or last wrote it, so that a save can tell changes made on disk meanwhile.
+    pub file_seen: Option<FileStamp>,
+}
+
+/// A file's length and modification time.
+pub type FileStamp = (u64, std::time::SystemTime);
+
+/// `path`'s length and modification time; `None` when it has none (missing, unreadable).
+fn file_stamp(path: &Path) -> Option<FileStamp> {
+    let m = std::fs::metadata(path).ok()?;
+    Some((m.len(), m.modified().ok()?))
 }
 
 impl Project {
@@ -49,6 +61,8 @@ impl Project {
     /// Loads a project file, single-file or sidecar mode (see `core::library::sidecar`); warnings
     /// (merged ranges, sidecars that could not be read) are returned for the status bar.
     pub fn load(path: &Path) -> Result<(Self, Vec<String>), String> {
+        // Taken before the read: a change during it shows as a change at the next save.
+        let seen = file_stamp(path);
         let (doc, warnings, sidecars) =
             crate::core::library::load_any_with_baseline(path).map_err(|e| e.to_string())?;
         Ok((
@@ -57,6 +71,7 @@ impl Project {
                 history: History::new(),
                 path: Some(path.to_path_buf()),
                 is_demo: false,
+                file_seen: seen.filter(|_| sidecars.is_none()),
                 sidecars: sidecars.unwrap_or_default(),
                 kept_on_disk: Vec::new(),
                 merged_from_disk: Vec::new(),
@@ -122,10 +137,17 @@ impl Project {
             })
             .map_err(|e| e.to_string())
         } else {
-            self.doc
-                .save(path, true)
-                .map(|()| Vec::new())
-                .map_err(|e| e.to_string())
+            let merged = if same_project {
+                self.merge_single_file(path)
+            } else {
+                Ok(())
+            };
+            merged.and_then(|()| {
+                self.doc
+                    .save(path, true)
+                    .map(|()| Vec::new())
+                    .map_err(|e| e.to_string())
+            })
         };
         let stale = match saved {
             Ok(stale) => stale,
@@ -150,7 +172,45 @@ impl Project {
         self.path = Some(path.to_path_buf());
         self.is_demo = false;
         self.history.mark_saved();
+        self.file_seen = if sidecar { None } else { file_stamp(path) };
         Ok(stale)
+    }
+
+    /// Before a single-file project is saved to its own file (`path`): when the file changed on
+    /// disk since this project read or last wrote it (another session saved it, a version-control
+    /// update), merges it into the document (one undo step, "changes made on disk"; see
+    /// [`crate::core::library::merge::merge_documents`]). A conflict, or a file that cannot be
+    /// read, is an error naming the file: nothing is saved.
+    fn merge_single_file(&mut self, path: &Path) -> Result<(), String> {
+        let now = file_stamp(path);
+        if self.file_seen.is_none() || now.is_none() || now == self.file_seen {
+            return Ok(());
+        }
+        let refuse = |why: &str| {
+            format!(
+                "{}: changed on disk since the project was opened or last saved (another session, \
+                 a version-control update), and here too: {why}. Nothing was saved, so that \
+                 neither version is lost. Save As keeps your version elsewhere; reopening the \
+                 project shows the one on disk",
+                path.display()
+            )
+        };
+        let (theirs, _) = TagDocument::load(path)
+            .map_err(|e| refuse(&format!("the version on disk cannot be read ({e})")))?;
+        let base = self.history.saved_state(&self.doc).ok_or_else(|| {
+            refuse(
+                "the state last saved is no longer in the undo history (recovered work, or edits \
+                 undone and replaced), so the two cannot be merged",
+            )
+        })?;
+        let edit = crate::core::library::merge::merge_documents(&base, &self.doc, &theirs)
+            .map_err(|why| refuse(&why))?;
+        if !edit.is_empty() {
+            self.apply(edit, "changes made on disk")
+                .map_err(|e| refuse(&format!("the merge cannot be made ({e})")))?;
+            self.merged_from_disk = vec![path.to_path_buf()];
+        }
+        Ok(())
     }
 
     /// Saves this sidecar project to its own file (`path`). Files changed on disk since the
@@ -208,13 +268,14 @@ impl Project {
             };
             let edit = merge_on_disk(base.as_ref().unwrap_or(&self.doc), &self.doc, &on_disk)
                 .map_err(|(i, why)| conflict(&on_disk[i].file, &why))?;
-            if !edit.is_empty() {
+            let changes = !edit.is_empty();
+            if changes {
                 self.apply(edit, "changes made on disk")
                     .map_err(|e| format!("the changes made on disk cannot be merged: {e}"))?;
             }
             for d in on_disk {
                 self.sidecars.set(&d.file, &d.bytes);
-                if !self.merged_from_disk.contains(&d.file) {
+                if changes && !self.merged_from_disk.contains(&d.file) {
                     self.merged_from_disk.push(d.file);
                 }
             }

@@ -24,6 +24,7 @@ mod library_cli;
 mod library_import;
 mod library_mocap;
 mod library_sidecar;
+mod project_merge;
 mod robust_crash_save;
 mod robust_errors;
 mod robust_limits;

@@ -24,7 +24,7 @@ use std::path::PathBuf;
 use super::sidecar::{ClipTags, SidecarProject};
 use crate::core::doc::Edit;
 use crate::core::tags::range::{difference_append, intersection};
-use crate::core::tags::{Anchor, ClipId, Note, Range, Tag, TagDocument};
+use crate::core::tags::{Anchor, ClipId, ClipInfo, Note, Range, Tag, TagDocument};
 
 /// What a file changed on disk holds, read and parsed by the save.
 #[derive(Debug, Clone, PartialEq)]
@@ -232,7 +232,7 @@ pub fn merge_on_disk(
     }
     for (i, d) in on_disk.iter().enumerate() {
         if let Theirs::Sidecar(clip, ct) = &d.theirs {
-            merge_sidecar(base, ours, *clip, ct, &their_colors, &mut b).map_err(|e| (i, e))?;
+            merge_sidecar(base, *clip, ct, &their_colors, &mut b).map_err(|e| (i, e))?;
         }
     }
     // Tags theirs removed, last (indices of the document as it is then, highest first).
@@ -248,6 +248,91 @@ pub fn merge_on_disk(
             .unwrap_or(0);
         b.push(Edit::RemoveTag { index })
             .map_err(|e| (project, e))?;
+    }
+    Ok(Edit::Batch(b.edits))
+}
+
+/// The edit that brings `theirs`, a whole single-file project as it is on disk now, into `ours`,
+/// given `base`, the document the project last saw: as [`merge_on_disk`] does with a sidecar
+/// project's files, plus the clip list (clips by name: one added there is added at the end, one
+/// removed there is removed when this session did not change it, and a conflict otherwise; a
+/// clip's take merges as a value). `Err`: the conflict, named; nothing is merged then.
+pub fn merge_documents(
+    base: &TagDocument,
+    ours: &TagDocument,
+    theirs: &TagDocument,
+) -> Result<Edit, String> {
+    let mut b = Builder {
+        work: ours.clone(),
+        edits: Vec::new(),
+    };
+    let project = SidecarProject {
+        folders: Vec::new(),
+        tags: theirs
+            .tags
+            .iter()
+            .map(|t| (t.name.clone(), t.color))
+            .collect(),
+        queries: theirs.queries.clone(),
+        autotag: theirs.autotag.clone(),
+    };
+    let removed_tags = merge_project(base, ours, &project, &mut b)?;
+    let colors: BTreeMap<&str, Option<[u8; 3]>> =
+        project.tags.iter().map(|(n, c)| (n.as_str(), *c)).collect();
+    for (c, info) in theirs.clips.iter().enumerate() {
+        let ts = doc_state(theirs, Some(c as ClipId));
+        let clip = match ours.clip_index(&info.name) {
+            Some(clip) => clip,
+            // Added there: added here, its lists merged from nothing.
+            None if base.clip_index(&info.name).is_none() => {
+                let index = b.work.clips.len();
+                let mut new = info.clone();
+                new.name = b.work.unique_clip_name(&info.name);
+                b.push(Edit::InsertClip {
+                    index,
+                    clip: new,
+                    ranges: Vec::new(),
+                })?;
+                index as ClipId
+            }
+            // Removed here: it stays removed.
+            None => continue,
+        };
+        merge_clip(base, clip, info, ts, &colors, &mut b)
+            .map_err(|e| format!("clip `{}`: {e}", info.name))?;
+    }
+    // Clips removed there, last (highest index first), when this session did not change them.
+    let mut gone = Vec::new();
+    for (c, info) in base.clips.iter().enumerate() {
+        if theirs.clip_index(&info.name).is_some() {
+            continue;
+        }
+        let Some(clip) = ours.clip_index(&info.name) else {
+            continue;
+        };
+        let unchanged = ours.clips[clip as usize] == *info
+            && doc_state(ours, Some(clip)) == doc_state(base, Some(c as ClipId));
+        if !unchanged {
+            return Err(format!(
+                "clip `{}` was removed on disk and changed here",
+                info.name
+            ));
+        }
+        gone.extend(b.work.clip_index(&info.name));
+    }
+    gone.sort_unstable_by(|x, y| y.cmp(x));
+    for index in gone {
+        b.push(Edit::RemoveClip {
+            index: index as usize,
+        })?;
+    }
+    let mut at: Vec<usize> = removed_tags
+        .iter()
+        .filter_map(|n| b.work.tag_index(n))
+        .collect();
+    at.sort_unstable_by(|x, y| y.cmp(x));
+    for index in at {
+        b.push(Edit::RemoveTag { index })?;
     }
     Ok(Edit::Batch(b.edits))
 }
@@ -319,42 +404,70 @@ fn merge_project(
 /// frame, notes anchor by anchor.
 fn merge_sidecar(
     base: &TagDocument,
-    ours: &TagDocument,
     clip: ClipId,
     ct: &ClipTags,
     their_colors: &BTreeMap<&str, Option<[u8; 3]>>,
     b: &mut Builder,
 ) -> Result<(), String> {
-    let info = &ours.clips[clip as usize];
-    let base_clip = base.clip_index(&info.name);
-    let base_info = base_clip.map(|c| &base.clips[c as usize]);
+    let info = &b.work.clips[clip as usize];
     if ct.clip != info.name {
         return Err(format!(
             "the sidecar names its clip `{}` where the project has `{}`",
             ct.clip, info.name
         ));
     }
-    let frames = merge_value(base_info.map(|i| &i.frames), &info.frames, &ct.frames)
+    // A sidecar does not name its take: the document's stands.
+    let theirs = ClipInfo {
+        name: ct.clip.clone(),
+        frames: ct.frames,
+        fps: ct.fps,
+        source: info.source.clone(),
+        unit_cm: ct.unit_cm,
+    };
+    merge_clip(base, clip, &theirs, file_state(ct), their_colors, b)
+}
+
+/// One clip of the document (`clip`, in `b.work`) and theirs (`theirs`, its lists `ts`): its
+/// length, unit, rate and take as values, each tag's ranges and markers frame by frame, notes
+/// anchor by anchor. The base's clip is the one of the same name (none: a clip new since).
+fn merge_clip(
+    base: &TagDocument,
+    clip: ClipId,
+    theirs: &ClipInfo,
+    ts: ClipState,
+    their_colors: &BTreeMap<&str, Option<[u8; 3]>>,
+    b: &mut Builder,
+) -> Result<(), String> {
+    let info = b.work.clips[clip as usize].clone();
+    let os = doc_state(&b.work, Some(clip));
+    let base_clip = base.clip_index(&info.name);
+    let base_info = base_clip.map(|c| &base.clips[c as usize]);
+    let frames = merge_value(base_info.map(|i| &i.frames), &info.frames, &theirs.frames)
         .ok_or("the clip's length was changed here and on disk")?;
     if frames != info.frames {
         b.push(Edit::SetClipFrames { clip, frames })?;
     }
-    let unit_cm = merge_value(base_info.map(|i| &i.unit_cm), &info.unit_cm, &ct.unit_cm)
-        .ok_or("the clip's unit was changed here and on disk")?;
+    let unit_cm = merge_value(
+        base_info.map(|i| &i.unit_cm),
+        &info.unit_cm,
+        &theirs.unit_cm,
+    )
+    .ok_or("the clip's unit was changed here and on disk")?;
     if unit_cm != info.unit_cm {
         b.push(Edit::SetClipUnit { clip, unit_cm })?;
     }
-    if merge_value(base_info.map(|i| &i.fps), &info.fps, &ct.fps) != Some(info.fps) {
+    let source = merge_value(base_info.map(|i| &i.source), &info.source, &theirs.source)
+        .ok_or("the clip's take was relinked here and on disk")?;
+    if source != info.source {
+        b.push(Edit::SetClipSource { clip, source })?;
+    }
+    if merge_value(base_info.map(|i| &i.fps), &info.fps, &theirs.fps) != Some(info.fps) {
         return Err(format!(
             "the clip's frame rate is {} on disk and {} here (a rate is set by re-importing the take)",
-            ct.fps, info.fps
+            theirs.fps, info.fps
         ));
     }
-    let (bs, os, ts) = (
-        doc_state(base, base_clip),
-        doc_state(ours, Some(clip)),
-        file_state(ct),
-    );
+    let bs = doc_state(base, base_clip);
     let names: BTreeSet<&String> = bs.keys().chain(os.keys()).chain(ts.keys()).collect();
     let empty = Lists::default();
     for name in names {

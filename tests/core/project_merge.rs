@@ -1,0 +1,158 @@
+//! A single-file project saved by two sessions (or updated by version control while it is open):
+//! a save merges the file changed on disk into the document first (one undo step), and saves
+//! nothing on a conflict. Sidecar projects: `library_sidecar::a_save_merges_files_changed_on_disk_meanwhile`.
+
+use crate::common::temp_dir;
+use taglane::core::doc::Edit;
+use taglane::core::project::Project;
+use taglane::core::tags::{ClipInfo, Range, SavedQuery, Tag, TagDocument};
+
+fn clip(name: &str) -> ClipInfo {
+    ClipInfo {
+        name: name.into(),
+        frames: 100,
+        fps: 30.0,
+        source: Some(format!("{name}.bvh")),
+        unit_cm: None,
+    }
+}
+
+fn set(p: &mut Project, tag: usize, clip: u32, ranges: &[Range]) {
+    p.apply(
+        Edit::SetRanges {
+            tag,
+            clip,
+            ranges: ranges.to_vec(),
+        },
+        "edit",
+    )
+    .unwrap();
+}
+
+#[test]
+fn a_single_file_save_merges_the_file_changed_on_disk_meanwhile() {
+    let dir = temp_dir("single-merge");
+    let file = dir.join("p.taglane.json");
+    let mut walk = Tag::new("Walk");
+    walk.ranges.insert(0, vec![Range::new(0, 50)]);
+    let doc = TagDocument {
+        clips: vec![clip("walk"), clip("run"), clip("idle")],
+        tags: vec![walk, Tag::new("Run")],
+        ..Default::default()
+    };
+    doc.save(&file, true).unwrap();
+    let (mut a, _) = Project::load(&file).unwrap();
+    let (mut b, _) = Project::load(&file).unwrap();
+    // B: frames of clip 0 and a clip added, a query, a tag, and clip `idle` removed; saves.
+    set(&mut b, 0, 0, &[Range::new(0, 50), Range::new(80, 90)]);
+    b.apply(
+        Edit::InsertClip {
+            index: 3,
+            clip: clip("jump"),
+            ranges: vec![(1, vec![Range::new(3, 7)])],
+        },
+        "import",
+    )
+    .unwrap();
+    b.apply(
+        Edit::SetQueries(vec![SavedQuery {
+            name: "walks".into(),
+            expr: "Walk".into(),
+        }]),
+        "query",
+    )
+    .unwrap();
+    let mut turn = Tag::new("Turn");
+    turn.color = Some([1, 2, 3]);
+    b.apply(
+        Edit::InsertTag {
+            index: 2,
+            tag: turn,
+        },
+        "tag",
+    )
+    .unwrap();
+    b.apply(Edit::RemoveClip { index: 2 }, "remove").unwrap();
+    b.save_to(&file).unwrap();
+    // A, meanwhile: other frames of clip 0, and clip 1.
+    set(&mut a, 0, 0, &[Range::new(10, 50)]);
+    set(&mut a, 1, 1, &[Range::new(5, 9)]);
+    a.save_to(&file).unwrap();
+    assert_eq!(a.merged_from_disk, vec![file.clone()]);
+    assert_eq!(a.history.undo_label(), Some("changes made on disk"));
+    assert!(!a.history.is_dirty());
+    let names: Vec<&str> = a.doc.clips.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(
+        names,
+        ["walk", "run", "jump"],
+        "B's clip added, B's removal made"
+    );
+    assert_eq!(
+        a.doc.tags[0].ranges[&0],
+        vec![Range::new(10, 50), Range::new(80, 90)],
+        "frame by frame: A's removal of 0-10 and B's 80-90"
+    );
+    assert_eq!(a.doc.tags[1].ranges[&1], vec![Range::new(5, 9)]);
+    assert_eq!(a.doc.tags[1].ranges[&2], vec![Range::new(3, 7)]);
+    let turn = a.doc.tag_index("Turn").unwrap();
+    assert_eq!(a.doc.tags[turn].color, Some([1, 2, 3]));
+    assert_eq!(a.doc.queries.len(), 1);
+    let (on_disk, _) = TagDocument::load(&file).unwrap();
+    assert_eq!(on_disk.unversioned(), a.doc.clone().unversioned());
+    // Saved again with nothing changed on disk: no merge.
+    set(&mut a, 0, 1, &[Range::new(1, 2)]);
+    a.save_to(&file).unwrap();
+    assert!(a.merged_from_disk.is_empty());
+
+    // Conflicts save nothing: B removes a clip A changed; B and A relink one clip differently.
+    let (mut b, _) = Project::load(&file).unwrap();
+    b.apply(Edit::RemoveClip { index: 2 }, "remove").unwrap();
+    b.save_to(&file).unwrap();
+    set(&mut a, 1, 2, &[Range::new(0, 1)]);
+    let before = std::fs::read_to_string(&file).unwrap();
+    let steps = a.history.len();
+    let e = a.save_to(&file).unwrap_err();
+    assert!(
+        e.contains("p.taglane.json")
+            && e.contains("clip `jump` was removed on disk and changed here"),
+        "{e}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap(),
+        before,
+        "nothing written"
+    );
+    assert_eq!(a.history.len(), steps, "nothing merged");
+    let (mut a, _) = Project::load(&file).unwrap();
+    let (mut b, _) = Project::load(&file).unwrap();
+    let relink = |p: &mut Project, to: &str| {
+        p.apply(
+            Edit::SetClipSource {
+                clip: 0,
+                source: Some(to.into()),
+            },
+            "relink",
+        )
+        .unwrap();
+    };
+    relink(&mut b, "moved/walk.bvh");
+    b.save_to(&file).unwrap();
+    relink(&mut a, "elsewhere/walk.bvh");
+    let e = a.save_to(&file).unwrap_err();
+    assert!(e.contains("relinked here and on disk"), "{e}");
+    // A relink made on one side only is taken.
+    let (mut a, _) = Project::load(&file).unwrap();
+    let (mut b, _) = Project::load(&file).unwrap();
+    relink(&mut b, "again/walk.bvh");
+    b.save_to(&file).unwrap();
+    set(&mut a, 0, 1, &[Range::new(40, 41)]);
+    a.save_to(&file).unwrap();
+    assert_eq!(a.doc.clips[0].source.as_deref(), Some("again/walk.bvh"));
+    // A file on disk that no longer reads: refused, named, nothing written.
+    std::fs::write(&file, "{ not json").unwrap();
+    set(&mut a, 0, 1, &[Range::new(50, 51)]);
+    let e = a.save_to(&file).unwrap_err();
+    assert!(e.contains("cannot be read"), "{e}");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "{ not json");
+    std::fs::remove_dir_all(&dir).ok();
+}
