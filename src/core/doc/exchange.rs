@@ -712,15 +712,22 @@ fn merge_rows(
             // Existing notes follow the merged ranges; imported notes join them on the range
             // or marker they fall on.
             let mut notes = reanchored(notes_before, &list, &markers);
+            let mut unplaced = 0;
             for (anchor, note) in incoming.notes {
                 let target = match anchor {
                     Anchor::Range(r) => list
                         .iter()
                         .find(|x| x.start < r.stop.min(frames) && r.start < x.stop)
                         .map(|x| Anchor::Range(*x)),
-                    Anchor::Marker(f) => Some(Anchor::Marker(f.min(frames.saturating_sub(1)))),
+                    // Clamped as its marker was; a clip of no frames has no marker to hold it.
+                    Anchor::Marker(f) => Some(f.min(frames.saturating_sub(1)))
+                        .filter(|m| markers.contains(m))
+                        .map(Anchor::Marker),
                 };
-                let Some(target) = target else { continue };
+                let Some(target) = target else {
+                    unplaced += 1;
+                    continue;
+                };
                 match notes.iter_mut().find(|(a, _)| *a == target) {
                     Some((_, n)) if *n == note => {}
                     Some((_, n)) => {
@@ -732,6 +739,13 @@ fn merge_rows(
                         report.notes_merged += 1;
                     }
                 }
+            }
+            if unplaced > 0 {
+                report.conflicts.push(format!(
+                    "{unplaced} note(s) of '{name}' on clip {} ({frames} frames) had no range or \
+                     marker left to hold them: skipped",
+                    clip_label(doc, clip)
+                ));
             }
             notes.sort_by_key(|(a, _)| *a);
             if list != before {
@@ -1126,6 +1140,34 @@ mod tests {
         let e = parse_csv("tag,clip,start,stop\n\"Walk,a,1,3\n", "f.csv").unwrap_err();
         assert!(e.contains("line 2") && e.contains("closing"), "{e}");
         assert!(parse_csv("", "f.csv").is_err());
+    }
+
+    /// A marker with a note on a clip of no frames: the marker cannot exist, so its note is
+    /// skipped and reported; the rest of the merge is made.
+    #[test]
+    fn a_marker_note_on_a_clip_of_no_frames_is_skipped_not_fatal() {
+        let mut d = doc();
+        d.clips.push(clip_info("empty", 0, 30.0));
+        let rows = parse_csv(
+            &format!("{CSV_HEADER}\nWalk,empty,3,4,,,marker,a step,\nWalk,a,40,45,,,range,,\n"),
+            "f.csv",
+        )
+        .unwrap();
+        let (edit, report) = merge_csv(&d, &rows);
+        let mut m = d.clone();
+        edit.apply(&mut m).unwrap();
+        assert_eq!(m.tags[0].ranges[&0].last(), Some(&Range::new(40, 45)));
+        assert!(m.tags[0].markers_on(2).is_empty());
+        assert!(
+            report
+                .conflicts
+                .iter()
+                .any(|c| c.contains("1 note(s) of 'Walk'")
+                    && c.contains("empty")
+                    && c.contains("skipped")),
+            "{:?}",
+            report.conflicts
+        );
     }
 
     #[test]
