@@ -10,8 +10,8 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::core::library::{
-    ImportSettings, Progress, UnitSetting, is_sidecar_project, load_any, load_sidecar_project,
-    plan_import, save_sidecar_project_since, scan_library, source_for, walk,
+    ImportSettings, Progress, Seen, UnitSetting, is_sidecar_project, load_any_with_baseline,
+    load_sidecar_project, plan_import, save_sidecar_project_since, scan_library, source_for, walk,
 };
 use crate::core::project::Project;
 
@@ -49,6 +49,9 @@ pub fn import(args: ImportArgs) -> ExitCode {
     }
     let exists = args.project.exists();
     let was_sidecar = exists && is_sidecar_project(&args.project);
+    // A single file: what it held when read, so that the save merges a change made during the
+    // scan instead of writing over it.
+    let mut file_seen = None;
     let sidecar = args.sidecar || was_sidecar;
     // Takes whose sidecar cannot be read stay out of the import (saving would write over it).
     let mut bad_takes = Vec::new();
@@ -63,8 +66,12 @@ pub fn import(args: ImportArgs) -> ExitCode {
             (l.doc, warnings)
         })
     } else if exists {
-        load_any(&args.project)
-            .map(|(doc, w)| (doc, w.iter().map(ToString::to_string).collect::<Vec<_>>()))
+        load_any_with_baseline(&args.project).map(|(doc, w, seen)| {
+            if let Seen::File(hash) = seen {
+                file_seen = Some(hash);
+            }
+            (doc, w.iter().map(ToString::to_string).collect::<Vec<_>>())
+        })
     } else {
         Ok(Default::default())
     };
@@ -77,6 +84,7 @@ pub fn import(args: ImportArgs) -> ExitCode {
                 doc,
                 path: Some(args.project.clone()),
                 sidecars,
+                file_seen,
                 ..Project::default()
             }
         }
@@ -154,7 +162,14 @@ pub fn import(args: ImportArgs) -> ExitCode {
     let result = if sidecar {
         save_sidecar(&project, &args.project, was_sidecar, &scan.roots)
     } else {
-        project.save_to(&args.project).map(drop)
+        project.save_to(&args.project).map(|_| {
+            if !project.merged_from_disk.is_empty() {
+                say!(
+                    "taglane: {} changed on disk during the import: merged (tags frame by frame) before saving",
+                    args.project.display()
+                );
+            }
+        })
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use crate::core::anim::Clip;
 use crate::core::doc::{Edit, EditError, History};
+use crate::core::library::Seen;
 use crate::core::tags::{ClipId, TagDocument};
 
 pub use crate::core::source::{
@@ -30,18 +31,36 @@ pub struct Project {
     /// The files (sidecars, the project file) changed on disk meanwhile that the last save merged
     /// into the document before saving (see [`crate::core::library::merge`]).
     pub merged_from_disk: Vec<PathBuf>,
-    /// A single-file project: the length and modification time of its file when this project
-    /// read or last wrote it, so that a save can tell changes made on disk meanwhile.
-    pub file_seen: Option<FileStamp>,
+    /// A single-file project: the hash of its file's bytes when this project read or last wrote
+    /// it (`SidecarBaseline::hash`), so that a save can tell changes made on disk meanwhile.
+    pub file_seen: Option<u64>,
 }
 
-/// A file's length and modification time.
-pub type FileStamp = (u64, std::time::SystemTime);
+/// The undo label of a merge of changes made on disk.
+const MERGE_LABEL: &str = "changes made on disk";
 
-/// `path`'s length and modification time; `None` when it has none (missing, unreadable).
-fn file_stamp(path: &Path) -> Option<FileStamp> {
-    let m = std::fs::metadata(path).ok()?;
-    Some((m.len(), m.modified().ok()?))
+const NO_ANCESTOR: &str = "the state last saved is no longer in the undo history (recovered work, \
+    or edits undone and replaced), so the two cannot be merged";
+
+/// The error of a save that found `file` changed on disk and could not merge it: why.
+fn changed_on_disk(file: &Path, why: &str) -> String {
+    format!(
+        "{}: changed on disk since the project was opened or last saved (another session, a \
+         version-control update), and here too: {why}. Nothing was saved, so that neither version \
+         is lost. Save As keeps your version elsewhere; reopening the project shows the one on disk",
+        file.display()
+    )
+}
+
+/// The hash of `path`'s bytes, as [`Project::file_seen`] keeps it; `None` when it cannot be read.
+pub fn file_hash(path: &Path) -> Option<u64> {
+    read_project_file(path)
+        .ok()
+        .map(|b| crate::core::library::SidecarBaseline::hash(&b))
+}
+
+fn read_project_file(path: &Path) -> std::io::Result<Vec<u8>> {
+    crate::core::limits::read_limited(path, crate::core::limits::MAX_TAGS_FILE_BYTES)
 }
 
 impl Project {
@@ -61,9 +80,7 @@ impl Project {
     /// Loads a project file, single-file or sidecar mode (see `core::library::sidecar`); warnings
     /// (merged ranges, sidecars that could not be read) are returned for the status bar.
     pub fn load(path: &Path) -> Result<(Self, Vec<String>), String> {
-        // Taken before the read: a change during it shows as a change at the next save.
-        let seen = file_stamp(path);
-        let (doc, warnings, sidecars) =
+        let (doc, warnings, seen) =
             crate::core::library::load_any_with_baseline(path).map_err(|e| e.to_string())?;
         Ok((
             Self {
@@ -71,8 +88,14 @@ impl Project {
                 history: History::new(),
                 path: Some(path.to_path_buf()),
                 is_demo: false,
-                file_seen: seen.filter(|_| sidecars.is_none()),
-                sidecars: sidecars.unwrap_or_default(),
+                file_seen: match &seen {
+                    Seen::File(hash) => Some(*hash),
+                    Seen::Sidecars(_) => None,
+                },
+                sidecars: match seen {
+                    Seen::Sidecars(baseline) => baseline,
+                    Seen::File(_) => Default::default(),
+                },
                 kept_on_disk: Vec::new(),
                 merged_from_disk: Vec::new(),
             },
@@ -140,13 +163,16 @@ impl Project {
             let merged = if same_project {
                 self.merge_single_file(path)
             } else {
-                Ok(())
+                Ok(false)
             };
-            merged.and_then(|()| {
-                self.doc
-                    .save(path, true)
-                    .map(|()| Vec::new())
-                    .map_err(|e| e.to_string())
+            merged.and_then(|merged| {
+                let saved = self.save_single_file(path);
+                if saved.is_err() && merged {
+                    // Not saved: the merge is taken back (the next save merges again).
+                    self.history.forget_last(&mut self.doc);
+                    self.merged_from_disk.clear();
+                }
+                saved.map(|()| Vec::new())
             })
         };
         let stale = match saved {
@@ -172,119 +198,115 @@ impl Project {
         self.path = Some(path.to_path_buf());
         self.is_demo = false;
         self.history.mark_saved();
-        self.file_seen = if sidecar { None } else { file_stamp(path) };
+        if sidecar {
+            self.file_seen = None;
+        }
         Ok(stale)
+    }
+
+    /// Writes the document to the single file `path` (atomically, with a backup) and records the
+    /// hash of the bytes written.
+    fn save_single_file(&mut self, path: &Path) -> Result<(), String> {
+        let label = path.display().to_string();
+        let text = crate::core::tags::format::tags_to_string(&self.doc, &label)
+            .map_err(|e| e.to_string())?;
+        crate::core::io::write_atomic(path, text.as_bytes(), true)
+            .map_err(|e| format!("{label}: cannot save: {e}"))?;
+        self.file_seen = Some(crate::core::library::SidecarBaseline::hash(text.as_bytes()));
+        Ok(())
     }
 
     /// Before a single-file project is saved to its own file (`path`): when the file changed on
     /// disk since this project read or last wrote it (another session saved it, a version-control
     /// update), merges it into the document (one undo step, "changes made on disk"; see
-    /// [`crate::core::library::merge::merge_documents`]). A conflict, or a file that cannot be
-    /// read, is an error naming the file: nothing is saved.
-    fn merge_single_file(&mut self, path: &Path) -> Result<(), String> {
-        let now = file_stamp(path);
-        if self.file_seen.is_none() || now.is_none() || now == self.file_seen {
-            return Ok(());
-        }
-        let refuse = |why: &str| {
-            format!(
-                "{}: changed on disk since the project was opened or last saved (another session, \
-                 a version-control update), and here too: {why}. Nothing was saved, so that \
-                 neither version is lost. Save As keeps your version elsewhere; reopening the \
-                 project shows the one on disk",
-                path.display()
-            )
+    /// [`crate::core::library::merge::merge_documents`]). Returns whether it made that step (the
+    /// caller takes it back if the save then fails). A conflict, or a file that cannot be read, is
+    /// an error naming the file: nothing is merged or saved.
+    fn merge_single_file(&mut self, path: &Path) -> Result<bool, String> {
+        let Some(seen) = self.file_seen else {
+            return Ok(false);
         };
-        let (theirs, _) = TagDocument::load(path)
+        // Gone, or unreadable as a file (the write reports that): nothing to merge.
+        let Ok(bytes) = read_project_file(path) else {
+            return Ok(false);
+        };
+        if crate::core::library::SidecarBaseline::hash(&bytes) == seen {
+            return Ok(false);
+        }
+        let refuse = |why: &str| changed_on_disk(path, why);
+        let label = path.display().to_string();
+        let (theirs, _) = String::from_utf8(bytes)
+            .map_err(|_| "expected UTF-8 text".to_owned())
+            .and_then(|text| {
+                crate::core::tags::load_tags_str(&text, &label).map_err(|e| e.to_string())
+            })
             .map_err(|e| refuse(&format!("the version on disk cannot be read ({e})")))?;
-        let base = self.history.saved_state(&self.doc).ok_or_else(|| {
-            refuse(
-                "the state last saved is no longer in the undo history (recovered work, or edits \
-                 undone and replaced), so the two cannot be merged",
-            )
-        })?;
+        let base = self
+            .history
+            .saved_state(&self.doc)
+            .ok_or_else(|| refuse(NO_ANCESTOR))?;
         let edit = crate::core::library::merge::merge_documents(&base, &self.doc, &theirs)
             .map_err(|why| refuse(&why))?;
-        if !edit.is_empty() {
-            self.apply(edit, "changes made on disk")
-                .map_err(|e| refuse(&format!("the merge cannot be made ({e})")))?;
-            self.merged_from_disk = vec![path.to_path_buf()];
+        if edit.is_empty() {
+            return Ok(false);
         }
-        Ok(())
+        self.apply(edit, MERGE_LABEL)
+            .map_err(|e| refuse(&format!("the merge cannot be made ({e})")))?;
+        self.merged_from_disk = vec![path.to_path_buf()];
+        Ok(true)
     }
 
     /// Saves this sidecar project to its own file (`path`). Files changed on disk since the
     /// project last opened or saved them are first merged into the document (one undo step,
     /// "changes made on disk"; see [`crate::core::library::merge`]), then everything is saved. A
-    /// conflict (both sides changed one value differently) saves nothing and names the file.
+    /// conflict (both sides changed one value differently) saves nothing and names the file; so
+    /// does a file that changes again during the save. A save that fails after the merge takes the
+    /// merge step back and forgets what it recorded of the files, so that the document, the
+    /// history's saved state and what the project knows of the files stay one consistent
+    /// ancestor for the next save.
     fn save_merging(&mut self, path: &Path) -> Result<crate::core::library::SidecarSave, String> {
-        // A save that fails after a merge forgets what the merge recorded of the files: the next
-        // save compares them again (the merge step stays in the history).
-        let baseline = self.sidecars.clone();
-        self.save_merging_rounds(path)
-            .inspect_err(|_| self.sidecars = baseline)
-    }
-
-    fn save_merging_rounds(
-        &mut self,
-        path: &Path,
-    ) -> Result<crate::core::library::SidecarSave, String> {
         use crate::core::library::merge::merge_on_disk;
-        // Files that keep changing during the save: a few rounds, then give up.
-        for _ in 0..3 {
-            let on_disk = match crate::core::library::save_sidecar_project_or_changes(
-                path,
-                &self.doc,
-                &mut self.sidecars,
-            )
-            .map_err(|e| e.to_string())?
-            {
-                Ok(saved) => return Ok(saved),
-                Err(on_disk) => on_disk,
-            };
-            let conflict = |file: &Path, why: &str| {
-                format!(
-                    "{}: changed on disk since the project was opened or last saved (another \
-                     session, a version-control update), and here too: {why}. Nothing was saved, \
-                     so that neither version is lost. Save As keeps your version elsewhere; \
-                     reopening the project shows the one on disk",
-                    file.display()
-                )
-            };
-            // The common ancestor: what the project last saw. Only needed where the document
-            // changed a file too; where it did not, the document has the ancestor's content.
-            let base = if on_disk.iter().all(|d| d.ours_unchanged) {
-                None
-            } else {
-                let Some(base) = self.history.saved_state(&self.doc) else {
-                    let first = on_disk.iter().find(|d| !d.ours_unchanged).expect("some");
-                    return Err(conflict(
-                        &first.file,
-                        "the state last saved is no longer in the undo history (recovered \
-                         work, or edits undone and replaced), so the two cannot be merged",
-                    ));
-                };
-                Some(base)
-            };
-            let edit = merge_on_disk(base.as_ref().unwrap_or(&self.doc), &self.doc, &on_disk)
-                .map_err(|(i, why)| conflict(&on_disk[i].file, &why))?;
-            let changes = !edit.is_empty();
-            if changes {
-                self.apply(edit, "changes made on disk")
-                    .map_err(|e| format!("the changes made on disk cannot be merged: {e}"))?;
-            }
-            for d in on_disk {
-                self.sidecars.set(&d.file, &d.bytes);
-                if changes && !self.merged_from_disk.contains(&d.file) {
-                    self.merged_from_disk.push(d.file);
+        use crate::core::library::save_sidecar_project_or_changes as save;
+        let on_disk = match save(path, &self.doc, &mut self.sidecars).map_err(|e| e.to_string())? {
+            Ok(saved) => return Ok(saved),
+            Err(on_disk) => on_disk,
+        };
+        // The common ancestor: what the project last saw (`None` when the history no longer has
+        // it: then only files this session did not change merge).
+        let base = self.history.saved_state(&self.doc);
+        let edit = merge_on_disk(base.as_ref(), &self.doc, &on_disk)
+            .map_err(|(i, why)| changed_on_disk(&on_disk[i].file, &why))?;
+        let merged = !edit.is_empty();
+        if merged {
+            self.apply(edit, MERGE_LABEL)
+                .map_err(|e| format!("the changes made on disk cannot be merged: {e}"))?;
+        }
+        let baseline = self.sidecars.clone();
+        for d in &on_disk {
+            self.sidecars.set(&d.file, &d.bytes);
+        }
+        match save(path, &self.doc, &mut self.sidecars) {
+            Ok(Ok(saved)) => {
+                if merged {
+                    self.merged_from_disk = on_disk.into_iter().map(|d| d.file).collect();
                 }
+                Ok(saved)
+            }
+            failed => {
+                self.sidecars = baseline;
+                if merged {
+                    self.history.forget_last(&mut self.doc);
+                }
+                Err(match failed {
+                    Err(e) => e.to_string(),
+                    Ok(Err(again)) => changed_on_disk(
+                        &again[0].file,
+                        "it changed again during the save, so nothing was merged",
+                    ),
+                    Ok(Ok(_)) => unreachable!("matched above"),
+                })
             }
         }
-        Err(format!(
-            "{}: files of the project kept changing on disk during the save; nothing more was \
-             saved (save again)",
-            path.display()
-        ))
     }
 
     /// Makes the clips' sources right for the project file `rebase` was made for; returns the edit

@@ -322,32 +322,33 @@ impl TaglaneApp {
                 self.add_recent(path);
                 self.files.recovery.clear(&before);
                 self.files.recovery.clear(&Origin::of(&self.project));
+                let mut said = format!("saved {}", path.display());
                 let merged = &self.project.merged_from_disk;
-                match self.project.kept_on_disk.first() {
-                    None if !merged.is_empty() => self.message(
-                        Level::Warning,
-                        format!(
-                            "saved {}; first merged {} file(s) changed on disk since the project \
-                             was opened or last saved, e.g. {} (undo \"changes made on disk\" to \
-                             see your version alone)",
-                            path.display(),
-                            merged.len(),
-                            merged[0].display()
-                        ),
-                    ),
-                    None => self.message(Level::Info, format!("saved {}", path.display())),
-                    Some(first) => self.message(
-                        Level::Warning,
-                        format!(
-                            "saved {}; kept {} file(s) changed on disk since the project was \
-                             opened that cannot be read (not edited here), e.g. {}: fix them, \
-                             then reopen the project",
-                            path.display(),
-                            self.project.kept_on_disk.len(),
-                            first.display()
-                        ),
-                    ),
+                if let Some(first) = merged.first() {
+                    said += &format!(
+                        "; first merged {} file(s) changed on disk since the project was opened \
+                         or last saved, e.g. {} (undo \"changes made on disk\" to see your version \
+                         alone)",
+                        merged.len(),
+                        first.display()
+                    );
                 }
+                let kept = &self.project.kept_on_disk;
+                if let Some(first) = kept.first() {
+                    said += &format!(
+                        "; kept {} file(s) changed on disk since the project was opened that \
+                         cannot be read (not edited here), e.g. {}: fix them, then reopen the \
+                         project",
+                        kept.len(),
+                        first.display()
+                    );
+                }
+                let level = if merged.is_empty() && kept.is_empty() {
+                    Level::Info
+                } else {
+                    Level::Warning
+                };
+                self.message(level, said);
                 let new: Vec<PathBuf> = stale
                     .into_iter()
                     .filter(|f| !self.files.kept_sidecars.contains(f))

@@ -741,6 +741,32 @@ fn a_save_merges_files_changed_on_disk_meanwhile() {
     );
     let (now, _) = Project::load(&project_file).unwrap();
     assert_eq!(now.doc.clone().unversioned(), a.doc.clone().unversioned());
+    // A tag removed on disk (its project file entry and its sidecars) that this session tagged
+    // on another clip: not removed, refused (that clip's sidecar is not among the changed files).
+    let (mut b, _) = Project::load(&project_file).unwrap();
+    let j = b.doc.tag_index("Jump").unwrap();
+    b.apply(Edit::RemoveTag { index: j }, "remove").unwrap();
+    b.save_to(&project_file).unwrap();
+    let j = a.doc.tag_index("Jump").unwrap();
+    a.apply(
+        Edit::SetRanges {
+            tag: j,
+            clip: 2,
+            ranges: vec![Range::new(1, 2)],
+        },
+        "jump",
+    )
+    .unwrap();
+    let before = read_all();
+    let e = a.save_to(&project_file).unwrap_err();
+    assert!(
+        e.contains("tag `Jump` was removed on disk and changed here"),
+        "{e}"
+    );
+    assert_eq!(read_all(), before, "nothing written");
+    a.history.undo(&mut a.doc);
+    a.save_to(&project_file).unwrap();
+    assert!(a.doc.tag_index("Jump").is_none(), "untouched here: removed");
     // A value both sides changed differently: nothing is saved, the file is named.
     let (mut b, _) = Project::load(&project_file).unwrap();
     let colour = |p: &mut Project, c: [u8; 3]| {

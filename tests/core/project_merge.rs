@@ -148,9 +148,55 @@ fn a_single_file_save_merges_the_file_changed_on_disk_meanwhile() {
     set(&mut a, 0, 1, &[Range::new(40, 41)]);
     a.save_to(&file).unwrap();
     assert_eq!(a.doc.clips[0].source.as_deref(), Some("again/walk.bvh"));
+    // A clip renamed here and tagged there: theirs would be lost, so refused.
+    let (mut a, _) = Project::load(&file).unwrap();
+    let (mut b, _) = Project::load(&file).unwrap();
+    set(&mut b, 1, 0, &[Range::new(60, 70)]);
+    b.save_to(&file).unwrap();
+    a.apply(
+        Edit::RenameClip {
+            clip: 0,
+            name: "walk forward".into(),
+        },
+        "rename",
+    )
+    .unwrap();
+    let e = a.save_to(&file).unwrap_err();
+    assert!(
+        e.contains("clip `walk` was removed or renamed here and changed on disk"),
+        "{e}"
+    );
+    // A clip removed here (the clip ids after it move down) and a tag removed there that this
+    // session never touched: the tag goes, no conflict.
+    let (mut b, _) = Project::load(&file).unwrap();
+    let mut jog = Tag::new("Jog");
+    jog.ranges.insert(1, vec![Range::new(1, 4)]);
+    let at = b.doc.tags.len();
+    b.apply(
+        Edit::InsertTag {
+            index: at,
+            tag: jog,
+        },
+        "jog",
+    )
+    .unwrap();
+    b.save_to(&file).unwrap();
+    let (mut a, _) = Project::load(&file).unwrap();
+    assert_eq!(a.doc.clips[1].name, "run");
+    b.apply(Edit::RemoveTag { index: at }, "remove tag")
+        .unwrap();
+    b.save_to(&file).unwrap();
+    a.apply(Edit::RemoveClip { index: 0 }, "remove clip")
+        .unwrap();
+    a.save_to(&file).unwrap();
+    assert!(a.doc.tag_index("Jog").is_none());
+    let names: Vec<&str> = a.doc.clips.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, ["run"]);
+    let (on_disk, _) = TagDocument::load(&file).unwrap();
+    assert_eq!(on_disk.unversioned(), a.doc.clone().unversioned());
     // A file on disk that no longer reads: refused, named, nothing written.
     std::fs::write(&file, "{ not json").unwrap();
-    set(&mut a, 0, 1, &[Range::new(50, 51)]);
+    set(&mut a, 0, 0, &[Range::new(50, 51)]);
     let e = a.save_to(&file).unwrap_err();
     assert!(e.contains("cannot be read"), "{e}");
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "{ not json");

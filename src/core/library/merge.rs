@@ -170,13 +170,25 @@ fn anchor_text(a: Anchor) -> String {
     }
 }
 
-/// A tag's content for "changed here?" (its version aside).
-fn same_tag(a: &Tag, b: &Tag) -> bool {
-    a.name == b.name
-        && a.color == b.color
-        && a.ranges == b.ranges
-        && a.markers == b.markers
-        && a.notes == b.notes
+/// Tag `a` of document `da` and tag `b` of `db` hold the same: colour, and lists clip by clip
+/// (clips by name: the two documents' clip ids may differ).
+fn same_tag(da: &TagDocument, a: &Tag, db: &TagDocument, b: &Tag) -> bool {
+    let lists = |d: &TagDocument, t: &Tag| -> BTreeMap<String, Lists> {
+        d.clips
+            .iter()
+            .enumerate()
+            .filter_map(|(c, info)| {
+                let c = c as ClipId;
+                let l = Lists {
+                    ranges: t.ranges.get(&c).map(<[Range]>::to_vec).unwrap_or_default(),
+                    markers: t.markers.get(&c).cloned().unwrap_or_default(),
+                    notes: t.notes.get(&c).cloned().unwrap_or_default(),
+                };
+                (l != Lists::default()).then(|| (info.name.clone(), l))
+            })
+            .collect()
+    };
+    a.color == b.color && lists(da, a) == lists(db, b)
 }
 
 /// The edits made so far, applied to a working copy as they are made (so that tag indices stay
@@ -210,13 +222,26 @@ impl Builder {
 }
 
 /// The edit that brings `on_disk` into `ours`, given `base`, the document the project last saw
-/// (the files' common ancestor). `Err((i, message))`: file `on_disk[i]` conflicts (both sides
-/// changed one value differently), and why; nothing is merged then.
+/// (the files' common ancestor). `base` `None`: the ancestor is not known (the history no longer
+/// has it); allowed only where this session changed none of the files (`ours_unchanged`), whose
+/// ancestor is then `ours` itself, and a tag removed on disk is then a conflict (whether this
+/// session changed it on another clip cannot be told). `Err((i, message))`: file `on_disk[i]`
+/// conflicts (both sides changed one value differently), and why; nothing is merged then.
 pub fn merge_on_disk(
-    base: &TagDocument,
+    base: Option<&TagDocument>,
     ours: &TagDocument,
     on_disk: &[OnDisk],
 ) -> Result<Edit, (usize, String)> {
+    let known = base.is_some();
+    if !known && let Some(i) = on_disk.iter().position(|d| !d.ours_unchanged) {
+        return Err((
+            i,
+            "the state last saved is no longer in the undo history (recovered work, or edits \
+             undone and replaced), so the two cannot be merged"
+                .to_owned(),
+        ));
+    }
+    let base = base.unwrap_or(ours);
     let mut b = Builder {
         work: ours.clone(),
         edits: Vec::new(),
@@ -228,6 +253,15 @@ pub fn merge_on_disk(
         if let Theirs::Project(p) = &d.theirs {
             their_colors.extend(p.tags.iter().map(|(n, c)| (n.as_str(), *c)));
             removals = merge_project(base, ours, p, &mut b).map_err(|e| (i, e))?;
+            if !known && let Some(name) = removals.first() {
+                return Err((
+                    i,
+                    format!(
+                        "tag `{name}` was removed on disk, and whether it was changed here cannot \
+                         be told (the state last saved is no longer in the undo history)"
+                    ),
+                ));
+            }
         }
     }
     for (i, d) in on_disk.iter().enumerate() {
@@ -295,8 +329,17 @@ pub fn merge_documents(
                 })?;
                 index as ClipId
             }
-            // Removed here: it stays removed.
-            None => continue,
+            // Removed (or renamed) here: it stays removed, unless theirs changed it.
+            None => {
+                let c = base.clip_index(&info.name).expect("matched above");
+                if base.clips[c as usize] != *info || doc_state(base, Some(c)) != ts {
+                    return Err(format!(
+                        "clip `{}` was removed or renamed here and changed on disk",
+                        info.name
+                    ));
+                }
+                continue;
+            }
         };
         merge_clip(base, clip, info, ts, &colors, &mut b)
             .map_err(|e| format!("clip `{}`: {e}", info.name))?;
@@ -348,8 +391,8 @@ fn merge_project(
 ) -> Result<Vec<String>, String> {
     for (name, theirs) in &p.tags {
         let base_color = base.tag_index(name).map(|i| base.tags[i].color);
-        match b.work.tag_index(name) {
-            Some(i) => {
+        match (b.work.tag_index(name), base_color) {
+            (Some(i), _) => {
                 let ours = b.work.tags[i].color;
                 match merge_value(base_color.as_ref(), &ours, theirs) {
                     Some(color) if color != ours => {
@@ -364,11 +407,18 @@ fn merge_project(
                 }
             }
             // Added on disk.
-            None if base_color.is_none() => {
+            (None, None) => {
                 b.tag(name, *theirs)?;
             }
-            // Removed here: it stays removed.
-            None => {}
+            // Removed (or renamed) here: it stays removed, unless theirs changed its colour.
+            (None, Some(base_color)) => {
+                if *theirs != base_color {
+                    return Err(format!(
+                        "tag `{name}` was removed or renamed here and its colour was changed on \
+                         disk"
+                    ));
+                }
+            }
         }
     }
     let listed: BTreeSet<&str> = p.tags.iter().map(|(n, _)| n.as_str()).collect();
@@ -378,7 +428,7 @@ fn merge_project(
             continue;
         }
         if let Some(i) = ours.tag_index(&t.name) {
-            if !same_tag(&ours.tags[i], t) {
+            if !same_tag(ours, &ours.tags[i], base, t) {
                 return Err(format!(
                     "tag `{}` was removed on disk and changed here",
                     t.name
@@ -486,11 +536,17 @@ fn merge_clip(
                 )
             })?,
         };
-        if let Some(r) = merged.ranges.last()
-            && r.stop > frames
+        if merged.ranges.last().is_some_and(|r| r.stop > frames)
+            || merged.markers.last().is_some_and(|&m| m >= frames)
         {
             return Err(format!(
-                "tag `{name}` would have frames past the clip's end ({frames} frames)"
+                "tag `{name}` would have ranges or markers past the clip's end ({frames} frames)"
+            ));
+        }
+        // Removed (or renamed) here, changed there: theirs would be lost, or come back halved.
+        if tl != bl && b.work.tag_index(name).is_none() && base.tag_index(name).is_some() {
+            return Err(format!(
+                "tag `{name}` was removed or renamed here and changed on disk"
             ));
         }
         if merged == *ol {
@@ -670,7 +726,7 @@ mod tests {
         .apply(&mut theirs)
         .unwrap();
         let edit = merge_on_disk(
-            &base,
+            Some(&base),
             &ours,
             &[on_disk(Theirs::Sidecar(0, sidecar(&theirs)))],
         )
@@ -687,14 +743,28 @@ mod tests {
         let mut faster = sidecar(&theirs);
         faster.fps = 60.0;
         let (i, why) =
-            merge_on_disk(&base, &ours, &[on_disk(Theirs::Sidecar(0, faster))]).unwrap_err();
+            merge_on_disk(Some(&base), &ours, &[on_disk(Theirs::Sidecar(0, faster))]).unwrap_err();
         assert_eq!(i, 0);
         assert!(why.contains("frame rate"), "{why}");
+        // Theirs shortened the clip past a marker ours added: refused (the marker would move).
+        let mut marked = base.clone();
+        Edit::SetMarkers {
+            tag: 0,
+            clip: 0,
+            frames: vec![90],
+        }
+        .apply(&mut marked)
+        .unwrap();
+        let mut short = sidecar(&base);
+        short.frames = 80;
+        let (_, why) =
+            merge_on_disk(Some(&base), &marked, &[on_disk(Theirs::Sidecar(0, short))]).unwrap_err();
+        assert!(why.contains("past the clip's end"), "{why}");
         // Theirs shortened the clip past ranges ours added: refused.
         let mut shorter = sidecar(&base);
         shorter.frames = 11;
         let (_, why) =
-            merge_on_disk(&base, &ours, &[on_disk(Theirs::Sidecar(0, shorter))]).unwrap_err();
+            merge_on_disk(Some(&base), &ours, &[on_disk(Theirs::Sidecar(0, shorter))]).unwrap_err();
         assert!(why.contains("past the clip's end"), "{why}");
     }
 }

@@ -858,7 +858,7 @@ pub struct SidecarLoad {
 }
 
 /// A sidecar's baseline entry: its key and the hash of its bytes.
-type Seen = (PathBuf, u64);
+type SeenEntry = (PathBuf, u64);
 
 /// What a project last saw of each of its sidecars (a hash of the file's bytes): what it read at
 /// open, then what it wrote or found unchanged at each save. A save compares the files on disk
@@ -868,7 +868,8 @@ type Seen = (PathBuf, u64);
 pub struct SidecarBaseline(HashMap<PathBuf, u64>);
 
 impl SidecarBaseline {
-    fn hash(bytes: &[u8]) -> u64 {
+    /// The hash a baseline keeps of a file's bytes (also [`Seen::File`]'s).
+    pub fn hash(bytes: &[u8]) -> u64 {
         use std::hash::{Hash, Hasher};
         let mut h = std::hash::DefaultHasher::new();
         bytes.hash(&mut h);
@@ -1032,7 +1033,7 @@ pub fn load_sidecar_project(path: &Path) -> Result<SidecarLoad, TagsFileError> {
     // while the next is parsed, with `rayon::join`, was slower here.)
     let read = jobs.chunks(SIDECARS_AT_ONCE).flat_map(|block| {
         // Each sidecar's baseline entry is made here, on the pool, too.
-        let parsed: Vec<Result<(Sidecar, Seen), TagsFileError>> = block
+        let parsed: Vec<Result<(Sidecar, SeenEntry), TagsFileError>> = block
             .par_iter()
             .map(|(_, s)| {
                 let text = read_text(s)?;
@@ -1633,10 +1634,19 @@ pub fn load_any(path: &Path) -> Result<(TagDocument, Vec<LoadWarning>), TagsFile
     load_any_with_baseline(path).map(|(doc, warnings, _)| (doc, warnings))
 }
 
-/// [`load_any`], with what the sidecars held when the project is in sidecar mode.
+/// What a project's load saw of its files, for a save to tell changes made on disk meanwhile.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Seen {
+    /// A sidecar project: each sidecar and the project file.
+    Sidecars(SidecarBaseline),
+    /// A single file: the hash of its bytes ([`SidecarBaseline::hash`]).
+    File(u64),
+}
+
+/// [`load_any`], with what the load saw of the files (the bytes parsed, not read again).
 pub fn load_any_with_baseline(
     path: &Path,
-) -> Result<(TagDocument, Vec<LoadWarning>, Option<SidecarBaseline>), TagsFileError> {
+) -> Result<(TagDocument, Vec<LoadWarning>, Seen), TagsFileError> {
     let text = read_text(path)?;
     if is_sidecar_project_text(&text) {
         let load = load_sidecar_project(path)?;
@@ -1645,7 +1655,8 @@ pub fn load_any_with_baseline(
             path: path.display().to_string(),
             message: m,
         }));
-        return Ok((load.doc, warnings, Some(load.baseline)));
+        return Ok((load.doc, warnings, Seen::Sidecars(load.baseline)));
     }
-    load_tags_str(&text, &path.display().to_string()).map(|(doc, w)| (doc, w, None))
+    let seen = Seen::File(SidecarBaseline::hash(text.as_bytes()));
+    load_tags_str(&text, &path.display().to_string()).map(|(doc, w)| (doc, w, seen))
 }
