@@ -36,6 +36,9 @@ pub struct Project {
     pub file_seen: Option<u64>,
 }
 
+/// The history and document from before a merge (put back when the save that follows fails).
+type Before = (History, TagDocument);
+
 /// The undo label of a merge of changes made on disk.
 const MERGE_LABEL: &str = "changes made on disk";
 
@@ -163,14 +166,15 @@ impl Project {
             let merged = if same_project {
                 self.merge_single_file(path)
             } else {
-                Ok(false)
+                Ok(None)
             };
-            merged.and_then(|merged| {
+            merged.and_then(|before| {
                 let saved = self.save_single_file(path);
-                if saved.is_err() && merged {
+                if saved.is_err()
+                    && let Some(before) = before
+                {
                     // Not saved: the merge is taken back (the next save merges again).
-                    self.history.forget_last(&mut self.doc);
-                    self.merged_from_disk.clear();
+                    self.restore(*before);
                 }
                 saved.map(|()| Vec::new())
             })
@@ -219,21 +223,24 @@ impl Project {
     /// Before a single-file project is saved to its own file (`path`): when the file changed on
     /// disk since this project read or last wrote it (another session saved it, a version-control
     /// update), merges it into the document (one undo step, "changes made on disk"; see
-    /// [`crate::core::library::merge::merge_documents`]). Returns whether it made that step (the
-    /// caller takes it back if the save then fails). A conflict, or a file that cannot be read, is
-    /// an error naming the file: nothing is merged or saved.
-    fn merge_single_file(&mut self, path: &Path) -> Result<bool, String> {
+    /// [`crate::core::library::merge::merge_documents`]). Returns the history and document from
+    /// before the merge when it made one (the caller puts them back if the save then fails). A
+    /// conflict, or a file that cannot be read, is an error naming the file: nothing is merged or
+    /// saved.
+    fn merge_single_file(&mut self, path: &Path) -> Result<Option<Box<Before>>, String> {
         let Some(seen) = self.file_seen else {
-            return Ok(false);
+            return Ok(None);
         };
-        // Gone, or unreadable as a file (the write reports that): nothing to merge.
-        let Ok(bytes) = read_project_file(path) else {
-            return Ok(false);
+        let refuse = |why: &str| changed_on_disk(path, why);
+        let bytes = match read_project_file(path) {
+            Ok(bytes) => bytes,
+            // Gone: nothing to merge, the save writes it anew.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(refuse(&format!("the version on disk cannot be read ({e})"))),
         };
         if crate::core::library::SidecarBaseline::hash(&bytes) == seen {
-            return Ok(false);
+            return Ok(None);
         }
-        let refuse = |why: &str| changed_on_disk(path, why);
         let label = path.display().to_string();
         let (theirs, _) = String::from_utf8(bytes)
             .map_err(|_| "expected UTF-8 text".to_owned())
@@ -248,12 +255,22 @@ impl Project {
         let edit = crate::core::library::merge::merge_documents(&base, &self.doc, &theirs)
             .map_err(|why| refuse(&why))?;
         if edit.is_empty() {
-            return Ok(false);
+            return Ok(None);
         }
+        let before = Box::new((self.history.clone(), self.doc.clone()));
         self.apply(edit, MERGE_LABEL)
             .map_err(|e| refuse(&format!("the merge cannot be made ({e})")))?;
         self.merged_from_disk = vec![path.to_path_buf()];
-        Ok(true)
+        Ok(Some(before))
+    }
+
+    /// Puts back the history and document from before a merge whose save failed: the merge
+    /// step, and what applying it did to the history (its redo steps, where the saved state
+    /// lay), are gone, so the next save starts from the same ancestor.
+    fn restore(&mut self, (history, doc): Before) {
+        self.history = history;
+        self.doc = doc;
+        self.merged_from_disk.clear();
     }
 
     /// Saves this sidecar project to its own file (`path`). Files changed on disk since the
@@ -276,8 +293,8 @@ impl Project {
         let base = self.history.saved_state(&self.doc);
         let edit = merge_on_disk(base.as_ref(), &self.doc, &on_disk)
             .map_err(|(i, why)| changed_on_disk(&on_disk[i].file, &why))?;
-        let merged = !edit.is_empty();
-        if merged {
+        let before = (!edit.is_empty()).then(|| (self.history.clone(), self.doc.clone()));
+        if before.is_some() {
             self.apply(edit, MERGE_LABEL)
                 .map_err(|e| format!("the changes made on disk cannot be merged: {e}"))?;
         }
@@ -287,15 +304,15 @@ impl Project {
         }
         match save(path, &self.doc, &mut self.sidecars) {
             Ok(Ok(saved)) => {
-                if merged {
+                if before.is_some() {
                     self.merged_from_disk = on_disk.into_iter().map(|d| d.file).collect();
                 }
                 Ok(saved)
             }
             failed => {
                 self.sidecars = baseline;
-                if merged {
-                    self.history.forget_last(&mut self.doc);
+                if let Some(before) = before {
+                    self.restore(before);
                 }
                 Err(match failed {
                     Err(e) => e.to_string(),

@@ -194,11 +194,29 @@ fn a_single_file_save_merges_the_file_changed_on_disk_meanwhile() {
     assert_eq!(names, ["run"]);
     let (on_disk, _) = TagDocument::load(&file).unwrap();
     assert_eq!(on_disk.unversioned(), a.doc.clone().unversioned());
+    // A tag removed on both sides (and something else changed there): no conflict.
+    let (mut a, _) = Project::load(&file).unwrap();
+    let (mut b, _) = Project::load(&file).unwrap();
+    let walk = a.doc.tag_index("Walk").unwrap();
+    assert!(!a.doc.tags[walk].ranges.is_empty());
+    a.apply(Edit::RemoveTag { index: walk }, "remove").unwrap();
+    b.apply(Edit::RemoveTag { index: walk }, "remove").unwrap();
+    b.apply(Edit::SetQueries(Vec::new()), "queries").unwrap();
+    b.save_to(&file).unwrap();
+    a.save_to(&file).unwrap();
+    assert!(a.doc.tag_index("Walk").is_none());
+    assert!(a.doc.queries.is_empty(), "B's change taken");
     // A file on disk that no longer reads: refused, named, nothing written.
     std::fs::write(&file, "{ not json").unwrap();
     set(&mut a, 0, 0, &[Range::new(50, 51)]);
     let e = a.save_to(&file).unwrap_err();
     assert!(e.contains("cannot be read"), "{e}");
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "{ not json");
+    // One that cannot be read at all (here: a folder in its place) is not written over either.
+    std::fs::remove_file(&file).unwrap();
+    std::fs::create_dir(&file).unwrap();
+    let e = a.save_to(&file).unwrap_err();
+    assert!(e.contains("cannot be read"), "{e}");
+    assert!(file.is_dir());
     std::fs::remove_dir_all(&dir).ok();
 }

@@ -215,17 +215,6 @@ impl History {
         self.undo.len().max(1)
     }
 
-    /// Undoes the last step and forgets it (no redo): a step made on the way to something that
-    /// then failed (a merge before a save that could not be made). False when there is none, or
-    /// it cannot be undone (then every step is forgotten, as for a failed undo).
-    pub fn forget_last(&mut self, doc: &mut TagDocument) -> bool {
-        if self.undo(doc).is_none() {
-            return false;
-        }
-        self.redo.pop();
-        true
-    }
-
     /// The document as it was in the saved (or loaded) state, made from `doc` (the current state)
     /// by undoing or redoing the steps between the two on a copy. `None` when no undo or redo
     /// reaches that state (it lay on a branch a later edit dropped, or the work was recovered), or
@@ -361,20 +350,6 @@ mod tests {
         assert!(h.saved_state(&d).is_some());
         h.mark_unsaved();
         assert_eq!(h.saved_state(&d), None, "recovered work");
-    }
-
-    #[test]
-    fn a_forgotten_step_is_undone_and_cannot_be_redone() {
-        let mut d = doc();
-        let mut h = History::new();
-        h.apply(&mut d, set(0, 10), "a").unwrap();
-        h.mark_saved();
-        h.apply(&mut d, set(0, 20), "merge").unwrap();
-        assert!(h.forget_last(&mut d));
-        assert_eq!(d.tags[0].ranges[&0], vec![Range::new(0, 10)]);
-        assert!(!h.can_redo());
-        assert!(!h.is_dirty(), "back at the saved state");
-        assert_eq!(h.undo_label(), Some("a"));
     }
 
     #[test]

@@ -544,7 +544,12 @@ fn merge_clip(
             ));
         }
         // Removed (or renamed) here, changed there: theirs would be lost, or come back halved.
-        if tl != bl && b.work.tag_index(name).is_none() && base.tag_index(name).is_some() {
+        // (Theirs removing it too, or emptying it here, loses nothing.)
+        if tl != bl
+            && *tl != empty
+            && b.work.tag_index(name).is_none()
+            && base.tag_index(name).is_some()
+        {
             return Err(format!(
                 "tag `{name}` was removed or renamed here and changed on disk"
             ));
