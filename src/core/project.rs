@@ -55,13 +55,6 @@ fn changed_on_disk(file: &Path, why: &str) -> String {
     )
 }
 
-/// The hash of `path`'s bytes, as [`Project::file_seen`] keeps it; `None` when it cannot be read.
-pub fn file_hash(path: &Path) -> Option<u64> {
-    read_project_file(path)
-        .ok()
-        .map(|b| crate::core::library::SidecarBaseline::hash(&b))
-}
-
 fn read_project_file(path: &Path) -> std::io::Result<Vec<u8>> {
     crate::core::limits::read_limited(path, crate::core::limits::MAX_TAGS_FILE_BYTES)
 }
@@ -277,10 +270,10 @@ impl Project {
     /// project last opened or saved them are first merged into the document (one undo step,
     /// "changes made on disk"; see [`crate::core::library::merge`]), then everything is saved. A
     /// conflict (both sides changed one value differently) saves nothing and names the file; so
-    /// does a file that changes again during the save. A save that fails after the merge takes the
-    /// merge step back and forgets what it recorded of the files, so that the document, the
-    /// history's saved state and what the project knows of the files stay one consistent
-    /// ancestor for the next save.
+    /// does a file that changes again during the save. A save that fails after the merge puts the
+    /// history and document back as they were and forgets what it recorded of the files, so that
+    /// the document, the history's saved state and what the project knows of the files stay one
+    /// consistent ancestor for the next save.
     fn save_merging(&mut self, path: &Path) -> Result<crate::core::library::SidecarSave, String> {
         use crate::core::library::merge::merge_on_disk;
         use crate::core::library::save_sidecar_project_or_changes as save;

@@ -349,15 +349,16 @@ fn enter_confirms_and_esc_cancels_dialogs() {
     assert_ne!(h.state().project.doc.tags[0].name, other);
 }
 
-/// Another session saves the same sidecar project while the app has edits of its own: the app's
-/// Save merges the other session's files into the document first (one undo step, named in the
-/// status bar), then saves both sessions' work.
-#[test]
-fn save_merges_a_sidecar_another_session_changed() {
+/// A sidecar project of the first two demo takes (in `takes/`) with `tags` and no ranges: its
+/// folder and project file.
+fn sidecar_library(
+    name: &str,
+    tags: Vec<taglane::core::tags::Tag>,
+) -> (std::path::PathBuf, std::path::PathBuf) {
     use std::sync::atomic::AtomicBool;
     use taglane::core::library::{ImportSettings, plan_import, save_sidecar_project, scan_library};
-    use taglane::core::tags::{Tag, TagDocument};
-    let dir = temp_dir("sidecar-merge");
+    use taglane::core::tags::TagDocument;
+    let dir = temp_dir(name);
     let takes = dir.join("takes");
     std::fs::create_dir_all(&takes).unwrap();
     for (file, text) in DEMO_CLIP_FILES.iter().take(2) {
@@ -375,9 +376,19 @@ fn save_merges_a_sidecar_another_session_changed() {
         .edit
         .apply(&mut doc)
         .unwrap();
-    doc.tags.push(Tag::new("Walk"));
+    doc.tags = tags;
     let project_file = dir.join("lib.taglane.json");
     save_sidecar_project(&project_file, &doc, Some(&["takes".to_owned()])).unwrap();
+    (dir, project_file)
+}
+
+/// Another session saves the same sidecar project while the app has edits of its own: the app's
+/// Save merges the other session's files into the document first (one undo step, named in the
+/// status bar), then saves both sessions' work.
+#[test]
+fn save_merges_a_sidecar_another_session_changed() {
+    use taglane::core::tags::Tag;
+    let (dir, project_file) = sidecar_library("sidecar-merge", vec![Tag::new("Walk")]);
     let (opened, _) = Project::load(&project_file).unwrap();
     let mut h = harness_with(TaglaneApp::new(
         opened,
@@ -450,32 +461,10 @@ fn save_merges_a_sidecar_another_session_changed() {
 /// no temporary file left), keeping the project a sidecar project.
 #[test]
 fn a_sidecar_project_recovers_and_saves_into_its_sidecars() {
-    use std::sync::atomic::AtomicBool;
-    use taglane::core::library::{
-        ImportSettings, is_sidecar_project, plan_import, save_sidecar_project, scan_library,
-        sidecar_path,
-    };
-    use taglane::core::tags::{Tag, TagDocument};
-    let dir = temp_dir("sidecar-recover");
+    use taglane::core::library::{is_sidecar_project, sidecar_path};
+    use taglane::core::tags::Tag;
+    let (dir, project_file) = sidecar_library("sidecar-recover", Vec::new());
     let takes = dir.join("takes");
-    std::fs::create_dir_all(&takes).unwrap();
-    for (file, text) in DEMO_CLIP_FILES.iter().take(2) {
-        std::fs::write(takes.join(file), text).unwrap();
-    }
-    let scan = scan_library(
-        std::slice::from_ref(&takes),
-        &ImportSettings::default(),
-        &|_| {},
-        &AtomicBool::new(false),
-    )
-    .unwrap();
-    let mut doc = TagDocument::default();
-    plan_import(&doc, Some(&dir), &scan)
-        .edit
-        .apply(&mut doc)
-        .unwrap();
-    let project_file = dir.join("lib.taglane.json");
-    save_sidecar_project(&project_file, &doc, Some(&["takes".to_owned()])).unwrap();
     assert!(is_sidecar_project(&project_file));
 
     // A session edits it and dies after an autosave.
