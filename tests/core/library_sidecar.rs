@@ -620,6 +620,42 @@ fn marker_and_note_warnings_name_the_sidecar() {
     );
 }
 
+/// A project file changed on disk that no longer lists a tag its sidecars still hold (edited by
+/// hand, or by another tool): the tag keeps its frames, since the sidecars say it is there.
+#[test]
+fn a_tag_missing_from_a_changed_project_file_keeps_the_frames_its_sidecars_hold() {
+    use taglane::core::library::sidecar::{parse_sidecar_project, sidecar_project_text};
+    let dir = temp_dir("unlisted");
+    let doc = library(&dir);
+    let project_file = dir.join("lib.taglane.json");
+    save_sidecar_project(&project_file, &doc, Some(&["takes".to_owned()])).unwrap();
+    let (mut a, _) = Project::load(&project_file).unwrap();
+    let walk = a.doc.tag_index("locomotion:Walk").unwrap();
+    let frames = a.doc.tags[walk].ranges.clone();
+    assert!(!frames.is_empty());
+    let text = std::fs::read_to_string(&project_file).unwrap();
+    let (mut p, _) = parse_sidecar_project(&text, "lib.taglane.json").unwrap();
+    p.tags.retain(|(n, _)| n != "locomotion:Walk");
+    p.queries.clear();
+    std::fs::write(&project_file, sidecar_project_text(&p)).unwrap();
+    a.apply(
+        Edit::SetRanges {
+            tag: walk,
+            clip: 1,
+            ranges: vec![Range::new(3, 4)],
+        },
+        "edit",
+    )
+    .unwrap();
+    a.save_to(&project_file).unwrap();
+    let walk = a.doc.tag_index("locomotion:Walk").expect("kept");
+    assert_eq!(a.doc.tags[walk].ranges[&0], frames[&0]);
+    assert!(a.doc.queries.is_empty(), "the file's other change is taken");
+    let (now, _) = Project::load(&project_file).unwrap();
+    assert_eq!(now.doc.clone().unversioned(), a.doc.clone().unversioned());
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 /// Two sessions on one sidecar project (or a version-control update while it is open): a save
 /// never writes over a file changed on disk since the project read or last wrote it. It merges
 /// that file into the document first (one undo step): of a clip not edited here, the document
@@ -742,7 +778,8 @@ fn a_save_merges_files_changed_on_disk_meanwhile() {
     let (now, _) = Project::load(&project_file).unwrap();
     assert_eq!(now.doc.clone().unversioned(), a.doc.clone().unversioned());
     // A tag removed on disk (its project file entry and its sidecars) that this session tagged
-    // on another clip: not removed, refused (that clip's sidecar is not among the changed files).
+    // on another clip: its frames there are kept (the tag stays, with them alone); one this
+    // session did not touch is removed.
     let (mut b, _) = Project::load(&project_file).unwrap();
     let j = b.doc.tag_index("Jump").unwrap();
     b.apply(Edit::RemoveTag { index: j }, "remove").unwrap();
@@ -757,14 +794,21 @@ fn a_save_merges_files_changed_on_disk_meanwhile() {
         "jump",
     )
     .unwrap();
-    let before = read_all();
-    let e = a.save_to(&project_file).unwrap_err();
-    assert!(
-        e.contains("tag `Jump` was removed on disk and changed here"),
-        "{e}"
+    a.save_to(&project_file).unwrap();
+    let j = a
+        .doc
+        .tag_index("Jump")
+        .expect("kept for this session's frames");
+    assert_eq!(
+        a.doc.tags[j].ranges.keys().copied().collect::<Vec<_>>(),
+        [2]
     );
-    assert_eq!(read_all(), before, "nothing written");
-    a.history.undo(&mut a.doc);
+    assert_eq!(a.doc.tags[j].ranges[&2], vec![Range::new(1, 2)]);
+    let (mut b, _) = Project::load(&project_file).unwrap();
+    let j = b.doc.tag_index("Jump").unwrap();
+    b.apply(Edit::RemoveTag { index: j }, "remove").unwrap();
+    b.save_to(&project_file).unwrap();
+    set(&mut a, 0, &[Range::new(0, 41), Range::new(60, 95)]);
     a.save_to(&project_file).unwrap();
     assert!(a.doc.tag_index("Jump").is_none(), "untouched here: removed");
     // A value both sides changed differently: nothing is saved, the file is named.

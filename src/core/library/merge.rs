@@ -224,9 +224,10 @@ impl Builder {
 /// The edit that brings `on_disk` into `ours`, given `base`, the document the project last saw
 /// (the files' common ancestor). `base` `None`: the ancestor is not known (the history no longer
 /// has it); allowed only where this session changed none of the files (`ours_unchanged`), whose
-/// ancestor is then `ours` itself, and a tag removed on disk is then a conflict (whether this
-/// session changed it on another clip cannot be told). `Err((i, message))`: file `on_disk[i]`
-/// conflicts (both sides changed one value differently), and why; nothing is merged then.
+/// ancestor is then `ours` itself. A tag the project file on disk no longer lists is removed only
+/// when nothing of it is left on any clip after the sidecars merged (sidecars not changed on disk
+/// that still hold it keep it). `Err((i, message))`: file `on_disk[i]` conflicts (both sides
+/// changed one value differently), and why; nothing is merged then.
 pub fn merge_on_disk(
     base: Option<&TagDocument>,
     ours: &TagDocument,
@@ -252,16 +253,7 @@ pub fn merge_on_disk(
     for (i, d) in on_disk.iter().enumerate() {
         if let Theirs::Project(p) = &d.theirs {
             their_colors.extend(p.tags.iter().map(|(n, c)| (n.as_str(), *c)));
-            removals = merge_project(base, ours, p, &mut b).map_err(|e| (i, e))?;
-            if !known && let Some(name) = removals.first() {
-                return Err((
-                    i,
-                    format!(
-                        "tag `{name}` was removed on disk, and whether it was changed here cannot \
-                         be told (the state last saved is no longer in the undo history)"
-                    ),
-                ));
-            }
+            removals = merge_project(base, ours, p, false, &mut b).map_err(|e| (i, e))?;
         }
     }
     for (i, d) in on_disk.iter().enumerate() {
@@ -269,10 +261,17 @@ pub fn merge_on_disk(
             merge_sidecar(base, *clip, ct, &their_colors, &mut b).map_err(|e| (i, e))?;
         }
     }
-    // Tags theirs removed, last (indices of the document as it is then, highest first).
+    // Tags theirs removed from the project file, last (indices of the document as it is then,
+    // highest first), when nothing of them is left on any clip: a sidecar not changed on disk
+    // that still holds the tag (a project file that never listed it, edited by hand or by another
+    // tool) keeps it, rather than losing its frames.
     let mut at: Vec<usize> = removals
         .iter()
         .filter_map(|n: &String| b.work.tag_index(n))
+        .filter(|&i| {
+            let t = &b.work.tags[i];
+            t.ranges.is_empty() && t.markers.is_empty() && t.notes.is_empty()
+        })
         .collect();
     at.sort_unstable_by(|x, y| y.cmp(x));
     for index in at {
@@ -310,7 +309,7 @@ pub fn merge_documents(
         queries: theirs.queries.clone(),
         autotag: theirs.autotag.clone(),
     };
-    let removed_tags = merge_project(base, ours, &project, &mut b)?;
+    let removed_tags = merge_project(base, ours, &project, true, &mut b)?;
     let colors: BTreeMap<&str, Option<[u8; 3]>> =
         project.tags.iter().map(|(n, c)| (n.as_str(), *c)).collect();
     for (c, info) in theirs.clips.iter().enumerate() {
@@ -381,12 +380,15 @@ pub fn merge_documents(
 }
 
 /// The project file: tags added there are added (at the end), colours, queries and auto-tag
-/// settings merged as values. Returns the tags theirs removed that the document did not change
-/// (removed last, by the caller); a tag removed there and changed here is a conflict.
+/// settings merged as values. Returns the tags theirs removed (removed last, by the caller).
+/// `whole`: theirs is the whole project (a single file), so a tag removed there and changed here
+/// is a conflict; otherwise (a sidecar project's file) the caller removes such a tag only when
+/// nothing of it is left on any clip once the sidecars are merged.
 fn merge_project(
     base: &TagDocument,
     ours: &TagDocument,
     p: &SidecarProject,
+    whole: bool,
     b: &mut Builder,
 ) -> Result<Vec<String>, String> {
     for (name, theirs) in &p.tags {
@@ -428,7 +430,7 @@ fn merge_project(
             continue;
         }
         if let Some(i) = ours.tag_index(&t.name) {
-            if !same_tag(ours, &ours.tags[i], base, t) {
+            if whole && !same_tag(ours, &ours.tags[i], base, t) {
                 return Err(format!(
                     "tag `{}` was removed on disk and changed here",
                     t.name
