@@ -42,9 +42,6 @@ type Before = (History, TagDocument);
 /// The undo label of a merge of changes made on disk.
 const MERGE_LABEL: &str = "changes made on disk";
 
-const NO_ANCESTOR: &str = "the state last saved is no longer in the undo history (recovered work, \
-    or edits undone and replaced), so the two cannot be merged";
-
 /// The error of a save that found `file` changed on disk and could not merge it: why.
 fn changed_on_disk(file: &Path, why: &str) -> String {
     format!(
@@ -244,7 +241,7 @@ impl Project {
         let base = self
             .history
             .saved_state(&self.doc)
-            .ok_or_else(|| refuse(NO_ANCESTOR))?;
+            .ok_or_else(|| refuse(crate::core::library::merge::NO_ANCESTOR))?;
         let edit = crate::core::library::merge::merge_documents(&base, &self.doc, &theirs)
             .map_err(|why| refuse(&why))?;
         if edit.is_empty() {

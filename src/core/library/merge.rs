@@ -26,6 +26,10 @@ use crate::core::doc::Edit;
 use crate::core::tags::range::{difference_append, intersection};
 use crate::core::tags::{Anchor, ClipId, ClipInfo, Note, Range, Tag, TagDocument};
 
+/// Why a merge that needs the common ancestor cannot be made without it.
+pub const NO_ANCESTOR: &str = "the state last saved is no longer in the undo history (recovered \
+    work, or edits undone and replaced), so the two cannot be merged";
+
 /// What a file changed on disk holds, read and parsed by the save.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Theirs {
@@ -235,12 +239,7 @@ pub fn merge_on_disk(
 ) -> Result<Edit, (usize, String)> {
     let known = base.is_some();
     if !known && let Some(i) = on_disk.iter().position(|d| !d.ours_unchanged) {
-        return Err((
-            i,
-            "the state last saved is no longer in the undo history (recovered work, or edits \
-             undone and replaced), so the two cannot be merged"
-                .to_owned(),
-        ));
+        return Err((i, NO_ANCESTOR.to_owned()));
     }
     let base = base.unwrap_or(ours);
     let mut b = Builder {
