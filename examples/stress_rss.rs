@@ -16,13 +16,18 @@
 //! sidecar-mode project (`FILE.sidecar/lib.taglane.json`, an empty take file and its
 //! `.tags.json` per clip), then opens it three times as `taglane PROJECT` does, with the load of
 //! FILE itself timed in the same run.
+//!
+//! `project FILE` times what a project adds to the document's load and save (the hash of the
+//! bytes read or written, and a save's read of the file on disk to merge a change made there
+//! meanwhile): three rounds of `TagDocument::load` against `Project::load` and
+//! `TagDocument::save` against `Project::save_to`, in one run. It writes FILE (the same bytes).
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
-use taglane::core::library::save_sidecar_project;
+use taglane::core::library::{SidecarBaseline, save_sidecar_project};
 use taglane::core::project::Project;
 use taglane::core::stress::{StressSpec, stress_document, stress_queries};
 use taglane::core::tags::{Engine, Evaluator, RangeSet, TagDocument, TagIndex, parse_query};
@@ -91,7 +96,7 @@ fn main() {
     let (mode, file) = match args.as_slice() {
         [m, f] => (m.as_str(), Path::new(f)),
         _ => {
-            eprintln!("usage: stress_rss gen|run|sidecar FILE");
+            eprintln!("usage: stress_rss gen|run|sidecar|sidecar-open|project|load|save FILE");
             std::process::exit(2);
         }
     };
@@ -139,6 +144,31 @@ fn main() {
                     &warnings[..warnings.len().min(3)]
                 );
                 assert_eq!(p.doc.clips.len(), 10_000);
+            }
+        }
+        "project" => {
+            // What a project adds to a load and a save: alternating in one run.
+            for _ in 0..3 {
+                let t = Instant::now();
+                let bytes = std::fs::read(file).unwrap();
+                report("read the file", t);
+                let t = Instant::now();
+                std::hint::black_box(SidecarBaseline::hash(&bytes));
+                report("hash its bytes", t);
+                drop(bytes);
+                let t = Instant::now();
+                let (doc, _) = TagDocument::load(file).unwrap();
+                report("TagDocument::load", t);
+                let t = Instant::now();
+                let (mut project, _) = Project::load(file).unwrap();
+                report("Project::load", t);
+                let t = Instant::now();
+                doc.save(file, true).unwrap();
+                report("TagDocument::save (with backup)", t);
+                drop(doc);
+                let t = Instant::now();
+                project.save_to(file).unwrap();
+                report("Project::save_to (reads the file first)", t);
             }
         }
         "load" => {
@@ -229,7 +259,7 @@ fn main() {
             report("masks of every tag", t);
         }
         _ => {
-            eprintln!("usage: stress_rss gen|run|sidecar FILE");
+            eprintln!("usage: stress_rss gen|run|sidecar|sidecar-open|project|load|save FILE");
             std::process::exit(2);
         }
     }
