@@ -160,7 +160,22 @@ pub fn import(args: ImportArgs) -> ExitCode {
         return ExitCode::SUCCESS;
     }
     let result = if sidecar {
-        save_sidecar(&project, &args.project, was_sidecar, &scan.roots)
+        // Turning a single file into a sidecar project: a change made to the file during the
+        // scan is merged first, as a save to it would, instead of being written over.
+        let merged = if converting {
+            project.merge_file_changes()
+        } else {
+            Ok(false)
+        };
+        merged.and_then(|merged| {
+            if merged {
+                say!(
+                    "taglane: {} changed on disk during the import: merged (tags frame by frame) before saving",
+                    args.project.display()
+                );
+            }
+            save_sidecar(&project, &args.project, was_sidecar, &scan.roots)
+        })
     } else {
         project.save_to(&args.project).map(|_| {
             if !project.merged_from_disk.is_empty() {
@@ -204,15 +219,17 @@ fn save_sidecar(
         folders.push(source_for(root, base.as_deref()));
     }
     // A sidecar project compares with what it read (the scan may have taken minutes): sidecars
-    // changed on disk meanwhile are never written over.
+    // changed on disk meanwhile are never written over. A project becoming one has seen none of
+    // the sidecars already beside its takes (another project's): one that differs from what it
+    // would write stops the save.
     let mut baseline = project.sidecars.clone();
-    let report = save_sidecar_project_since(
-        path,
-        &project.doc,
-        Some(&folders),
-        was_sidecar.then_some(&mut baseline),
-    )
-    .map_err(|e| e.to_string())?;
+    if !was_sidecar && let Some(hash) = project.file_seen {
+        // The single file it replaces, as merged into the document.
+        baseline.set_hash(path, hash);
+    }
+    let report =
+        save_sidecar_project_since(path, &project.doc, Some(&folders), Some(&mut baseline))
+            .map_err(|e| e.to_string())?;
     if let Some(first) = report.kept.first() {
         say!(
             "taglane: kept {} sidecar(s) changed on disk during the import, e.g. {}",

@@ -154,7 +154,7 @@ impl Project {
             .map_err(|e| e.to_string())
         } else {
             let merged = if same_project {
-                self.merge_single_file(path)
+                self.merge_single_file(path).map(|(before, _)| before)
             } else {
                 Ok(None)
             };
@@ -198,6 +198,26 @@ impl Project {
         Ok(stale)
     }
 
+    /// Merges into the document what changed in this single-file project's own file since it was
+    /// read or last saved (as a save to it does first; one undo step, "changes made on disk"),
+    /// for a caller about to write the document in another form in its place: `taglane import
+    /// --sidecar` turning the file into a sidecar project. Afterwards [`Project::file_seen`] is
+    /// the hash of the bytes on disk the document now holds, and [`Project::merged_from_disk`]
+    /// names the file when something was merged (true). Nothing for a sidecar project, a project
+    /// without a file, or a file gone from disk. A conflict, or a file that no longer reads, is an
+    /// error naming the file, and the document is left as it was.
+    pub fn merge_file_changes(&mut self) -> Result<bool, String> {
+        let Some(path) = self.path.clone() else {
+            return Ok(false);
+        };
+        self.merged_from_disk.clear();
+        let (before, hash) = self.merge_single_file(&path)?;
+        if hash.is_some() {
+            self.file_seen = hash;
+        }
+        Ok(before.is_some())
+    }
+
     /// Writes the document to the single file `path` (atomically, with a backup) and records the
     /// hash of the bytes written.
     fn save_single_file(&mut self, path: &Path) -> Result<(), String> {
@@ -217,19 +237,23 @@ impl Project {
     /// before the merge when it made one (the caller puts them back if the save then fails). A
     /// conflict, or a file that cannot be read, is an error naming the file: nothing is merged or
     /// saved.
-    fn merge_single_file(&mut self, path: &Path) -> Result<Option<Box<Before>>, String> {
+    fn merge_single_file(
+        &mut self,
+        path: &Path,
+    ) -> Result<(Option<Box<Before>>, Option<u64>), String> {
         let Some(seen) = self.file_seen else {
-            return Ok(None);
+            return Ok((None, None));
         };
         let refuse = |why: &str| changed_on_disk(path, why);
         let bytes = match read_project_file(path) {
             Ok(bytes) => bytes,
             // Gone: nothing to merge, the save writes it anew.
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((None, None)),
             Err(e) => return Err(refuse(&format!("the version on disk cannot be read ({e})"))),
         };
-        if crate::core::library::SidecarBaseline::hash(&bytes) == seen {
-            return Ok(None);
+        let hash = crate::core::library::SidecarBaseline::hash(&bytes);
+        if hash == seen {
+            return Ok((None, Some(hash)));
         }
         let label = path.display().to_string();
         let (theirs, _) = String::from_utf8(bytes)
@@ -245,13 +269,13 @@ impl Project {
         let edit = crate::core::library::merge::merge_documents(&base, &self.doc, &theirs)
             .map_err(|why| refuse(&why))?;
         if edit.is_empty() {
-            return Ok(None);
+            return Ok((None, Some(hash)));
         }
         let before = Box::new((self.history.clone(), self.doc.clone()));
         self.apply(edit, MERGE_LABEL)
             .map_err(|e| refuse(&format!("the merge cannot be made ({e})")))?;
         self.merged_from_disk = vec![path.to_path_buf()];
-        Ok(Some(before))
+        Ok((Some(before), Some(hash)))
     }
 
     /// Puts back the history and document from before a merge whose save failed: the merge

@@ -269,3 +269,59 @@ fn update_changed_in_a_sidecar_project() {
     assert!(side.contains(&format!("\"frames\": {frames}")), "{side}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// `import --sidecar` into an existing single file turns it into a sidecar project; a sidecar
+/// already beside a take that holds other tags (another project's) stops it, with nothing
+/// written, instead of being written over.
+#[test]
+fn import_sidecar_into_a_single_file_never_writes_over_another_projects_sidecar() {
+    use taglane::core::tags::{Range, TagDocument};
+    let dir = temp_dir("sidecar-convert");
+    let lib = library(&dir);
+    let project = dir.join("p.taglane.json");
+    let other = dir.join("other.taglane.json");
+    let (l, p) = (lib.to_str().unwrap(), project.to_str().unwrap());
+    // A single-file project with frames on `run`.
+    let out = run(&["import", l, "-o", p]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let (mut doc, _) = TagDocument::load(&project).unwrap();
+    let run_clip = doc.clips.iter().position(|c| c.name == "run").unwrap() as u32;
+    let mut tag = taglane::core::tags::Tag::new("Walk");
+    tag.ranges.insert(run_clip, vec![Range::new(2, 5)]);
+    doc.tags.push(tag);
+    doc.save(&project, false).unwrap();
+    // Another sidecar project over the same takes wrote its (untagged) sidecars.
+    let out = run(&["import", l, "-o", other.to_str().unwrap(), "--sidecar"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let side = lib.join("s1/run.bvh.tags.json");
+    let theirs = std::fs::read(&side).unwrap();
+    let ours = std::fs::read(&project).unwrap();
+    let out = run(&["import", l, "-o", p, "--sidecar"]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("run.bvh.tags.json") && err.contains("never read"),
+        "the sidecar named: {err}"
+    );
+    assert_eq!(std::fs::read(&side).unwrap(), theirs, "their sidecar kept");
+    assert_eq!(std::fs::read(&project).unwrap(), ours, "the project kept");
+    // With the other project's sidecars moved away, the project becomes a sidecar project.
+    for f in [
+        "s1/run.bvh.tags.json",
+        "s1/walk.bvh.tags.json",
+        "s2/walk.bvh.tags.json",
+    ] {
+        std::fs::remove_file(lib.join(f)).unwrap();
+    }
+    let out = run(&["import", l, "-o", p, "--sidecar"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let sidecar = std::fs::read_to_string(&side).unwrap();
+    assert!(sidecar.contains("Walk"), "{sidecar}");
+    assert!(
+        std::fs::read_to_string(&project)
+            .unwrap()
+            .contains("\"folders\""),
+        "a sidecar project now"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}

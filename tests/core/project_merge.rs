@@ -220,3 +220,81 @@ fn a_single_file_save_merges_the_file_changed_on_disk_meanwhile() {
     assert!(file.is_dir());
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// `taglane import --sidecar` turning a single file into a sidecar project merges what changed
+/// in the file during the scan first (`Project::merge_file_changes`), and then knows the file
+/// as merged: the sidecar save writes over it, and only it.
+#[test]
+fn a_single_file_turned_into_a_sidecar_project_keeps_what_changed_on_disk_meanwhile() {
+    use taglane::core::library::{load_sidecar_project, save_sidecar_project_since};
+    let dir = temp_dir("single-to-sidecar");
+    std::fs::create_dir_all(dir.join("takes")).unwrap();
+    for name in ["walk", "run"] {
+        std::fs::write(dir.join(format!("takes/{name}.bvh")), b"").unwrap();
+    }
+    let file = dir.join("p.taglane.json");
+    let take = |name: &str| ClipInfo {
+        source: Some(format!("takes/{name}.bvh")),
+        ..clip(name)
+    };
+    let doc = TagDocument {
+        clips: vec![take("walk"), take("run")],
+        tags: vec![Tag::new("Walk")],
+        ..Default::default()
+    };
+    doc.save(&file, true).unwrap();
+    let (mut import, _) = Project::load(&file).unwrap();
+    // Another session saves frames of `walk` while the import scans.
+    let (mut other, _) = Project::load(&file).unwrap();
+    set(&mut other, 0, 0, &[Range::new(5, 9)]);
+    other.save_to(&file).unwrap();
+    // The import's own change.
+    set(&mut import, 0, 1, &[Range::new(1, 2)]);
+    assert_eq!(import.merge_file_changes(), Ok(true));
+    assert_eq!(import.merged_from_disk, vec![file.clone()]);
+    assert_eq!(import.history.undo_label(), Some("changes made on disk"));
+    // Nothing more to merge, and the sidecar save may write over the file it merged.
+    assert_eq!(import.merge_file_changes(), Ok(false));
+    let mut baseline = import.sidecars.clone();
+    baseline.set_hash(&file, import.file_seen.expect("the file's hash"));
+    let folders = ["takes".to_owned()];
+    save_sidecar_project_since(&file, &import.doc, Some(&folders), Some(&mut baseline)).unwrap();
+    let loaded = load_sidecar_project(&file).unwrap();
+    let walk = &loaded.doc.tags[0];
+    let on = |name: &str| {
+        let c = loaded
+            .doc
+            .clips
+            .iter()
+            .position(|c| c.name == name)
+            .unwrap();
+        walk.ranges.get(&(c as u32)).unwrap().to_vec()
+    };
+    assert_eq!(on("walk"), [Range::new(5, 9)], "the other session's frames");
+    assert_eq!(on("run"), [Range::new(1, 2)], "the import's own");
+
+    // A file changed again after the merge is not written over.
+    let q = dir.join("q.taglane.json");
+    // Its takes elsewhere (those of `takes/` have p's sidecars now).
+    std::fs::create_dir_all(dir.join("takes2")).unwrap();
+    std::fs::write(dir.join("takes2/walk.bvh"), b"").unwrap();
+    let mut doc = doc.clone();
+    doc.clips.truncate(1);
+    doc.clips[0].source = Some("takes2/walk.bvh".into());
+    doc.save(&q, false).unwrap();
+    let (mut again, _) = Project::load(&q).unwrap();
+    assert_eq!(again.merge_file_changes(), Ok(false));
+    let mut baseline = again.sidecars.clone();
+    baseline.set_hash(&q, again.file_seen.unwrap());
+    let mut changed = doc.clone();
+    changed.tags.push(Tag::new("Idle"));
+    changed.save(&q, false).unwrap();
+    let before = std::fs::read(&q).unwrap();
+    set(&mut again, 0, 0, &[Range::new(20, 30)]);
+    let folders = ["takes2".to_owned()];
+    let err = save_sidecar_project_since(&q, &again.doc, Some(&folders), Some(&mut baseline))
+        .expect_err("the project file changed after the merge");
+    assert!(err.to_string().contains("q.taglane.json"), "{err}");
+    assert_eq!(std::fs::read(&q).unwrap(), before, "nothing written over");
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -880,6 +880,11 @@ impl SidecarBaseline {
         absolute(file)
     }
 
+    /// Records that `file` holds bytes of [`SidecarBaseline::hash`] `hash`.
+    pub fn set_hash(&mut self, file: &Path, hash: u64) {
+        self.0.insert(Self::key(file), hash);
+    }
+
     /// Records that `file` holds `bytes`.
     pub fn set(&mut self, file: &Path, bytes: &[u8]) {
         self.0.insert(Self::key(file), Self::hash(bytes));
@@ -1484,6 +1489,17 @@ fn save_sidecars(
                 if b.holds(file, text.as_bytes()) == Some(true) {
                     // The document has it as this project last saw it: theirs is kept.
                     report.kept.push(file.clone());
+                } else if b.holds(file, &old).is_none() && !is_project {
+                    // Never read by this project (one becoming a sidecar project, a Save As):
+                    // another project's tags for the take.
+                    return Err(invalid(
+                        &file.display().to_string(),
+                        "(sidecar)",
+                        "a sidecar this project never read is already beside the take (another \
+                         project's, or one left by an earlier one) and holds other tags than this \
+                         clip's here: nothing was saved, so that neither is lost. Move it away to \
+                         save this project's tags there, or open the project it belongs to",
+                    ));
                 } else {
                     let (place, what) = if *is_project {
                         (
