@@ -314,7 +314,10 @@ impl Project {
         }
         let baseline = self.sidecars.clone();
         for d in &on_disk {
-            self.sidecars.set(&d.file, &d.bytes);
+            match d.theirs {
+                crate::core::library::merge::Theirs::Gone(_) => self.sidecars.forget(&d.file),
+                _ => self.sidecars.set(&d.file, &d.bytes),
+            }
         }
         match save(path, &self.doc, &mut self.sidecars) {
             Ok(Ok(saved)) => {

@@ -848,3 +848,120 @@ fn a_save_merges_files_changed_on_disk_meanwhile() {
     assert!(e.contains("no longer in the undo history"), "{e}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// The clip list of a sidecar project merges on save too: a clip another session added (its
+/// sidecar new in the folders) is added to the document, one it removed (its sidecar moved
+/// aside) is removed when this session did not change it, and a conflict when it did.
+#[test]
+fn a_save_merges_clips_added_and_removed_on_disk_meanwhile() {
+    let dir = temp_dir("clips-meanwhile");
+    let doc = library(&dir);
+    let project_file = dir.join("lib.taglane.json");
+    save_sidecar_project(&project_file, &doc, Some(&["takes".to_owned()])).unwrap();
+    let (mut a, _) = Project::load(&project_file).unwrap();
+    let (mut b, _) = Project::load(&project_file).unwrap();
+    let names =
+        |p: &Project| -> Vec<String> { p.doc.clips.iter().map(|c| c.name.clone()).collect() };
+    let set = |p: &mut Project, clip: u32, r: &[Range]| {
+        p.apply(
+            Edit::SetRanges {
+                tag: 0,
+                clip,
+                ranges: r.to_vec(),
+            },
+            "edit",
+        )
+        .unwrap();
+    };
+    // B imports a new take with frames on it, and saves.
+    let (file, text) = DEMO_CLIP_FILES[3];
+    std::fs::write(dir.join("takes/b").join(file), text).unwrap();
+    let mut clip = b.doc.clips[1].clone();
+    clip.name = "added".into();
+    clip.source = Some(format!("takes/b/{file}"));
+    b.apply(
+        Edit::InsertClip {
+            index: 3,
+            clip,
+            ranges: vec![(0, vec![Range::new(2, 4)])],
+        },
+        "import",
+    )
+    .unwrap();
+    assert!(b.save_to(&project_file).unwrap().is_empty());
+    // A edits clip 0 and saves: B's clip is in its document, not a stale sidecar.
+    set(&mut a, 0, &[Range::new(0, 10)]);
+    let stale = a.save_to(&project_file).unwrap();
+    assert!(stale.is_empty(), "{stale:?}");
+    let added = sidecar_path(&dir.join("takes/b").join(file), None);
+    assert!(
+        a.merged_from_disk.contains(&added),
+        "{:?}",
+        a.merged_from_disk
+    );
+    assert_eq!(names(&a)[3], "added");
+    assert_eq!(a.doc.tags[0].ranges[&3], vec![Range::new(2, 4)]);
+    let (now, _) = Project::load(&project_file).unwrap();
+    assert_eq!(now.doc.clone().unversioned(), a.doc.clone().unversioned());
+
+    // B removes clip 2 (its sidecar moved aside, as the app does) and saves; A, which did not
+    // change clip 2, saves an edit of clip 0: clip 2 stays removed.
+    let (mut b, _) = Project::load(&project_file).unwrap();
+    let removed = names(&b)[2].clone();
+    b.apply(Edit::RemoveClip { index: 2 }, "remove").unwrap();
+    let stale = b.save_to(&project_file).unwrap();
+    assert_eq!(stale.len(), 1);
+    move_sidecars_aside(&stale).unwrap();
+    set(&mut a, 0, &[Range::new(0, 12)]);
+    a.save_to(&project_file).unwrap();
+    assert!(!names(&a).contains(&removed), "{:?}", names(&a));
+    assert!(!stale[0].exists(), "its sidecar not written again");
+    assert_eq!(a.doc.tags[0].ranges[&0], vec![Range::new(0, 12)]);
+    let (now, _) = Project::load(&project_file).unwrap();
+    assert_eq!(now.doc.clone().unversioned(), a.doc.clone().unversioned());
+    assert!(
+        a.history.undo(&mut a.doc).is_some(),
+        "the merge is one undo step"
+    );
+    assert!(names(&a).contains(&removed), "undo brings the clip back");
+    a.history.redo(&mut a.doc);
+
+    // B removes clip 1 while A tags it: A's save stops, naming the sidecar, and writes nothing.
+    let (mut b, _) = Project::load(&project_file).unwrap();
+    b.apply(Edit::RemoveClip { index: 1 }, "remove").unwrap();
+    let stale = b.save_to(&project_file).unwrap();
+    move_sidecars_aside(&stale).unwrap();
+    set(&mut a, 1, &[Range::new(7, 8)]);
+    set(&mut a, 0, &[Range::new(0, 14)]);
+    let before = std::fs::read_dir(dir.join("takes/b"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect::<Vec<_>>()
+        .len();
+    let sidecar0 = std::fs::read(sidecar_path(
+        &dir.join(a.doc.clips[0].source.as_deref().unwrap()),
+        None,
+    ))
+    .unwrap();
+    let err = a.save_to(&project_file).unwrap_err();
+    assert!(
+        err.contains(&stale[0].display().to_string()) && err.contains("removed on disk"),
+        "{err}"
+    );
+    assert!(!stale[0].exists(), "not written again");
+    assert_eq!(
+        std::fs::read(sidecar_path(
+            &dir.join(a.doc.clips[0].source.as_deref().unwrap()),
+            None
+        ))
+        .unwrap(),
+        sidecar0,
+        "nothing saved"
+    );
+    assert_eq!(
+        std::fs::read_dir(dir.join("takes/b")).unwrap().count(),
+        before
+    );
+    assert!(a.history.is_dirty());
+    std::fs::remove_dir_all(&dir).ok();
+}

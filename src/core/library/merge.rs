@@ -13,7 +13,9 @@
 //! lists never conflict. Markers merge the same way, one frame each. Everything else merges
 //! whole, value by value (a note on its anchor, a tag's colour, the saved queries, the auto-tag
 //! settings, a clip's length, rate and unit): the side that changed it wins; both sides changing
-//! one value differently is a conflict, named, and nothing is merged or saved.
+//! one value differently is a conflict, named, and nothing is merged or saved. Clips merge by
+//! sidecar: one new in the folders that the project never saw is added, one the project saw that
+//! is gone from disk is removed unless this session changed it (a conflict).
 //!
 //! The merge is an [`Edit`] applied to the document (one undo step), so the document shows what
 //! the files now hold.
@@ -37,6 +39,13 @@ pub enum Theirs {
     Project(SidecarProject),
     /// The sidecar of this clip of the document.
     Sidecar(ClipId, ClipTags),
+    /// A sidecar in the project's folders of a clip the document does not have, which the
+    /// project never saw: a clip added on disk (another session's import, a version-control
+    /// update). `source`: its take, as the project names it.
+    NewClip { source: String, tags: ClipTags },
+    /// The sidecar of this clip of the document, which the project saw, is gone from disk: the
+    /// clip was removed there (another session moved its sidecar aside).
+    Gone(ClipId),
 }
 
 /// A file changed on disk since the project last saw it.
@@ -255,10 +264,37 @@ pub fn merge_on_disk(
             removals = merge_project(base, ours, p, false, &mut b).map_err(|e| (i, e))?;
         }
     }
+    let mut gone = Vec::new();
     for (i, d) in on_disk.iter().enumerate() {
-        if let Theirs::Sidecar(clip, ct) = &d.theirs {
-            merge_sidecar(base, *clip, ct, &their_colors, &mut b).map_err(|e| (i, e))?;
+        match &d.theirs {
+            Theirs::Sidecar(clip, ct) => {
+                merge_sidecar(base, *clip, ct, &their_colors, &mut b).map_err(|e| (i, e))?;
+            }
+            Theirs::NewClip { source, tags } => {
+                new_clip(base, source, tags, &their_colors, &mut b).map_err(|e| (i, e))?;
+            }
+            // Removed there: removed here too unless this session changed it (a conflict).
+            Theirs::Gone(clip) if d.ours_unchanged => gone.push((i, *clip)),
+            Theirs::Gone(clip) => {
+                let name = &ours.clips[*clip as usize].name;
+                return Err((
+                    i,
+                    format!(
+                        "clip `{name}` was removed on disk (its sidecar is gone) and changed here"
+                    ),
+                ));
+            }
+            Theirs::Project(_) => {}
         }
+    }
+    // Clips removed there, after the others merged (highest index first: the clips added there
+    // come after every clip of the document, so none of the indices moved).
+    gone.sort_unstable_by_key(|&(_, clip)| std::cmp::Reverse(clip));
+    for (i, clip) in gone {
+        b.push(Edit::RemoveClip {
+            index: clip as usize,
+        })
+        .map_err(|e| (i, e))?;
     }
     // Tags theirs removed from the project file, last (indices of the document as it is then,
     // highest first), when nothing of them is left on any clip: a sidecar not changed on disk
@@ -476,6 +512,45 @@ fn merge_sidecar(
         unit_cm: ct.unit_cm,
     };
     merge_clip(base, clip, &theirs, file_state(ct), their_colors, b)
+}
+
+/// A clip added on disk (its sidecar, `ct`, of the take `source`): added at the end of the
+/// document, its lists merged from nothing. Under a name neither the document nor the ancestor
+/// has, so that a clip removed here with the same name is not taken for its ancestor.
+fn new_clip(
+    base: &TagDocument,
+    source: &str,
+    ct: &ClipTags,
+    their_colors: &BTreeMap<&str, Option<[u8; 3]>>,
+    b: &mut Builder,
+) -> Result<(), String> {
+    let mut name = ct.clip.clone();
+    let mut n = 2;
+    while b.work.clip_index(&name).is_some() || base.clip_index(&name).is_some() {
+        name = format!("{}_{n}", ct.clip);
+        n += 1;
+    }
+    let info = ClipInfo {
+        name,
+        frames: ct.frames,
+        fps: ct.fps,
+        source: Some(source.to_owned()),
+        unit_cm: ct.unit_cm,
+    };
+    let index = b.work.clips.len();
+    b.push(Edit::InsertClip {
+        index,
+        clip: info.clone(),
+        ranges: Vec::new(),
+    })?;
+    merge_clip(
+        base,
+        index as ClipId,
+        &info,
+        file_state(ct),
+        their_colors,
+        b,
+    )
 }
 
 /// One clip of the document (`clip`, in `b.work`) and theirs (`theirs`, its lists `ts`): its

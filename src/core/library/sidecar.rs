@@ -890,6 +890,16 @@ impl SidecarBaseline {
         self.0.insert(Self::key(file), Self::hash(bytes));
     }
 
+    /// Whether the project saw `file` (read it at open, or wrote or found it at a save).
+    pub fn contains(&self, file: &Path) -> bool {
+        self.0.contains_key(&Self::key(file))
+    }
+
+    /// Forgets `file` (it is gone from disk, and the document no longer has its clip).
+    pub fn forget(&mut self, file: &Path) {
+        self.0.remove(&Self::key(file));
+    }
+
     /// Whether `file` was last seen holding `bytes`; `None` when it was never seen.
     pub fn holds(&self, file: &Path, bytes: &[u8]) -> Option<bool> {
         self.0
@@ -1543,6 +1553,22 @@ fn save_sidecars(
                 }
                 changed.push((file, text, *is_project));
             }
+            // Gone from disk since this project saw it: its clip was removed there (another
+            // session moved its sidecar aside), to be merged by the caller.
+            Err(e)
+                if collect
+                    && !is_project
+                    && e.kind() == std::io::ErrorKind::NotFound
+                    && baseline.as_deref().is_some_and(|b| b.contains(file)) =>
+            {
+                let b = baseline.as_deref().expect("checked");
+                on_disk.push(OnDisk {
+                    file: file.clone(),
+                    bytes: Vec::new(),
+                    theirs: Theirs::Gone(i as ClipId),
+                    ours_unchanged: b.holds(file, text.as_bytes()) == Some(true),
+                });
+            }
             // A sidecar there that cannot be read (too large, no permission) is not written over
             // either.
             Err(e) if !is_project && e.kind() != std::io::ErrorKind::NotFound => {
@@ -1556,6 +1582,12 @@ fn save_sidecars(
             }
             _ => changed.push((file, text, *is_project)),
         }
+    }
+    let ours: HashSet<&Path> = paths.iter().map(|(_, s)| s.as_path()).collect();
+    let walk = find_takes(&roots);
+    let takes: HashSet<&Path> = walk.files.iter().map(|f| f.path.as_path()).collect();
+    if collect && let Some(b) = baseline.as_deref() {
+        on_disk.extend(new_clips(&walk.sidecars, &ours, &takes, &paths, &dir, b));
     }
     if !on_disk.is_empty() {
         return Ok(Err(on_disk));
@@ -1576,9 +1608,6 @@ fn save_sidecars(
             }
         }
     }
-    let ours: HashSet<&Path> = paths.iter().map(|(_, s)| s.as_path()).collect();
-    let walk = find_takes(&roots);
-    let takes: HashSet<&Path> = walk.files.iter().map(|f| f.path.as_path()).collect();
     report.stale = walk
         .sidecars
         .iter()
@@ -1592,6 +1621,62 @@ fn save_sidecars(
         .cloned()
         .collect();
     Ok(Ok(report))
+}
+
+/// The sidecars in the project's folders (`sidecars`, with their `takes`) that belong to no clip
+/// of the document (`ours`; `paths`: each clip's take and sidecar) and that the project never saw
+/// (`baseline`): clips added on disk since it opened or last saved (another session's import, a
+/// version-control update), read and parsed, for [`super::merge::merge_on_disk`]. A sidecar that
+/// does not read, or that its clip's name would not save back to (a file of several animations
+/// whose clip name does not say which), is left out: it stays a stale sidecar, reported by the
+/// save and loaded at the next open.
+fn new_clips(
+    sidecars: &[PathBuf],
+    ours: &HashSet<&Path>,
+    takes: &HashSet<&Path>,
+    paths: &[(PathBuf, PathBuf)],
+    dir: &Path,
+    baseline: &SidecarBaseline,
+) -> Vec<OnDisk> {
+    let mut out = Vec::new();
+    for s in sidecars {
+        if ours.contains(s.as_path()) || baseline.contains(s) {
+            continue;
+        }
+        let Some((take, _)) = take_of(s, takes) else {
+            continue;
+        };
+        let Ok(bytes) =
+            crate::core::limits::read_limited(s, crate::core::limits::MAX_TAGS_FILE_BYTES)
+        else {
+            continue;
+        };
+        let label = s.display().to_string();
+        let Some(ct) = std::str::from_utf8(&bytes)
+            .ok()
+            .and_then(|t| parse_cliptags(t, &label).ok())
+            .map(|(ct, _)| ct)
+        else {
+            continue;
+        };
+        // Where the clip's tags would be saved: as `sidecar_paths` places them.
+        let shared = paths.iter().any(|(t, _)| *t == take);
+        let animation =
+            (ct.clip.contains(ANIMATION_SEPARATOR) || shared).then(|| animation_of(&ct.clip));
+        if sidecar_path(&take, animation) != *s {
+            continue;
+        }
+        out.push(OnDisk {
+            file: s.clone(),
+            bytes,
+            theirs: Theirs::NewClip {
+                source: source_for(&take, Some(dir)),
+                tags: ct,
+            },
+            ours_unchanged: true,
+        });
+    }
+    out
 }
 
 /// Writes each `(file, text, keep a backup)` atomically, up to eight at a time: a write is mostly
