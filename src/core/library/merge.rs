@@ -317,7 +317,79 @@ pub fn merge_on_disk(
         b.push(Edit::RemoveTag { index })
             .map_err(|e| (project, e))?;
     }
+    // The tag order, where the project file on disk gives it.
+    if let Some((i, p)) = on_disk
+        .iter()
+        .enumerate()
+        .find_map(|(i, d)| match &d.theirs {
+            Theirs::Project(p) => Some((i, p)),
+            _ => None,
+        })
+    {
+        let theirs: Vec<&str> = p.tags.iter().map(|(n, _)| n.as_str()).collect();
+        merge_tag_order(base, ours, &theirs, &mut b).map_err(|e| (i, e))?;
+    }
     Ok(Edit::Batch(b.edits))
+}
+
+/// The order of the tags (`b.work`'s, after the other merges) when only theirs changed it: the
+/// tags the three sides share take theirs' order (`theirs`, tag names), and a tag only the
+/// document has stays after the tag it follows there. When this session reordered the shared
+/// tags, its order stands (an order is not worth a conflict that saves nothing).
+fn merge_tag_order(
+    base: &TagDocument,
+    ours: &TagDocument,
+    theirs: &[&str],
+    b: &mut Builder,
+) -> Result<(), String> {
+    let work: Vec<String> = b.work.tags.iter().map(|t| t.name.clone()).collect();
+    let shared = |n: &str| {
+        base.tag_index(n).is_some()
+            && ours.tag_index(n).is_some()
+            && theirs.contains(&n)
+            && work.iter().any(|w| w == n)
+    };
+    let order = |names: &mut dyn Iterator<Item = &str>| -> Vec<String> {
+        names.filter(|n| shared(n)).map(str::to_owned).collect()
+    };
+    let base_order = order(&mut base.tags.iter().map(|t| t.name.as_str()));
+    let ours_order = order(&mut ours.tags.iter().map(|t| t.name.as_str()));
+    let theirs_order = order(&mut theirs.iter().copied());
+    if ours_order != base_order || theirs_order == base_order {
+        return Ok(());
+    }
+    let mut target: Vec<&str> = theirs
+        .iter()
+        .copied()
+        .filter(|n| work.iter().any(|w| w == n))
+        .collect();
+    for (k, name) in work.iter().enumerate() {
+        if target.contains(&name.as_str()) {
+            continue;
+        }
+        // After the tag it follows in the document (placed already: theirs, or an earlier one
+        // of these).
+        let at = match k.checked_sub(1) {
+            Some(prev) => target
+                .iter()
+                .position(|t| *t == work[prev])
+                .map_or(0, |p| p + 1),
+            None => 0,
+        };
+        target.insert(at, name);
+    }
+    for (k, name) in target.iter().enumerate() {
+        let j = b
+            .work
+            .tags
+            .iter()
+            .position(|t| t.name == *name)
+            .expect("every tag of the document is in the target order");
+        if j != k {
+            b.push(Edit::MoveTag { from: j, to: k })?;
+        }
+    }
+    Ok(())
 }
 
 /// The edit that brings `theirs`, a whole single-file project as it is on disk now, into `ours`,
@@ -411,6 +483,8 @@ pub fn merge_documents(
     for index in at {
         b.push(Edit::RemoveTag { index })?;
     }
+    let order: Vec<&str> = theirs.tags.iter().map(|t| t.name.as_str()).collect();
+    merge_tag_order(base, ours, &order, &mut b)?;
     Ok(Edit::Batch(b.edits))
 }
 
@@ -761,6 +835,68 @@ mod tests {
         t.ranges.insert(0, vec![Range::new(0, 10)]);
         doc.tags.push(t);
         doc
+    }
+
+    /// The tag order: theirs where only theirs changed it (a tag added here stays after the tag
+    /// it follows); ours where ours changed it.
+    #[test]
+    fn the_tag_order_merges_whole() {
+        let named = |names: &[&str]| TagDocument {
+            tags: names.iter().map(|n| Tag::new(*n)).collect(),
+            ..Default::default()
+        };
+        let order =
+            |d: &TagDocument| -> Vec<String> { d.tags.iter().map(|t| t.name.clone()).collect() };
+        let merged = |b: &[&str], o: &[&str], t: &[&str]| {
+            let (base, mut ours) = (named(b), named(o));
+            merge_documents(&base, &ours, &named(t))
+                .unwrap()
+                .apply(&mut ours)
+                .unwrap();
+            order(&ours)
+        };
+        // Theirs moved C first; ours added X after A.
+        assert_eq!(
+            merged(&["A", "B", "C"], &["A", "X", "B", "C"], &["C", "A", "B"]),
+            ["C", "A", "X", "B"]
+        );
+        // Theirs moved C first and added Y; ours added X at the front.
+        assert_eq!(
+            merged(
+                &["A", "B", "C"],
+                &["X", "A", "B", "C"],
+                &["C", "A", "Y", "B"]
+            ),
+            ["X", "C", "A", "Y", "B"]
+        );
+        // Both reordered: ours stands (theirs' new tag added at the end).
+        assert_eq!(
+            merged(&["A", "B", "C"], &["B", "A", "C"], &["C", "B", "A", "Y"]),
+            ["B", "A", "C", "Y"]
+        );
+        // Only ours reordered.
+        assert_eq!(
+            merged(&["A", "B", "C"], &["C", "B", "A"], &["A", "B", "C"]),
+            ["C", "B", "A"]
+        );
+        // Theirs removed B and reordered the rest.
+        assert_eq!(
+            merged(&["A", "B", "C"], &["A", "B", "C"], &["C", "A"]),
+            ["C", "A"]
+        );
+        // A sidecar project's file on disk gives the order the same way.
+        let (base, mut ours) = (named(&["A", "B", "C"]), named(&["A", "B", "C", "X"]));
+        let project = SidecarProject {
+            folders: Vec::new(),
+            tags: ["B", "C", "A"].map(|n| (n.to_owned(), None)).to_vec(),
+            queries: Vec::new(),
+            autotag: base.autotag.clone(),
+        };
+        merge_on_disk(Some(&base), &ours, &[on_disk(Theirs::Project(project))])
+            .unwrap()
+            .apply(&mut ours)
+            .unwrap();
+        assert_eq!(order(&ours), ["B", "C", "X", "A"], "X after C, as in ours");
     }
 
     fn sidecar(doc: &TagDocument) -> ClipTags {
