@@ -161,7 +161,13 @@ impl TaglaneApp {
                 self.files.kept_sidecars.extend(files);
             }
             AppCommand::MoveSidecarsAside(files) => {
-                match crate::core::library::move_sidecars_aside(&files) {
+                let moved = crate::core::library::move_sidecars_aside(&files);
+                // The project no longer has them: a later save must not take one gone for a clip
+                // removed on disk (an undo of the removal writes it again).
+                for f in files.iter().filter(|f| !f.exists()) {
+                    self.project.sidecars.forget(f);
+                }
+                match moved {
                     Ok(moved) => self.message(
                         Level::Info,
                         format!(

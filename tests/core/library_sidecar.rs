@@ -965,3 +965,95 @@ fn a_save_merges_clips_added_and_removed_on_disk_meanwhile() {
     assert!(a.history.is_dirty());
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// What is not a clip removed on disk: a clip this session removed, saved, then brought back by
+/// undo (its sidecar moved aside meanwhile) is written again; a folder gone from disk (unmounted,
+/// renamed) fails the save instead of removing its clips. And two sessions adding clips of one
+/// name (of different takes) both keep saving: the name merges as a value.
+#[test]
+fn a_save_tells_clips_removed_on_disk_from_missing_files_and_merges_renames() {
+    let dir = temp_dir("not-removed");
+    let doc = library(&dir);
+    let project_file = dir.join("lib.taglane.json");
+    save_sidecar_project(&project_file, &doc, Some(&["takes".to_owned()])).unwrap();
+    let (mut a, _) = Project::load(&project_file).unwrap();
+    let names =
+        |p: &Project| -> Vec<String> { p.doc.clips.iter().map(|c| c.name.clone()).collect() };
+    // Removed here, saved, moved aside, undone: saved again with the clip.
+    let removed = names(&a)[2].clone();
+    a.apply(Edit::RemoveClip { index: 2 }, "remove").unwrap();
+    let stale = a.save_to(&project_file).unwrap();
+    assert_eq!(stale.len(), 1);
+    move_sidecars_aside(&stale).unwrap();
+    a.history.undo(&mut a.doc).unwrap();
+    a.save_to(&project_file).unwrap();
+    assert!(names(&a).contains(&removed), "{:?}", names(&a));
+    assert!(stale[0].exists(), "its sidecar written again");
+    let (now, _) = Project::load(&project_file).unwrap();
+    assert_eq!(names(&now), names(&a));
+
+    // Two sessions add a clip named `extra`, of two different takes.
+    let (mut b, _) = Project::load(&project_file).unwrap();
+    let add = |p: &mut Project, sub: &str, file: &str, text: &str| {
+        std::fs::write(dir.join("takes").join(sub).join(file), text).unwrap();
+        let mut clip = p.doc.clips[0].clone();
+        clip.name = "extra".into();
+        clip.source = Some(format!("takes/{sub}/{file}"));
+        let index = p.doc.clips.len();
+        p.apply(
+            Edit::InsertClip {
+                index,
+                clip,
+                ranges: Vec::new(),
+            },
+            "import",
+        )
+        .unwrap();
+    };
+    add(&mut a, "a", "x.bvh", DEMO_CLIP_FILES[3].1);
+    add(&mut b, "b", "y.bvh", DEMO_CLIP_FILES[4].1);
+    b.save_to(&project_file).unwrap();
+    a.save_to(&project_file).unwrap();
+    assert_eq!(
+        names(&a)[3..],
+        ["extra", "extra_2"],
+        "B's clip under another name"
+    );
+    // B saves again: its clip takes the name A gave it, and B gets A's clip.
+    b.apply(
+        Edit::SetRanges {
+            tag: 0,
+            clip: 0,
+            ranges: vec![Range::new(1, 2)],
+        },
+        "edit",
+    )
+    .unwrap();
+    b.save_to(&project_file).unwrap();
+    let mut b_names = names(&b);
+    b_names.sort();
+    let mut a_names = names(&a);
+    a_names.sort();
+    assert_eq!(b_names, a_names);
+    let (now, _) = Project::load(&project_file).unwrap();
+    let mut now_names = names(&now);
+    now_names.sort();
+    assert_eq!(now_names, a_names);
+
+    // A folder gone from disk: the save fails and the clips stay.
+    let before = names(&b);
+    std::fs::rename(dir.join("takes/b"), dir.join("moved")).unwrap();
+    b.apply(
+        Edit::SetRanges {
+            tag: 0,
+            clip: 0,
+            ranges: vec![Range::new(1, 3)],
+        },
+        "edit",
+    )
+    .unwrap();
+    let err = b.save_to(&project_file).unwrap_err();
+    assert!(err.contains("takes/b"), "{err}");
+    assert_eq!(names(&b), before, "no clip removed");
+    std::fs::remove_dir_all(&dir).ok();
+}

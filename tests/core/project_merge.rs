@@ -294,7 +294,11 @@ fn a_single_file_turned_into_a_sidecar_project_keeps_what_changed_on_disk_meanwh
     let folders = ["takes2".to_owned()];
     let err = save_sidecar_project_since(&q, &again.doc, Some(&folders), Some(&mut baseline))
         .expect_err("the project file changed after the merge");
-    assert!(err.to_string().contains("q.taglane.json"), "{err}");
+    assert!(
+        err.to_string().contains("q.taglane.json")
+            && err.to_string().contains("the project file changed on disk"),
+        "{err}"
+    );
     assert_eq!(std::fs::read(&q).unwrap(), before, "nothing written over");
     std::fs::remove_dir_all(&dir).ok();
 }

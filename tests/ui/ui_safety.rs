@@ -568,6 +568,10 @@ fn a_sidecar_project_recovers_and_saves_into_its_sidecars() {
     h.run_steps(3);
     assert!(h.state().dialog.is_none());
     assert!(!second_side.exists());
+    assert!(
+        !h.state().project.sidecars.contains(&second_side),
+        "the project forgets it: a later save does not take it for a clip removed on disk"
+    );
     let removed = second_side.with_file_name(format!(
         "{}.removed",
         second_side.file_name().unwrap().to_string_lossy()

@@ -270,9 +270,12 @@ pub fn merge_on_disk(
             Theirs::Sidecar(clip, ct) => {
                 merge_sidecar(base, *clip, ct, &their_colors, &mut b).map_err(|e| (i, e))?;
             }
-            Theirs::NewClip { source, tags } => {
-                new_clip(base, source, tags, &their_colors, &mut b).map_err(|e| (i, e))?;
-            }
+            // After every clip of the document merged (renames first).
+            Theirs::NewClip { .. } => {}
+            // Not in the state last saved (removed by this session's save, then its removal
+            // undone; its sidecar moved aside meanwhile): written again, as any new clip.
+            Theirs::Gone(clip)
+                if known && base.clip_index(&ours.clips[*clip as usize].name).is_none() => {}
             // Removed there: removed here too unless this session changed it (a conflict).
             Theirs::Gone(clip) if d.ours_unchanged => gone.push((i, *clip)),
             Theirs::Gone(clip) => {
@@ -285,6 +288,11 @@ pub fn merge_on_disk(
                 ));
             }
             Theirs::Project(_) => {}
+        }
+    }
+    for (i, d) in on_disk.iter().enumerate() {
+        if let Theirs::NewClip { source, tags } = &d.theirs {
+            new_clip(base, source, tags, &their_colors, &mut b).map_err(|e| (i, e))?;
         }
     }
     // Clips removed there, after the others merged (highest index first: the clips added there
@@ -447,6 +455,7 @@ pub fn merge_documents(
                 continue;
             }
         };
+        let clip = Merging { clip, new: false };
         merge_clip(base, clip, info, ts, &colors, &mut b)
             .map_err(|e| format!("clip `{}`: {e}", info.name))?;
     }
@@ -571,26 +580,41 @@ fn merge_sidecar(
     b: &mut Builder,
 ) -> Result<(), String> {
     let info = &b.work.clips[clip as usize];
-    if ct.clip != info.name {
+    // A clip renamed there (another session's rename, or its merge of a clip of the same name):
+    // renamed here too when this session kept the name it last saved and no other clip has the
+    // new one; a conflict otherwise.
+    let rename = (ct.clip != info.name).then(|| ct.clip.clone());
+    if rename.is_some()
+        && (base.clip_index(&info.name).is_none() || b.work.clip_index(&ct.clip).is_some())
+    {
         return Err(format!(
-            "the sidecar names its clip `{}` where the project has `{}`",
+            "the sidecar names its clip `{}` where the project has `{}` (renamed here and on \
+             disk, or to a name another clip has)",
             ct.clip, info.name
         ));
     }
     // A sidecar does not name its take: the document's stands.
     let theirs = ClipInfo {
-        name: ct.clip.clone(),
+        name: info.name.clone(),
         frames: ct.frames,
         fps: ct.fps,
         source: info.source.clone(),
         unit_cm: ct.unit_cm,
     };
-    merge_clip(base, clip, &theirs, file_state(ct), their_colors, b)
+    let clip = Merging { clip, new: false };
+    merge_clip(base, clip, &theirs, file_state(ct), their_colors, b)?;
+    match rename {
+        Some(name) => b.push(Edit::RenameClip {
+            clip: clip.clip,
+            name,
+        }),
+        None => Ok(()),
+    }
 }
 
 /// A clip added on disk (its sidecar, `ct`, of the take `source`): added at the end of the
-/// document, its lists merged from nothing. Under a name neither the document nor the ancestor
-/// has, so that a clip removed here with the same name is not taken for its ancestor.
+/// document, its lists merged from nothing (no clip of the ancestor is its ancestor, whatever
+/// its name), under a name no other clip of the document has.
 fn new_clip(
     base: &TagDocument,
     source: &str,
@@ -598,9 +622,16 @@ fn new_clip(
     their_colors: &BTreeMap<&str, Option<[u8; 3]>>,
     b: &mut Builder,
 ) -> Result<(), String> {
+    let taken = |b: &Builder, name: &str| b.work.clip_index(name).is_some();
+    // The name of a clip of a file of several animations says which animation (and so which
+    // sidecar): another would move its tags to another file. Such a clip is left out (its
+    // sidecar stays one of no clip, loaded at the next open).
+    if ct.clip.contains(super::naming::ANIMATION_SEPARATOR) && taken(b, &ct.clip) {
+        return Ok(());
+    }
     let mut name = ct.clip.clone();
     let mut n = 2;
-    while b.work.clip_index(&name).is_some() || base.clip_index(&name).is_some() {
+    while taken(b, &name) {
         name = format!("{}_{n}", ct.clip);
         n += 1;
     }
@@ -617,14 +648,19 @@ fn new_clip(
         clip: info.clone(),
         ranges: Vec::new(),
     })?;
-    merge_clip(
-        base,
-        index as ClipId,
-        &info,
-        file_state(ct),
-        their_colors,
-        b,
-    )
+    let new = Merging {
+        clip: index as ClipId,
+        new: true,
+    };
+    merge_clip(base, new, &info, file_state(ct), their_colors, b)
+}
+
+/// The clip of the document a merge is for, and whether it is new since the ancestor (added
+/// there: no clip of the ancestor is its ancestor, whatever its name).
+#[derive(Clone, Copy)]
+struct Merging {
+    clip: ClipId,
+    new: bool,
 }
 
 /// One clip of the document (`clip`, in `b.work`) and theirs (`theirs`, its lists `ts`): its
@@ -632,7 +668,7 @@ fn new_clip(
 /// anchor by anchor. The base's clip is the one of the same name (none: a clip new since).
 fn merge_clip(
     base: &TagDocument,
-    clip: ClipId,
+    Merging { clip, new }: Merging,
     theirs: &ClipInfo,
     ts: ClipState,
     their_colors: &BTreeMap<&str, Option<[u8; 3]>>,
@@ -640,7 +676,11 @@ fn merge_clip(
 ) -> Result<(), String> {
     let info = b.work.clips[clip as usize].clone();
     let os = doc_state(&b.work, Some(clip));
-    let base_clip = base.clip_index(&info.name);
+    let base_clip = if new {
+        None
+    } else {
+        base.clip_index(&info.name)
+    };
     let base_info = base_clip.map(|c| &base.clips[c as usize]);
     let frames = merge_value(base_info.map(|i| &i.frames), &info.frames, &theirs.frames)
         .ok_or("the clip's length was changed here and on disk")?;

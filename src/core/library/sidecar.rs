@@ -1434,10 +1434,19 @@ fn save_sidecars(
         .map(|((_, s), text)| (s.clone(), text, false))
         .collect();
     files.push((path.to_path_buf(), sidecar_project_text(&project), true));
+    // The folders walked before the files are compared (the walk of a large library takes a
+    // while: a file saved meanwhile is then seen by the comparison, not written over): clips
+    // added on disk, and after the writes the stale sidecars.
+    let ours: HashSet<&Path> = paths.iter().map(|(_, s)| s.as_path()).collect();
+    let walk = find_takes(&roots);
+    let takes: HashSet<&Path> = walk.files.iter().map(|f| f.path.as_path()).collect();
+    let mut on_disk = match baseline.as_deref() {
+        Some(b) if collect => new_clips(&walk.sidecars, &ours, &takes, &paths, &dir, b),
+        _ => Vec::new(),
+    };
     // Existing files: unchanged ones are skipped; a sidecar that cannot be read is never written
     // over (it may hold tags the document does not have).
     let mut changed = Vec::with_capacity(files.len());
-    let mut on_disk = Vec::new();
     for (i, (file, text, is_project)) in files.iter().enumerate() {
         match crate::core::limits::read_limited(file, crate::core::limits::MAX_TAGS_FILE_BYTES) {
             Ok(old) if old == text.as_bytes() => report.unchanged += 1,
@@ -1555,11 +1564,14 @@ fn save_sidecars(
             }
             // Gone from disk since this project saw it: its clip was removed there (another
             // session moved its sidecar aside), to be merged by the caller.
+            // (The take still there: a folder gone, unmounted or renamed is no removal of its
+            // clips; the write reports it.)
             Err(e)
                 if collect
                     && !is_project
                     && e.kind() == std::io::ErrorKind::NotFound
-                    && baseline.as_deref().is_some_and(|b| b.contains(file)) =>
+                    && baseline.as_deref().is_some_and(|b| b.contains(file))
+                    && paths[i].0.is_file() =>
             {
                 let b = baseline.as_deref().expect("checked");
                 on_disk.push(OnDisk {
@@ -1582,12 +1594,6 @@ fn save_sidecars(
             }
             _ => changed.push((file, text, *is_project)),
         }
-    }
-    let ours: HashSet<&Path> = paths.iter().map(|(_, s)| s.as_path()).collect();
-    let walk = find_takes(&roots);
-    let takes: HashSet<&Path> = walk.files.iter().map(|f| f.path.as_path()).collect();
-    if collect && let Some(b) = baseline.as_deref() {
-        on_disk.extend(new_clips(&walk.sidecars, &ours, &takes, &paths, &dir, b));
     }
     if !on_disk.is_empty() {
         return Ok(Err(on_disk));
