@@ -4,7 +4,7 @@
 //! `examples/decode_count.rs` time them. Run through `run.sh`; see README.md.
 //!
 //! ```text
-//! acl-side-by-side (info|check|warm|cold|datacold) TLC_DIR ACL_DIR CLIP [N]
+//! acl-side-by-side (info|check|warm|cold|datacold|l2cold|tlbcold|hugecold) TLC_DIR ACL_DIR CLIP [N]
 //! ```
 #![allow(unsafe_code)]
 
@@ -55,6 +55,35 @@ const CLIPS: [(&str, &str, f32); 9] = [
     ("cmu_01_03", "cmu_01_03_climb_hang.bvh", 5.644),
     ("cmu_131_03", "cmu_131_03_hop_start_stop.bvh", 5.644),
 ];
+
+unsafe extern "C" {
+    fn madvise(addr: *mut u8, len: usize, advice: i32) -> i32;
+}
+
+/// A buffer of `len` bytes on 2 MiB pages where the kernel gives them (`MADV_HUGEPAGE`), leaked.
+fn huge_buffer(len: usize) -> &'static mut [u8] {
+    const HUGE: usize = 2 << 20;
+    let layout = std::alloc::Layout::from_size_align(len, HUGE).expect("layout");
+    // SAFETY: a non-zero size; the memory is written (so initialised) before it is read.
+    unsafe {
+        let p = std::alloc::alloc(layout);
+        assert!(!p.is_null());
+        madvise(p, len, 14);
+        std::ptr::write_bytes(p, 0, len);
+        std::slice::from_raw_parts_mut(p, len)
+    }
+}
+
+/// Where this executable is loaded (its first mapping in /proc/self/maps).
+fn exe_base() -> usize {
+    let exe = std::fs::read_link("/proc/self/exe").unwrap_or_default();
+    let maps = std::fs::read_to_string("/proc/self/maps").unwrap_or_default();
+    maps.lines()
+        .find(|l| l.ends_with(&*exe.to_string_lossy()))
+        .and_then(|l| l.split('-').next())
+        .and_then(|a| usize::from_str_radix(a, 16).ok())
+        .unwrap_or(0)
+}
 
 /// A clip compressed by ACL, open for decoding.
 struct Acl(*mut u8);
@@ -109,7 +138,7 @@ fn median(v: &mut [f64]) -> f64 {
 
 fn main() -> Result<(), String> {
     let args: Vec<String> = std::env::args().collect();
-    let usage = "usage: acl-side-by-side (info|check|warm|cold|datacold) TLC_DIR ACL_DIR CLIP [N]";
+    let usage = "usage: acl-side-by-side (info|check|warm|cold|datacold|l2cold|tlbcold|hugecold) TLC_DIR ACL_DIR CLIP [N]";
     if args.len() < 5 {
         return Err(usage.into());
     }
@@ -266,6 +295,165 @@ fn main() -> Result<(), String> {
                 median(&mut ratio[0]),
                 m[2],
                 median(&mut ratio[1]),
+                m[2] / m[1]
+            );
+        }
+        "l2cold" | "tlbcold" => {
+            // Where a cold pose's time goes: the same pose decoded first (code, data and their
+            // page-table entries warm), then `l2cold` streams a buffer of four times the L2 (one
+            // byte a line: the L1 and L2 lose the pose, the last-level cache keeps it, few TLB
+            // entries go), `tlbcold` reads one byte of each page of twice the last-level cache
+            // (the TLB loses the pose's pages, the caches lose 1 MiB of lines: L1 and L2, but not
+            // the last-level cache).
+            let mut buf = cold_cache::eviction_buffer();
+            let mut ns: [Vec<f64>; 3] = Default::default();
+            for i in 0..n {
+                let t = times[(i * 97) % times.len()];
+                for j in 0..3 {
+                    let side = (i + j) % 3;
+                    decode(side, t, false);
+                    if mode == "l2cold" {
+                        cold_cache::evict(&mut buf[..4 << 20]);
+                    } else {
+                        for page in buf.chunks_exact_mut(4096) {
+                            page[0] = page[0].wrapping_add(1);
+                        }
+                        black_box(&buf[..]);
+                    }
+                    let start = Instant::now();
+                    decode(side, t, false);
+                    ns[side].push(start.elapsed().as_secs_f64() * 1e9);
+                }
+            }
+            let m: Vec<f64> = ns.iter_mut().map(|v| median(v)).collect();
+            println!(
+                "{name} {mode}: uncompressed {:.0} ns, taglane {:.0} ns (x {:.2}), ACL {:.0} ns (x {:.2}); ACL / taglane {:.2}",
+                m[0],
+                m[1],
+                m[1] / m[0],
+                m[2],
+                m[2] / m[0],
+                m[2] / m[1]
+            );
+        }
+        "hugecold" => {
+            // `cold` with the eviction buffer on 2 MiB pages: the caches lose the pose as in
+            // `cold`, but the buffer takes 32 TLB entries instead of 16,384, so the pose's pages
+            // keep theirs (and the page-table entries of the pose's pages need not be read from
+            // memory). Against `cold`, what the page walks of a cold pose cost.
+            let buf = huge_buffer(2 * cold_cache::last_level_cache_bytes());
+            let mut ns: [Vec<f64>; 3] = Default::default();
+            for i in 0..n {
+                let t = times[(i * 97) % times.len()];
+                for j in 0..3 {
+                    let side = (i + j) % 3;
+                    cold_cache::evict(buf);
+                    let start = Instant::now();
+                    decode(side, t, false);
+                    ns[side].push(start.elapsed().as_secs_f64() * 1e9);
+                }
+            }
+            let m: Vec<f64> = ns.iter_mut().map(|v| median(v)).collect();
+            println!(
+                "{name} {mode}: uncompressed {:.0} ns, taglane {:.0} ns (x {:.2}), ACL {:.0} ns (x {:.2}); ACL / taglane {:.2}; huge pages {}",
+                m[0],
+                m[1],
+                m[1] / m[0],
+                m[2],
+                m[2] / m[0],
+                m[2] / m[1],
+                std::fs::read_to_string("/proc/self/smaps_rollup")
+                    .ok()
+                    .and_then(|t| t
+                        .lines()
+                        .find(|l| l.starts_with("AnonHugePages"))
+                        .map(str::to_owned))
+                    .unwrap_or_default()
+            );
+        }
+        "pfcold" => {
+            // `cold` with, inside the timed part, a prefetch of every line of a function before
+            // the pose: `TL_SYM` and `UN_SYM` (`OFFSET:SIZE` in hex, from `nm -S`) name the code
+            // of taglane's and the uncompressed clip's sample. What prefetching code could win.
+            let base = exe_base();
+            let sym = |var: &str| -> (usize, usize) {
+                let v = std::env::var(var).unwrap_or_default();
+                let (o, l) = v.split_once(':').unwrap_or(("0", "0"));
+                let hex =
+                    |x: &str| usize::from_str_radix(x.trim_start_matches("0x"), 16).unwrap_or(0);
+                (base + hex(o), hex(l))
+            };
+            let ranges = [sym("UN_SYM"), sym("TL_SYM"), (0, 0)];
+            // `UN_RO`, `TL_RO`: the read-only data lines (constants) each side's code reads
+            // (offsets in hex, comma-separated, from `objdump -d`), also prefetched.
+            let lines = |var: &str| -> Vec<usize> {
+                std::env::var(var)
+                    .unwrap_or_default()
+                    .split(',')
+                    .filter_map(|x| usize::from_str_radix(x.trim_start_matches("0x"), 16).ok())
+                    .map(|o| base + o)
+                    .collect()
+            };
+            let rodata = [lines("UN_RO"), lines("TL_RO"), Vec::new()];
+            // `PF_STACK`: bytes of the stack below the caller's frame also prefetched (for
+            // writing), on every side.
+            let stack: usize = std::env::var("PF_STACK")
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(0);
+            let mut buf = cold_cache::eviction_buffer();
+            let mut ns: [Vec<f64>; 3] = Default::default();
+            for i in 0..n {
+                let t = times[(i * 97) % times.len()];
+                for j in 0..3 {
+                    let side = (i + j) % 3;
+                    cold_cache::evict(&mut buf);
+                    let start = Instant::now();
+                    let (at, len) = ranges[side];
+                    let mut a = at & !63;
+                    while a < at + len {
+                        // SAFETY: a prefetch never faults.
+                        unsafe {
+                            std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T1 }>(
+                                a as *const i8,
+                            )
+                        };
+                        a += 64;
+                    }
+                    for &line in &rodata[side] {
+                        // SAFETY: a prefetch never faults.
+                        unsafe {
+                            std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+                                line as *const i8,
+                            )
+                        };
+                    }
+                    if stack > 0 {
+                        // The stack below this frame, where the sample's frame lies.
+                        let here = black_box(&t) as *const f32 as usize;
+                        let mut a = (here - stack) & !63;
+                        while a < here {
+                            // SAFETY: a prefetch never faults.
+                            unsafe {
+                                std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_ET0 }>(
+                                    a as *const i8,
+                                )
+                            };
+                            a += 64;
+                        }
+                    }
+                    decode(side, t, false);
+                    ns[side].push(start.elapsed().as_secs_f64() * 1e9);
+                }
+            }
+            let m: Vec<f64> = ns.iter_mut().map(|v| median(v)).collect();
+            println!(
+                "{name} {mode}: uncompressed {:.0} ns, taglane {:.0} ns (x {:.2}), ACL {:.0} ns (x {:.2}); ACL / taglane {:.2}",
+                m[0],
+                m[1],
+                m[1] / m[0],
+                m[2],
+                m[2] / m[0],
                 m[2] / m[1]
             );
         }
