@@ -9,9 +9,11 @@ use std::time::Duration;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
+use crate::core::library::sidecar::sidecar_project_text;
 use crate::core::library::{
-    ImportSettings, Progress, Seen, UnitSetting, is_sidecar_project, load_any_with_baseline,
-    load_sidecar_project, plan_import, save_sidecar_project_since, scan_library, source_for, walk,
+    ImportSettings, Progress, Seen, SidecarProject, UnitSetting, is_sidecar_project,
+    load_any_with_baseline, load_sidecar_project, load_sidecar_project_text, plan_import,
+    save_sidecar_project_since, scan_library, source_for, walk,
 };
 use crate::core::project::Project;
 
@@ -57,8 +59,28 @@ pub fn import(args: ImportArgs) -> ExitCode {
     let mut bad_takes = Vec::new();
     // What the sidecars held when read: the save compares with it.
     let mut sidecars = Default::default();
-    let loaded = if was_sidecar {
-        load_sidecar_project(&args.project).map(|l| {
+    // A new sidecar project takes the sidecars already beside its takes (another project's over
+    // the same folders, or those of a project file that was lost), as opening it would: they are
+    // the takes' tags, and the save compares with them instead of writing over them.
+    let adopt = args.sidecar && !exists;
+    let loaded = if was_sidecar || adopt {
+        let load = if adopt {
+            let base = args.project.parent().map(walk::absolute);
+            let folders = args
+                .dirs
+                .iter()
+                .filter(|d| d.is_dir())
+                .map(|d| source_for(&walk::absolute(d), base.as_deref()))
+                .collect();
+            let project = SidecarProject {
+                folders,
+                ..SidecarProject::default()
+            };
+            load_sidecar_project_text(&args.project, &sidecar_project_text(&project))
+        } else {
+            load_sidecar_project(&args.project)
+        };
+        load.map(|l| {
             bad_takes = l.bad_takes.clone();
             let mut warnings: Vec<String> = l.warnings.iter().map(ToString::to_string).collect();
             warnings.extend(l.problem_messages());

@@ -325,3 +325,60 @@ fn import_sidecar_into_a_single_file_never_writes_over_another_projects_sidecar(
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// `import --sidecar` into a new project file over takes that have sidecars already (a project
+/// file that was lost, or another project over the same folders) takes their clips and tags, as
+/// opening the project would, instead of writing over them.
+#[test]
+fn import_sidecar_into_a_new_project_takes_the_sidecars_already_there() {
+    use taglane::core::doc::Edit;
+    use taglane::core::project::Project;
+    use taglane::core::tags::{Range, Tag};
+    let dir = temp_dir("sidecar-adopt");
+    let lib = library(&dir);
+    let first = dir.join("first.taglane.json");
+    let l = lib.to_str().unwrap();
+    let out = run(&["import", l, "-o", first.to_str().unwrap(), "--sidecar"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    // Frames on `run`, saved into its sidecar; then the project file is lost.
+    let (mut p, _) = Project::load(&first).unwrap();
+    let run_clip = p.doc.clips.iter().position(|c| c.name == "run").unwrap() as u32;
+    p.apply(
+        Edit::InsertTag {
+            index: 0,
+            tag: Tag::new("Walk"),
+        },
+        "tag",
+    )
+    .unwrap();
+    p.apply(
+        Edit::SetRanges {
+            tag: 0,
+            clip: run_clip,
+            ranges: vec![Range::new(2, 5)],
+        },
+        "edit",
+    )
+    .unwrap();
+    p.save_to(&first).unwrap();
+    let side = lib.join("s1/run.bvh.tags.json");
+    let before = std::fs::read(&side).unwrap();
+    std::fs::remove_file(&first).unwrap();
+    // A take added since.
+    std::fs::write(lib.join("s1/idle.bvh"), DEMO_CLIP_FILES[2].1).unwrap();
+    let again = dir.join("again.taglane.json");
+    let out = run(&["import", l, "-o", again.to_str().unwrap(), "--sidecar"]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("added 1 clip(s)"),
+        "only the new take added: {err}"
+    );
+    assert_eq!(std::fs::read(&side).unwrap(), before, "the sidecar kept");
+    let (q, _) = Project::load(&again).unwrap();
+    let walk = q.doc.tag_index("Walk").expect("the sidecar's tag");
+    let run_clip = q.doc.clips.iter().position(|c| c.name == "run").unwrap() as u32;
+    assert_eq!(q.doc.tags[walk].ranges[&run_clip], vec![Range::new(2, 5)]);
+    assert_eq!(q.doc.clips.len(), 4, "three adopted, one added");
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -995,9 +995,17 @@ fn read_sidecar(text: &str, file: &str) -> Result<Sidecar, TagsFileError> {
 /// Loads a sidecar-mode project (see the module documentation). Fails only when the project file
 /// itself cannot be read; bad sidecars are reported in [`SidecarLoad::bad_sidecars`].
 pub fn load_sidecar_project(path: &Path) -> Result<SidecarLoad, TagsFileError> {
-    let label = path.display().to_string();
     let text = read_text(path)?;
-    let (project, mut warnings) = parse_sidecar_project(&text, &label)?;
+    load_sidecar_project_text(path, &text)
+}
+
+/// [`load_sidecar_project`] of the project file text `text`, for the project file `path` (which
+/// need not exist yet): a new sidecar project over folders whose takes have sidecars already
+/// (`taglane import --sidecar` into a new project file) takes their clips and tags, as opening
+/// it later would.
+pub fn load_sidecar_project_text(path: &Path, text: &str) -> Result<SidecarLoad, TagsFileError> {
+    let label = path.display().to_string();
+    let (project, mut warnings) = parse_sidecar_project(text, &label)?;
     let dir = project_dir(path);
     let roots: Vec<PathBuf> = project
         .folders
