@@ -587,6 +587,113 @@ fn a_sidecar_project_recovers_and_saves_into_its_sidecars() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Another session adds a take and removes the clip before the current one (its sidecar moved
+/// aside) while the app has edits: the app's Save merges the clip list, the clip being edited
+/// stays current though its index moved, and the new clip shows in the browser.
+#[test]
+fn save_merges_clips_another_session_added_and_removed() {
+    use taglane::core::library::move_sidecars_aside;
+    use taglane::core::tags::Tag;
+    let (dir, project_file) = sidecar_library("sidecar-clips", vec![Tag::new("Walk")]);
+    let (opened, _) = Project::load(&project_file).unwrap();
+    let first = opened.doc.clips[0].name.clone();
+    let second = opened.doc.clips[1].name.clone();
+    let mut h = harness_with(TaglaneApp::new(
+        opened,
+        Prefs::default(),
+        Recovery::in_dir(&dir.join("recovery")),
+    ));
+    h.run_steps(2);
+    h.state_mut().queue.push(AppCommand::SelectClip(1));
+    h.state_mut().queue.push(AppCommand::Edit {
+        edit: Edit::SetRanges {
+            tag: 0,
+            clip: 1,
+            ranges: vec![Range::new(2, 9)],
+        },
+        label: "tag".into(),
+        select: None,
+    });
+    h.run_steps(2);
+    // The other session: a new take imported, the first clip removed.
+    let mut other = Project::load(&project_file).unwrap().0;
+    let (file, text) = DEMO_CLIP_FILES[2];
+    std::fs::write(dir.join("takes").join(file), text).unwrap();
+    let mut clip = other.doc.clips[0].clone();
+    clip.name = "imported".into();
+    clip.source = Some(format!("takes/{file}"));
+    other
+        .apply(
+            Edit::InsertClip {
+                index: 2,
+                clip,
+                ranges: vec![(0, vec![Range::new(1, 4)])],
+            },
+            "import",
+        )
+        .unwrap();
+    other
+        .apply(Edit::RemoveClip { index: 0 }, "remove")
+        .unwrap();
+    let stale = other.save_to(&project_file).unwrap();
+    move_sidecars_aside(&stale).unwrap();
+    h.state_mut().queue.push(AppCommand::Save);
+    h.run_steps(3);
+    let message = status(&h);
+    {
+        let app = h.state();
+        let names: Vec<&str> = app
+            .project
+            .doc
+            .clips
+            .iter()
+            .map(|c| c.name.as_str())
+            .collect();
+        assert_eq!(names, [second.as_str(), "imported"], "{message}");
+        assert_eq!(
+            app.current_clip, 0,
+            "the clip edited stays current: {message}"
+        );
+        assert!(!app.project.history.is_dirty(), "{message}");
+        let walk = &app.project.doc.tags[0];
+        assert_eq!(walk.ranges[&0], vec![Range::new(2, 9)]);
+        assert_eq!(walk.ranges[&1], vec![Range::new(1, 4)]);
+    }
+    assert!(!names_contain(&h, &first));
+    h.get_by_label_contains("imported");
+    // The files hold both sessions' work (a sidecar project lists its clips in folder order).
+    let by_name = |doc: &taglane::core::tags::TagDocument| {
+        let mut clips: Vec<(String, Vec<Range>)> = doc
+            .clips
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let r = doc.tags[0].ranges.get(&(i as u32)).unwrap_or(&[]);
+                (c.name.clone(), r.to_vec())
+            })
+            .collect();
+        clips.sort_by(|a, b| a.0.cmp(&b.0));
+        clips
+    };
+    let (reopened, _) = Project::load(&project_file).unwrap();
+    assert_eq!(by_name(&reopened.doc), by_name(&h.state().project.doc));
+    // Undo of the merge: the clip removed there comes back, and the same clip stays current.
+    h.state_mut().queue.push(AppCommand::Undo);
+    h.run_steps(2);
+    assert_eq!(h.state().project.doc.clips.len(), 2, "{}", status(&h));
+    assert!(names_contain(&h, &first) && !names_contain(&h, "imported"));
+    let app = h.state();
+    assert_eq!(
+        app.project.doc.clips[app.current_clip as usize].name,
+        second
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+fn names_contain(h: &Harness<'static, TaglaneApp>, name: &str) -> bool {
+    h.state().project.doc.clips.iter().any(|c| c.name == name)
+}
+
 /// "Later" keeps another session's autosave: this session's own autosaves of the same project and
 /// its save never touch it. Recovering it later, while this session has changes of its own, asks
 /// to save them first; once recovered, this session's own autosave holds the work and the old one
