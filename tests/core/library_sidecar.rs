@@ -1057,3 +1057,229 @@ fn a_save_tells_clips_removed_on_disk_from_missing_files_and_merges_renames() {
     assert_eq!(names(&b), before, "no clip removed");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// One step of two sessions on one sidecar project (`a`: which session).
+#[derive(Debug, Clone)]
+enum SessionOp {
+    Tag {
+        a: bool,
+        clip: usize,
+        start: u32,
+        len: u32,
+    },
+    Add {
+        a: bool,
+        take: usize,
+    },
+    Remove {
+        a: bool,
+        clip: usize,
+    },
+    NewTag {
+        a: bool,
+        name: usize,
+    },
+    RemoveTag {
+        a: bool,
+        tag: usize,
+    },
+    Rename {
+        a: bool,
+        clip: usize,
+        name: usize,
+    },
+    Save {
+        a: bool,
+    },
+}
+
+fn session_op() -> impl proptest::strategy::Strategy<Value = SessionOp> {
+    use proptest::prelude::*;
+    prop_oneof![
+        3 => (any::<bool>(), 0..6usize, 0..90u32, 1..20u32)
+            .prop_map(|(a, clip, start, len)| SessionOp::Tag { a, clip, start, len }),
+        1 => (any::<bool>(), 0..6usize).prop_map(|(a, take)| SessionOp::Add { a, take }),
+        1 => (any::<bool>(), 0..6usize).prop_map(|(a, clip)| SessionOp::Remove { a, clip }),
+        1 => (any::<bool>(), 0..3usize).prop_map(|(a, name)| SessionOp::NewTag { a, name }),
+        1 => (any::<bool>(), 0..3usize).prop_map(|(a, tag)| SessionOp::RemoveTag { a, tag }),
+        1 => (any::<bool>(), 0..6usize, 0..3usize)
+            .prop_map(|(a, clip, name)| SessionOp::Rename { a, clip, name }),
+        3 => any::<bool>().prop_map(|a| SessionOp::Save { a }),
+    ]
+}
+
+/// What a project holds, by clip and tag name: each clip's length and each tag's ranges on it.
+type ByName =
+    std::collections::BTreeMap<String, (u32, std::collections::BTreeMap<String, Vec<Range>>)>;
+
+fn by_name(doc: &TagDocument) -> ByName {
+    doc.clips
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let tags = doc
+                .tags
+                .iter()
+                .filter_map(|t| {
+                    let r = t.ranges.get(&(i as u32))?;
+                    Some((t.name.clone(), r.to_vec()))
+                })
+                .collect();
+            (c.name.clone(), (c.frames, tags))
+        })
+        .collect()
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 64, ..Default::default() })]
+    /// Two sessions editing, adding and removing clips and tags on one sidecar project, saving
+    /// in any order: every save either fails (a conflict, named; the session then reopens the
+    /// project) or leaves the files holding exactly what the saving session shows.
+    #[test]
+    fn two_sessions_saving_in_any_order_leave_the_files_as_the_saver_shows(
+        ops in proptest::collection::vec(session_op(), 1..16)
+    ) {
+        use taglane::core::tags::ClipInfo;
+        let dir = std::env::temp_dir().join(format!(
+            "taglane-side-{}-sessions-{}",
+            std::process::id(),
+            taglane::core::tags::query::next_version()
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("takes")).unwrap();
+        for k in 0..6 {
+            std::fs::write(dir.join(format!("takes/t{k}.bvh")), b"").unwrap();
+        }
+        let take = |k: usize| ClipInfo {
+            name: format!("t{k}"),
+            frames: 100,
+            fps: 30.0,
+            source: Some(format!("takes/t{k}.bvh")),
+            unit_cm: None,
+        };
+        let doc = TagDocument {
+            clips: (0..3).map(take).collect(),
+            tags: vec![Tag::new("T0")],
+            ..Default::default()
+        };
+        let project_file = dir.join("lib.taglane.json");
+        save_sidecar_project(&project_file, &doc, Some(&["takes".to_owned()])).unwrap();
+        let mut sessions = [
+            Project::load(&project_file).unwrap().0,
+            Project::load(&project_file).unwrap().0,
+        ];
+        for op in ops {
+            match op {
+                SessionOp::Tag { a, clip, start, len } => {
+                    let p = &mut sessions[usize::from(a)];
+                    if clip < p.doc.clips.len() && !p.doc.tags.is_empty() {
+                        let ranges = vec![Range::new(start, (start + len).min(100))];
+                        p.apply(Edit::SetRanges { tag: 0, clip: clip as u32, ranges }, "tag").unwrap();
+                    }
+                }
+                SessionOp::Add { a, take: k } => {
+                    let p = &mut sessions[usize::from(a)];
+                    if p.doc.clip_index(&format!("t{k}")).is_none() {
+                        let index = p.doc.clips.len();
+                        p.apply(Edit::InsertClip { index, clip: take(k), ranges: Vec::new() }, "add").unwrap();
+                    }
+                }
+                SessionOp::Remove { a, clip } => {
+                    let p = &mut sessions[usize::from(a)];
+                    if clip < p.doc.clips.len() {
+                        p.apply(Edit::RemoveClip { index: clip }, "remove").unwrap();
+                    }
+                }
+                SessionOp::NewTag { a, name } => {
+                    let p = &mut sessions[usize::from(a)];
+                    let name = format!("N{name}");
+                    if p.doc.tag_index(&name).is_none() {
+                        let index = p.doc.tags.len();
+                        p.apply(Edit::InsertTag { index, tag: Tag::new(name) }, "tag").unwrap();
+                    }
+                }
+                SessionOp::RemoveTag { a, tag } => {
+                    let p = &mut sessions[usize::from(a)];
+                    if tag < p.doc.tags.len() {
+                        p.apply(Edit::RemoveTag { index: tag }, "remove tag").unwrap();
+                    }
+                }
+                SessionOp::Rename { a, clip, name } => {
+                    let p = &mut sessions[usize::from(a)];
+                    let name = format!("x{name}");
+                    if clip < p.doc.clips.len() && p.doc.clip_index(&name).is_none() {
+                        p.apply(Edit::RenameClip { clip: clip as u32, name }, "rename").unwrap();
+                    }
+                }
+                SessionOp::Save { a } => {
+                    let p = &mut sessions[usize::from(a)];
+                    match p.save_to(&project_file) {
+                        Ok(stale) => {
+                            // As the app's "Move aside".
+                            move_sidecars_aside(&stale).unwrap();
+                            for f in &stale {
+                                p.sidecars.forget(f);
+                            }
+                            let (now, warnings) = Project::load(&project_file).unwrap();
+                            // (Takes with no clip yet are reported, as they should be.)
+                            let other: Vec<&String> = warnings
+                                .iter()
+                                .filter(|w| !w.contains("have no sidecar yet"))
+                                .collect();
+                            proptest::prop_assert!(other.is_empty(), "{:?}", other);
+                            proptest::prop_assert_eq!(by_name(&now.doc), by_name(&p.doc));
+                            proptest::prop_assert!(!p.history.is_dirty());
+                        }
+                        Err(e) => {
+                            proptest::prop_assert!(e.contains("changed on disk") || e.contains("removed on disk"), "{}", e);
+                            *p = Project::load(&project_file).unwrap().0;
+                        }
+                    }
+                }
+            }
+        }
+        std::fs::remove_dir_all(&dir).ok();
+    }
+}
+
+/// A clip renamed here while another session tags it: the sidecar on disk (the old name, new
+/// frames) merges into the renamed clip, matched by its take, and the rename stands.
+#[test]
+fn a_clip_renamed_here_merges_with_its_sidecar_changed_on_disk() {
+    let dir = temp_dir("renamed-here");
+    let doc = library(&dir);
+    let project_file = dir.join("lib.taglane.json");
+    save_sidecar_project(&project_file, &doc, Some(&["takes".to_owned()])).unwrap();
+    let (mut a, _) = Project::load(&project_file).unwrap();
+    let (mut b, _) = Project::load(&project_file).unwrap();
+    let before = a.doc.tags[0].ranges.get(&1).unwrap_or(&[]).to_vec();
+    b.apply(
+        Edit::SetRanges {
+            tag: 0,
+            clip: 1,
+            ranges: vec![Range::new(30, 35)],
+        },
+        "tag",
+    )
+    .unwrap();
+    b.save_to(&project_file).unwrap();
+    a.apply(
+        Edit::RenameClip {
+            clip: 1,
+            name: "renamed".into(),
+        },
+        "rename",
+    )
+    .unwrap();
+    a.save_to(&project_file).unwrap();
+    assert_eq!(a.doc.clips[1].name, "renamed");
+    assert_eq!(
+        a.doc.tags[0].ranges[&1],
+        vec![Range::new(30, 35)],
+        "was {before:?}"
+    );
+    let (now, _) = Project::load(&project_file).unwrap();
+    let c = now.doc.clip_index("renamed").unwrap();
+    assert_eq!(now.doc.tags[0].ranges[&c], vec![Range::new(30, 35)]);
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -455,7 +455,10 @@ pub fn merge_documents(
                 continue;
             }
         };
-        let clip = Merging { clip, new: false };
+        let clip = Merging {
+            clip,
+            base: base.clip_index(&info.name),
+        };
         merge_clip(base, clip, info, ts, &colors, &mut b)
             .map_err(|e| format!("clip `{}`: {e}", info.name))?;
     }
@@ -580,17 +583,33 @@ fn merge_sidecar(
     b: &mut Builder,
 ) -> Result<(), String> {
     let info = &b.work.clips[clip as usize];
-    // A clip renamed there (another session's rename, or its merge of a clip of the same name):
-    // renamed here too when this session kept the name it last saved and no other clip has the
-    // new one; a conflict otherwise.
-    let rename = (ct.clip != info.name).then(|| ct.clip.clone());
-    if rename.is_some()
-        && (base.clip_index(&info.name).is_none() || b.work.clip_index(&ct.clip).is_some())
-    {
+    // Its ancestor: the clip of the same name in the state last saved, or of the same take (a
+    // clip renamed here since).
+    let base_clip = base.clip_index(&info.name).or_else(|| {
+        let mut same = base
+            .clips
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.source == info.source);
+        match (same.next(), same.next()) {
+            (Some((i, _)), None) if info.source.is_some() => Some(i as ClipId),
+            _ => None,
+        }
+    });
+    // The name merges as a value (another session's rename, or its merge of a clip of the same
+    // name as another, renamed so): a conflict when both renamed it differently, or when the
+    // name is another clip's.
+    let base_name = base_clip.map(|c| &base.clips[c as usize].name);
+    let name = merge_value(base_name, &info.name, &ct.clip).ok_or_else(|| {
+        format!(
+            "clip `{}` was renamed here and to `{}` on disk",
+            info.name, ct.clip
+        )
+    })?;
+    if name != info.name && b.work.clip_index(&name).is_some() {
         return Err(format!(
-            "the sidecar names its clip `{}` where the project has `{}` (renamed here and on \
-             disk, or to a name another clip has)",
-            ct.clip, info.name
+            "clip `{}` was renamed on disk to `{name}`, the name of another clip here",
+            info.name
         ));
     }
     // A sidecar does not name its take: the document's stands.
@@ -601,15 +620,15 @@ fn merge_sidecar(
         source: info.source.clone(),
         unit_cm: ct.unit_cm,
     };
-    let clip = Merging { clip, new: false };
-    merge_clip(base, clip, &theirs, file_state(ct), their_colors, b)?;
-    match rename {
-        Some(name) => b.push(Edit::RenameClip {
-            clip: clip.clip,
-            name,
-        }),
-        None => Ok(()),
+    let merging = Merging {
+        clip,
+        base: base_clip,
+    };
+    merge_clip(base, merging, &theirs, file_state(ct), their_colors, b)?;
+    if name != b.work.clips[clip as usize].name {
+        b.push(Edit::RenameClip { clip, name })?;
     }
+    Ok(())
 }
 
 /// A clip added on disk (its sidecar, `ct`, of the take `source`): added at the end of the
@@ -650,25 +669,28 @@ fn new_clip(
     })?;
     let new = Merging {
         clip: index as ClipId,
-        new: true,
+        base: None,
     };
     merge_clip(base, new, &info, file_state(ct), their_colors, b)
 }
 
-/// The clip of the document a merge is for, and whether it is new since the ancestor (added
-/// there: no clip of the ancestor is its ancestor, whatever its name).
+/// The clip of the document a merge is for, and its ancestor in the state last saved (none: a
+/// clip new since).
 #[derive(Clone, Copy)]
 struct Merging {
     clip: ClipId,
-    new: bool,
+    base: Option<ClipId>,
 }
 
 /// One clip of the document (`clip`, in `b.work`) and theirs (`theirs`, its lists `ts`): its
 /// length, unit, rate and take as values, each tag's ranges and markers frame by frame, notes
-/// anchor by anchor. The base's clip is the one of the same name (none: a clip new since).
+/// anchor by anchor. The base's clip is the one `Merging` names (none: a clip new since).
 fn merge_clip(
     base: &TagDocument,
-    Merging { clip, new }: Merging,
+    Merging {
+        clip,
+        base: base_clip,
+    }: Merging,
     theirs: &ClipInfo,
     ts: ClipState,
     their_colors: &BTreeMap<&str, Option<[u8; 3]>>,
@@ -676,11 +698,6 @@ fn merge_clip(
 ) -> Result<(), String> {
     let info = b.work.clips[clip as usize].clone();
     let os = doc_state(&b.work, Some(clip));
-    let base_clip = if new {
-        None
-    } else {
-        base.clip_index(&info.name)
-    };
     let base_info = base_clip.map(|c| &base.clips[c as usize]);
     let frames = merge_value(base_info.map(|i| &i.frames), &info.frames, &theirs.frames)
         .ok_or("the clip's length was changed here and on disk")?;
