@@ -1060,7 +1060,7 @@ fn a_save_tells_clips_removed_on_disk_from_missing_files_and_merges_renames() {
 
 /// One step of two sessions on one sidecar project (`a`: which session).
 #[derive(Debug, Clone)]
-enum SessionOp {
+pub(crate) enum SessionOp {
     Tag {
         a: bool,
         clip: usize,
@@ -1093,7 +1093,7 @@ enum SessionOp {
     },
 }
 
-fn session_op() -> impl proptest::strategy::Strategy<Value = SessionOp> {
+pub(crate) fn session_op() -> impl proptest::strategy::Strategy<Value = SessionOp> {
     use proptest::prelude::*;
     prop_oneof![
         3 => (any::<bool>(), 0..6usize, 0..90u32, 1..20u32)
@@ -1108,11 +1108,110 @@ fn session_op() -> impl proptest::strategy::Strategy<Value = SessionOp> {
     ]
 }
 
+/// Applies `op` (not a save) to its session; `take(k)` is the clip of take `k`. Steps that do not
+/// apply (a clip or tag not there, a name taken) do nothing.
+pub(crate) fn edit_session(
+    sessions: &mut [Project; 2],
+    op: &SessionOp,
+    take: &dyn Fn(usize) -> taglane::core::tags::ClipInfo,
+) {
+    let (a, edit) = match *op {
+        SessionOp::Tag {
+            a,
+            clip,
+            start,
+            len,
+        } => {
+            let p = &sessions[usize::from(a)];
+            if clip >= p.doc.clips.len() || p.doc.tags.is_empty() {
+                return;
+            }
+            let stop = (start + len).min(p.doc.clips[clip].frames);
+            let ranges = if start < stop {
+                vec![Range::new(start, stop)]
+            } else {
+                Vec::new()
+            };
+            let clip = clip as u32;
+            (
+                a,
+                Edit::SetRanges {
+                    tag: 0,
+                    clip,
+                    ranges,
+                },
+            )
+        }
+        SessionOp::Add { a, take: k } => {
+            let p = &sessions[usize::from(a)];
+            let clip = take(k);
+            if p.doc.clip_index(&clip.name).is_some()
+                || p.doc.clips.iter().any(|c| c.source == clip.source)
+            {
+                return;
+            }
+            let index = p.doc.clips.len();
+            let ranges = Vec::new();
+            (
+                a,
+                Edit::InsertClip {
+                    index,
+                    clip,
+                    ranges,
+                },
+            )
+        }
+        SessionOp::Remove { a, clip } => {
+            if clip >= sessions[usize::from(a)].doc.clips.len() {
+                return;
+            }
+            (a, Edit::RemoveClip { index: clip })
+        }
+        SessionOp::NewTag { a, name } => {
+            let p = &sessions[usize::from(a)];
+            let name = format!("N{name}");
+            if p.doc.tag_index(&name).is_some() {
+                return;
+            }
+            let index = p.doc.tags.len();
+            (
+                a,
+                Edit::InsertTag {
+                    index,
+                    tag: Tag::new(name),
+                },
+            )
+        }
+        SessionOp::RemoveTag { a, tag } => {
+            if tag >= sessions[usize::from(a)].doc.tags.len() {
+                return;
+            }
+            (a, Edit::RemoveTag { index: tag })
+        }
+        SessionOp::Rename { a, clip, name } => {
+            let p = &sessions[usize::from(a)];
+            let name = format!("x{name}");
+            if clip >= p.doc.clips.len() || p.doc.clip_index(&name).is_some() {
+                return;
+            }
+            (
+                a,
+                Edit::RenameClip {
+                    clip: clip as u32,
+                    name,
+                },
+            )
+        }
+        SessionOp::Save { .. } => return,
+    };
+    sessions[usize::from(a)].apply(edit, "edit").unwrap();
+}
+
 /// What a project holds, by clip and tag name: each clip's length and each tag's ranges on it.
-type ByName =
+pub(crate) type ByName =
     std::collections::BTreeMap<String, (u32, std::collections::BTreeMap<String, Vec<Range>>)>;
 
-fn by_name(doc: &TagDocument) -> ByName {
+pub(crate) fn by_name(doc: &TagDocument) -> ByName {
     doc.clips
         .iter()
         .enumerate()
@@ -1170,47 +1269,6 @@ proptest::proptest! {
         ];
         for op in ops {
             match op {
-                SessionOp::Tag { a, clip, start, len } => {
-                    let p = &mut sessions[usize::from(a)];
-                    if clip < p.doc.clips.len() && !p.doc.tags.is_empty() {
-                        let ranges = vec![Range::new(start, (start + len).min(100))];
-                        p.apply(Edit::SetRanges { tag: 0, clip: clip as u32, ranges }, "tag").unwrap();
-                    }
-                }
-                SessionOp::Add { a, take: k } => {
-                    let p = &mut sessions[usize::from(a)];
-                    if p.doc.clip_index(&format!("t{k}")).is_none() {
-                        let index = p.doc.clips.len();
-                        p.apply(Edit::InsertClip { index, clip: take(k), ranges: Vec::new() }, "add").unwrap();
-                    }
-                }
-                SessionOp::Remove { a, clip } => {
-                    let p = &mut sessions[usize::from(a)];
-                    if clip < p.doc.clips.len() {
-                        p.apply(Edit::RemoveClip { index: clip }, "remove").unwrap();
-                    }
-                }
-                SessionOp::NewTag { a, name } => {
-                    let p = &mut sessions[usize::from(a)];
-                    let name = format!("N{name}");
-                    if p.doc.tag_index(&name).is_none() {
-                        let index = p.doc.tags.len();
-                        p.apply(Edit::InsertTag { index, tag: Tag::new(name) }, "tag").unwrap();
-                    }
-                }
-                SessionOp::RemoveTag { a, tag } => {
-                    let p = &mut sessions[usize::from(a)];
-                    if tag < p.doc.tags.len() {
-                        p.apply(Edit::RemoveTag { index: tag }, "remove tag").unwrap();
-                    }
-                }
-                SessionOp::Rename { a, clip, name } => {
-                    let p = &mut sessions[usize::from(a)];
-                    let name = format!("x{name}");
-                    if clip < p.doc.clips.len() && p.doc.clip_index(&name).is_none() {
-                        p.apply(Edit::RenameClip { clip: clip as u32, name }, "rename").unwrap();
-                    }
-                }
                 SessionOp::Save { a } => {
                     let p = &mut sessions[usize::from(a)];
                     match p.save_to(&project_file) {
@@ -1236,6 +1294,7 @@ proptest::proptest! {
                         }
                     }
                 }
+                edit => edit_session(&mut sessions, &edit, &take),
             }
         }
         std::fs::remove_dir_all(&dir).ok();

@@ -402,9 +402,10 @@ fn merge_tag_order(
 
 /// The edit that brings `theirs`, a whole single-file project as it is on disk now, into `ours`,
 /// given `base`, the document the project last saw: as [`merge_on_disk`] does with a sidecar
-/// project's files, plus the clip list (clips by name: one added there is added at the end, one
-/// removed there is removed when this session did not change it, and a conflict otherwise; a
-/// clip's take merges as a value). `Err`: the conflict, named; nothing is merged then.
+/// project's files, plus the clip list (clips by name, or by take where one side renamed them
+/// ([`clip_map`]): one added there is added at the end, one removed there is removed when this
+/// session did not change it, and a conflict otherwise; a clip's name and take merge as values).
+/// `Err`: the conflict, named; nothing is merged then.
 pub fn merge_documents(
     base: &TagDocument,
     ours: &TagDocument,
@@ -427,12 +428,28 @@ pub fn merge_documents(
     let removed_tags = merge_project(base, ours, &project, true, &mut b)?;
     let colors: BTreeMap<&str, Option<[u8; 3]>> =
         project.tags.iter().map(|(n, c)| (n.as_str(), *c)).collect();
+    // Each clip of the ancestor on each side: by name, or by take (renamed since).
+    let base_ours = clip_map(base, ours);
+    let base_theirs = clip_map(base, theirs);
+    let mut theirs_base: Vec<Option<ClipId>> = vec![None; theirs.clips.len()];
+    for (bc, t) in base_theirs.iter().enumerate() {
+        if let Some(t) = t {
+            theirs_base[*t as usize] = Some(bc as ClipId);
+        }
+    }
     for (c, info) in theirs.clips.iter().enumerate() {
         let ts = doc_state(theirs, Some(c as ClipId));
-        let clip = match ours.clip_index(&info.name) {
-            Some(clip) => clip,
-            // Added there: added here, its lists merged from nothing.
-            None if base.clip_index(&info.name).is_none() => {
+        let base_clip = theirs_base[c];
+        let ours_clip = match base_clip {
+            Some(bc) => base_ours[bc as usize],
+            // Added there (and perhaps here, under the same name: merged from nothing).
+            None => ours
+                .clip_index(&info.name)
+                .filter(|&o| !base_ours.contains(&Some(o))),
+        };
+        let clip = match (ours_clip, base_clip) {
+            (Some(clip), _) => clip,
+            (None, None) => {
                 let index = b.work.clips.len();
                 let mut new = info.clone();
                 new.name = b.work.unique_clip_name(&info.name);
@@ -443,43 +460,65 @@ pub fn merge_documents(
                 })?;
                 index as ClipId
             }
-            // Removed (or renamed) here: it stays removed, unless theirs changed it.
-            None => {
-                let c = base.clip_index(&info.name).expect("matched above");
-                if base.clips[c as usize] != *info || doc_state(base, Some(c)) != ts {
+            // Removed here: it stays removed, unless theirs changed it.
+            (None, Some(bc)) => {
+                let base_info = &base.clips[bc as usize];
+                if *base_info != *info || doc_state(base, Some(bc)) != ts {
                     return Err(format!(
-                        "clip `{}` was removed or renamed here and changed on disk",
-                        info.name
+                        "clip `{}` was removed here and changed on disk",
+                        base_info.name
                     ));
                 }
                 continue;
             }
         };
-        let clip = Merging {
-            clip,
-            base: base.clip_index(&info.name),
+        // The name merges as a value (the work's clip keeps its index through renames).
+        let ours_name = b.work.clips[clip as usize].name.clone();
+        let base_name = base_clip.map(|bc| &base.clips[bc as usize].name);
+        let name = merge_value(base_name, &ours_name, &info.name).ok_or_else(|| {
+            format!(
+                "clip `{ours_name}` was renamed here and to `{}` on disk",
+                info.name
+            )
+        })?;
+        let theirs_info = ClipInfo {
+            name: ours_name.clone(),
+            ..info.clone()
         };
-        merge_clip(base, clip, info, ts, &colors, &mut b)
+        let merging = Merging {
+            clip,
+            base: base_clip,
+        };
+        merge_clip(base, merging, &theirs_info, ts, &colors, &mut b)
             .map_err(|e| format!("clip `{}`: {e}", info.name))?;
+        if name != ours_name {
+            if b.work.clip_index(&name).is_some() {
+                return Err(format!(
+                    "clip `{ours_name}` was renamed on disk to `{name}`, the name of another clip \
+                     here"
+                ));
+            }
+            b.push(Edit::RenameClip { clip, name })?;
+        }
     }
     // Clips removed there, last (highest index first), when this session did not change them.
     let mut gone = Vec::new();
-    for (c, info) in base.clips.iter().enumerate() {
-        if theirs.clip_index(&info.name).is_some() {
+    for (bc, info) in base.clips.iter().enumerate() {
+        if base_theirs[bc].is_some() {
             continue;
         }
-        let Some(clip) = ours.clip_index(&info.name) else {
+        let Some(clip) = base_ours[bc] else {
             continue;
         };
         let unchanged = ours.clips[clip as usize] == *info
-            && doc_state(ours, Some(clip)) == doc_state(base, Some(c as ClipId));
+            && doc_state(ours, Some(clip)) == doc_state(base, Some(bc as ClipId));
         if !unchanged {
             return Err(format!(
                 "clip `{}` was removed on disk and changed here",
-                info.name
+                ours.clips[clip as usize].name
             ));
         }
-        gone.extend(b.work.clip_index(&info.name));
+        gone.push(clip);
     }
     gone.sort_unstable_by(|x, y| y.cmp(x));
     for index in gone {
@@ -498,6 +537,51 @@ pub fn merge_documents(
     let order: Vec<&str> = theirs.tags.iter().map(|t| t.name.as_str()).collect();
     merge_tag_order(base, ours, &order, &mut b)?;
     Ok(Edit::Batch(b.edits))
+}
+
+/// For each clip of `base`, the clip of `other` that is it: the one of the same name, or else
+/// the one clip of `other` of the same take whose name `base` does not have (renamed since).
+/// `None`: removed (or a take several clips of `base` or `other` share, renamed: not told apart).
+fn clip_map(base: &TagDocument, other: &TagDocument) -> Vec<Option<ClipId>> {
+    use std::collections::HashMap;
+    let base_names: std::collections::HashSet<&str> =
+        base.clips.iter().map(|c| c.name.as_str()).collect();
+    let by_name: HashMap<&str, ClipId> = other
+        .clips
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (c.name.as_str(), i as ClipId))
+        .collect();
+    // Clips of `other` not named as any of `base`, by take.
+    let mut renamed: HashMap<&str, Vec<ClipId>> = HashMap::new();
+    for (i, c) in other.clips.iter().enumerate() {
+        if let Some(s) = c.source.as_deref()
+            && !base_names.contains(c.name.as_str())
+        {
+            renamed.entry(s).or_default().push(i as ClipId);
+        }
+    }
+    // Clips of `base` missing by name, by take.
+    let mut missing: HashMap<&str, usize> = HashMap::new();
+    for c in &base.clips {
+        if !by_name.contains_key(c.name.as_str())
+            && let Some(s) = c.source.as_deref()
+        {
+            *missing.entry(s).or_default() += 1;
+        }
+    }
+    base.clips
+        .iter()
+        .map(|c| {
+            by_name.get(c.name.as_str()).copied().or_else(|| {
+                let s = c.source.as_deref()?;
+                match renamed.get(s).map(Vec::as_slice) {
+                    Some([one]) if missing.get(s) == Some(&1) => Some(*one),
+                    _ => None,
+                }
+            })
+        })
+        .collect()
 }
 
 /// The project file: tags added there are added (at the end), colours, queries and auto-tag
