@@ -71,10 +71,10 @@ pub struct TaglaneApp {
     /// The active tag's name at the end of the last frame: an edit, undo or redo that moves tags
     /// (a tag deleted or put back above it, a reorder) keeps the same tag active.
     pub(crate) active_name: Option<String>,
-    /// The current clip's name when it was chosen or at the end of the last frame: an edit, undo,
-    /// redo or merge of changes made on disk that adds or removes clips before it (their indices
-    /// move) keeps the same clip current.
-    pub(crate) current_name: Option<String>,
+    /// The current clip's name and take when it was chosen or at the end of the last frame: an
+    /// edit, undo, redo or merge of changes made on disk that adds, removes or renames clips (their
+    /// indices move) keeps the same clip current.
+    pub(crate) current_key: Option<(String, Option<String>)>,
     pub clipboard: Clipboard,
     pub timeline: TimelineView,
     pub browser: BrowserState,
@@ -117,7 +117,7 @@ impl TaglaneApp {
             marker_selection: Vec::new(),
             active_tag: None,
             active_name: None,
-            current_name: None,
+            current_key: None,
             clipboard: Clipboard::default(),
             timeline: TimelineView::default(),
             browser: BrowserState::default(),
@@ -403,7 +403,7 @@ impl TaglaneApp {
         if self.active_name.as_deref() != name.map(|t| t.name.as_str()) {
             self.active_name = name.map(|t| t.name.clone());
         }
-        self.note_current_name();
+        self.note_current_key();
         let title = self.window_title();
         if self.last_title.as_deref() != Some(title.as_str()) {
             ctx.send_viewport_cmd(egui::ViewportCommand::Title(title.clone()));
@@ -412,22 +412,49 @@ impl TaglaneApp {
         self.autosave_tick();
     }
 
-    /// Records the current clip's name (see [`TaglaneApp::current_name`]).
-    pub(crate) fn note_current_name(&mut self) {
-        let name = self.project.doc.clips.get(self.current_clip as usize);
-        if self.current_name.as_deref() != name.map(|c| c.name.as_str()) {
-            self.current_name = name.map(|c| c.name.clone());
+    /// Records the current clip's name and take (see [`TaglaneApp::current_key`]).
+    pub(crate) fn note_current_key(&mut self) {
+        let clip = self.project.doc.clips.get(self.current_clip as usize);
+        let same = match (&self.current_key, clip) {
+            (Some((name, source)), Some(c)) => *name == c.name && *source == c.source,
+            (None, None) => true,
+            _ => false,
+        };
+        if !same {
+            self.current_key = clip.map(|c| (c.name.clone(), c.source.clone()));
         }
+    }
+
+    /// The clip `current_key` names: of the same name and take; else the one clip of that take
+    /// (renamed); else of the same name (relinked).
+    fn find_current(&self) -> Option<ClipId> {
+        let (name, source) = self.current_key.as_ref()?;
+        let clips = &self.project.doc.clips;
+        let at = |i: usize| i as ClipId;
+        if let Some(i) = clips
+            .iter()
+            .position(|c| c.name == *name && c.source == *source)
+        {
+            return Some(at(i));
+        }
+        let mut same_take = clips
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| source.is_some() && c.source == *source);
+        if let (Some((i, _)), None) = (same_take.next(), same_take.next()) {
+            return Some(at(i));
+        }
+        clips.iter().position(|c| c.name == *name).map(at)
     }
 
     /// Keeps indices valid after tags or clips were added, removed or reordered.
     pub(crate) fn after_structure_change(&mut self) {
         let tags = self.project.doc.tags.len();
-        let doc = &self.project.doc;
-        // The same clip stays current wherever it moved (by name: a renamed clip keeps its place).
-        if let Some(i) = self.current_name.as_deref().and_then(|n| doc.clip_index(n)) {
+        // The same clip stays current wherever it moved (by name and take).
+        if let Some(i) = self.find_current() {
             self.current_clip = i;
         }
+        let doc = &self.project.doc;
         let clip = self.current_clip;
         // The same tag stays active wherever it moved (by name: a renamed tag keeps its place).
         if let Some(i) = self.active_name.as_deref().and_then(|n| doc.tag_index(n)) {
@@ -450,7 +477,7 @@ impl TaglaneApp {
         if self.current_clip as usize >= self.project.doc.clips.len() {
             self.current_clip = self.project.doc.clips.len().saturating_sub(1) as ClipId;
         }
-        self.note_current_name();
+        self.note_current_key();
         let frames = self.frames();
         self.playback.clamp_to(frames);
     }

@@ -66,7 +66,7 @@ impl TaglaneApp {
             AppCommand::SelectClip(c) => {
                 if (c as usize) < self.project.doc.clips.len() && c != self.current_clip {
                     self.current_clip = c;
-                    self.note_current_name();
+                    self.note_current_key();
                     self.selection.clear();
                     self.marker_selection.clear();
                     self.playback.playhead = 0.0;

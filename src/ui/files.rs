@@ -299,7 +299,7 @@ impl TaglaneApp {
         self.library.show_report = false;
         self.files.kept_sidecars.clear();
         self.current_clip = 0;
-        self.current_name = None;
+        self.current_key = None;
         self.selection.clear();
         self.marker_selection.clear();
         self.inspector = Default::default();

@@ -1061,15 +1061,20 @@ fn a_save_tells_clips_removed_on_disk_from_missing_files_and_merges_renames() {
 /// One step of two sessions on one sidecar project (`a`: which session).
 #[derive(Debug, Clone)]
 pub(crate) enum SessionOp {
+    /// Frames `start..start + len` of the session's own half of the clip (session 0: frames
+    /// 0-49, session 1: 50-99) become the tag's there; its frames in the other half stay.
     Tag {
         a: bool,
         clip: usize,
+        tag: usize,
         start: u32,
         len: u32,
     },
+    /// Take `take` as a clip named `name` (0: after the take, `tK`; 1, 2: `c0`, `c1`).
     Add {
         a: bool,
         take: usize,
+        name: usize,
     },
     Remove {
         a: bool,
@@ -1096,13 +1101,14 @@ pub(crate) enum SessionOp {
 pub(crate) fn session_op() -> impl proptest::strategy::Strategy<Value = SessionOp> {
     use proptest::prelude::*;
     prop_oneof![
-        3 => (any::<bool>(), 0..6usize, 0..90u32, 1..20u32)
-            .prop_map(|(a, clip, start, len)| SessionOp::Tag { a, clip, start, len }),
-        1 => (any::<bool>(), 0..6usize).prop_map(|(a, take)| SessionOp::Add { a, take }),
+        4 => (any::<bool>(), 0..6usize, 0..3usize, 0..45u32, 1..10u32)
+            .prop_map(|(a, clip, tag, start, len)| SessionOp::Tag { a, clip, tag, start, len }),
+        1 => (any::<bool>(), 0..6usize, 0..3usize)
+            .prop_map(|(a, take, name)| SessionOp::Add { a, take, name }),
         1 => (any::<bool>(), 0..6usize).prop_map(|(a, clip)| SessionOp::Remove { a, clip }),
         1 => (any::<bool>(), 0..3usize).prop_map(|(a, name)| SessionOp::NewTag { a, name }),
         1 => (any::<bool>(), 0..3usize).prop_map(|(a, tag)| SessionOp::RemoveTag { a, tag }),
-        1 => (any::<bool>(), 0..6usize, 0..3usize)
+        1 => (any::<bool>(), 0..6usize, 0..5usize)
             .prop_map(|(a, clip, name)| SessionOp::Rename { a, clip, name }),
         3 => any::<bool>().prop_map(|a| SessionOp::Save { a }),
     ]
@@ -1119,32 +1125,39 @@ pub(crate) fn edit_session(
         SessionOp::Tag {
             a,
             clip,
+            tag,
             start,
             len,
         } => {
             let p = &sessions[usize::from(a)];
-            if clip >= p.doc.clips.len() || p.doc.tags.is_empty() {
+            if clip >= p.doc.clips.len() || tag >= p.doc.tags.len() {
                 return;
             }
-            let stop = (start + len).min(p.doc.clips[clip].frames);
-            let ranges = if start < stop {
-                vec![Range::new(start, stop)]
-            } else {
-                Vec::new()
-            };
+            let (lo, hi) = half(a);
+            let frames = p.doc.clips[clip].frames;
+            let old = p.doc.tags[tag].ranges.get(&(clip as u32)).unwrap_or(&[]);
+            let mut ranges: Vec<Range> = Vec::new();
+            for r in old {
+                for (s, e) in [(r.start, r.stop.min(lo)), (r.start.max(hi), r.stop)] {
+                    if s < e {
+                        ranges.push(Range::new(s, e));
+                    }
+                }
+            }
+            let (s, e) = (lo + start, (lo + start + len).min(hi).min(frames));
+            if s < e {
+                ranges.push(Range::new(s, e));
+            }
+            ranges.sort_by_key(|r| r.start);
             let clip = clip as u32;
-            (
-                a,
-                Edit::SetRanges {
-                    tag: 0,
-                    clip,
-                    ranges,
-                },
-            )
+            (a, Edit::SetRanges { tag, clip, ranges })
         }
-        SessionOp::Add { a, take: k } => {
+        SessionOp::Add { a, take: k, name } => {
             let p = &sessions[usize::from(a)];
-            let clip = take(k);
+            let mut clip = take(k);
+            if name > 0 {
+                clip.name = format!("c{}", name - 1);
+            }
             if p.doc.clip_index(&clip.name).is_some()
                 || p.doc.clips.iter().any(|c| c.source == clip.source)
             {
@@ -1190,7 +1203,7 @@ pub(crate) fn edit_session(
         }
         SessionOp::Rename { a, clip, name } => {
             let p = &sessions[usize::from(a)];
-            let name = format!("x{name}");
+            let name = ["x0", "x1", "t0", "t3", "c0"][name].to_owned();
             if clip >= p.doc.clips.len() || p.doc.clip_index(&name).is_some() {
                 return;
             }
@@ -1205,6 +1218,68 @@ pub(crate) fn edit_session(
         SessionOp::Save { .. } => return,
     };
     sessions[usize::from(a)].apply(edit, "edit").unwrap();
+}
+
+/// The frames session `a` tags: its half of a 100-frame clip.
+fn half(a: bool) -> (u32, u32) {
+    if a { (50, 100) } else { (0, 50) }
+}
+
+/// After session `a` saved with a merge (`before_disk`: the file(s) on disk just before, `before`:
+/// its document just before, `after`: its document after): each tag's frames on each clip are
+/// its own in its half and the files' in the other half (each session tags only its half, so the
+/// merge must keep both sides' frames). Clips are matched by take (skipped where a take has
+/// several clips), tags by name; a clip or tag missing before holds nothing there.
+pub(crate) fn check_halves(
+    before_disk: &TagDocument,
+    before: &TagDocument,
+    after: &TagDocument,
+    a: bool,
+) -> Result<(), String> {
+    let by_take = |doc: &TagDocument, source: &Option<String>| -> Option<Option<u32>> {
+        let mut same = doc
+            .clips
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.source == *source);
+        match (same.next(), same.next()) {
+            (Some((i, _)), None) => Some(Some(i as u32)),
+            (None, _) => Some(None),
+            _ => None,
+        }
+    };
+    let frames = |doc: &TagDocument, clip: Option<u32>, tag: &str, (lo, hi): (u32, u32)| {
+        let mut out = Vec::new();
+        if let (Some(c), Some(t)) = (clip, doc.tag_index(tag)) {
+            for r in doc.tags[t].ranges.get(&c).unwrap_or(&[]) {
+                out.extend((r.start.max(lo)..r.stop.min(hi)).collect::<Vec<u32>>());
+            }
+        }
+        out
+    };
+    for (i, c) in after.clips.iter().enumerate() {
+        let (Some(Some(_)), Some(disk), Some(ours)) = (
+            by_take(after, &c.source),
+            by_take(before_disk, &c.source),
+            by_take(before, &c.source),
+        ) else {
+            continue;
+        };
+        for t in &after.tags {
+            let now_own = frames(after, Some(i as u32), &t.name, half(a));
+            let now_other = frames(after, Some(i as u32), &t.name, half(!a));
+            let own = frames(before, ours, &t.name, half(a));
+            let other = frames(before_disk, disk, &t.name, half(!a));
+            if now_own != own || now_other != other {
+                return Err(format!(
+                    "clip `{}` tag `{}`: own half {now_own:?}, was {own:?}; other half \
+                     {now_other:?}, on disk {other:?}",
+                    c.name, t.name
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// What a project holds, by clip and tag name: each clip's length and each tag's ranges on it.
@@ -1271,8 +1346,12 @@ proptest::proptest! {
             match op {
                 SessionOp::Save { a } => {
                     let p = &mut sessions[usize::from(a)];
+                    let before_disk = Project::load(&project_file).unwrap().0.doc;
+                    let before = p.doc.clone();
                     match p.save_to(&project_file) {
                         Ok(stale) => {
+                            let halves = check_halves(&before_disk, &before, &p.doc, a);
+                            proptest::prop_assert!(halves.is_ok(), "{:?}", halves);
                             // As the app's "Move aside".
                             move_sidecars_aside(&stale).unwrap();
                             for f in &stale {

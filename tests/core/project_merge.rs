@@ -331,7 +331,7 @@ proptest::proptest! {
     fn two_sessions_on_a_single_file_leave_it_as_the_saver_shows(
         ops in proptest::collection::vec(crate::library_sidecar::session_op(), 1..16)
     ) {
-        use crate::library_sidecar::{SessionOp, by_name, edit_session};
+        use crate::library_sidecar::{SessionOp, by_name, check_halves, edit_session};
         let dir = temp_dir("single-sessions");
         let take = |k: usize| ClipInfo {
             name: format!("t{k}"),
@@ -350,8 +350,12 @@ proptest::proptest! {
             match op {
                 SessionOp::Save { a } => {
                     let p = &mut sessions[usize::from(a)];
+                    let before_disk = Project::load(&file).unwrap().0.doc;
+                    let before = p.doc.clone();
                     match p.save_to(&file) {
                         Ok(_) => {
+                            let halves = check_halves(&before_disk, &before, &p.doc, a);
+                            proptest::prop_assert!(halves.is_ok(), "{:?}", halves);
                             let (now, _) = Project::load(&file).unwrap();
                             proptest::prop_assert_eq!(by_name(&now.doc), by_name(&p.doc));
                             proptest::prop_assert!(!p.history.is_dirty());

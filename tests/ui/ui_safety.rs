@@ -587,9 +587,10 @@ fn a_sidecar_project_recovers_and_saves_into_its_sidecars() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// Another session adds a take and removes the clip before the current one (its sidecar moved
-/// aside) while the app has edits: the app's Save merges the clip list, the clip being edited
-/// stays current though its index moved, and the new clip shows in the browser.
+/// Another session adds a take, renames the current clip and removes the clip before it (its
+/// sidecar moved aside) while the app has edits: the app's Save merges the clip list, the clip
+/// being edited stays current though its index and name changed, and the new clip shows in the
+/// browser.
 #[test]
 fn save_merges_clips_another_session_added_and_removed() {
     use taglane::core::library::move_sidecars_aside;
@@ -633,6 +634,15 @@ fn save_merges_clips_another_session_added_and_removed() {
         )
         .unwrap();
     other
+        .apply(
+            Edit::RenameClip {
+                clip: 1,
+                name: "renamed".into(),
+            },
+            "rename",
+        )
+        .unwrap();
+    other
         .apply(Edit::RemoveClip { index: 0 }, "remove")
         .unwrap();
     let stale = other.save_to(&project_file).unwrap();
@@ -649,7 +659,7 @@ fn save_merges_clips_another_session_added_and_removed() {
             .iter()
             .map(|c| c.name.as_str())
             .collect();
-        assert_eq!(names, [second.as_str(), "imported"], "{message}");
+        assert_eq!(names, ["renamed", "imported"], "{message}");
         assert_eq!(
             app.current_clip, 0,
             "the clip edited stays current: {message}"

@@ -275,7 +275,7 @@ pub fn merge_on_disk(
             // Not in the state last saved (removed by this session's save, then its removal
             // undone; its sidecar moved aside meanwhile): written again, as any new clip.
             Theirs::Gone(clip)
-                if known && base.clip_index(&ours.clips[*clip as usize].name).is_none() => {}
+                if known && sidecar_ancestor(base, &ours.clips[*clip as usize]).is_none() => {}
             // Removed there: removed here too unless this session changed it (a conflict).
             Theirs::Gone(clip) if d.ours_unchanged => gone.push((i, *clip)),
             Theirs::Gone(clip) => {
@@ -442,13 +442,15 @@ pub fn merge_documents(
         let base_clip = theirs_base[c];
         let ours_clip = match base_clip {
             Some(bc) => base_ours[bc as usize],
-            // Added there (and perhaps here, under the same name: merged from nothing).
-            None => ours
-                .clip_index(&info.name)
-                .filter(|&o| !base_ours.contains(&Some(o))),
+            // Added there (and perhaps here, of the same take under the same name: merged from
+            // nothing).
+            None => ours.clip_index(&info.name).filter(|&o| {
+                !base_ours.contains(&Some(o)) && ours.clips[o as usize].source == info.source
+            }),
         };
         let clip = match (ours_clip, base_clip) {
             (Some(clip), _) => clip,
+            // Added there (under a name no clip here has).
             (None, None) => {
                 let index = b.work.clips.len();
                 let mut new = info.clone();
@@ -472,10 +474,17 @@ pub fn merge_documents(
                 continue;
             }
         };
-        // The name merges as a value (the work's clip keeps its index through renames).
+        // The name merges as a value (the work's clip keeps its index through renames); a clip
+        // just added keeps the name it was added under.
         let ours_name = b.work.clips[clip as usize].name.clone();
         let base_name = base_clip.map(|bc| &base.clips[bc as usize].name);
-        let name = merge_value(base_name, &ours_name, &info.name).ok_or_else(|| {
+        let added = ours_clip.is_none();
+        let name = if added {
+            Some(ours_name.clone())
+        } else {
+            merge_value(base_name, &ours_name, &info.name)
+        };
+        let name = name.ok_or_else(|| {
             format!(
                 "clip `{ours_name}` was renamed here and to `{}` on disk",
                 info.name
@@ -539,49 +548,88 @@ pub fn merge_documents(
     Ok(Edit::Batch(b.edits))
 }
 
-/// For each clip of `base`, the clip of `other` that is it: the one of the same name, or else
-/// the one clip of `other` of the same take whose name `base` does not have (renamed since).
-/// `None`: removed (or a take several clips of `base` or `other` share, renamed: not told apart).
+/// For each clip of `base`, the clip of `other` that is it, matched in three rounds, each among
+/// the clips the rounds before left: the same name and take; the same take where it is the one
+/// such clip on both sides (renamed since); the same name (relinked since). One to one. `None`:
+/// removed (or not told apart: several clips of one take renamed at once).
 fn clip_map(base: &TagDocument, other: &TagDocument) -> Vec<Option<ClipId>> {
     use std::collections::HashMap;
-    let base_names: std::collections::HashSet<&str> =
-        base.clips.iter().map(|c| c.name.as_str()).collect();
+    let mut map: Vec<Option<ClipId>> = vec![None; base.clips.len()];
+    let mut taken = vec![false; other.clips.len()];
     let by_name: HashMap<&str, ClipId> = other
         .clips
         .iter()
         .enumerate()
         .map(|(i, c)| (c.name.as_str(), i as ClipId))
         .collect();
-    // Clips of `other` not named as any of `base`, by take.
-    let mut renamed: HashMap<&str, Vec<ClipId>> = HashMap::new();
-    for (i, c) in other.clips.iter().enumerate() {
-        if let Some(s) = c.source.as_deref()
-            && !base_names.contains(c.name.as_str())
+    for (bc, c) in base.clips.iter().enumerate() {
+        if let Some(&o) = by_name.get(c.name.as_str())
+            && other.clips[o as usize].source == c.source
         {
-            renamed.entry(s).or_default().push(i as ClipId);
+            map[bc] = Some(o);
+            taken[o as usize] = true;
         }
     }
-    // Clips of `base` missing by name, by take.
-    let mut missing: HashMap<&str, usize> = HashMap::new();
-    for c in &base.clips {
-        if !by_name.contains_key(c.name.as_str())
-            && let Some(s) = c.source.as_deref()
-        {
-            *missing.entry(s).or_default() += 1;
+    // The same take, one clip on each side among those left.
+    let mut left_other: HashMap<&str, Vec<ClipId>> = HashMap::new();
+    for (o, c) in other.clips.iter().enumerate() {
+        if let (false, Some(s)) = (taken[o], c.source.as_deref()) {
+            left_other.entry(s).or_default().push(o as ClipId);
         }
     }
-    base.clips
+    let mut left_base: HashMap<&str, usize> = HashMap::new();
+    for (bc, c) in base.clips.iter().enumerate() {
+        if let (None, Some(s)) = (map[bc], c.source.as_deref()) {
+            *left_base.entry(s).or_default() += 1;
+        }
+    }
+    for (bc, c) in base.clips.iter().enumerate() {
+        if map[bc].is_some() {
+            continue;
+        }
+        let Some(s) = c.source.as_deref() else {
+            continue;
+        };
+        if let (Some([o]), Some(1)) = (
+            left_other.get(s).map(Vec::as_slice),
+            left_base.get(s).copied(),
+        ) {
+            map[bc] = Some(*o);
+            taken[*o as usize] = true;
+        }
+    }
+    // The same name (its take relinked).
+    for (bc, c) in base.clips.iter().enumerate() {
+        if map[bc].is_none()
+            && let Some(&o) = by_name.get(c.name.as_str())
+            && !taken[o as usize]
+        {
+            map[bc] = Some(o);
+            taken[o as usize] = true;
+        }
+    }
+    map
+}
+
+/// The ancestor of the clip `info` of a sidecar project, whose sidecar is that of its take: the
+/// clip of the state last saved of the same take (of the same name among several, a file of
+/// several animations), or of the same name when none has its take (relinked since).
+fn sidecar_ancestor(base: &TagDocument, info: &ClipInfo) -> Option<ClipId> {
+    let same: Vec<usize> = base
+        .clips
         .iter()
-        .map(|c| {
-            by_name.get(c.name.as_str()).copied().or_else(|| {
-                let s = c.source.as_deref()?;
-                match renamed.get(s).map(Vec::as_slice) {
-                    Some([one]) if missing.get(s) == Some(&1) => Some(*one),
-                    _ => None,
-                }
-            })
-        })
-        .collect()
+        .enumerate()
+        .filter(|(_, c)| info.source.is_some() && c.source == info.source)
+        .map(|(i, _)| i)
+        .collect();
+    match same.as_slice() {
+        [] => base.clip_index(&info.name),
+        [one] => Some(*one as ClipId),
+        several => several
+            .iter()
+            .find(|&&i| base.clips[i].name == info.name)
+            .map(|&i| i as ClipId),
+    }
 }
 
 /// The project file: tags added there are added (at the end), colours, queries and auto-tag
@@ -667,19 +715,7 @@ fn merge_sidecar(
     b: &mut Builder,
 ) -> Result<(), String> {
     let info = &b.work.clips[clip as usize];
-    // Its ancestor: the clip of the same name in the state last saved, or of the same take (a
-    // clip renamed here since).
-    let base_clip = base.clip_index(&info.name).or_else(|| {
-        let mut same = base
-            .clips
-            .iter()
-            .enumerate()
-            .filter(|(_, c)| c.source == info.source);
-        match (same.next(), same.next()) {
-            (Some((i, _)), None) if info.source.is_some() => Some(i as ClipId),
-            _ => None,
-        }
-    });
+    let base_clip = sidecar_ancestor(base, info);
     // The name merges as a value (another session's rename, or its merge of a clip of the same
     // name as another, renamed so): a conflict when both renamed it differently, or when the
     // name is another clip's.
@@ -1038,6 +1074,70 @@ mod tests {
             .apply(&mut ours)
             .unwrap();
         assert_eq!(order(&ours), ["B", "C", "X", "A"], "X after C, as in ours");
+    }
+
+    /// Clips matched by take where renamed: a clip renamed on both sides is one clip (a
+    /// conflict on its name), not the new clip that took its old name; a clip added there under
+    /// the name a clip renamed here took is added beside it.
+    #[test]
+    fn renamed_clips_are_matched_by_their_take() {
+        let clip = |name: &str, take: &str| crate::core::tags::ClipInfo {
+            name: name.into(),
+            frames: 100,
+            fps: 30.0,
+            source: Some(take.into()),
+            unit_cm: None,
+        };
+        let doc = |clips: Vec<crate::core::tags::ClipInfo>| TagDocument {
+            clips,
+            tags: vec![Tag::new("T")],
+            ..Default::default()
+        };
+        let base = doc(vec![clip("walk", "s1.bvh")]);
+        // Here renamed `run`; there renamed `stroll`, and a new take named `walk`.
+        let ours = doc(vec![clip("run", "s1.bvh")]);
+        let theirs = doc(vec![clip("stroll", "s1.bvh"), clip("walk", "s2.bvh")]);
+        let e = merge_documents(&base, &ours, &theirs).unwrap_err();
+        assert!(
+            e.contains("clip `run` was renamed here and to `stroll` on disk"),
+            "{e}"
+        );
+        // Only here renamed: there a new take named `walk` and frames on the renamed one.
+        let mut theirs = doc(vec![clip("walk", "s1.bvh"), clip("walk2", "s2.bvh")]);
+        theirs.tags[0].ranges.insert(0, vec![Range::new(3, 5)]);
+        let mut ours = doc(vec![clip("run", "s1.bvh")]);
+        merge_documents(&base, &ours, &theirs)
+            .unwrap()
+            .apply(&mut ours)
+            .unwrap();
+        let names: Vec<&str> = ours.clips.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["run", "walk2"]);
+        assert_eq!(ours.tags[0].ranges[&0], vec![Range::new(3, 5)]);
+        // Renamed here to `run`; there a new take named `run`: added as `run_2`, no conflict.
+        let theirs = doc(vec![clip("walk", "s1.bvh"), clip("run", "s3.bvh")]);
+        let mut ours = doc(vec![clip("run", "s1.bvh")]);
+        merge_documents(&base, &ours, &theirs)
+            .unwrap()
+            .apply(&mut ours)
+            .unwrap();
+        let names: Vec<&str> = ours.clips.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["run", "run_2"]);
+        assert_eq!(ours.clips[1].source.as_deref(), Some("s3.bvh"));
+        // Names swapped here: each clip keeps its take and its frames from there.
+        let base = doc(vec![clip("a", "s1.bvh"), clip("b", "s2.bvh")]);
+        let mut theirs = base.clone();
+        theirs.tags[0].ranges.insert(1, vec![Range::new(7, 9)]);
+        let mut ours = doc(vec![clip("b", "s1.bvh"), clip("a", "s2.bvh")]);
+        merge_documents(&base, &ours, &theirs)
+            .unwrap()
+            .apply(&mut ours)
+            .unwrap();
+        assert_eq!(ours.clips[1].name, "a");
+        assert_eq!(
+            ours.tags[0].ranges[&1],
+            vec![Range::new(7, 9)],
+            "on s2's clip"
+        );
     }
 
     fn sidecar(doc: &TagDocument) -> ClipTags {
