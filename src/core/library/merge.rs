@@ -437,6 +437,10 @@ pub fn merge_documents(
             theirs_base[*t as usize] = Some(bc as ClipId);
         }
     }
+    let mut ours_has_base = vec![false; ours.clips.len()];
+    for o in base_ours.iter().flatten() {
+        ours_has_base[*o as usize] = true;
+    }
     for (c, info) in theirs.clips.iter().enumerate() {
         let ts = doc_state(theirs, Some(c as ClipId));
         let base_clip = theirs_base[c];
@@ -445,7 +449,7 @@ pub fn merge_documents(
             // Added there (and perhaps here, of the same take under the same name: merged from
             // nothing).
             None => ours.clip_index(&info.name).filter(|&o| {
-                !base_ours.contains(&Some(o)) && ours.clips[o as usize].source == info.source
+                !ours_has_base[o as usize] && ours.clips[o as usize].source == info.source
             }),
         };
         let clip = match (ours_clip, base_clip) {
