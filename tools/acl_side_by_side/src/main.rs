@@ -74,6 +74,21 @@ fn huge_buffer(len: usize) -> &'static mut [u8] {
     }
 }
 
+/// A cold mode's result: the medians of each side's poses (`ns`: uncompressed, taglane, ACL)
+/// and their ratios.
+fn cold_line(name: &str, mode: &str, ns: &mut [Vec<f64>; 3]) -> String {
+    let m: Vec<f64> = ns.iter_mut().map(|v| median(v)).collect();
+    format!(
+        "{name} {mode}: uncompressed {:.0} ns, taglane {:.0} ns (x {:.2}), ACL {:.0} ns (x {:.2}); ACL / taglane {:.2}",
+        m[0],
+        m[1],
+        m[1] / m[0],
+        m[2],
+        m[2] / m[0],
+        m[2] / m[1]
+    )
+}
+
 /// Where this executable is loaded (its first mapping in /proc/self/maps).
 fn exe_base() -> usize {
     let exe = std::fs::read_link("/proc/self/exe").unwrap_or_default();
@@ -325,16 +340,7 @@ fn main() -> Result<(), String> {
                     ns[side].push(start.elapsed().as_secs_f64() * 1e9);
                 }
             }
-            let m: Vec<f64> = ns.iter_mut().map(|v| median(v)).collect();
-            println!(
-                "{name} {mode}: uncompressed {:.0} ns, taglane {:.0} ns (x {:.2}), ACL {:.0} ns (x {:.2}); ACL / taglane {:.2}",
-                m[0],
-                m[1],
-                m[1] / m[0],
-                m[2],
-                m[2] / m[0],
-                m[2] / m[1]
-            );
+            println!("{}", cold_line(&name, &mode, &mut ns));
         }
         "hugecold" => {
             // `cold` with the eviction buffer on 2 MiB pages: the caches lose the pose as in
@@ -353,23 +359,15 @@ fn main() -> Result<(), String> {
                     ns[side].push(start.elapsed().as_secs_f64() * 1e9);
                 }
             }
-            let m: Vec<f64> = ns.iter_mut().map(|v| median(v)).collect();
-            println!(
-                "{name} {mode}: uncompressed {:.0} ns, taglane {:.0} ns (x {:.2}), ACL {:.0} ns (x {:.2}); ACL / taglane {:.2}; huge pages {}",
-                m[0],
-                m[1],
-                m[1] / m[0],
-                m[2],
-                m[2] / m[0],
-                m[2] / m[1],
-                std::fs::read_to_string("/proc/self/smaps_rollup")
-                    .ok()
-                    .and_then(|t| t
-                        .lines()
+            let huge = std::fs::read_to_string("/proc/self/smaps_rollup")
+                .ok()
+                .and_then(|t| {
+                    t.lines()
                         .find(|l| l.starts_with("AnonHugePages"))
-                        .map(str::to_owned))
-                    .unwrap_or_default()
-            );
+                        .map(str::to_owned)
+                })
+                .unwrap_or_default();
+            println!("{}; huge pages {huge}", cold_line(&name, &mode, &mut ns));
         }
         "pfcold" => {
             // `cold` with, inside the timed part, a prefetch of every line of a function before
@@ -446,16 +444,7 @@ fn main() -> Result<(), String> {
                     ns[side].push(start.elapsed().as_secs_f64() * 1e9);
                 }
             }
-            let m: Vec<f64> = ns.iter_mut().map(|v| median(v)).collect();
-            println!(
-                "{name} {mode}: uncompressed {:.0} ns, taglane {:.0} ns (x {:.2}), ACL {:.0} ns (x {:.2}); ACL / taglane {:.2}",
-                m[0],
-                m[1],
-                m[1] / m[0],
-                m[2],
-                m[2] / m[0],
-                m[2] / m[1]
-            );
+            println!("{}", cold_line(&name, &mode, &mut ns));
         }
         "cold" | "datacold" => {
             // N poses a side at scattered times, the order of the sides rotating; before each
@@ -478,16 +467,7 @@ fn main() -> Result<(), String> {
                     ns[side].push(start.elapsed().as_secs_f64() * 1e9);
                 }
             }
-            let m: Vec<f64> = ns.iter_mut().map(|v| median(v)).collect();
-            println!(
-                "{name} {mode}: uncompressed {:.0} ns, taglane {:.0} ns (x {:.2}), ACL {:.0} ns (x {:.2}); ACL / taglane {:.2}",
-                m[0],
-                m[1],
-                m[1] / m[0],
-                m[2],
-                m[2] / m[0],
-                m[2] / m[1]
-            );
+            println!("{}", cold_line(&name, &mode, &mut ns));
         }
         _ => return Err(usage.into()),
     }
