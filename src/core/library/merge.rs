@@ -403,7 +403,7 @@ fn merge_tag_order(
 /// The edit that brings `theirs`, a whole single-file project as it is on disk now, into `ours`,
 /// given `base`, the document the project last saw: as [`merge_on_disk`] does with a sidecar
 /// project's files, plus the clip list (clips by name, or by take where one side renamed them
-/// ([`clip_map`]): one added there is added at the end, one removed there is removed when this
+/// (`clip_map`): one added there is added at the end, one removed there is removed when this
 /// session did not change it, and a conflict otherwise; a clip's name and take merge as values).
 /// `Err`: the conflict, named; nothing is merged then.
 pub fn merge_documents(
