@@ -66,12 +66,21 @@ pub fn import(args: ImportArgs) -> ExitCode {
     let loaded = if was_sidecar || adopt {
         let load = if adopt {
             let base = args.project.parent().map(walk::absolute);
-            let folders = args
-                .dirs
-                .iter()
-                .filter(|d| d.is_dir())
-                .map(|d| source_for(&walk::absolute(d), base.as_deref()))
-                .collect();
+            // A take file given alone: its folder, which the save adds to the project for it.
+            let mut folders: Vec<String> = Vec::new();
+            for d in &args.dirs {
+                let d = walk::absolute(d);
+                let folder = if d.is_dir() {
+                    Some(d)
+                } else {
+                    d.parent().map(Path::to_path_buf)
+                };
+                if let Some(f) = folder.map(|f| source_for(&f, base.as_deref()))
+                    && !folders.contains(&f)
+                {
+                    folders.push(f);
+                }
+            }
             let project = SidecarProject {
                 folders,
                 ..SidecarProject::default()

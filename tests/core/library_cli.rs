@@ -380,5 +380,22 @@ fn import_sidecar_into_a_new_project_takes_the_sidecars_already_there() {
     let run_clip = q.doc.clips.iter().position(|c| c.name == "run").unwrap() as u32;
     assert_eq!(q.doc.tags[walk].ranges[&run_clip], vec![Range::new(2, 5)]);
     assert_eq!(q.doc.clips.len(), 4, "three adopted, one added");
+    // A take file given alone: its folder's sidecars are taken too.
+    let third = dir.join("third.taglane.json");
+    let take = lib.join("s1/run.bvh");
+    let out = run(&[
+        "import",
+        take.to_str().unwrap(),
+        "-o",
+        third.to_str().unwrap(),
+        "--sidecar",
+    ]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert_eq!(std::fs::read(&side).unwrap(), before, "the sidecar kept");
+    let (r, _) = Project::load(&third).unwrap();
+    let walk = r.doc.tag_index("Walk").expect("the sidecar's tag");
+    let run_clip = r.doc.clip_index("run").unwrap();
+    assert_eq!(r.doc.tags[walk].ranges[&run_clip], vec![Range::new(2, 5)]);
     std::fs::remove_dir_all(&dir).ok();
 }
