@@ -89,6 +89,63 @@ fn cold_line(name: &str, mode: &str, ns: &mut [Vec<f64>; 3]) -> String {
     )
 }
 
+/// What `pfcold` prefetches before a side's pose, from the environment: `TL_SYM`, `UN_SYM`
+/// (`OFFSET:SIZE` in hex, from `nm -S`): every line of the code of taglane's and the uncompressed
+/// clip's sample; `TL_RO`, `UN_RO` (offsets in hex, comma-separated, from `objdump -d`): the
+/// read-only data lines that code reads; `PF_STACK`: bytes of the stack below the caller's frame
+/// (for writing), on every side. `tools/acl_side_by_side/pf_syms.sh` prints the first four.
+struct Prefetch {
+    /// Per side (uncompressed, taglane, ACL): the code's first byte and length.
+    code: [(usize, usize); 3],
+    rodata: [Vec<usize>; 3],
+    stack: usize,
+}
+
+impl Prefetch {
+    fn from_env() -> Self {
+        let base = exe_base();
+        let hex = |x: &str| usize::from_str_radix(x.trim_start_matches("0x"), 16).ok();
+        let var = |v: &str| std::env::var(v).unwrap_or_default();
+        let sym = |v: &str| -> (usize, usize) {
+            let text = var(v);
+            let (o, l) = text.split_once(':').unwrap_or(("0", "0"));
+            (base + hex(o).unwrap_or(0), hex(l).unwrap_or(0))
+        };
+        let lines = |v: &str| -> Vec<usize> {
+            var(v)
+                .split(',')
+                .filter_map(hex)
+                .map(|o| base + o)
+                .collect()
+        };
+        Prefetch {
+            code: [sym("UN_SYM"), sym("TL_SYM"), (0, 0)],
+            rodata: [lines("UN_RO"), lines("TL_RO"), Vec::new()],
+            stack: var("PF_STACK").parse().unwrap_or(0),
+        }
+    }
+
+    /// The prefetches for `side`'s pose; `here`: an address in the caller's frame.
+    fn run(&self, side: usize, here: usize) {
+        use std::arch::x86_64::{_MM_HINT_ET0, _MM_HINT_T0, _MM_HINT_T1, _mm_prefetch};
+        let (at, len) = self.code[side];
+        for a in (at & !63..at + len).step_by(64) {
+            // SAFETY: a prefetch never faults.
+            unsafe { _mm_prefetch::<_MM_HINT_T1>(a as *const i8) };
+        }
+        for &a in &self.rodata[side] {
+            // SAFETY: as above.
+            unsafe { _mm_prefetch::<_MM_HINT_T0>(a as *const i8) };
+        }
+        if self.stack > 0 {
+            for a in ((here - self.stack) & !63..here).step_by(64) {
+                // SAFETY: as above.
+                unsafe { _mm_prefetch::<_MM_HINT_ET0>(a as *const i8) };
+            }
+        }
+    }
+}
+
 /// Where this executable is loaded (its first mapping in /proc/self/maps).
 fn exe_base() -> usize {
     let exe = std::fs::read_link("/proc/self/exe").unwrap_or_default();
@@ -313,161 +370,70 @@ fn main() -> Result<(), String> {
                 m[2] / m[1]
             );
         }
-        "l2cold" | "tlbcold" => {
-            // Where a cold pose's time goes: the same pose decoded first (code, data and their
-            // page-table entries warm), then `l2cold` streams a buffer of four times the L2 (one
-            // byte a line: the L1 and L2 lose the pose, the last-level cache keeps it, few TLB
-            // entries go), `tlbcold` reads one byte of each page of twice the last-level cache
-            // (the TLB loses the pose's pages, the caches lose 1 MiB of lines: L1 and L2, but not
-            // the last-level cache).
-            let mut buf = cold_cache::eviction_buffer();
-            let mut ns: [Vec<f64>; 3] = Default::default();
-            for i in 0..n {
-                let t = times[(i * 97) % times.len()];
-                for j in 0..3 {
-                    let side = (i + j) % 3;
-                    decode(side, t, false);
-                    if mode == "l2cold" {
-                        cold_cache::evict(&mut buf[..4 << 20]);
-                    } else {
-                        for page in buf.chunks_exact_mut(4096) {
-                            page[0] = page[0].wrapping_add(1);
-                        }
-                        black_box(&buf[..]);
-                    }
-                    let start = Instant::now();
-                    decode(side, t, false);
-                    ns[side].push(start.elapsed().as_secs_f64() * 1e9);
-                }
-            }
-            println!("{}", cold_line(&name, &mode, &mut ns));
-        }
-        "hugecold" => {
-            // `cold` with the eviction buffer on 2 MiB pages: the caches lose the pose as in
-            // `cold`, but the buffer takes 32 TLB entries instead of 16,384, so the pose's pages
-            // keep theirs (and the page-table entries of the pose's pages need not be read from
-            // memory). Against `cold`, what the page walks of a cold pose cost.
-            let buf = huge_buffer(2 * cold_cache::last_level_cache_bytes());
-            let mut ns: [Vec<f64>; 3] = Default::default();
-            for i in 0..n {
-                let t = times[(i * 97) % times.len()];
-                for j in 0..3 {
-                    let side = (i + j) % 3;
-                    cold_cache::evict(buf);
-                    let start = Instant::now();
-                    decode(side, t, false);
-                    ns[side].push(start.elapsed().as_secs_f64() * 1e9);
-                }
-            }
-            let huge = std::fs::read_to_string("/proc/self/smaps_rollup")
-                .ok()
-                .and_then(|t| {
-                    t.lines()
-                        .find(|l| l.starts_with("AnonHugePages"))
-                        .map(str::to_owned)
-                })
-                .unwrap_or_default();
-            println!("{}; huge pages {huge}", cold_line(&name, &mode, &mut ns));
-        }
-        "pfcold" => {
-            // `cold` with, inside the timed part, a prefetch of every line of a function before
-            // the pose: `TL_SYM` and `UN_SYM` (`OFFSET:SIZE` in hex, from `nm -S`) name the code
-            // of taglane's and the uncompressed clip's sample. What prefetching code could win.
-            let base = exe_base();
-            let sym = |var: &str| -> (usize, usize) {
-                let v = std::env::var(var).unwrap_or_default();
-                let (o, l) = v.split_once(':').unwrap_or(("0", "0"));
-                let hex =
-                    |x: &str| usize::from_str_radix(x.trim_start_matches("0x"), 16).unwrap_or(0);
-                (base + hex(o), hex(l))
+        "cold" | "datacold" | "l2cold" | "tlbcold" | "hugecold" | "pfcold" => {
+            // N poses a side at scattered times, the order of the sides rotating, only the pose
+            // timed; medians. Before each pose:
+            // - `cold`: a buffer of twice the last-level cache streamed (the bench's eviction);
+            // - `datacold`: then a pose of the side's copy of the clip, so that its code is warm
+            //   and only the data of the clip timed is cold;
+            // - `l2cold`: the same pose decoded, then four times the L2 streamed (the L1 and L2
+            //   lose the pose, the last-level cache keeps it, few TLB entries go);
+            // - `tlbcold`: the same pose decoded, then one byte of each page of twice the
+            //   last-level cache read (the TLB loses the pose's pages, the caches 1 MiB of lines);
+            // - `hugecold`: `cold` with the buffer on 2 MiB pages (32 TLB entries instead of
+            //   16,384: the pose's pages keep theirs);
+            // - `pfcold`: `cold`, then inside the timed part the prefetches of [`Prefetch`].
+            let llc = cold_cache::last_level_cache_bytes();
+            let buf: &mut [u8] = if mode == "hugecold" {
+                huge_buffer(2 * llc)
+            } else {
+                cold_cache::eviction_buffer().leak()
             };
-            let ranges = [sym("UN_SYM"), sym("TL_SYM"), (0, 0)];
-            // `UN_RO`, `TL_RO`: the read-only data lines (constants) each side's code reads
-            // (offsets in hex, comma-separated, from `objdump -d`), also prefetched.
-            let lines = |var: &str| -> Vec<usize> {
-                std::env::var(var)
-                    .unwrap_or_default()
-                    .split(',')
-                    .filter_map(|x| usize::from_str_radix(x.trim_start_matches("0x"), 16).ok())
-                    .map(|o| base + o)
-                    .collect()
-            };
-            let rodata = [lines("UN_RO"), lines("TL_RO"), Vec::new()];
-            // `PF_STACK`: bytes of the stack below the caller's frame also prefetched (for
-            // writing), on every side.
-            let stack: usize = std::env::var("PF_STACK")
-                .ok()
-                .and_then(|v| v.parse().ok())
-                .unwrap_or(0);
-            let mut buf = cold_cache::eviction_buffer();
+            let prefetch = (mode == "pfcold").then(Prefetch::from_env);
             let mut ns: [Vec<f64>; 3] = Default::default();
             for i in 0..n {
                 let t = times[(i * 97) % times.len()];
                 for j in 0..3 {
                     let side = (i + j) % 3;
-                    cold_cache::evict(&mut buf);
-                    let start = Instant::now();
-                    let (at, len) = ranges[side];
-                    let mut a = at & !63;
-                    while a < at + len {
-                        // SAFETY: a prefetch never faults.
-                        unsafe {
-                            std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T1 }>(
-                                a as *const i8,
-                            )
-                        };
-                        a += 64;
-                    }
-                    for &line in &rodata[side] {
-                        // SAFETY: a prefetch never faults.
-                        unsafe {
-                            std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
-                                line as *const i8,
-                            )
-                        };
-                    }
-                    if stack > 0 {
-                        // The stack below this frame, where the sample's frame lies.
-                        let here = black_box(&t) as *const f32 as usize;
-                        let mut a = (here - stack) & !63;
-                        while a < here {
-                            // SAFETY: a prefetch never faults.
-                            unsafe {
-                                std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_ET0 }>(
-                                    a as *const i8,
-                                )
-                            };
-                            a += 64;
+                    match mode.as_str() {
+                        "l2cold" => {
+                            decode(side, t, false);
+                            cold_cache::evict(&mut buf[..4 << 20]);
                         }
-                    }
-                    decode(side, t, false);
-                    ns[side].push(start.elapsed().as_secs_f64() * 1e9);
-                }
-            }
-            println!("{}", cold_line(&name, &mode, &mut ns));
-        }
-        "cold" | "datacold" => {
-            // N poses a side at scattered times, the order of the sides rotating; before each
-            // pose a buffer of twice the last-level cache is streamed; medians. `datacold`: then a
-            // pose of the side's copy of the clip, so that its code is warm and only the data of
-            // the clip timed is cold.
-            let data_only = mode == "datacold";
-            let mut buf = cold_cache::eviction_buffer();
-            let mut ns: [Vec<f64>; 3] = Default::default();
-            for i in 0..n {
-                let t = times[(i * 97) % times.len()];
-                for j in 0..3 {
-                    let side = (i + j) % 3;
-                    cold_cache::evict(&mut buf);
-                    if data_only {
-                        decode(side, times[(i * 97 + 128) % times.len()], true);
+                        "tlbcold" => {
+                            decode(side, t, false);
+                            for page in buf.chunks_exact_mut(4096) {
+                                page[0] = page[0].wrapping_add(1);
+                            }
+                            black_box(&buf[..]);
+                        }
+                        "datacold" => {
+                            cold_cache::evict(buf);
+                            decode(side, times[(i * 97 + 128) % times.len()], true);
+                        }
+                        _ => cold_cache::evict(buf),
                     }
                     let start = Instant::now();
+                    if let Some(p) = &prefetch {
+                        p.run(side, black_box(&t) as *const f32 as usize);
+                    }
                     decode(side, t, false);
                     ns[side].push(start.elapsed().as_secs_f64() * 1e9);
                 }
             }
-            println!("{}", cold_line(&name, &mode, &mut ns));
+            let mut line = cold_line(&name, &mode, &mut ns);
+            if mode == "hugecold" {
+                let huge = std::fs::read_to_string("/proc/self/smaps_rollup")
+                    .ok()
+                    .and_then(|t| {
+                        t.lines()
+                            .find(|l| l.starts_with("AnonHugePages"))
+                            .map(str::to_owned)
+                    })
+                    .unwrap_or_default();
+                line += &format!("; huge pages {huge}");
+            }
+            println!("{line}");
         }
         _ => return Err(usage.into()),
     }
