@@ -24,6 +24,11 @@ fn temp_dir(name: &str) -> PathBuf {
     dir
 }
 
+/// Frames `r` of tag 0 on clip `clip` of `p`, as one edit.
+fn set(p: &mut Project, clip: u32, r: &[Range]) {
+    crate::project_merge::set(p, 0, clip, r);
+}
+
 /// `dir/takes/a/` and `dir/takes/b/` with three demo takes, imported into a document.
 fn library(dir: &Path) -> TagDocument {
     for (i, (file, text)) in DEMO_CLIP_FILES.iter().take(3).enumerate() {
@@ -670,17 +675,6 @@ fn a_save_merges_files_changed_on_disk_meanwhile() {
     let (mut a, _) = Project::load(&project_file).unwrap();
     let (mut b, _) = Project::load(&project_file).unwrap();
     assert_eq!(a.sidecars.len(), 4, "three sidecars and the project file");
-    let set = |p: &mut Project, clip: u32, r: &[Range]| {
-        p.apply(
-            Edit::SetRanges {
-                tag: 0,
-                clip,
-                ranges: r.to_vec(),
-            },
-            "edit",
-        )
-        .unwrap();
-    };
     let sidecars: Vec<PathBuf> = doc
         .clips
         .iter()
@@ -862,17 +856,6 @@ fn a_save_merges_clips_added_and_removed_on_disk_meanwhile() {
     let (mut b, _) = Project::load(&project_file).unwrap();
     let names =
         |p: &Project| -> Vec<String> { p.doc.clips.iter().map(|c| c.name.clone()).collect() };
-    let set = |p: &mut Project, clip: u32, r: &[Range]| {
-        p.apply(
-            Edit::SetRanges {
-                tag: 0,
-                clip,
-                ranges: r.to_vec(),
-            },
-            "edit",
-        )
-        .unwrap();
-    };
     // B imports a new take with frames on it, and saves.
     let (file, text) = DEMO_CLIP_FILES[3];
     std::fs::write(dir.join("takes/b").join(file), text).unwrap();
@@ -1020,15 +1003,7 @@ fn a_save_tells_clips_removed_on_disk_from_missing_files_and_merges_renames() {
         "B's clip under another name"
     );
     // B saves again: its clip takes the name A gave it, and B gets A's clip.
-    b.apply(
-        Edit::SetRanges {
-            tag: 0,
-            clip: 0,
-            ranges: vec![Range::new(1, 2)],
-        },
-        "edit",
-    )
-    .unwrap();
+    set(&mut b, 0, &[Range::new(1, 2)]);
     b.save_to(&project_file).unwrap();
     let mut b_names = names(&b);
     b_names.sort();
@@ -1043,15 +1018,7 @@ fn a_save_tells_clips_removed_on_disk_from_missing_files_and_merges_renames() {
     // A folder gone from disk: the save fails and the clips stay.
     let before = names(&b);
     std::fs::rename(dir.join("takes/b"), dir.join("moved")).unwrap();
-    b.apply(
-        Edit::SetRanges {
-            tag: 0,
-            clip: 0,
-            ranges: vec![Range::new(1, 3)],
-        },
-        "edit",
-    )
-    .unwrap();
+    set(&mut b, 0, &[Range::new(1, 3)]);
     let err = b.save_to(&project_file).unwrap_err();
     assert!(err.contains("takes/b"), "{err}");
     assert_eq!(names(&b), before, "no clip removed");
@@ -1282,6 +1249,49 @@ pub(crate) fn check_halves(
     Ok(())
 }
 
+/// Session `a` saves `p` to `file` and checks what the two-session proptests ask of a save:
+/// either it stops on a conflict made on disk (the session then reopens the project), or its
+/// frames and the other session's survive the merge ([`check_halves`]), the files hold what the
+/// session shows, and nothing is left unsaved. Stale sidecars are moved aside, as the app does.
+pub(crate) fn save_session(p: &mut Project, file: &Path, a: bool) -> Result<(), String> {
+    let before_disk = Project::load(file).unwrap().0.doc;
+    let before = p.doc.clone();
+    match p.save_to(file) {
+        Ok(stale) => {
+            check_halves(&before_disk, &before, &p.doc, a)?;
+            move_sidecars_aside(&stale).unwrap();
+            for f in &stale {
+                p.sidecars.forget(f);
+            }
+            let (now, warnings) = Project::load(file).unwrap();
+            // (Takes with no clip yet are reported, as they should be.)
+            let other: Vec<&String> = warnings
+                .iter()
+                .filter(|w| !w.contains("have no sidecar yet"))
+                .collect();
+            if !other.is_empty() {
+                return Err(format!("warnings: {other:?}"));
+            }
+            if by_name(&now.doc) != by_name(&p.doc) {
+                return Err(format!(
+                    "the files hold {:?}, the session shows {:?}",
+                    by_name(&now.doc),
+                    by_name(&p.doc)
+                ));
+            }
+            if p.history.is_dirty() {
+                return Err("saved, but still dirty".into());
+            }
+            Ok(())
+        }
+        Err(e) if e.contains("changed on disk") || e.contains("removed on disk") => {
+            *p = Project::load(file).unwrap().0;
+            Ok(())
+        }
+        Err(e) => Err(format!("not a conflict made on disk: {e}")),
+    }
+}
+
 /// What a project holds, by clip and tag name: each clip's length and each tag's ranges on it.
 pub(crate) type ByName =
     std::collections::BTreeMap<String, (u32, std::collections::BTreeMap<String, Vec<Range>>)>;
@@ -1345,33 +1355,8 @@ proptest::proptest! {
         for op in ops {
             match op {
                 SessionOp::Save { a } => {
-                    let p = &mut sessions[usize::from(a)];
-                    let before_disk = Project::load(&project_file).unwrap().0.doc;
-                    let before = p.doc.clone();
-                    match p.save_to(&project_file) {
-                        Ok(stale) => {
-                            let halves = check_halves(&before_disk, &before, &p.doc, a);
-                            proptest::prop_assert!(halves.is_ok(), "{:?}", halves);
-                            // As the app's "Move aside".
-                            move_sidecars_aside(&stale).unwrap();
-                            for f in &stale {
-                                p.sidecars.forget(f);
-                            }
-                            let (now, warnings) = Project::load(&project_file).unwrap();
-                            // (Takes with no clip yet are reported, as they should be.)
-                            let other: Vec<&String> = warnings
-                                .iter()
-                                .filter(|w| !w.contains("have no sidecar yet"))
-                                .collect();
-                            proptest::prop_assert!(other.is_empty(), "{:?}", other);
-                            proptest::prop_assert_eq!(by_name(&now.doc), by_name(&p.doc));
-                            proptest::prop_assert!(!p.history.is_dirty());
-                        }
-                        Err(e) => {
-                            proptest::prop_assert!(e.contains("changed on disk") || e.contains("removed on disk"), "{}", e);
-                            *p = Project::load(&project_file).unwrap().0;
-                        }
-                    }
+                    let saved = save_session(&mut sessions[usize::from(a)], &project_file, a);
+                    proptest::prop_assert!(saved.is_ok(), "{:?}", saved);
                 }
                 edit => edit_session(&mut sessions, &edit, &take),
             }
@@ -1391,15 +1376,7 @@ fn a_clip_renamed_here_merges_with_its_sidecar_changed_on_disk() {
     let (mut a, _) = Project::load(&project_file).unwrap();
     let (mut b, _) = Project::load(&project_file).unwrap();
     let before = a.doc.tags[0].ranges.get(&1).unwrap_or(&[]).to_vec();
-    b.apply(
-        Edit::SetRanges {
-            tag: 0,
-            clip: 1,
-            ranges: vec![Range::new(30, 35)],
-        },
-        "tag",
-    )
-    .unwrap();
+    set(&mut b, 1, &[Range::new(30, 35)]);
     b.save_to(&project_file).unwrap();
     a.apply(
         Edit::RenameClip {

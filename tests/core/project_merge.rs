@@ -17,7 +17,7 @@ fn clip(name: &str) -> ClipInfo {
     }
 }
 
-fn set(p: &mut Project, tag: usize, clip: u32, ranges: &[Range]) {
+pub(crate) fn set(p: &mut Project, tag: usize, clip: u32, ranges: &[Range]) {
     p.apply(
         Edit::SetRanges {
             tag,
@@ -331,7 +331,7 @@ proptest::proptest! {
     fn two_sessions_on_a_single_file_leave_it_as_the_saver_shows(
         ops in proptest::collection::vec(crate::library_sidecar::session_op(), 1..16)
     ) {
-        use crate::library_sidecar::{SessionOp, by_name, check_halves, edit_session};
+        use crate::library_sidecar::{SessionOp, edit_session, save_session};
         let dir = temp_dir("single-sessions");
         let take = |k: usize| ClipInfo {
             name: format!("t{k}"),
@@ -349,22 +349,8 @@ proptest::proptest! {
         for op in ops {
             match op {
                 SessionOp::Save { a } => {
-                    let p = &mut sessions[usize::from(a)];
-                    let before_disk = Project::load(&file).unwrap().0.doc;
-                    let before = p.doc.clone();
-                    match p.save_to(&file) {
-                        Ok(_) => {
-                            let halves = check_halves(&before_disk, &before, &p.doc, a);
-                            proptest::prop_assert!(halves.is_ok(), "{:?}", halves);
-                            let (now, _) = Project::load(&file).unwrap();
-                            proptest::prop_assert_eq!(by_name(&now.doc), by_name(&p.doc));
-                            proptest::prop_assert!(!p.history.is_dirty());
-                        }
-                        Err(e) => {
-                            proptest::prop_assert!(e.contains("changed on disk"), "{}", e);
-                            *p = Project::load(&file).unwrap().0;
-                        }
-                    }
+                    let saved = save_session(&mut sessions[usize::from(a)], &file, a);
+                    proptest::prop_assert!(saved.is_ok(), "{:?}", saved);
                 }
                 edit => edit_session(&mut sessions, &edit, &take),
             }

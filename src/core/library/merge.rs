@@ -1097,6 +1097,12 @@ mod tests {
             tags: vec![Tag::new("T")],
             ..Default::default()
         };
+        let merged = |base: &TagDocument, ours: &mut TagDocument, theirs: &TagDocument| {
+            merge_documents(base, ours, theirs)
+                .unwrap()
+                .apply(ours)
+                .unwrap();
+        };
         let base = doc(vec![clip("walk", "s1.bvh")]);
         // Here renamed `run`; there renamed `stroll`, and a new take named `walk`.
         let ours = doc(vec![clip("run", "s1.bvh")]);
@@ -1110,20 +1116,14 @@ mod tests {
         let mut theirs = doc(vec![clip("walk", "s1.bvh"), clip("walk2", "s2.bvh")]);
         theirs.tags[0].ranges.insert(0, vec![Range::new(3, 5)]);
         let mut ours = doc(vec![clip("run", "s1.bvh")]);
-        merge_documents(&base, &ours, &theirs)
-            .unwrap()
-            .apply(&mut ours)
-            .unwrap();
+        merged(&base, &mut ours, &theirs);
         let names: Vec<&str> = ours.clips.iter().map(|c| c.name.as_str()).collect();
         assert_eq!(names, ["run", "walk2"]);
         assert_eq!(ours.tags[0].ranges[&0], vec![Range::new(3, 5)]);
         // Renamed here to `run`; there a new take named `run`: added as `run_2`, no conflict.
         let theirs = doc(vec![clip("walk", "s1.bvh"), clip("run", "s3.bvh")]);
         let mut ours = doc(vec![clip("run", "s1.bvh")]);
-        merge_documents(&base, &ours, &theirs)
-            .unwrap()
-            .apply(&mut ours)
-            .unwrap();
+        merged(&base, &mut ours, &theirs);
         let names: Vec<&str> = ours.clips.iter().map(|c| c.name.as_str()).collect();
         assert_eq!(names, ["run", "run_2"]);
         assert_eq!(ours.clips[1].source.as_deref(), Some("s3.bvh"));
@@ -1132,10 +1132,7 @@ mod tests {
         let mut theirs = base.clone();
         theirs.tags[0].ranges.insert(1, vec![Range::new(7, 9)]);
         let mut ours = doc(vec![clip("b", "s1.bvh"), clip("a", "s2.bvh")]);
-        merge_documents(&base, &ours, &theirs)
-            .unwrap()
-            .apply(&mut ours)
-            .unwrap();
+        merged(&base, &mut ours, &theirs);
         assert_eq!(ours.clips[1].name, "a");
         assert_eq!(
             ours.tags[0].ranges[&1],
