@@ -20,6 +20,9 @@
 //! build of `scripts/decode_ab_inprocess.sh` only, `$B ab /tmp/tlc CLIP ROUNDS` and
 //! `$B abcold /tmp/tlc CLIP N` (this revision's AVX-512 decoder against another's in one
 //! process: rounds of the 256 times, or single cold poses, alternating; medians of the ratios).
+//! A take other than the nine shared ones: `$B prepare DIR FILE@UNIT_CM@ERROR_CM...` compresses
+//! those takes instead (automatic mode at that error), and a CLIP of `FILE@UNIT_CM` names one
+//! (its `.tlc` is `DIR/STEM.tlc`).
 
 use std::hint::black_box;
 use std::path::Path;
@@ -73,26 +76,68 @@ fn load(file: &str, unit_cm: f32) -> Clip {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../shared/mocap")
         .join(file);
+    load_path(&path, unit_cm)
+}
+
+fn load_path(path: &Path, unit_cm: f32) -> Clip {
     let opts = ImportOptions {
         unit_cm: Some(unit_cm),
         ..Default::default()
     };
-    load_animation(&path, &opts)
-        .expect("shared clip loads")
+    load_animation(path, &opts)
+        .expect("clip loads")
         .clips
         .remove(0)
 }
 
+/// A take other than the nine: `FILE@UNIT_CM[@...]`, loaded at that unit, with the parts.
+fn other_take(arg: &str) -> (Clip, Vec<&str>) {
+    let parts: Vec<&str> = arg.split('@').collect();
+    let unit: f32 = parts.get(1).expect("FILE@UNIT_CM").parse().expect("unit");
+    (load_path(Path::new(parts[0]), unit), parts)
+}
+
+/// The short name of a clip argument: one of the nine, or the file stem of `FILE@...`.
+fn take_name(arg: &str) -> String {
+    match arg.split_once('@') {
+        Some((file, _)) => Path::new(file)
+            .file_stem()
+            .expect("a file name")
+            .to_string_lossy()
+            .into_owned(),
+        None => arg.to_string(),
+    }
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let usage =
-        "usage: decode_count prepare DIR | (compressed|uncompressed|time|cold|checksum) DIR CLIP N";
+    let usage = "usage: decode_count prepare DIR [FILE@UNIT_CM@ERROR_CM...] | (compressed|uncompressed|time|cold|checksum) DIR CLIP N";
     let mode = args.get(1).expect(usage).as_str();
     let dir = Path::new(args.get(2).expect(usage));
     if mode == "prepare" {
         std::fs::create_dir_all(dir).expect("create DIR");
-        for (short, file, unit, acl_err) in CLIPS {
-            let clip = load(file, unit);
+        // Takes named after DIR (`FILE@UNIT_CM@ERROR_CM`) instead of the nine shared ones.
+        let extra: Vec<(String, Clip, f32)> = args[3..]
+            .iter()
+            .map(|a| {
+                let (clip, parts) = other_take(a);
+                let err: f32 = parts
+                    .get(2)
+                    .expect("FILE@UNIT_CM@ERROR_CM")
+                    .parse()
+                    .expect("error");
+                (take_name(a), clip, err)
+            })
+            .collect();
+        let takes: Vec<(String, Clip, f32)> = if extra.is_empty() {
+            CLIPS
+                .iter()
+                .map(|&(short, file, unit, acl_err)| (short.to_string(), load(file, unit), acl_err))
+                .collect()
+        } else {
+            extra
+        };
+        for (short, clip, acl_err) in takes {
             let r = compress(&clip, &CompressSettings::auto(acl_err * 0.98)).expect("compresses");
             std::fs::write(dir.join(format!("{short}.tlc")), r.clip.bytes()).expect("write");
             println!(
@@ -104,8 +149,13 @@ fn main() {
     }
     let name = args.get(3).expect(usage);
     let n: usize = args.get(4).expect(usage).parse().expect("N");
-    let &(_, file, unit, _) = CLIPS.iter().find(|c| c.0 == name).expect("unknown clip");
-    let clip = load(file, unit);
+    let clip = if name.contains('@') {
+        other_take(name).0
+    } else {
+        let &(_, file, unit, _) = CLIPS.iter().find(|c| c.0 == name).expect("unknown clip");
+        load(file, unit)
+    };
+    let name = &take_name(name);
     let compressed =
         CompressedClip::from_bytes(std::fs::read(dir.join(format!("{name}.tlc"))).expect("read"))
             .expect("valid .tlc");
