@@ -89,7 +89,9 @@ pub fn import(args: ImportArgs) -> ExitCode {
         } else {
             load_sidecar_project(&args.project)
         };
-        load.map(|l| {
+        load.map(|mut l| {
+            // The takes without a sidecar are what this import adds: no warning about them.
+            l.untracked.clear();
             bad_takes = l.bad_takes.clone();
             let mut warnings: Vec<String> = l.warnings.iter().map(ToString::to_string).collect();
             warnings.extend(l.problem_messages());
@@ -116,6 +118,8 @@ pub fn import(args: ImportArgs) -> ExitCode {
                 path: Some(args.project.clone()),
                 sidecars,
                 file_seen,
+                // Another import may create the file during this one's scan: merged at the save.
+                file_was_absent: !exists,
                 ..Project::default()
             }
         }
@@ -191,22 +195,31 @@ pub fn import(args: ImportArgs) -> ExitCode {
         return ExitCode::SUCCESS;
     }
     let result = if sidecar {
+        // No other taglane save of this project between the reads below and the writes: the
+        // lock is held to the end of this block.
+        let lock = crate::core::io::lock_for_save(&args.project)
+            .map_err(|e| format!("{}: cannot save: {e}", args.project.display()));
         // Turning a single file into a sidecar project: a change made to the file during the
         // scan is merged first, as a save to it would, instead of being written over.
-        let merged = if converting {
-            project.merge_file_changes()
-        } else {
-            Ok(false)
+        // A sidecar project another import created during the scan is no conversion: its
+        // folders are kept (`save_sidecar`).
+        let now_sidecar = was_sidecar || is_sidecar_project(&args.project);
+        let merged = match &lock {
+            Err(e) => Err(e.clone()),
+            Ok(_) if !now_sidecar => project.merge_file_changes(),
+            Ok(_) => Ok(false),
         };
-        merged.and_then(|merged| {
+        let saved = merged.and_then(|merged| {
             if merged {
                 say!(
                     "taglane: {} changed on disk during the import: merged (tags frame by frame) before saving",
                     args.project.display()
                 );
             }
-            save_sidecar(&project, &args.project, was_sidecar, &scan.roots)
-        })
+            save_sidecar(&project, &args.project, now_sidecar, &scan.roots)
+        });
+        drop(lock);
+        saved
     } else {
         project.save_to(&args.project).map(|_| {
             if !project.merged_from_disk.is_empty() {

@@ -28,6 +28,67 @@ pub fn write_atomic(path: &Path, bytes: &[u8], keep_backup: bool) -> io::Result<
     Ok(())
 }
 
+/// How long a save waits for another taglane process's save of a project in the same folder.
+const SAVE_LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(20);
+
+/// Keeps other taglane processes from saving a project in the same folder while this one reads
+/// what is on disk, merges it and writes (two imports into one project at once, an import while
+/// the app saves): without it, both could read the same file and the second rename would drop
+/// what the first wrote. An advisory lock (`flock`) of the folder on Unix, of a lock file
+/// (`.NAME.lock`) beside the project elsewhere; released when dropped, or when the process ends.
+/// Programs other than taglane ignore it.
+#[derive(Debug)]
+pub struct SaveLock {
+    _held: Option<fs::File>,
+}
+
+/// Takes the [`SaveLock`] of the project file `path`, waiting up to 20 s for another taglane
+/// process's save; an error when that save takes longer. A folder or file system where locks do
+/// not work saves without one, as before (the merge on save still sees all but a save made in
+/// the same instant).
+pub fn lock_for_save(path: &Path) -> io::Result<SaveLock> {
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    #[cfg(unix)]
+    let opened = fs::File::open(&dir);
+    #[cfg(not(unix))]
+    let opened = {
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+        fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(dir.join(format!(".{}.lock", name.unwrap_or_default())))
+    };
+    let Ok(file) = opened else {
+        // No folder: the save itself reports it.
+        return Ok(SaveLock { _held: None });
+    };
+    let start = std::time::Instant::now();
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Ok(SaveLock { _held: Some(file) }),
+            Err(fs::TryLockError::WouldBlock) if start.elapsed() < SAVE_LOCK_WAIT => {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            Err(fs::TryLockError::WouldBlock) => {
+                return Err(io::Error::new(
+                    io::ErrorKind::WouldBlock,
+                    format!(
+                        "another taglane process has been saving a project in {} for {} s; try again",
+                        dir.display(),
+                        SAVE_LOCK_WAIT.as_secs()
+                    ),
+                ));
+            }
+            // Locks not supported here: save without one.
+            Err(fs::TryLockError::Error(_)) => return Ok(SaveLock { _held: None }),
+        }
+    }
+}
+
 /// The leftover temporaries of dead saves found in each folder, read once per folder and process:
 /// a batch that saves thousands of files into one folder (exported clips, compressed files,
 /// caches) read the whole folder after every file before.

@@ -34,6 +34,10 @@ pub struct Project {
     /// A single-file project: the hash of its file's bytes when this project read or last wrote
     /// it (`SidecarBaseline::hash`), so that a save can tell changes made on disk meanwhile.
     pub file_seen: Option<u64>,
+    /// A project made for a file that did not exist yet (`taglane import` into a new project):
+    /// a file found there at its first save was written meanwhile by another session, and is
+    /// merged (with the empty document as the common ancestor) instead of written over.
+    pub file_was_absent: bool,
 }
 
 /// The history and document from before a merge (put back when the save that follows fails).
@@ -91,6 +95,7 @@ impl Project {
                 },
                 kept_on_disk: Vec::new(),
                 merged_from_disk: Vec::new(),
+                file_was_absent: false,
             },
             warnings.into_iter().map(|w| w.to_string()).collect(),
         ))
@@ -117,6 +122,9 @@ impl Project {
     /// folder are written relative to the new one (the same files), and the demo's embedded takes
     /// are written beside the project (see `Rebase`); the undo history names them the same way.
     pub fn save_to(&mut self, path: &Path) -> Result<Vec<PathBuf>, String> {
+        // No other taglane save of this project between the merge's read and the write.
+        let _lock = crate::core::io::lock_for_save(path)
+            .map_err(|e| format!("{}: cannot save: {e}", path.display()))?;
         let sidecar = crate::core::library::is_sidecar_project(path);
         let rebase = (!sidecar).then(|| Rebase::new(self, path)).flatten();
         let undo = match &rebase {
@@ -227,12 +235,15 @@ impl Project {
         crate::core::io::write_atomic(path, text.as_bytes(), true)
             .map_err(|e| format!("{label}: cannot save: {e}"))?;
         self.file_seen = Some(crate::core::library::SidecarBaseline::hash(text.as_bytes()));
+        self.file_was_absent = false;
         Ok(())
     }
 
     /// Before a single-file project is saved to its own file (`path`): when the file changed on
     /// disk since this project read or last wrote it (another session saved it, a version-control
-    /// update), merges it into the document (one undo step, "changes made on disk"; see
+    /// update), or appeared there since a project made for a new file began (another session's
+    /// save, merged with the empty document as the ancestor), merges it into the document (one
+    /// undo step, "changes made on disk"; see
     /// [`crate::core::library::merge::merge_documents`]). Returns the history and document from
     /// before the merge when it made one (the caller puts them back if the save then fails). A
     /// conflict, or a file that cannot be read, is an error naming the file: nothing is merged or
@@ -241,8 +252,11 @@ impl Project {
         &mut self,
         path: &Path,
     ) -> Result<(Option<Box<Before>>, Option<u64>), String> {
-        let Some(seen) = self.file_seen else {
-            return Ok((None, None));
+        // `None`: the file did not exist when this project was made for it.
+        let seen = match self.file_seen {
+            Some(hash) => Some(hash),
+            None if self.file_was_absent => None,
+            None => return Ok((None, None)),
         };
         let refuse = |why: &str| changed_on_disk(path, why);
         let bytes = match read_project_file(path) {
@@ -252,7 +266,7 @@ impl Project {
             Err(e) => return Err(refuse(&format!("the version on disk cannot be read ({e})"))),
         };
         let hash = crate::core::library::SidecarBaseline::hash(&bytes);
-        if hash == seen {
+        if Some(hash) == seen {
             return Ok((None, Some(hash)));
         }
         let label = path.display().to_string();
