@@ -386,6 +386,14 @@ pub fn compress(args: CompressArgs) -> ExitCode {
         return compress_many(&args, unit_cm, &settings);
     }
     let input = &args.inputs[0];
+    if let Err(e) = super::check_output(
+        input,
+        &args.output,
+        "a compressed clip (.tlc)",
+        &["bvh", "glb", "gltf"],
+    ) {
+        return super::fail_usage(e);
+    }
     let r = load_clip(input, unit_cm, args.clip.as_deref()).and_then(|clip| {
         let r = compress_clip(input, &clip, false, &args.output, &settings)?;
         Ok((clip.name, r))
@@ -594,7 +602,9 @@ fn compress_many(
             String::new()
         }
     );
-    if ok == 0 {
+    // A pipeline must see a take that did not compress: 1 when any failed (the others are
+    // written all the same).
+    if failed > 0 {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
@@ -602,6 +612,9 @@ fn compress_many(
 }
 
 pub fn decompress(args: DecompressArgs) -> ExitCode {
+    if let Err(e) = super::check_output(&args.input, &args.output, "BVH", &["tlc", "glb", "gltf"]) {
+        return super::fail_usage(e);
+    }
     let max = crate::core::limits::MAX_TLC_FILE_BYTES;
     let bytes = match crate::core::limits::read_limited(&args.input, max) {
         Ok(b) => b,
@@ -763,10 +776,24 @@ pub fn export_acl(args: ExportAclArgs) -> ExitCode {
         Ok(u) => u,
         Err(e) => return super::fail_usage(e),
     };
+    if let Err(e) = super::check_output(
+        &args.input,
+        &args.output,
+        "an ACL clip (SJSON)",
+        &["bvh", "glb", "gltf", "tlc"],
+    ) {
+        return super::fail_usage(e);
+    }
     let clip = match load_clip(&args.input, unit_cm, args.clip.as_deref()) {
         Ok(c) => c,
         Err(e) => return super::fail_input(e),
     };
+    if clip.frame_count == 0 {
+        return super::fail_input(format!(
+            "{}: the clip has no frame; expected at least one to export",
+            args.input.display()
+        ));
+    }
     let text = to_acl_sjson(&clip, crate::core::compress::settings::DEFAULT_SHELL_CM);
     if let Err(e) = write_atomic(&args.output, text.as_bytes(), false) {
         return super::fail_input(format!("{}: cannot write: {e}", args.output.display()));

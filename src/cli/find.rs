@@ -413,14 +413,6 @@ fn parse_query_spec(text: &str) -> Result<(PathBuf, Option<String>, usize, usize
     Ok((PathBuf::from(file), name, start, stop))
 }
 
-fn same_file(a: &Path, b: &Path) -> bool {
-    a == b
-        || matches!(
-            (std::fs::canonicalize(a), std::fs::canonicalize(b)),
-            (Ok(x), Ok(y)) if x == y
-        )
-}
-
 fn prepare_files(args: &FindArgs, joints: &JointOverrides) -> Result<Prepared, Fail> {
     let usage = |m: &str| Fail::Usage(m.to_owned());
     if args.clip.is_some() || args.range.is_some() {
@@ -449,7 +441,7 @@ fn prepare_files(args: &FindArgs, joints: &JointOverrides) -> Result<Prepared, F
         )));
     }
     let mut files = args.inputs.clone();
-    let qi = match files.iter().position(|f| same_file(f, &qfile)) {
+    let qi = match files.iter().position(|f| super::same_file(f, &qfile)) {
         Some(i) => i,
         None => {
             files.push(qfile.clone());

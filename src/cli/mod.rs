@@ -139,6 +139,44 @@ pub(crate) fn emit(text: &str) {
 }
 
 /// Prints a usage error and returns exit code 2.
+/// True when the paths name one file (the same path, or the same file once links and `..` are
+/// resolved).
+pub(crate) fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
+    a == b
+        || matches!(
+            (std::fs::canonicalize(a), std::fs::canonicalize(b)),
+            (Ok(x), Ok(y)) if x == y
+        )
+}
+
+/// Checks that a command writing `what` to `output` from `input` writes over neither its input
+/// nor a file of a kind it does not write (`refused`: extensions, lower case, such as a take's
+/// `bvh` for a compressed clip): a mistyped `-o` would otherwise replace a take for good.
+pub(crate) fn check_output(
+    input: &std::path::Path,
+    output: &std::path::Path,
+    what: &str,
+    refused: &[&str],
+) -> Result<(), String> {
+    if same_file(input, output) {
+        return Err(format!(
+            "{}: the output is the input file; expected another output path (nothing written)",
+            output.display()
+        ));
+    }
+    let ext = output
+        .extension()
+        .map(|e| e.to_string_lossy().to_lowercase())
+        .unwrap_or_default();
+    if refused.contains(&ext.as_str()) {
+        return Err(format!(
+            "{}: this writes {what}, and a .{ext} file is not one; expected an output with another extension (nothing written)",
+            output.display()
+        ));
+    }
+    Ok(())
+}
+
 pub(crate) fn fail_usage(err: impl std::fmt::Display) -> ExitCode {
     say!("taglane: {err}");
     ExitCode::from(2)

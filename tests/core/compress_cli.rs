@@ -258,11 +258,85 @@ fn errors_have_the_documented_exit_codes() {
     // Compare without candidates: usage.
     let st = bin().args(["compare"]).arg(&bvh).status().unwrap();
     assert_eq!(st.code(), Some(2));
+    // An output that is the input, or a file of a kind the command does not write: usage, and
+    // the file as it was.
+    let good = compress(&bvh, &tlc, &["--units", "cmu"]);
+    assert!(good.success());
+    let link = dir.join("link.bvh");
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(&bvh, &link).unwrap();
+    #[cfg(not(unix))]
+    std::fs::copy(&bvh, &link).unwrap();
+    let take = dir.join("other.bvh");
+    std::fs::write(&take, BVH).unwrap();
+    for (cmd, input, output) in [
+        ("compress", &bvh, &bvh),
+        ("compress", &bvh, &take),
+        ("export-acl", &bvh, &bvh),
+        ("export-acl", &bvh, &tlc),
+        ("decompress", &tlc, &tlc),
+        ("decompress", &tlc, &dir.join("x.glb")),
+    ] {
+        let before = std::fs::read(output).ok();
+        let out = bin()
+            .arg(cmd)
+            .arg(input)
+            .arg("-o")
+            .arg(output)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{cmd} -o {}", output.display());
+        assert!(
+            text(&out.stderr).contains("expected"),
+            "{}",
+            text(&out.stderr)
+        );
+        assert_eq!(
+            std::fs::read(output).ok(),
+            before,
+            "{cmd} wrote {}",
+            output.display()
+        );
+    }
+    #[cfg(unix)]
+    {
+        // The input through a link to it: the same file.
+        let out = run(&[
+            "export-acl",
+            &link.to_string_lossy(),
+            "-o",
+            &bvh.to_string_lossy(),
+        ]);
+        assert!(
+            text(&out.stderr).contains("the output is the input"),
+            "{}",
+            text(&out.stderr)
+        );
+    }
+    // A clip with no frame: export-acl refuses it as compress does.
+    let empty = dir.join("empty.bvh");
+    std::fs::write(
+        &empty,
+        BVH.split("MOTION").next().unwrap().to_owned()
+            + "MOTION
+Frames: 0
+Frame Time: 0.1
+",
+    )
+    .unwrap();
+    let out = run(&[
+        "export-acl",
+        &empty.to_string_lossy(),
+        "-o",
+        &dir.join("e.sjson").to_string_lossy(),
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert!(!dir.join("e.sjson").exists());
     std::fs::remove_dir_all(&dir).ok();
 }
 
 /// `compress IN... -o OUTDIR`: every good input is compressed (in parallel, `--jobs 2`), bad ones
-/// are listed with their reason, exit 0; when none compresses, exit 1.
+/// are listed with their reason, and the exit code is 1 when any failed.
 #[test]
 fn batch_compress_into_a_folder_lists_bad_files() {
     let dir = temp_dir("batch");
@@ -280,7 +354,7 @@ fn batch_compress_into_a_folder_lists_bad_files() {
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stderr}");
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(
         stderr.contains("broken.bvh") && stderr.contains("OFFSET"),
         "{stderr}"
@@ -317,8 +391,17 @@ fn batch_compress_into_a_folder_lists_bad_files() {
         .arg(&out_dir)
         .output()
         .unwrap();
-    assert!(out.status.success());
+    assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("already the output of"));
+    // All written: 0.
+    let st = bin()
+        .args(["compress"])
+        .args([&a, &b])
+        .arg("-o")
+        .arg(&out_dir)
+        .status()
+        .unwrap();
+    assert!(st.success());
     // Nothing compresses: exit 1.
     let st = bin()
         .args(["compress"])
