@@ -37,9 +37,14 @@ pub struct AutotagArgs {
     #[arg(long, value_delimiter = ',')]
     pub only: Option<Vec<String>>,
     /// Write the tag document to this file (`.taglane.json`); clip sources are made relative to it.
-    /// A file already there is kept beside it as `OUT.bak`.
+    /// A file already there is refused (it may be a project with tags of its own) unless
+    /// `--overwrite` is given.
     #[arg(short = 'o', long = "out")]
     pub out: Option<PathBuf>,
+    /// Replace the file `--out` names when it exists; the old one is kept beside it as `OUT.bak`
+    /// (replacing an older backup).
+    #[arg(long, requires = "out")]
+    pub overwrite: bool,
     /// Print the tag document as JSON on stdout.
     #[arg(long)]
     pub json: bool,
@@ -184,6 +189,17 @@ fn progress_bar(files: usize) -> ProgressBar {
 }
 
 pub fn autotag_cmd(args: AutotagArgs) -> ExitCode {
+    // The output holds only the proposals: a project there would lose its own tags.
+    if let Some(out) = &args.out
+        && !args.overwrite
+        && std::fs::symlink_metadata(out).is_ok()
+    {
+        return super::fail_usage(format!(
+            "{}: the file exists; autotag writes a new document of the proposals alone, which              would replace its clips and tags. Expected a new file, or --overwrite to replace it              (kept as {}.bak). To auto-tag an existing project, use the app's Auto-tag panel",
+            out.display(),
+            out.display()
+        ));
+    }
     let unit_cm = match parse_units_arg(&args.units) {
         Ok(u) => u,
         Err(e) => return super::fail_usage(e),
@@ -302,7 +318,7 @@ pub fn autotag_cmd(args: AutotagArgs) -> ExitCode {
     if doc.clips.is_empty() {
         return super::fail_input("no clip could be tagged");
     }
-    // An existing file there is kept as `OUT.bak` (it may be a project with tags of its own).
+    // An existing file there (`--overwrite`) is kept as `OUT.bak`.
     if let Some(out) = &args.out
         && let Err(e) = doc.save(out, true)
     {

@@ -44,7 +44,7 @@ fn tags_several_files_into_one_project_document() {
     let rules = d.join("rules.json");
     std::fs::write(&rules, RULES).unwrap();
     let out = d.join("out.taglane.json");
-    // A project already there is kept as a backup.
+    // A project already there is refused, left as it was...
     std::fs::write(&out, "{\"hand\": \"made\"}").unwrap();
     let mut args: Vec<&str> = takes.iter().map(String::as_str).collect();
     args.extend([
@@ -55,6 +55,20 @@ fn tags_several_files_into_one_project_document() {
         "--jobs",
         "2",
     ]);
+    let o = run(&args);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("--overwrite"),
+        "{}",
+        text(&o.stderr)
+    );
+    assert_eq!(
+        std::fs::read_to_string(&out).unwrap(),
+        "{\"hand\": \"made\"}"
+    );
+    assert!(!d.join("out.taglane.json.bak").exists());
+    // ...and with --overwrite kept as a backup.
+    args.push("--overwrite");
     let o = run(&args);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     let stdout = text(&o.stdout);
