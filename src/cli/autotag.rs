@@ -195,7 +195,9 @@ pub fn autotag_cmd(args: AutotagArgs) -> ExitCode {
         && std::fs::symlink_metadata(out).is_ok()
     {
         return super::fail_usage(format!(
-            "{}: the file exists; autotag writes a new document of the proposals alone, which              would replace its clips and tags. Expected a new file, or --overwrite to replace it              (kept as {}.bak). To auto-tag an existing project, use the app's Auto-tag panel",
+            "{}: the file exists; autotag writes a new document of the proposals alone, which \
+             would replace its clips and tags. Expected a new file, or --overwrite to replace it \
+             (kept as {}.bak). To auto-tag an existing project, use the app's Auto-tag panel",
             out.display(),
             out.display()
         ));

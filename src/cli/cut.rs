@@ -32,12 +32,10 @@ pub struct CutArgs {
 
 pub fn cut(args: CutArgs) -> ExitCode {
     let doc = match load_any(&args.file) {
-        Ok((doc, warnings)) => {
-            for w in warnings {
-                say!("taglane: warning: {}: {w}", args.file.display());
-            }
-            doc
-        }
+        Ok((doc, warnings)) => match super::report_load_warnings(&args.file, &warnings) {
+            Ok(()) => doc,
+            Err(e) => return super::fail_input(e),
+        },
         Err(e) => return super::fail_input(e),
     };
     let q = match super::parse_query_or_fail(&doc, &args.expr) {

@@ -309,10 +309,8 @@ fn prepare_project(args: &FindArgs, joints: &JointOverrides) -> Result<Prepared,
     };
     let (start, stop) = parse_range(range, "--range").map_err(Fail::Usage)?;
     let path = &args.inputs[0];
-    let (project, warnings) = Project::load(path).map_err(Fail::Input)?;
-    for w in warnings {
-        say!("taglane: warning: {}: {w}", path.display());
-    }
+    let (project, warnings) = Project::load_with_warnings(path).map_err(Fail::Input)?;
+    super::report_load_warnings(path, &warnings).map_err(Fail::Input)?;
     let doc = &project.doc;
     let Some(qc) = doc.clip_index(clip_name) else {
         let names: Vec<&str> = doc.clips.iter().take(8).map(|c| c.name.as_str()).collect();

@@ -139,6 +139,31 @@ pub(crate) fn emit(text: &str) {
 }
 
 /// Prints a usage error and returns exit code 2.
+/// Prints the warnings of loading the project `file` (each after the file's name), and refuses
+/// one whose result would leave clips out: a sidecar project with sidecars that cannot be read
+/// (a query, a cut or a search would then answer for the other clips only, with exit code 0).
+pub(crate) fn report_load_warnings(
+    file: &std::path::Path,
+    warnings: &[crate::core::tags::LoadWarning],
+) -> Result<(), String> {
+    for w in warnings {
+        say!("taglane: warning: {}: {w}", file.display());
+    }
+    let unloaded = warnings
+        .iter()
+        .filter(|w| crate::core::library::is_unloaded_sidecar(w))
+        .count();
+    if unloaded > 0 {
+        return Err(format!(
+            "{}: {unloaded} sidecar(s) cannot be read (listed above), so their clips are not in \
+             the project and the result would leave them out; expected every sidecar to read \
+             (fix them, or rename them to *.removed to drop their clips)",
+            file.display()
+        ));
+    }
+    Ok(())
+}
+
 /// True when the paths name one file (the same path, or the same file once links and `..` are
 /// resolved).
 pub(crate) fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {

@@ -51,12 +51,10 @@ pub struct TagsArgs {
 /// Loads the file, printing warnings to stderr; `Err` carries the exit code.
 fn load(file: &std::path::Path) -> Result<TagDocument, ExitCode> {
     match load_any(file) {
-        Ok((doc, warnings)) => {
-            for w in warnings {
-                say!("taglane: warning: {}: {w}", file.display());
-            }
-            Ok(doc)
-        }
+        Ok((doc, warnings)) => match super::report_load_warnings(file, &warnings) {
+            Ok(()) => Ok(doc),
+            Err(e) => Err(super::fail_input(e)),
+        },
         Err(e) => Err(super::fail_input(e)),
     }
 }

@@ -77,6 +77,15 @@ impl Project {
     /// Loads a project file, single-file or sidecar mode (see `core::library::sidecar`); warnings
     /// (merged ranges, sidecars that could not be read) are returned for the status bar.
     pub fn load(path: &Path) -> Result<(Self, Vec<String>), String> {
+        Self::load_with_warnings(path)
+            .map(|(p, warnings)| (p, warnings.iter().map(ToString::to_string).collect()))
+    }
+
+    /// [`Project::load`], with the warnings as the load gives them (to tell those about
+    /// sidecars that could not be read: [`crate::core::library::is_unloaded_sidecar`]).
+    pub fn load_with_warnings(
+        path: &Path,
+    ) -> Result<(Self, Vec<crate::core::tags::LoadWarning>), String> {
         let (doc, warnings, seen) =
             crate::core::library::load_any_with_baseline(path).map_err(|e| e.to_string())?;
         Ok((
@@ -97,7 +106,7 @@ impl Project {
                 merged_from_disk: Vec::new(),
                 file_was_absent: false,
             },
-            warnings.into_iter().map(|w| w.to_string()).collect(),
+            warnings,
         ))
     }
 

@@ -131,6 +131,27 @@ fn import_units_sidecar_and_exit_codes() {
     // The other commands read a sidecar-mode project.
     let out = run(&["tags", p]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    // A sidecar that cannot be read: its clip is not in the project, so a query, a cut, a search
+    // and the tag list would answer for the others only: each fails (1), naming the sidecar once.
+    std::fs::write(&side, "{ \"clip\": \"run\", \"frames\": x }").unwrap();
+    let cuts = dir.join("cuts");
+    for args in [
+        vec!["tags", p],
+        vec!["query", p, "Walk"],
+        vec!["cut", p, "Walk", "--out", cuts.to_str().unwrap()],
+        vec!["find", p, "--clip", "s1/walk", "--range", "0:10"],
+    ] {
+        let out = run(&args);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert!(err.contains("run.bvh.tags.json"), "{args:?}: {err}");
+        assert!(
+            err.contains("1 sidecar(s) cannot be read"),
+            "{args:?}: {err}"
+        );
+        assert!(!err.contains(&format!("{p}: {p}")), "{args:?}: {err}");
+    }
+    assert!(!cuts.exists());
     std::fs::remove_dir_all(&dir).ok();
 }
 

@@ -825,6 +825,17 @@ pub fn is_sidecar_project_text(text: &str) -> bool {
             .is_ok_and(|h| h.storage.as_ref().and_then(|v| v.as_str()) == Some(STORAGE_SIDECAR))
 }
 
+/// How a load's message about a sidecar that could not be read (its clip left out of the
+/// document) begins.
+const NOT_LOADED: &str = "not loaded: ";
+
+/// True when `w`, a warning of [`load_any`], says a sidecar could not be read, so that the
+/// document lacks its clip: a command whose result would silently leave clips out (a query, a
+/// cut, a search) treats it as an error.
+pub fn is_unloaded_sidecar(w: &LoadWarning) -> bool {
+    w.path.is_empty() && w.message.starts_with(NOT_LOADED)
+}
+
 /// True when the file at `path` is a sidecar-mode project.
 pub fn is_sidecar_project(path: &Path) -> bool {
     crate::core::limits::read_limited(path, crate::core::limits::MAX_TAGS_FILE_BYTES)
@@ -923,7 +934,7 @@ impl SidecarLoad {
         let mut m: Vec<String> = self
             .bad_sidecars
             .iter()
-            .map(|e| format!("not loaded: {e}"))
+            .map(|e| format!("{NOT_LOADED}{e}"))
             .collect();
         m.extend(self.problems.iter().cloned());
         m.extend(self.orphans.iter().map(|p| {
@@ -1766,8 +1777,9 @@ pub fn load_any_with_baseline(
     if is_sidecar_project_text(&text) {
         let load = load_sidecar_project(path)?;
         let mut warnings = load.warnings.clone();
+        // Each message names its file (the caller names the project).
         warnings.extend(load.problem_messages().into_iter().map(|m| LoadWarning {
-            path: path.display().to_string(),
+            path: String::new(),
             message: m,
         }));
         return Ok((load.doc, warnings, Seen::Sidecars(load.baseline)));

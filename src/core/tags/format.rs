@@ -93,14 +93,18 @@ pub enum TagsFileError {
 /// Something the loader fixed or ignored, with where it was.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LoadWarning {
-    /// JSON path, like `tags[0].ranges.walk_01`.
+    /// JSON path, like `tags[0].ranges.walk_01`; empty for a message that names its own file.
     pub path: String,
     pub message: String,
 }
 
 impl fmt::Display for LoadWarning {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.path, self.message)
+        if self.path.is_empty() {
+            f.write_str(&self.message)
+        } else {
+            write!(f, "{}: {}", self.path, self.message)
+        }
     }
 }
 
