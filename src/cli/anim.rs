@@ -107,16 +107,26 @@ pub fn inspect(args: InspectArgs) -> ExitCode {
     if let [file] = args.files.as_slice()
         && !file.is_dir()
     {
+        // As one line of several: the object names its file, and an error is a line too.
         return match describe(file, &options, args.fast) {
-            Ok(d) => {
+            Ok(mut d) => {
                 super::emit(&if args.json {
+                    if let Some(obj) = d.json.as_object_mut() {
+                        obj.insert("file".into(), file.display().to_string().into());
+                    }
                     format!("{}\n", d.json)
                 } else {
                     d.text
                 });
                 ExitCode::SUCCESS
             }
-            Err(e) => super::fail_input(e),
+            Err(e) => {
+                if args.json {
+                    let line = serde_json::json!({"file": file.display().to_string(), "error": e});
+                    super::emit(&format!("{line}\n"));
+                }
+                super::fail_input(e)
+            }
         };
     }
     // Several files (or folders): in parallel, printed in order, one JSON line each.
@@ -134,6 +144,16 @@ pub fn inspect(args: InspectArgs) -> ExitCode {
             let bytes = std::fs::metadata(f).map_or(0, |m| m.len());
             files.push((f.clone(), bytes));
         }
+    }
+    if files.is_empty() {
+        return super::fail_input(format!(
+            "nothing to inspect: no take (.bvh, .glb, .gltf) in {}",
+            args.files
+                .iter()
+                .map(|d| d.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
     }
     let bar = super::library::progress_bar();
     bar.set_length(files.iter().map(|f| f.1).sum());

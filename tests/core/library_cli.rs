@@ -198,6 +198,31 @@ fn inspect_json_over_many_files_prints_one_line_each() {
     ]);
     assert_eq!(out.status.code(), Some(0));
     assert_eq!(text(&out.stdout).lines().count(), 2);
+    // One file: the same line, with its file; a bad one prints its error line and exits 1.
+    let broken = lib.join("s2/broken.bvh");
+    for (file, code) in [(&a, 0), (&broken, 1)] {
+        let out = run(&["inspect", file.to_str().unwrap(), "--json"]);
+        assert_eq!(out.status.code(), Some(code), "{}", text(&out.stderr));
+        let line: serde_json::Value = serde_json::from_str(text(&out.stdout).trim()).unwrap();
+        assert_eq!(line["file"], file.display().to_string());
+        assert_eq!(line.get("error").is_some(), code == 1, "{line}");
+    }
+    // Nothing to inspect (an empty folder, a folder named like a take): 1, saying so.
+    let empty = dir.join("empty.bvh");
+    std::fs::create_dir_all(&empty).unwrap();
+    for json in [false, true] {
+        let mut args = vec!["inspect", empty.to_str().unwrap()];
+        if json {
+            args.push("--json");
+        }
+        let out = run(&args);
+        assert_eq!(out.status.code(), Some(1));
+        assert!(
+            text(&out.stderr).contains("nothing to inspect"),
+            "{}",
+            text(&out.stderr)
+        );
+    }
     std::fs::remove_dir_all(&dir).ok();
 }
 
