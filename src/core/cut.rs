@@ -269,7 +269,11 @@ pub fn cut_clips(
     let out_dir = out.dir;
     std::fs::create_dir_all(out_dir).map_err(|e| CutError::OutputDir {
         path: out_dir.display().to_string(),
-        message: e.to_string(),
+        message: if out_dir.is_file() {
+            "it is a file; expected a folder (or a path where one can be made)".to_owned()
+        } else {
+            e.to_string()
+        },
     })?;
     check_outputs(doc, plan, out)?;
     let mut summary = CutSummary::default();
@@ -286,7 +290,8 @@ pub fn cut_clips(
             continue;
         };
         if loaded.as_ref().is_none_or(|(c, _)| *c != item.clip) {
-            loaded = Some((item.clip, load(item.clip, info)));
+            let anim = load(item.clip, info).and_then(|a| same_take(info, a));
+            loaded = Some((item.clip, anim));
         }
         let anim = match &loaded {
             Some((_, Ok(anim))) => anim,
@@ -323,6 +328,21 @@ pub fn cut_clips(
     Ok(summary)
 }
 
+/// `anim`, when it is the take the project's clip `info` was tagged on as far as its length and
+/// rate tell: a take recorded again or trimmed since would put the ranges on other motion.
+fn same_take(info: &ClipInfo, anim: Clip) -> Result<Clip, String> {
+    let fps_differs = (anim.fps - info.fps).abs() > 1e-3 * info.fps.abs().max(1.0);
+    if anim.frame_count != info.frames as usize || fps_differs {
+        return Err(format!(
+            "`{}`: its take now has {} frames at {} fps where the project has {} at {} fps, so \
+             its ranges would cut other motion; expected the take the clip was tagged on \
+             (`taglane import --update-changed` takes a new length)",
+            info.name, anim.frame_count, anim.fps, info.frames, info.fps
+        ));
+    }
+    Ok(anim)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -357,6 +377,87 @@ mod tests {
 
     fn demo() -> (Vec<Clip>, TagDocument) {
         crate::core::demo::demo_project()
+    }
+
+    #[test]
+    fn a_take_whose_length_or_rate_changed_is_not_cut() {
+        let (clips, doc) = demo();
+        let q = doc.parse_query("Running & Male").unwrap();
+        let (r, _) = crate::core::tags::query::evaluate(&doc, &q, Default::default()).unwrap();
+        let plan = plan_cut(&doc, &r, "run", DEFAULT_PATTERN).unwrap();
+        let first = plan[0].clip;
+        let dir = std::env::temp_dir().join(format!("taglane-cut-changed-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let out = CutOutput {
+            dir: &dir,
+            base_dir: None,
+            replace_existing: false,
+        };
+        for change in ["longer", "faster"] {
+            let summary = cut_clips(
+                &doc,
+                &plan,
+                out,
+                &mut |c, _| {
+                    let mut clip = clips[c as usize].clone();
+                    if c == first {
+                        if change == "faster" {
+                            clip.fps *= 2.0;
+                        } else {
+                            // Every range still inside the take: only the count tells.
+                            let n = clip.joint_count();
+                            clip.frame_count += 1;
+                            clip.rotations.extend_from_within(..n);
+                            clip.translations.extend_from_within(..n);
+                            clip.scales.extend_from_within(..n);
+                        }
+                    }
+                    Ok(clip)
+                },
+                &mut |_, _| true,
+            )
+            .unwrap();
+            let of_first = plan.iter().filter(|i| i.clip == first).count();
+            assert_eq!(
+                summary.failed.len(),
+                of_first,
+                "{change}: {:?}",
+                summary.failed
+            );
+            assert!(
+                summary.failed[0].contains("its take now has"),
+                "{:?}",
+                summary.failed
+            );
+            assert_eq!(summary.written.len(), plan.len() - of_first);
+            std::fs::remove_dir_all(&dir).unwrap();
+        }
+    }
+
+    #[test]
+    fn an_output_folder_that_is_a_file_is_named_as_one() {
+        let (_, doc) = demo();
+        let file = std::env::temp_dir().join(format!("taglane-cut-file-{}", std::process::id()));
+        std::fs::write(&file, "x").unwrap();
+        let out = CutOutput {
+            dir: &file,
+            base_dir: None,
+            replace_existing: false,
+        };
+        let e = cut_clips(
+            &doc,
+            &[],
+            out,
+            &mut |_, _| Err(String::new()),
+            &mut |_, _| true,
+        )
+        .unwrap_err();
+        assert!(
+            e.to_string().contains("it is a file; expected a folder"),
+            "{e}"
+        );
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "x");
+        std::fs::remove_file(&file).unwrap();
     }
 
     #[test]
