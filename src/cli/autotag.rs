@@ -15,9 +15,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rayon::prelude::*;
 
 use crate::core::anim::{ImportOptions, load_animation};
-use crate::core::autotag::{
-    AutotagSettings, Prepared, Proposal, guess_unit, known_tags, parse_settings,
-};
+use crate::core::autotag::{AutotagSettings, Prepared, Proposal, known_tags, parse_settings};
 use crate::core::tags::{ClipInfo, Tag, TagDocument};
 
 #[derive(Debug, Args)]
@@ -25,8 +23,9 @@ pub struct AutotagArgs {
     /// Animation files (.bvh, .glb, .gltf); every clip of each is tagged.
     #[arg(required = true)]
     pub anims: Vec<PathBuf>,
-    /// What one file unit is: cm, m, in, cmu (5.644 cm), a number of cm, or auto (the unit that
-    /// makes each skeleton 150-200 cm tall, reported on stderr).
+    /// What one file unit is: cm, m, in, cmu (5.644 cm), a number of cm, or auto (as `import`
+    /// chooses it: the unit that makes a BVH skeleton 150-200 cm tall, a glTF's metres; reported
+    /// on stderr).
     #[arg(long, default_value = "auto")]
     pub units: String,
     /// Autotag settings: custom rules and generator parameters (JSON, see docs/AUTOTAG.md). They
@@ -136,22 +135,7 @@ fn tag_file(
     out.several = imported.clips.len() > 1;
     for mut clip in imported.clips {
         if unit_cm.is_none() {
-            match guess_unit(&clip) {
-                Some(g) => {
-                    out.messages.push(format!(
-                        "{shown}: units: {} ({} cm per unit; standing height {:.1} units = {:.0} cm)",
-                        g.name,
-                        g.unit_cm,
-                        g.height_units,
-                        g.height_cm()
-                    ));
-                    clip.unit_cm = g.unit_cm;
-                }
-                None => out.messages.push(format!(
-                    "{shown}: units: cannot measure the skeleton, keeping {} cm per unit",
-                    clip.unit_cm
-                )),
-            }
+            out.messages.push(super::auto_unit(path, &mut clip));
         }
         let result = Prepared::new(&clip).and_then(|p| p.autotag(settings, only));
         match result {

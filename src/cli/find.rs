@@ -14,7 +14,6 @@ use clap::Args;
 use serde::Serialize;
 
 use crate::core::anim::{Clip, ImportOptions, load_animation};
-use crate::core::autotag::guess_unit;
 use crate::core::project::Project;
 use crate::core::similar::{
     CacheOutcome, ClipFeatures, FeatureJob, FeatureOptions, JointOverrides, Match, Query,
@@ -37,8 +36,9 @@ pub struct FindArgs {
     /// of a file holding several (glTF). ANIM is searched too.
     #[arg(long, value_name = "ANIM:START:STOP")]
     pub query: Option<String>,
-    /// Animation files: what one file unit is: auto (the unit that makes the skeleton 150-200 cm
-    /// tall, reported on stderr), cm, m, in, cmu (5.644 cm) or a number of cm. Default auto.
+    /// Animation files: what one file unit is: auto (as `import` chooses it: the unit that makes a
+    /// BVH skeleton 150-200 cm tall, a glTF's metres; reported on stderr), cm, m, in, cmu
+    /// (5.644 cm) or a number of cm. Default auto.
     #[arg(long)]
     pub units: Option<String>,
     /// Most matches printed.
@@ -485,23 +485,7 @@ fn prepare_files(args: &FindArgs, joints: &JointOverrides) -> Result<Prepared, F
         }
         for mut clip in imported.clips {
             if unit_cm.is_none() {
-                match guess_unit(&clip) {
-                    Some(g) => {
-                        say!(
-                            "taglane: {}: units: {} ({} cm per unit; standing height {:.0} cm)",
-                            path.display(),
-                            g.name,
-                            g.unit_cm,
-                            g.height_cm()
-                        );
-                        clip.unit_cm = g.unit_cm;
-                    }
-                    None => say!(
-                        "taglane: {}: units: cannot measure the skeleton, keeping {} cm per unit",
-                        path.display(),
-                        clip.unit_cm
-                    ),
-                }
+                say!("taglane: {}", super::auto_unit(path, &mut clip));
             }
             let base = if several {
                 format!("{stem}/{}", clip.name)

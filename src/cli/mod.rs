@@ -164,6 +164,26 @@ pub(crate) fn report_load_warnings(
     Ok(())
 }
 
+/// Gives `clip`, read from `path` without a unit asked for, the unit `auto` chooses, by the rule
+/// of `taglane import` and `inspect` (a BVH skeleton made human-sized, a glTF in the metres of its
+/// specification: `core::library::choose_unit`), and returns the line saying what was chosen.
+pub(crate) fn auto_unit(path: &std::path::Path, clip: &mut crate::core::anim::Clip) -> String {
+    use crate::core::anim::{AnimFormat, ClipScan};
+    let format = AnimFormat::from_path(path).unwrap_or(AnimFormat::Bvh);
+    let choice = crate::core::library::choose_unit(
+        crate::core::library::UnitSetting::Auto,
+        format,
+        &ClipScan::of(clip),
+    );
+    clip.unit_cm = choice.unit_cm;
+    // A choice in doubt says so in its reason ("check this clip").
+    let reason = choice
+        .reason
+        .strip_prefix("auto: ")
+        .unwrap_or(&choice.reason);
+    format!("{}: units: {reason}", path.display())
+}
+
 /// True when the paths name one file (the same path, or the same file once links and `..` are
 /// resolved).
 pub(crate) fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {

@@ -323,3 +323,22 @@ fn clips_of_several_animations_are_named_file_hash_animation() {
         project.load_clip(i as u32).unwrap();
     }
 }
+
+/// `auto` chooses a clip's unit as `import` and `inspect` do: the same file gets one unit from
+/// every command (a glTF in metres, flagged when its height is implausible).
+#[test]
+#[ignore = "needs ../shared/mocap"]
+fn auto_units_are_those_of_import() {
+    let fox = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/mocap/gltf_Fox.glb");
+    let fox = fox.to_str().unwrap();
+    let o = run(&[fox, "--json"]);
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("units: m (100 cm): glTF is in metres"),
+        "{err}"
+    );
+    assert!(err.contains("check this clip"), "{err}");
+    let inspect = crate::common::run(&["inspect", fox, "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&text(&inspect.stdout)).unwrap();
+    assert_eq!(v["unit_auto"]["unit_cm"], 100.0, "{v}");
+}
