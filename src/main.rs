@@ -2,9 +2,9 @@
 
 use std::process::ExitCode;
 
-use clap::Parser;
-
 fn main() -> ExitCode {
-    let cli = taglane::cli::Cli::parse();
-    taglane::cli::run(cli)
+    match taglane::cli::parse(std::env::args_os().collect()) {
+        Ok(cli) => taglane::cli::run(cli),
+        Err(code) => code,
+    }
 }

@@ -67,6 +67,60 @@ pub enum Command {
 }
 
 /// Runs a parsed command line and returns the process exit code.
+/// Parses the command line (`args`, the program first), as clap does, after one check clap
+/// cannot make: a first word that is neither a subcommand nor an existing file, followed by more
+/// arguments or written like a word (no `.` or `/`), is a mistyped subcommand, not a project to
+/// open (`taglane inspec`, `taglane inpsect take.bvh`): a usage error naming the nearest
+/// subcommand, instead of "cannot read" or a conflict between a project and a subcommand.
+pub fn parse(args: Vec<std::ffi::OsString>) -> Result<Cli, ExitCode> {
+    use clap::CommandFactory as _;
+    if let Some(first) = args.get(1).and_then(|a| a.to_str()) {
+        let cmd = Cli::command();
+        let names: Vec<&str> = cmd
+            .get_subcommands()
+            .flat_map(|c| std::iter::once(c.get_name()).chain(c.get_all_aliases()))
+            .collect();
+        let word_like = !first.contains(['.', '/', '\\']);
+        if !first.starts_with('-')
+            && !names.contains(&first)
+            && !std::path::Path::new(first).exists()
+            && (args.len() > 2 || word_like)
+        {
+            let nearest = names
+                .iter()
+                .map(|n| (edit_distance(first, n), *n))
+                .min()
+                .filter(|(d, _)| *d <= 2)
+                .map(|(_, n)| format!("; did you mean `{n}`?"))
+                .unwrap_or_default();
+            return Err(fail_usage(format!(
+                "unknown subcommand `{first}`{nearest} (`taglane --help` lists them; a project to \
+                 open must be an existing file)"
+            )));
+        }
+    }
+    Cli::try_parse_from(args).map_err(|e| {
+        let _ = e.print();
+        ExitCode::from(if e.use_stderr() { 2 } else { 0 })
+    })
+}
+
+/// Levenshtein distance between two short words (characters inserted, removed or replaced).
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let replace = diagonal + usize::from(ca != cb);
+            diagonal = row[j + 1];
+            row[j + 1] = replace.min(row[j] + 1).min(row[j + 1] + 1);
+        }
+    }
+    row[b.len()]
+}
+
 pub fn run(cli: Cli) -> ExitCode {
     match cli.command {
         None => start_app(cli.project),

@@ -180,3 +180,34 @@ fn bad_files_exit_1_and_bad_arguments_exit_2() {
     assert_eq!(code, 1);
     assert!(err.contains("skeletons differ"), "{err}");
 }
+
+/// A mistyped subcommand is a usage error naming the nearest one, not a project that cannot be
+/// read (`taglane inspec`) or a conflict between a project and a subcommand.
+#[test]
+fn a_mistyped_subcommand_names_the_nearest_one() {
+    let (_dir, path) = temp_file("arm3.bvh", ARM);
+    let p = path.to_str().unwrap();
+    for (args, nearest) in [
+        (vec!["inspec"], Some("inspect")),
+        (vec!["inpsect", p], Some("inspect")),
+        (vec!["qeury", p, "Walk"], Some("query")),
+        (vec!["frobnicate"], None),
+    ] {
+        let (code, _, err) = run(&args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(
+            err.contains(&format!("unknown subcommand `{}`", args[0])),
+            "{err}"
+        );
+        match nearest {
+            Some(n) => assert!(err.contains(&format!("did you mean `{n}`?")), "{err}"),
+            None => assert!(!err.contains("did you mean"), "{err}"),
+        }
+    }
+    // Help and version still go through clap.
+    let (code, out, _) = run(&["--version"]);
+    assert_eq!(code, 0);
+    assert!(out.starts_with("taglane "), "{out}");
+    let (code, _, err) = run(&["inspect", "--no-such-flag"]);
+    assert_eq!(code, 2, "{err}");
+}
