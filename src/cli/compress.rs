@@ -281,7 +281,21 @@ fn compress_settings(args: &CompressArgs) -> Result<CompressSettings, (u8, Strin
     if let Some(f) = args.frame_step {
         s.frame_step = f;
     }
-    s.validate().map_err(|e| (2, e))?;
+    // Settings built from flags: an error names the flag, not the settings file's JSON path.
+    s.validate().map_err(|e| {
+        let flags = [
+            ("bits.fixed.rotation_bits", "--bits"),
+            ("bits.fixed.translation_bits", "--bits"),
+            ("bits.fixed.scale_bits", "--bits"),
+            ("bits.auto.error_cm", "--error-cm"),
+            ("segment_frames", "--segment-frames"),
+            ("frame_step", "--frame-step"),
+        ];
+        let named = flags
+            .iter()
+            .find_map(|(path, flag)| e.strip_prefix(path).map(|rest| format!("{flag}{rest}")));
+        (2, named.unwrap_or(e))
+    })?;
     Ok(s)
 }
 
@@ -749,16 +763,25 @@ pub fn compare(args: CompareArgs) -> ExitCode {
         super::emit(&format!("{}\n", serde_json::Value::Array(rows)));
         return ExitCode::SUCCESS;
     }
+    // The columns line up whatever the candidates' names (a JSON value ignores widths: each
+    // cell is a plain number or text).
+    let name = |r: &serde_json::Value| r["candidate"].as_str().unwrap_or("").to_owned();
+    let w = rows
+        .iter()
+        .map(|r| name(r).chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(32);
     let mut out = format!(
-        "{:<32} {:>10} {:>8} {:>10} {:>12} {:>10} {:>10} {:>10}\n",
+        "{:<w$} {:>10} {:>8} {:>10} {:>12} {:>10} {:>10} {:>10}\n",
         "candidate", "bytes", "ratio", "max cm", "between cm", "mean cm", "p99 cm", "decode us"
     );
     for r in &rows {
         let _ = writeln!(
             out,
-            "{:<32} {:>10} {:>8.2} {:>10.5} {:>12.5} {:>10.6} {:>10.5} {:>10.3}",
-            r["candidate"].as_str().unwrap_or(""),
-            r["compressed_bytes"],
+            "{:<w$} {:>10} {:>8.2} {:>10.5} {:>12.5} {:>10.6} {:>10.5} {:>10.3}",
+            name(r),
+            r["compressed_bytes"].as_u64().unwrap_or(0),
             r["ratio"].as_f64().unwrap_or(0.0),
             r["max_error_cm"].as_f64().unwrap_or(0.0),
             r["between"]["max_error_cm"].as_f64().unwrap_or(0.0),

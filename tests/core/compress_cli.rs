@@ -197,11 +197,20 @@ fn compare_prints_each_candidate_and_export_acl_writes_sjson() {
     let table = bin()
         .args(["compare"])
         .arg(&bvh)
-        .args(["--error-cm", "0.01"])
+        .args(["--error-cm", "0.01", "--stream-error-cm", "0.05"])
         .output()
         .unwrap();
     assert!(table.status.success());
-    assert!(String::from_utf8_lossy(&table.stdout).contains("auto 0.01 cm"));
+    let table = String::from_utf8_lossy(&table.stdout);
+    assert!(table.contains("auto 0.01 cm"));
+    // Every row as wide as the header, each column ending where the header's does.
+    let lines: Vec<&str> = table.lines().collect();
+    assert_eq!(lines.len(), 3, "{table}");
+    for l in &lines[1..] {
+        assert_eq!(l.len(), lines[0].len(), "{table}");
+        let end = lines[0].find("bytes").unwrap() + "bytes".len();
+        assert!(l[..end].ends_with(|c: char| c.is_ascii_digit()), "{table}");
+    }
 
     let acl = dir.join("out.acl.sjson");
     let st = bin()
@@ -237,6 +246,24 @@ fn errors_have_the_documented_exit_codes() {
     assert_eq!(st.code(), Some(2));
     let st = compress(&bvh, &tlc, &["--bits", "2"]);
     assert_eq!(st.code(), Some(2));
+    // Errors of settings given as flags name the flag.
+    for (flag, value) in [
+        ("--bits", "2"),
+        ("--error-cm", "NaN"),
+        ("--frame-step", "0"),
+    ] {
+        let out = run(&[
+            "compress",
+            bvh.to_str().unwrap(),
+            "-o",
+            tlc.to_str().unwrap(),
+            flag,
+            value,
+        ]);
+        assert_eq!(out.status.code(), Some(2), "{flag}");
+        let err = text(&out.stderr);
+        assert!(err.starts_with(&format!("taglane: {flag} ")), "{err}");
+    }
     // Broken input: 1.
     let broken = dir.join("broken.bvh");
     std::fs::write(&broken, "HIERARCHY\nROOT a\n{\n OFFSET 0 0\n").unwrap();
