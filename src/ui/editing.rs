@@ -71,7 +71,9 @@ impl TaglaneApp {
                 }
             }
             AppCommand::SetActiveTag(t) => {
-                if t != self.active_tag {
+                // A mark made on one lane is not carried to another; one made with no lane is
+                // kept for the lane picked now.
+                if self.active_tag.is_some() && t != self.active_tag {
                     self.playback.mark_in = None;
                 }
                 self.active_tag = t;
@@ -161,20 +163,28 @@ impl TaglaneApp {
                 }
             }
             AppCommand::MarkIn => {
-                if self.active_tag.is_none() {
-                    self.message(Level::Warning, "pick a lane first (click its name)");
+                // No lane needed: mark in to the playhead is also the query of "Find similar"
+                // (a library just imported has no tags yet); O then marks it on the lane picked.
+                let f = self.playback.playhead.floor() as u32;
+                self.playback.mark_in = Some(f);
+                let then = if self.active_tag.is_some() {
+                    "press O to mark out"
                 } else {
-                    let f = self.playback.playhead.floor() as u32;
-                    self.playback.mark_in = Some(f);
-                    self.message(
-                        Level::Info,
-                        format!("mark in at frame {f}; press O to mark out"),
-                    );
-                }
+                    "move the playhead, then Ctrl+F to find similar moments, or pick a lane and \
+                     press O to mark a range on it"
+                };
+                self.message(Level::Info, format!("mark in at frame {f}; {then}"));
             }
             AppCommand::MarkOut => {
-                let (Some(tag), Some(start)) = (self.active_tag, self.playback.mark_in) else {
-                    self.message(Level::Warning, "mark in first (I) on the active lane");
+                let Some(start) = self.playback.mark_in else {
+                    self.message(Level::Warning, "mark in first (I)");
+                    return None;
+                };
+                let Some(tag) = self.active_tag else {
+                    self.message(
+                        Level::Warning,
+                        "pick a lane to mark the range on (click its name), then press O",
+                    );
                     return None;
                 };
                 let f = self.playback.playhead.floor() as u32;

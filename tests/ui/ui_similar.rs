@@ -649,3 +649,52 @@ fn opening_another_project_drops_the_matches_and_a_running_search() {
     assert!(h.state().similar.results.is_none());
     assert!(!h.state().project.history.is_dirty());
 }
+
+/// A library just imported has no tags, so no lane to pick: mark in (I) needs none, and mark in
+/// to the playhead is the query of a search.
+#[test]
+fn a_search_on_an_untagged_clip_takes_mark_in_to_the_playhead() {
+    let mut app = TaglaneApp::demo_for_tests();
+    let tags = app.project.doc.tags.len();
+    app.queue.push(AppCommand::Edit {
+        edit: Edit::Batch(
+            (0..tags)
+                .rev()
+                .map(|index| Edit::RemoveTag { index })
+                .collect(),
+        ),
+        label: "no tags".into(),
+        select: None,
+    });
+    let mut h = crate::common::harness_with(app, [1600.0, 1000.0]);
+    h.run_steps(2);
+    assert!(h.state().project.doc.tags.is_empty());
+    assert_eq!(h.state().active_tag, None);
+    h.state_mut()
+        .queue
+        .push(AppCommand::SetPlayhead(STRIDE.start as f64));
+    h.run_steps(1);
+    h.key_press(Key::I);
+    h.run_steps(1);
+    assert_eq!(h.state().playback.mark_in, Some(STRIDE.start));
+    h.state_mut()
+        .queue
+        .push(AppCommand::SetPlayhead(f64::from(STRIDE.stop - 1)));
+    h.run_steps(1);
+    // O without a lane marks nothing and says what to do; the mark stays.
+    h.key_press(Key::O);
+    h.run_steps(1);
+    assert_eq!(h.state().playback.mark_in, Some(STRIDE.start));
+    assert!(h.state().project.doc.tags.is_empty());
+    h.key_press_modifiers(egui::Modifiers::COMMAND, Key::F);
+    h.run_steps(1);
+    assert!(
+        h.state().similar.is_searching(),
+        "{:?}",
+        h.state().similar.message
+    );
+    wait_search(&mut h);
+    let r = h.state().similar.results.as_ref().expect("results");
+    assert_eq!(r.query.range, STRIDE);
+    assert!(!r.matches.is_empty());
+}

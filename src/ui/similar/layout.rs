@@ -76,7 +76,10 @@ pub fn similar_ui(
     {
         push(queue, SimilarCommand::Cancel);
     }
-    if let Some(m) = &panel.message {
+    // A "no query" message the query line above already shows (grey) is not said twice.
+    if let Some(m) = &panel.message
+        && query_from(doc, view).err().as_ref() != Some(m)
+    {
         ui.colored_label(pal.warning, m);
     }
     let SimilarPanel {
@@ -92,9 +95,9 @@ pub fn similar_ui(
     let Some(r) = results.as_mut() else {
         ui.add_space(8.0);
         ui.weak(
-            "Select one moment on the timeline (a range of a tag, e.g. one stride of Walking) and \
-             press Find similar: every clip of the project is searched for moments like it, in \
-             the background. Matches appear here, ranked, and as lanes on each clip's timeline; \
+            "Select one moment on the timeline (a range of a tag, e.g. one stride of Walking, or, \
+             with no tag yet, mark in with I and move the playhead) and press Find similar: every \
+             clip of the project is searched for moments like it, in the background. Matches appear here, ranked, and as lanes on each clip's timeline; \
              step through them, then accept some or all as ranges of a tag in one undoable step.",
         );
         return;

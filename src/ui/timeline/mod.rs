@@ -712,6 +712,13 @@ pub fn timeline_ui(
     if let Some(f) = view.snap_line.filter(|_| view.gesture.is_some()) {
         paint::marker(&painter, area, &axis, f as f64, pal.snap, 1.0);
     }
+    // A mark in made with no lane picked (for "Find similar", or before picking the lane to
+    // mark on): across the whole timeline.
+    if input.active_tag.is_none()
+        && let Some(m) = input.mark_in
+    {
+        paint::marker(&painter, area, &axis, m as f64, pal.mark_in, 2.0);
+    }
     paint::marker(&painter, area, &axis, input.playhead, pal.playhead, 1.5);
     paint::playhead_handle(&painter, ruler_rect, &axis, input.playhead, pal.playhead);
     if row_list.is_empty() {
