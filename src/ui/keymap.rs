@@ -161,7 +161,7 @@ pub const ACTIONS: &[ActionInfo] = &[
     ActionInfo {
         action: Action::MarkIn,
         label: "Mark in",
-        help: "Mark the start of a range on the active lane",
+        help: "Mark in: the start of a range on the active lane, or of a Find similar query (no lane needed)",
         keys: &[key(Key::I)],
     },
     ActionInfo {
@@ -499,22 +499,35 @@ pub fn action_button(ui: &mut Ui, text: &str, action: Action, queue: &mut Vec<Ap
 
 /// The help window: every action with a key, then the mouse gestures.
 pub fn help_ui(ctx: &egui::Context, open: &mut bool) {
+    // Centred below the menu bar, never taller than the window: the list scrolls.
+    let screen = ctx.content_rect();
+    let max_height = (screen.height() - 120.0).max(160.0);
     egui::Window::new("Keyboard shortcuts")
+        .id(egui::Id::unique("Keyboard shortcuts"))
         .open(open)
         .resizable(false)
+        .collapsible(false)
+        .pivot(egui::Align2::CENTER_TOP)
+        .default_pos(egui::pos2(screen.center().x, screen.top() + 48.0))
+        .max_height(max_height)
         .show(ctx, |ui| {
-            egui::Grid::new("shortcuts").striped(true).show(ui, |ui| {
-                for info in ACTIONS.iter().filter(|i| !i.keys.is_empty()) {
-                    ui.monospace(all_keys_text(ctx, info.action));
-                    ui.label(info.help);
-                    ui.end_row();
-                }
-                for (what, how) in GESTURES {
-                    ui.monospace(*what);
-                    ui.label(*how);
-                    ui.end_row();
-                }
-            });
+            egui::ScrollArea::vertical()
+                .max_height(max_height)
+                .auto_shrink([true, true])
+                .show(ui, |ui| {
+                    egui::Grid::new("shortcuts").striped(true).show(ui, |ui| {
+                        for info in ACTIONS.iter().filter(|i| !i.keys.is_empty()) {
+                            ui.monospace(all_keys_text(ctx, info.action));
+                            ui.label(info.help);
+                            ui.end_row();
+                        }
+                        for (what, how) in GESTURES {
+                            ui.monospace(*what);
+                            ui.label(*how);
+                            ui.end_row();
+                        }
+                    });
+                });
         });
 }
 

@@ -687,3 +687,19 @@ fn a_drag_is_dropped_when_the_document_or_clip_changes_under_it() {
         assert!(app.timeline.gesture.is_none());
     }
 }
+
+/// The shortcuts window (F1) fits a small window below the menu bar and scrolls to its last row.
+#[test]
+fn the_shortcuts_window_fits_and_scrolls() {
+    let mut h = crate::common::demo_harness([1024.0, 640.0]);
+    h.key_press(Key::F1);
+    h.run_steps(3);
+    assert!(h.state().show_help);
+    let rect = h
+        .ctx
+        .memory(|m| m.area_rect(egui::Id::unique("Keyboard shortcuts")))
+        .expect("the window is shown");
+    assert!(rect.bottom() <= 640.0 && rect.top() >= 20.0, "{rect:?}");
+    // The last gesture is laid out (in the scrolled list), so it can be reached.
+    h.get_by_label_contains("Enter / Esc");
+}
