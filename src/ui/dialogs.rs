@@ -12,9 +12,12 @@ use crate::ui::recovery::AutosaveInfo;
 pub enum Dialog {
     /// "Save changes?" before doing `then`.
     Unsaved(Guarded),
+    /// The name of tag `index` being edited; `new` for a tag just made (its name is a
+    /// placeholder: the dialog asks for one, and Cancel keeps the placeholder).
     Rename {
         index: usize,
         name: String,
+        new: bool,
     },
     ConfirmDeleteTag(usize),
     /// The open project has an autosave from a session that did not end cleanly.
@@ -73,8 +76,12 @@ impl TaglaneApp {
                         }
                     });
                 }
-                Dialog::Rename { index, mut name } => {
-                    ui.heading("Rename tag");
+                Dialog::Rename {
+                    index,
+                    mut name,
+                    new,
+                } => {
+                    ui.heading(if new { "Name the new tag" } else { "Rename tag" });
                     let label = ui.label("New tag name");
                     let edit = ui.text_edit_singleline(&mut name).labelled_by(label.id);
                     edit.request_focus();
@@ -83,12 +90,21 @@ impl TaglaneApp {
                         Some(p) => {
                             ui.colored_label(ui.visuals().error_fg_color, p);
                         }
+                        None if new => {
+                            ui.label(
+                                "A namespace groups lanes: locomotion:Walk. Cancel keeps the \
+                                 name above; undo removes the tag.",
+                            );
+                        }
                         None => {
                             ui.label("Saved queries that use the old name are updated.");
                         }
                     }
                     ui.horizontal(|ui| {
-                        let ok = ui.add_enabled(problem.is_none(), egui::Button::new("Rename"));
+                        let ok = ui.add_enabled(
+                            problem.is_none(),
+                            egui::Button::new(if new { "Name" } else { "Rename" }),
+                        );
                         if ok.clicked() || (enter && problem.is_none()) {
                             self.queue.push(AppCommand::RenameTag {
                                 index,
@@ -101,7 +117,7 @@ impl TaglaneApp {
                         }
                     });
                     if !close {
-                        self.dialog = Some(Dialog::Rename { index, name });
+                        self.dialog = Some(Dialog::Rename { index, name, new });
                     }
                 }
                 Dialog::ConfirmDeleteTag(index) => {

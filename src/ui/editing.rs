@@ -219,7 +219,11 @@ impl TaglaneApp {
                 if self.apply_edit(edit, "new tag") {
                     self.active_tag = Some(index);
                     self.selection.clear();
-                    self.dialog = Some(Dialog::Rename { index, name });
+                    self.dialog = Some(Dialog::Rename {
+                        index,
+                        name,
+                        new: true,
+                    });
                 }
             }
             AppCommand::StartRename(index) => {
@@ -227,6 +231,7 @@ impl TaglaneApp {
                     self.dialog = Some(Dialog::Rename {
                         index,
                         name: t.name.clone(),
+                        new: false,
                     });
                 }
             }
@@ -265,7 +270,11 @@ impl TaglaneApp {
                     }
                     Err(e) => {
                         self.message(Level::Error, format!("cannot rename: {e}"));
-                        self.dialog = Some(Dialog::Rename { index, name });
+                        self.dialog = Some(Dialog::Rename {
+                            index,
+                            name,
+                            new: false,
+                        });
                     }
                 }
             }

@@ -417,9 +417,11 @@ fn tags_create_reorder_hide_solo_delete() {
     h.get_by_label("New tag").click();
     h.run_steps(3);
     h.key_press_modifiers(Modifiers::COMMAND, Key::A);
+    // A dialog of its own: naming, not renaming.
+    h.get_by_label("Name the new tag");
     h.get_by_label("New tag name").type_text("gesture:Wave");
     h.run_steps(1);
-    h.get_by_label("Rename").click();
+    h.get_by_label("Name").click();
     h.run_steps(3);
     let doc = &h.state().project.doc;
     assert_eq!(doc.tags.len(), n + 1);

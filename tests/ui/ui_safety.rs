@@ -337,6 +337,7 @@ fn enter_confirms_and_esc_cancels_dialogs() {
     h.state_mut().dialog = Some(Dialog::Rename {
         index: 0,
         name: other.clone(),
+        new: false,
     });
     h.run_steps(2);
     h.get_by_label_contains("already exists");

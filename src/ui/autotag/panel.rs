@@ -80,7 +80,10 @@ fn header_ui(
                 }
             }
             (None, Some(e)) => {
-                ui.colored_label(pal.error, e);
+                // Cut to the row (a long line would widen the panel over its neighbours); the
+                // whole message on hover and, wrapped, where the signal would be.
+                ui.add(egui::Label::new(egui::RichText::new(e).color(pal.error)).truncate())
+                    .on_hover_text(e);
             }
             (None, None) => {
                 ui.weak("preparing the clip...");

@@ -23,7 +23,15 @@ pub(super) fn plot_ui(
 ) {
     let doc = &input.project.doc;
     let Some(out) = panel.output_for(input.clip).cloned() else {
-        ui.weak("no signal: see the message above");
+        // The whole reason, wrapped (the row above shows its start).
+        match panel.output_error() {
+            Some(e) => {
+                ui.add(egui::Label::new(format!("no signal: {e}")).wrap());
+            }
+            None => {
+                ui.weak("no signal yet");
+            }
+        }
         return;
     };
     if out.signals.is_empty() {
@@ -133,7 +141,7 @@ pub(super) fn plot_ui(
                     Text::new(
                         "",
                         PlotPoint::new(right, f64::from(t.enter)),
-                        RichText::new(on).small().color(text_color),
+                        RichText::new(on).strong().color(text_color),
                     )
                     .anchor(enter_at),
                 );
@@ -149,7 +157,7 @@ pub(super) fn plot_ui(
                         Text::new(
                             "",
                             PlotPoint::new(right, f64::from(t.leave)),
-                            RichText::new(off).small().color(text_color),
+                            RichText::new(off).strong().color(text_color),
                         )
                         .anchor(leave_at),
                     );

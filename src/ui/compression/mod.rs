@@ -440,7 +440,7 @@ impl CompressionView {
             let b = &r.error.between.worst;
             ui.add(
                 egui::Label::new(format!(
-                    "worst: {} at frame {} ({:.4} cm); between frames {} at {:.2} ({:.4} cm)",
+                    "worst: {} at frame {} ({:.4} cm); between frames {} at frame {:.2} ({:.4} cm)",
                     r.error.worst.joint_name,
                     r.error.worst.frame,
                     r.error.worst.error_cm,
@@ -711,6 +711,8 @@ fn plots_ui(
         ui.label("Error over time of the worst joints (cm), at frames and a quarter, half and three quarters between them");
         let frame = input.playhead;
         Plot::new("error_time_plot")
+            // The wheel scrolls the panel; Ctrl+wheel zooms, a drag pans, a double click resets.
+            .allow_scroll(false)
             .height(150.0)
             .legend(Legend::default())
             .show(ui, |plot| {
@@ -749,7 +751,10 @@ fn plots_ui(
             })
             .collect();
         Plot::new("joint_error_plot")
+            // The wheel scrolls the panel; Ctrl+wheel zooms, a drag pans, a double click resets.
+            .allow_scroll(false)
             .height(130.0)
+            .x_axis_label("joint (hover a bar for its name)")
             .show(ui, |plot| plot.bar_chart(BarChart::new("max error", bars)));
     }
 
@@ -762,6 +767,8 @@ fn plots_ui(
         .collect();
     let front = pareto_front(&totals);
     Plot::new("pareto_plot")
+        // The wheel scrolls the panel; Ctrl+wheel zooms, a drag pans, a double click resets.
+        .allow_scroll(false)
         .height(170.0)
         .legend(Legend::default())
         .show(ui, |plot| {

@@ -642,6 +642,8 @@ pub fn pose_tab_ui(ui: &mut Ui, input: &ClipContext<'_>, clip: &Arc<Clip>, pose:
             v.iter().map(|p| [f64::from(p.x), f64::from(p.z)]).collect()
         };
         Plot::new("root_motion_plot")
+            // The wheel scrolls the panel; Ctrl+wheel zooms, a drag pans, a double click resets.
+            .allow_scroll(false)
             .height(200.0)
             .data_aspect(1.0)
             .legend(Legend::default())
@@ -697,6 +699,8 @@ pub fn pose_tab_ui(ui: &mut Ui, input: &ClipContext<'_>, clip: &Arc<Clip>, pose:
             if let Some((_, curves)) = &pose.curve {
                 let frame = pose.time_s * f64::from(clip.fps);
                 Plot::new("joint_curve_plot")
+                    // The wheel scrolls the panel; Ctrl+wheel zooms, a drag pans, a double click resets.
+                    .allow_scroll(false)
                     .height(160.0)
                     .legend(Legend::default())
                     .show(ui, |plot| {
