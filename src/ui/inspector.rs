@@ -273,11 +273,11 @@ pub fn inspector_ui(
                 Anchor::Range(_) => {
                     field(ui, "Start frame", &mut state.start, "frame", 56.0)
                         .on_hover_text("First frame of the range");
-                    ui.weak(secs(&state.start));
+                    seconds(ui, secs(&state.start));
                     ui.end_row();
                     field(ui, "Stop frame", &mut state.stop, "frame", 56.0)
                         .on_hover_text("One past the last frame (exclusive)");
-                    ui.weak(secs(&state.stop));
+                    seconds(ui, secs(&state.stop));
                     ui.end_row();
                     ui.label("Length");
                     let len = match (
@@ -295,7 +295,7 @@ pub fn inspector_ui(
                 Anchor::Marker(_) => {
                     field(ui, "Marker frame", &mut state.start, "frame", 56.0)
                         .on_hover_text("The marker's frame");
-                    ui.weak(secs(&state.start));
+                    seconds(ui, secs(&state.start));
                     ui.end_row();
                 }
             }
@@ -501,4 +501,10 @@ mod tests {
         );
         assert_eq!(s.note, "typing");
     }
+}
+
+/// A frame's time beside its field, never broken inside ("1.30 s", not "1" over ".30 s" in a
+/// narrow panel).
+fn seconds(ui: &mut Ui, text: String) {
+    ui.add(egui::Label::new(egui::RichText::new(text).weak()).extend());
 }

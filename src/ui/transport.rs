@@ -318,8 +318,10 @@ impl TaglaneApp {
     pub(crate) fn status_ui(&mut self, ui: &mut Ui) {
         ui.horizontal(|ui| {
             let fps = f64::from(self.fps());
-            let f = self.playback.playhead.floor();
-            ui.monospace(format!("frame {f:.0}  {:.3} s", f / fps));
+            // The time of the playhead, as the transport bar shows it (between frames while
+            // playing), beside the frame it is in.
+            let p = self.playback.playhead;
+            ui.monospace(format!("frame {:.0}  {:.3} s", p.floor(), p / fps));
             ui.separator();
             let frames_sel: u64 = self.selection.iter().map(|(_, r)| u64::from(r.len())).sum();
             ui.label(format!(

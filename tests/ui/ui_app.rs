@@ -705,3 +705,30 @@ fn the_shortcuts_window_fits_and_scrolls() {
     // The last gesture is laid out (in the scrolled list), so it can be reached.
     h.get_by_label_contains("Enter / Esc");
 }
+
+/// A timeline showing the whole clip shows it whole again after the window is resized; one the
+/// user zoomed stays as zoomed.
+#[test]
+fn the_timeline_fits_the_clip_again_when_the_window_is_resized() {
+    let mut h = crate::common::demo_harness([1600.0, 1000.0]);
+    h.run_steps(2);
+    let frames = f64::from(h.state().project.doc.clips[h.state().current_clip as usize].frames);
+    let fits = |h: &egui_kittest::Harness<'static, taglane::ui::TaglaneApp>| {
+        let a = h.state().timeline.last_axis.expect("drawn");
+        let shown = f64::from(a.width) / a.px_per_frame;
+        a.first_frame == 0.0 && shown >= frames && shown < frames * 1.05
+    };
+    assert!(fits(&h));
+    for size in [[2400.0, 1200.0], [1100.0, 700.0]] {
+        h.set_size(egui::Vec2::from(size));
+        h.run_steps(3);
+        assert!(fits(&h), "{size:?}: {:?}", h.state().timeline.last_axis);
+    }
+    // Zoomed by the user: kept.
+    h.state_mut().timeline.zoom_around(2.0, 0.0);
+    h.run_steps(1);
+    let zoomed = h.state().timeline.last_axis.unwrap().px_per_frame;
+    h.set_size(egui::Vec2::new(1600.0, 1000.0));
+    h.run_steps(3);
+    assert_eq!(h.state().timeline.last_axis.unwrap().px_per_frame, zoomed);
+}

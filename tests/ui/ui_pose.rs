@@ -404,3 +404,20 @@ fn pose_view_snapshot() {
     h.run_steps(4);
     h.snapshot("pose");
 }
+
+/// A clip whose unit makes its skeleton no character's size (a take in centimetres given metres)
+/// is flagged under the viewport, naming where to change the unit.
+#[test]
+fn a_clip_at_a_unit_of_no_characters_size_is_flagged() {
+    let mut h = harness_with(TaglaneApp::demo_for_tests());
+    crate::common::wait_anim(&mut h);
+    assert!(h.query_by_label_contains("check the clip's unit").is_none());
+    let clip = h.state().current_clip;
+    h.state_mut().queue.push(AppCommand::SetClipUnits {
+        clips: vec![clip],
+        unit_cm: Some(100.0),
+    });
+    h.run_steps(2);
+    crate::common::wait_anim(&mut h);
+    h.get_by_label_contains("tall at 1 unit = 100 cm: check the clip's unit");
+}

@@ -552,6 +552,14 @@ pub fn pose_tab_ui(ui: &mut Ui, input: &ClipContext<'_>, clip: &Arc<Clip>, pose:
         pose.time_s,
         clip.unit_cm
     ));
+    let height = pose
+        .clip_positions
+        .as_ref()
+        .filter(|(k, _)| k.0 == input.clip)
+        .and_then(|(_, cp)| cp.height_units);
+    if let Some(w) = model::unit_warning(height, clip.unit_cm) {
+        ui.add(egui::Label::new(egui::RichText::new(w).color(ui.visuals().warn_fg_color)).wrap());
+    }
     display_ui(ui, clip, &mut pose.display);
     ui.separator();
 

@@ -411,6 +411,8 @@ pub struct ClipPositions {
     pub stride: usize,
     /// Frame-major: sample `k` (frame `k * stride`), joint `j` at `k * joints + j`.
     pub positions: Vec<Vec3>,
+    /// The skeleton's standing height in file units (`core::anim::units`), when measurable.
+    pub height_units: Option<f32>,
 }
 
 impl ClipPositions {
@@ -424,10 +426,12 @@ impl ClipPositions {
             joints: n,
             stride,
             positions: Vec::new(),
+            height_units: None,
         };
         if clip.validate().is_err() {
             return out;
         }
+        out.height_units = crate::core::anim::units::standing_height_units(clip);
         let mut local = vec![Transform::IDENTITY; n];
         let mut model = vec![Transform::IDENTITY; n];
         for f in (0..clip.frame_count).step_by(stride) {
@@ -591,6 +595,17 @@ pub fn pick_joint(screen: &[Option<Vec2>], pointer: Vec2, radius_px: f32) -> Opt
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_skeleton_of_no_characters_size_is_flagged() {
+        // The Fox: 59.8 units in metres; in centimetres 60 cm, a fox.
+        let w = unit_warning(Some(59.8), 100.0).expect("60 m");
+        assert!(w.contains("59.8 m tall"), "{w}");
+        assert_eq!(unit_warning(Some(59.8), 1.0), None);
+        assert_eq!(unit_warning(Some(1.75), 100.0), None);
+        assert!(unit_warning(Some(1.75), 1.0).is_some_and(|w| w.contains("1.75 cm")));
+        assert_eq!(unit_warning(None, 100.0), None);
+    }
+
     use super::*;
     use crate::core::anim::{RotationInterp, Skeleton, sample_clip};
     use glam::Quat;
@@ -774,4 +789,25 @@ mod tests {
             Some((-Vec3::ONE, Vec3::ONE))
         );
     }
+}
+
+/// A warning when a skeleton of `height_units` file units stands at a size no character has at
+/// `unit_cm` centimetres per unit (`core::library::PLAUSIBLE_GLTF_HEIGHT_M`: 2 cm to 20 m): the
+/// clip's unit is likely wrong (the shared Fox, authored in centimetres, stands 60 m tall in the
+/// metres of the glTF specification).
+pub fn unit_warning(height_units: Option<f32>, unit_cm: f32) -> Option<String> {
+    let cm = height_units? * unit_cm;
+    let (lo, hi) = crate::core::library::units::PLAUSIBLE_GLTF_HEIGHT_M;
+    if (lo * 100.0..=hi * 100.0).contains(&cm) {
+        return None;
+    }
+    let size = if cm >= 100.0 {
+        format!("{:.1} m", cm / 100.0)
+    } else {
+        format!("{cm:.2} cm")
+    };
+    Some(format!(
+        "The skeleton stands {size} tall at 1 unit = {unit_cm} cm: check the clip's unit \
+         (right-click it in the clip list: Units of clips)"
+    ))
 }

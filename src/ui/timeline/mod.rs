@@ -48,6 +48,9 @@ pub struct TimelineView {
     pub box_select: Option<(Pos2, Pos2, bool)>,
     /// Fit the clip on the next frame.
     pub fit_pending: bool,
+    /// The width of the lanes when the view last fitted the clip, while nothing has zoomed or
+    /// panned it since: a resized window (or panel) then fits the clip again.
+    fitted_width: Option<f32>,
     /// The boundary the gesture snapped to (drawn as the snap line), if it did.
     pub snap_line: Option<u32>,
     /// Layout of the last frame (for tests and for following the playhead).
@@ -70,6 +73,7 @@ impl Default for TimelineView {
             gesture_on: None,
             box_select: None,
             fit_pending: true,
+            fitted_width: None,
             snap_line: None,
             last_axis: None,
             last_rows: Vec::new(),
@@ -91,6 +95,7 @@ impl TimelineView {
         let ratio = self.px_per_frame / new;
         self.first_frame = anchor - (anchor - self.first_frame) * ratio;
         self.px_per_frame = new;
+        self.fitted_width = None;
     }
 
     /// The screen centre of frame `frame`'s cell on tag `tag`'s lane, from the last drawn layout.
@@ -187,11 +192,18 @@ pub fn timeline_ui(
     if tracks_rect.width() < 20.0 || tracks_rect.height() < 10.0 {
         return;
     }
+    if view
+        .fitted_width
+        .is_some_and(|w| (w - tracks_rect.width()).abs() > 0.5)
+    {
+        view.fit_pending = true;
+    }
     if view.fit_pending {
         view.px_per_frame = (tracks_rect.width() as f64 / frames.max(1) as f64 * 0.98)
             .clamp(MIN_PX_PER_FRAME, MAX_PX_PER_FRAME);
         view.first_frame = 0.0;
         view.fit_pending = false;
+        view.fitted_width = Some(tracks_rect.width());
     }
     let mut row_list = rows(doc, &view.collapsed);
     row_list.extend((0..input.extra_lanes.len()).map(Row::Extra));
@@ -239,6 +251,9 @@ pub fn timeline_ui(
             };
             view.first_frame -= dx as f64 / view.px_per_frame;
             view.scroll_y -= dy;
+            if dx != 0.0 {
+                view.fitted_width = None;
+            }
         }
     }
     // Keep the view on the clip: at most half a screen of empty space either side.
@@ -427,8 +442,10 @@ pub fn timeline_ui(
         if view.gesture.is_some() {
             if p.x > tracks_rect.right() - 10.0 {
                 view.first_frame += 4.0 / view.px_per_frame;
+                view.fitted_width = None;
             } else if p.x < tracks_rect.left() + 10.0 {
                 view.first_frame -= 4.0 / view.px_per_frame;
+                view.fitted_width = None;
             }
         }
     }
