@@ -352,6 +352,12 @@ pub fn inspector_ui(
     }
 }
 
+/// A frame's time beside its field, never broken inside ("1.30 s", not "1" over ".30 s" in a
+/// narrow panel).
+fn seconds(ui: &mut Ui, text: String) {
+    ui.add(egui::Label::new(egui::RichText::new(text).weak()).extend());
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -501,10 +507,4 @@ mod tests {
         );
         assert_eq!(s.note, "typing");
     }
-}
-
-/// A frame's time beside its field, never broken inside ("1.30 s", not "1" over ".30 s" in a
-/// narrow panel).
-fn seconds(ui: &mut Ui, text: String) {
-    ui.add(egui::Label::new(egui::RichText::new(text).weak()).extend());
 }

@@ -593,6 +593,27 @@ pub fn pick_joint(screen: &[Option<Vec2>], pointer: Vec2, radius_px: f32) -> Opt
         .map(|(i, _)| i)
 }
 
+/// A warning when a skeleton of `height_units` file units stands at a size no character has at
+/// `unit_cm` centimetres per unit (`core::library::PLAUSIBLE_GLTF_HEIGHT_M`: 2 cm to 20 m): the
+/// clip's unit is likely wrong (the shared Fox, authored in centimetres, stands 60 m tall in the
+/// metres of the glTF specification).
+pub fn unit_warning(height_units: Option<f32>, unit_cm: f32) -> Option<String> {
+    let cm = height_units? * unit_cm;
+    let (lo, hi) = crate::core::library::units::PLAUSIBLE_GLTF_HEIGHT_M;
+    if (lo * 100.0..=hi * 100.0).contains(&cm) {
+        return None;
+    }
+    let size = if cm >= 100.0 {
+        format!("{:.1} m", cm / 100.0)
+    } else {
+        format!("{cm:.2} cm")
+    };
+    Some(format!(
+        "The skeleton stands {size} tall at 1 unit = {unit_cm} cm: check the clip's unit \
+         (right-click it in the clip list: Units of clips)"
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -789,25 +810,4 @@ mod tests {
             Some((-Vec3::ONE, Vec3::ONE))
         );
     }
-}
-
-/// A warning when a skeleton of `height_units` file units stands at a size no character has at
-/// `unit_cm` centimetres per unit (`core::library::PLAUSIBLE_GLTF_HEIGHT_M`: 2 cm to 20 m): the
-/// clip's unit is likely wrong (the shared Fox, authored in centimetres, stands 60 m tall in the
-/// metres of the glTF specification).
-pub fn unit_warning(height_units: Option<f32>, unit_cm: f32) -> Option<String> {
-    let cm = height_units? * unit_cm;
-    let (lo, hi) = crate::core::library::units::PLAUSIBLE_GLTF_HEIGHT_M;
-    if (lo * 100.0..=hi * 100.0).contains(&cm) {
-        return None;
-    }
-    let size = if cm >= 100.0 {
-        format!("{:.1} m", cm / 100.0)
-    } else {
-        format!("{cm:.2} cm")
-    };
-    Some(format!(
-        "The skeleton stands {size} tall at 1 unit = {unit_cm} cm: check the clip's unit \
-         (right-click it in the clip list: Units of clips)"
-    ))
 }
