@@ -224,8 +224,12 @@ impl TaglaneApp {
 
         egui::Panel::top("menu_bar").show(ui, |ui| self.menu_ui(ui));
         egui::Panel::bottom("status_bar").show(ui, |ui| self.status_ui(ui));
+        // Panels start in proportion to the window and never take the timeline's room: on a
+        // laptop's 1024 x 640 the lanes keep about half the width and height.
+        let screen = ctx.content_rect();
         egui::Panel::left("clip_browser")
-            .default_size(250.0)
+            .default_size((screen.width() * 0.2).clamp(180.0, 250.0))
+            .max_size((screen.width() * 0.35).max(200.0))
             .resizable(true)
             .show(ui, |ui| {
                 egui::Panel::bottom("inspector")
@@ -292,11 +296,13 @@ impl TaglaneApp {
         // for the compression table on a wide screen, and for the timeline on a laptop's. (The
         // id changed from "pose_panel" when the panel stopped widening itself to fit its camera
         // hint, so that a width it had grown to is not kept as if the user had chosen it.)
-        let side_width = (ctx.content_rect().width() * 0.33).clamp(300.0, 600.0);
+        let share = if screen.width() < 1300.0 { 0.28 } else { 0.33 };
+        let side_width = (screen.width() * share).clamp(260.0, 600.0);
         egui::Panel::right("side_panel")
             .resizable(true)
             .default_size(side_width)
-            .min_size(280.0)
+            .min_size(260.0)
+            .max_size((screen.width() * 0.45).max(300.0))
             .show(ui, |ui| {
                 let input = crate::ui::view::ClipContext {
                     project: &self.project,
@@ -311,8 +317,10 @@ impl TaglaneApp {
         self.query.update(&self.project.doc);
         egui::Panel::bottom("tools_panel")
             .resizable(true)
-            // 300 points of tool under the tab bar.
-            .default_size(335.0)
+            // 300 points of tool under the tab bar (less in a low window), never more than
+            // two thirds of the window.
+            .default_size((screen.height() * 0.45).clamp(220.0, 335.0))
+            .max_size((screen.height() * 0.66).max(240.0))
             .show(ui, |ui| {
                 // The height the user gave the panel, whichever tab is in front: a panel is as
                 // high as its content up to that height, and the tabs' contents differ.

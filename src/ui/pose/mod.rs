@@ -494,7 +494,8 @@ fn wide_slider(ui: &mut Ui, value: &mut f32, step: f32) -> egui::Response {
 
 /// Bones, onion skin and the joint trail.
 fn display_ui(ui: &mut Ui, clip: &Clip, display: &mut Display) {
-    ui.horizontal(|ui| {
+    // Rows wrap rather than widen the panel over the timeline in a narrow window.
+    ui.horizontal_wrapped(|ui| {
         ui.label("Bones");
         ui.selectable_value(&mut display.bones, BoneStyle::Volumes, "volumes");
         ui.selectable_value(&mut display.bones, BoneStyle::Lines, "lines");
@@ -534,7 +535,7 @@ pub fn pose_tab_ui(ui: &mut Ui, input: &ClipContext<'_>, clip: &Arc<Clip>, pose:
         ui.selectable_value(&mut pose.rotation, RotationInterp::Slerp, "slerp");
         ui.selectable_value(&mut pose.rotation, RotationInterp::Nlerp, "nlerp");
     });
-    ui.horizontal(|ui| {
+    ui.horizontal_wrapped(|ui| {
         for (label, mode) in [
             ("Before start", &mut pose.pre),
             ("After end", &mut pose.post),

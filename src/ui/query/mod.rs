@@ -594,7 +594,8 @@ pub fn query_ui(
     });
     completion_ui(ui, panel);
     status_line_ui(ui, panel, dark);
-    ui.horizontal(|ui| {
+    // Wraps in a narrow window instead of cutting "Saved queries" and "History" off.
+    ui.horizontal_wrapped(|ui| {
         for (tab, label) in [
             (Tab::Results, "Results"),
             (Tab::Builder, "Builder"),

@@ -177,16 +177,23 @@ pub fn timeline_ui(
     let frames = clip.frames;
     let pal = theme::palette(input.dark);
     let full = ui.available_rect_before_wrap();
+    // The lane names give way in a narrow timeline (a laptop's window): the lanes keep most of
+    // it, and long names are cut (their tooltip has them whole).
+    let header_width = if full.width() >= 600.0 {
+        HEADER_WIDTH
+    } else {
+        HEADER_WIDTH.min((full.width() * 0.3).max(130.0))
+    };
     let header_rect = Rect::from_min_max(
         pos2(full.left(), full.top() + RULER_HEIGHT),
-        pos2(full.left() + HEADER_WIDTH, full.bottom()),
+        pos2(full.left() + header_width, full.bottom()),
     );
     let ruler_rect = Rect::from_min_max(
-        pos2(full.left() + HEADER_WIDTH, full.top()),
+        pos2(full.left() + header_width, full.top()),
         pos2(full.right(), full.top() + RULER_HEIGHT),
     );
     let tracks_rect = Rect::from_min_max(
-        pos2(full.left() + HEADER_WIDTH, full.top() + RULER_HEIGHT),
+        pos2(full.left() + header_width, full.top() + RULER_HEIGHT),
         full.max,
     );
     if tracks_rect.width() < 20.0 || tracks_rect.height() < 10.0 {
@@ -839,8 +846,14 @@ fn header_ui(
                 } else {
                     child.visuals().strong_text_color()
                 };
+                // The name is cut short of the H and S buttons (laid out after it, at the right).
+                let room = (child.available_width() - 38.0).max(24.0);
                 let name = child
-                    .add(egui::Button::selectable(input.active_tag == Some(*tag), egui::RichText::new(shown).color(name_color)).truncate())
+                    .scope(|ui| {
+                        ui.set_max_width(room);
+                        ui.add(egui::Button::selectable(input.active_tag == Some(*tag), egui::RichText::new(shown).color(name_color)).truncate())
+                    })
+                    .inner
                     .on_hover_text(format!("{}: {count} range(s) and {marker_count} marker(s) on this clip. Double-click to rename; right-click for more.", t.name));
                 if name.clicked() {
                     out.push(AppCommand::SetActiveTag(Some(*tag)));
