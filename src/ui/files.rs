@@ -319,6 +319,7 @@ impl TaglaneApp {
 
     fn save_to(&mut self, path: &Path) {
         let before = Origin::of(&self.project);
+        let was_demo = self.project.is_demo;
         let saved = self.project.save_to(path);
         // Changes made on disk meanwhile were merged into the document (an undo step).
         if !self.project.merged_from_disk.is_empty() {
@@ -330,6 +331,28 @@ impl TaglaneApp {
                 self.files.recovery.clear(&before);
                 self.files.recovery.clear(&Origin::of(&self.project));
                 let mut said = format!("saved {}", path.display());
+                if was_demo {
+                    // The demo's takes live in the program: the save wrote them out for the
+                    // project's clips to load from.
+                    let takes = self
+                        .project
+                        .doc
+                        .clips
+                        .iter()
+                        .filter(|c| {
+                            c.source.as_deref().is_some_and(|s| {
+                                crate::core::project::DEMO_CLIP_FILES
+                                    .iter()
+                                    .any(|(f, _)| s.ends_with(f))
+                            })
+                        })
+                        .count();
+                    if takes > 0 {
+                        said += &format!(
+                            ", with the demo's {takes} take(s) written beside it as BVH files"
+                        );
+                    }
+                }
                 let merged = &self.project.merged_from_disk;
                 if let Some(first) = merged.first() {
                     said += &format!(

@@ -217,8 +217,9 @@ impl TaglaneApp {
             action_button(ui, "End", Action::JumpEnd, q);
             action_button(ui, "|<", Action::PrevEdge, q);
             action_button(ui, ">|", Action::NextEdge, q);
+            // Toggles drawn as buttons (a selectable label that is off looks like plain text).
             if ui
-                .selectable_label(self.playback.looping, "Loop")
+                .add(egui::Button::new("Loop").selected(self.playback.looping))
                 .on_hover_text(tooltip(ui.ctx(), Action::ToggleLoop))
                 .clicked()
             {
@@ -229,7 +230,7 @@ impl TaglaneApp {
                 None => "Loop range".to_owned(),
             };
             if ui
-                .selectable_label(self.playback.loop_range.is_some(), loop_text)
+                .add(egui::Button::new(loop_text).selected(self.playback.loop_range.is_some()))
                 .on_hover_text(tooltip(ui.ctx(), Action::LoopSelection))
                 .clicked()
             {

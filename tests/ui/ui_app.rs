@@ -226,6 +226,20 @@ fn save_and_reload() {
         h.state().status
     );
     assert_eq!(h.state().window_title(), "project.taglane.json — taglane");
+    // The demo's takes were written out beside it, and the status bar says so.
+    let status = h
+        .state()
+        .status
+        .as_ref()
+        .map(|s| s.1.clone())
+        .unwrap_or_default();
+    let takes = h.state().project.doc.clips.len();
+    assert!(
+        status.contains(&format!(
+            "with the demo's {takes} take(s) written beside it"
+        )),
+        "{status}"
+    );
     let (loaded, warnings) = Project::load(&path).unwrap();
     assert!(warnings.is_empty(), "{warnings:?}");
     let saved = &h.state().project.doc;

@@ -265,6 +265,11 @@ fn builder_and_text_stay_in_sync() {
     // `-` binds tighter than `&`, so the builder adds the parentheses.
     assert_eq!(h.state().query.text, "(Walking & Male) - Tired");
     assert!(h.state().query.error.is_none());
+    // A tag leaf is removed by its own button (the last "remove" is Tired's row): its
+    // operation keeps the other side.
+    h.get_all_by_label("remove").last().unwrap().click();
+    h.run_steps(3);
+    assert_eq!(h.state().query.text, "Walking & Male");
     // And typing again updates the tree.
     h.state_mut().query.text = "not Idle".into();
     h.run_steps(2);

@@ -1025,6 +1025,17 @@ fn builder_node_ui(
         {
             set(BuilderEdit::Unwrap);
         }
+        if matches!(node, Expr::Tag(_))
+            && !path.is_empty()
+            && ui
+                .small_button("remove")
+                .on_hover_text(
+                    "Take this tag out of the query (its operation keeps the other side)",
+                )
+                .clicked()
+        {
+            set(BuilderEdit::Remove);
+        }
     });
     let children: Vec<&Expr> = match node {
         Expr::Tag(_) => vec![],

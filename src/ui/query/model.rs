@@ -415,10 +415,31 @@ pub enum BuilderEdit {
     WrapFilter(Filter),
     /// Replace the node by its first operand.
     Unwrap,
+    /// Take the node out of the query: its parent operation is replaced by its other operand
+    /// (a complement or a filter of it goes too). Not the root.
+    Remove,
 }
 
 /// Applies `edit` at the node reached by `path` (child indices from the root).
 pub fn apply_builder_edit(root: &mut Expr, path: &[usize], edit: BuilderEdit) -> bool {
+    if edit == BuilderEdit::Remove {
+        let Some((&last, parent_path)) = path.split_last() else {
+            return false;
+        };
+        let Some(parent) = node_at(root, parent_path) else {
+            return false;
+        };
+        let old = std::mem::replace(parent, Expr::Tag(String::new()));
+        match old {
+            Expr::Binary(_, a, b) => *parent = if last == 0 { *b } else { *a },
+            other => {
+                // A complement or a filter of nothing: it goes with its operand.
+                *parent = other;
+                return apply_builder_edit(root, parent_path, BuilderEdit::Remove);
+            }
+        }
+        return true;
+    }
     let Some(node) = node_at(root, path) else {
         return false;
     };
@@ -466,6 +487,8 @@ pub fn apply_builder_edit(root: &mut Expr, path: &[usize], edit: BuilderEdit) ->
                 leaf => leaf,
             };
         }
+        // Taken out above, at the parent.
+        BuilderEdit::Remove => return false,
     }
     true
 }
@@ -678,6 +701,14 @@ mod tests {
         assert_eq!(e.to_text(), "Running - Tired | !Male");
         assert!(!apply_builder_edit(&mut e, &[5], BuilderEdit::Unwrap));
         assert!(doc.parse_query(&e.to_text()).is_ok());
+        // Remove a leaf: its operation gives way to the other operand; a complement of it goes
+        // with it; the root stays.
+        assert!(apply_builder_edit(&mut e, &[0, 1], BuilderEdit::Remove));
+        assert_eq!(e.to_text(), "Running | !Male");
+        assert!(apply_builder_edit(&mut e, &[1, 0], BuilderEdit::Remove));
+        assert_eq!(e.to_text(), "Running");
+        assert!(!apply_builder_edit(&mut e, &[], BuilderEdit::Remove));
+        assert_eq!(e.to_text(), "Running");
     }
 
     #[test]

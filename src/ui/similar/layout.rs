@@ -160,7 +160,7 @@ pub fn similar_ui(
         let l = ui.label("name");
         ui.add(
             egui::TextEdit::singleline(accept_tag)
-                .desired_width(120.0)
+                .desired_width(200.0)
                 .hint_text("a tag, new or not"),
         )
         .labelled_by(l.id)
