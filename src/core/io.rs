@@ -10,6 +10,10 @@ use std::path::{Path, PathBuf};
 /// `path` + `.bak` (replacing an older backup). Temporary files of earlier saves of the same file
 /// that were killed mid-write (`.NAME.PID.tmp` of a process that is gone) are deleted afterwards.
 pub fn write_atomic(path: &Path, bytes: &[u8], keep_backup: bool) -> io::Result<()> {
+    // Through a symbolic link: the file it names is replaced, and the link stays (as an editor
+    // saves), instead of the link being replaced by a file.
+    let target = link_target(path);
+    let path = target.as_deref().unwrap_or(path);
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
@@ -26,6 +30,25 @@ pub fn write_atomic(path: &Path, bytes: &[u8], keep_backup: bool) -> io::Result<
     write_via_temp(&dir, &file_name, path, bytes)?;
     remove_stale_temps(&dir, &file_name);
     Ok(())
+}
+
+/// The file a symbolic link at `path` names, following links up to 8 deep (relative targets
+/// from the link's folder); `None` when `path` is no link.
+fn link_target(path: &Path) -> Option<PathBuf> {
+    let mut at = path.to_path_buf();
+    let mut followed = false;
+    for _ in 0..8 {
+        if !fs::symlink_metadata(&at).is_ok_and(|m| m.file_type().is_symlink()) {
+            break;
+        }
+        let to = fs::read_link(&at).ok()?;
+        at = match at.parent() {
+            Some(dir) if to.is_relative() => dir.join(to),
+            _ => to,
+        };
+        followed = true;
+    }
+    followed.then_some(at)
 }
 
 /// How long a save waits for another taglane process's save of a project in the same folder.
@@ -222,6 +245,31 @@ fn write_via_temp(dir: &Path, file_name: &str, target: &Path, bytes: &[u8]) -> i
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(unix)]
+    #[test]
+    fn a_save_through_a_link_replaces_the_file_it_names_and_keeps_the_link() {
+        let dir = std::env::temp_dir().join(format!("taglane-io-link-{}", std::process::id()));
+        fs::create_dir_all(dir.join("real")).unwrap();
+        let file = dir.join("real/a.tlc");
+        fs::write(&file, b"old").unwrap();
+        let link = dir.join("link.tlc");
+        std::os::unix::fs::symlink("real/a.tlc", &link).unwrap();
+        write_atomic(&link, b"new", false).unwrap();
+        assert!(
+            fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        assert_eq!(fs::read(&file).unwrap(), b"new");
+        // A link to a file not there yet: the file is made where the link points.
+        let dangling = dir.join("d.tlc");
+        std::os::unix::fs::symlink(dir.join("real/b.tlc"), &dangling).unwrap();
+        write_atomic(&dangling, b"b", false).unwrap();
+        assert_eq!(fs::read(dir.join("real/b.tlc")).unwrap(), b"b");
+        fs::remove_dir_all(&dir).unwrap();
+    }
 
     #[test]
     fn writes_replaces_and_keeps_one_backup() {
