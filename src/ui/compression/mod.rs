@@ -770,7 +770,8 @@ fn plots_ui(
         // The wheel scrolls the panel; Ctrl+wheel zooms, a drag pans, a double click resets.
         .allow_scroll(false)
         .height(170.0)
-        .legend(Legend::default())
+        // Bottom left: the corner no candidate reaches (small and exact), so no point hides.
+        .legend(Legend::default().position(egui_plot::Corner::LeftBottom))
         .show(ui, |plot| {
             for (k, cand) in cmp.candidates.iter().enumerate() {
                 let color = theme::PLOT_SERIES[k % theme::PLOT_SERIES.len()];
