@@ -229,7 +229,7 @@ impl TaglaneApp {
         let screen = ctx.content_rect();
         egui::Panel::left("clip_browser")
             .default_size((screen.width() * 0.2).clamp(180.0, 250.0))
-            .max_size((screen.width() * 0.35).max(200.0))
+            .max_size((screen.width() * 0.3).max(200.0))
             .resizable(true)
             .show(ui, |ui| {
                 egui::Panel::bottom("inspector")
@@ -302,7 +302,7 @@ impl TaglaneApp {
             .resizable(true)
             .default_size(side_width)
             .min_size(260.0)
-            .max_size((screen.width() * 0.45).max(300.0))
+            .max_size((screen.width() * 0.4).max(300.0))
             .show(ui, |ui| {
                 let input = crate::ui::view::ClipContext {
                     project: &self.project,

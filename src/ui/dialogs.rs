@@ -83,20 +83,38 @@ impl TaglaneApp {
                 } => {
                     ui.heading(if new { "Name the new tag" } else { "Rename tag" });
                     let label = ui.label("New tag name");
-                    let edit = ui.text_edit_singleline(&mut name).labelled_by(label.id);
+                    // A new tag's field starts empty, its placeholder name shown as the hint:
+                    // typing gives the name (it does not add to "NewTag").
+                    let hint = if new {
+                        self.project
+                            .doc
+                            .tags
+                            .get(index)
+                            .map_or(String::new(), |t| t.name.clone())
+                    } else {
+                        String::new()
+                    };
+                    let edit = ui
+                        .add(egui::TextEdit::singleline(&mut name).hint_text(hint))
+                        .labelled_by(label.id);
                     edit.request_focus();
-                    let problem = self.rename_problem(index, &name);
+                    let problem = if new && name.trim().is_empty() {
+                        // Nothing typed yet: no error, the button waits.
+                        Some(String::new())
+                    } else {
+                        self.rename_problem(index, &name)
+                    };
                     match &problem {
-                        Some(p) => {
+                        Some(p) if !p.is_empty() => {
                             ui.colored_label(ui.visuals().error_fg_color, p);
                         }
-                        None if new => {
+                        Some(_) | None if new => {
                             ui.label(
                                 "A namespace groups lanes: locomotion:Walk. Cancel keeps the \
                                  name above; undo removes the tag.",
                             );
                         }
-                        None => {
+                        _ => {
                             ui.label("Saved queries that use the old name are updated.");
                         }
                     }

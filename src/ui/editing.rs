@@ -221,7 +221,7 @@ impl TaglaneApp {
                     self.selection.clear();
                     self.dialog = Some(Dialog::Rename {
                         index,
-                        name,
+                        name: String::new(),
                         new: true,
                     });
                 }

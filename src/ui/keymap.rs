@@ -502,6 +502,10 @@ pub fn help_ui(ctx: &egui::Context, open: &mut bool) {
     // Centred below the menu bar, never taller than the window: the list scrolls.
     let screen = ctx.content_rect();
     let max_height = (screen.height() - 120.0).max(160.0);
+    // Esc closes it, as every dialog.
+    if *open && ctx.input(|i| i.key_pressed(egui::Key::Escape)) {
+        *open = false;
+    }
     egui::Window::new("Keyboard shortcuts")
         .id(egui::Id::unique("Keyboard shortcuts"))
         .open(open)
@@ -513,20 +517,30 @@ pub fn help_ui(ctx: &egui::Context, open: &mut bool) {
         .show(ctx, |ui| {
             egui::ScrollArea::vertical()
                 .max_height(max_height)
+                .min_scrolled_height(max_height)
                 .auto_shrink([true, true])
                 .show(ui, |ui| {
-                    egui::Grid::new("shortcuts").striped(true).show(ui, |ui| {
-                        for info in ACTIONS.iter().filter(|i| !i.keys.is_empty()) {
-                            ui.monospace(all_keys_text(ctx, info.action));
-                            ui.label(info.help);
-                            ui.end_row();
-                        }
-                        for (what, how) in GESTURES {
-                            ui.monospace(*what);
-                            ui.label(*how);
-                            ui.end_row();
-                        }
-                    });
+                    // Room for the scroll bar right of the longest row.
+                    ui.add_space(2.0);
+                    egui::Grid::new("shortcuts")
+                        .striped(true)
+                        .spacing([24.0, 4.0])
+                        .min_col_width(0.0)
+                        .show(ui, |ui| {
+                            for info in ACTIONS.iter().filter(|i| !i.keys.is_empty()) {
+                                ui.monospace(all_keys_text(ctx, info.action));
+                                ui.label(info.help);
+                                ui.end_row();
+                            }
+                            for (what, how) in GESTURES {
+                                ui.monospace(*what);
+                                ui.horizontal(|ui| {
+                                    ui.label(*how);
+                                    ui.add_space(14.0);
+                                });
+                                ui.end_row();
+                            }
+                        });
                 });
         });
 }

@@ -430,8 +430,8 @@ fn tags_create_reorder_hide_solo_delete() {
     let n = h.state().project.doc.tags.len();
     h.get_by_label("New tag").click();
     h.run_steps(3);
-    h.key_press_modifiers(Modifiers::COMMAND, Key::A);
-    // A dialog of its own: naming, not renaming.
+    // A dialog of its own: naming, not renaming; the field starts empty (typing gives the
+    // name, nothing to select first).
     h.get_by_label("Name the new tag");
     h.get_by_label("New tag name").type_text("gesture:Wave");
     h.run_steps(1);
@@ -718,6 +718,10 @@ fn the_shortcuts_window_fits_and_scrolls() {
     assert!(rect.bottom() <= 640.0 && rect.top() >= 20.0, "{rect:?}");
     // The last gesture is laid out (in the scrolled list), so it can be reached.
     h.get_by_label_contains("Enter / Esc");
+    // Esc closes it.
+    h.key_press(Key::Escape);
+    h.run_steps(2);
+    assert!(!h.state().show_help);
 }
 
 /// A timeline showing the whole clip shows it whole again after the window is resized; one the

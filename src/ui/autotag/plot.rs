@@ -26,7 +26,12 @@ pub(super) fn plot_ui(
         // The whole reason, wrapped (the row above shows its start).
         match panel.output_error() {
             Some(e) => {
-                ui.add(egui::Label::new(format!("no signal: {e}")).wrap());
+                // Wrapped at the column's visible edge (the row it sits in may reach past it).
+                let visible = (ui.clip_rect().right() - ui.cursor().left() - 8.0).max(80.0);
+                ui.scope(|ui| {
+                    ui.set_max_width(visible);
+                    ui.add(egui::Label::new(format!("no signal: {e}")).wrap());
+                });
             }
             None => {
                 ui.weak("no signal yet");

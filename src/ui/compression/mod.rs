@@ -379,7 +379,7 @@ impl CompressionView {
         table_ui(ui, cmp, input.clip);
 
         ui.separator();
-        ui.horizontal(|ui| {
+        ui.horizontal_wrapped(|ui| {
             let label = cmp
                 .candidates
                 .get(self.chosen)
@@ -396,7 +396,7 @@ impl CompressionView {
                     }
                 });
         });
-        ui.horizontal(|ui| {
+        ui.horizontal_wrapped(|ui| {
             let l = ui.label("Ghost error scale");
             ui.add(
                 egui::DragValue::new(&mut self.ghost_scale)
@@ -410,7 +410,7 @@ impl CompressionView {
         let worst_frame = current
             .and_then(|o| o.result.as_ref().ok())
             .map(|r| r.error.worst.frame);
-        ui.horizontal(|ui| {
+        ui.horizontal_wrapped(|ui| {
             if ui
                 .add_enabled(
                     worst_frame.is_some(),
@@ -456,7 +456,7 @@ impl CompressionView {
 
         ui.separator();
         ui.label("Export the chosen candidate (.tlc)");
-        ui.horizontal(|ui| {
+        ui.horizontal_wrapped(|ui| {
             if ui.button("Choose folder...").clicked() {
                 queue.push(AppCommand::AskPath(Box::new(
                     crate::ui::file_dialog::PathRequest::new(
@@ -472,7 +472,7 @@ impl CompressionView {
             };
         });
         let mut export = None;
-        ui.horizontal(|ui| {
+        ui.horizontal_wrapped(|ui| {
             let idle = self.export_job.is_none();
             if ui
                 .add_enabled(idle, egui::Button::new("Export this clip"))
@@ -512,7 +512,7 @@ fn settings_ui(ui: &mut Ui, cand: &mut Candidate) {
                 }
             });
         let auto = matches!(s.bits, BitRate::Auto { .. });
-        ui.horizontal(|ui| {
+        ui.horizontal_wrapped(|ui| {
             if ui.selectable_label(auto, "auto bits").clicked() && !auto {
                 s.bits = BitRate::default();
             }
@@ -556,7 +556,7 @@ fn settings_ui(ui: &mut Ui, cand: &mut Candidate) {
                 }
             }
         }
-        ui.horizontal(|ui| {
+        ui.horizontal_wrapped(|ui| {
             let l = ui.label("Segment frames");
             ui.add(egui::DragValue::new(&mut s.segment_frames).range(1..=1024))
                 .labelled_by(l.id);
@@ -579,6 +579,8 @@ fn table_ui(ui: &mut Ui, cmp: &Comparison, current: ClipId) {
     ui.label(format!("Results over {clips} clip(s)"));
     egui::ScrollArea::horizontal()
         .id_salt("compression_table")
+            // A visible bar: the last columns may lie past the panel's edge.
+            .scroll_bar_visibility(egui::scroll_area::ScrollBarVisibility::AlwaysVisible)
         .show(ui, |ui| {
             egui::Grid::new("compression_grid")
                 .striped(true)
@@ -646,6 +648,8 @@ fn per_clip_ui(ui: &mut Ui, cmp: &Comparison, chosen: usize, queue: &mut Vec<App
         .show(ui, |ui| {
             egui::ScrollArea::horizontal()
                 .id_salt("per_clip_scroll")
+                // A visible bar: the last columns may lie past the panel's edge.
+                .scroll_bar_visibility(egui::scroll_area::ScrollBarVisibility::AlwaysVisible)
                 .show(ui, |ui| {
                     egui::Grid::new("per_clip_grid")
                         .striped(true)

@@ -610,7 +610,7 @@ pub fn unit_warning(height_units: Option<f32>, unit_cm: f32) -> Option<String> {
     };
     Some(format!(
         "The skeleton stands {size} tall at 1 unit = {unit_cm} cm: check the clip's unit \
-         (right-click it in the clip list: Units of clips)"
+         (right-click it in the clip list, then Units)"
     ))
 }
 

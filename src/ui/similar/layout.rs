@@ -95,10 +95,10 @@ pub fn similar_ui(
     let Some(r) = results.as_mut() else {
         ui.add_space(8.0);
         ui.weak(
-            "Select one moment on the timeline (a range of a tag, e.g. one stride of Walking, or, \
-             with no tag yet, mark in with I and move the playhead) and press Find similar: every \
-             clip of the project is searched for moments like it, in the background. Matches appear here, ranked, and as lanes on each clip's timeline; \
-             step through them, then accept some or all as ranges of a tag in one undoable step.",
+            "Find similar searches every clip of the project for moments like the query (one \
+             stride of Walking, say), in the background. Matches appear here, ranked, and as \
+             lanes on each clip's timeline; step through them, then accept some or all as \
+             ranges of a tag in one undoable step.",
         );
         return;
     };

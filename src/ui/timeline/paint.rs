@@ -211,14 +211,14 @@ pub fn note_dots(painter: &Painter, rect: Rect, axis: &TimeAxis, ranges: &[Range
 /// What to do on a clip without lanes (`new_tag_keys`: the New tag shortcut), centred, in the
 /// ruler's text colour.
 pub fn empty_hint(painter: &Painter, rect: Rect, new_tag_keys: &str, pal: &Palette) {
-    painter.text(
-        rect.center(),
-        Align2::CENTER_CENTER,
-        format!(
-            "No tags yet. New tag ({new_tag_keys}) adds a lane to draw ranges in;\n\
-             the Auto-tag tab below proposes tags from the motion."
-        ),
-        FontId::proportional(14.0),
-        pal.ruler_text,
+    // Wrapped to the lanes' width (a narrow timeline cut the centred lines at both ends).
+    let text = format!(
+        "No tags yet. New tag ({new_tag_keys}) adds a lane to draw ranges in; the Auto-tag tab \
+         below proposes tags from the motion."
     );
+    let width = (rect.width() - 24.0).clamp(80.0, 560.0);
+    let galley = painter.layout(text, FontId::proportional(14.0), pal.ruler_text, width);
+    let size = galley.size();
+    let at = rect.center() - size / 2.0;
+    painter.galley(at, galley, pal.ruler_text);
 }
