@@ -397,9 +397,32 @@ pub fn motion_joint(clip: &Clip) -> usize {
 
 /// The root joint when it stands still while another joint carries the motion (Bandai takes:
 /// `joint_Root` at the origin, the motion on `Hips`): the bone from it to the body is not drawn
-/// and it is left out of the framing.
+/// and it is left out of the framing. A root of several joints in one place, each the only child
+/// of the one before (the glTF Fox: `_rootJoint` and `b_Root_00` at the origin, then the hips), is
+/// left out at its last joint, so that no bone is drawn from the ground to the body.
 pub fn static_root(clip: &Clip) -> Option<usize> {
-    (motion_joint(clip) != 0 && clip.joint_count() > 1).then_some(0)
+    if motion_joint(clip) == 0 || clip.joint_count() < 2 {
+        return None;
+    }
+    let n = clip.joint_count();
+    let parents = &clip.skeleton.parents;
+    let mut at = 0;
+    loop {
+        let mut children = (0..n).filter(|&j| parents[j] == Some(at));
+        let (Some(child), None) = (children.next(), children.next()) else {
+            break;
+        };
+        // The child stands where its parent does (no offset at the first frame).
+        let offset = clip
+            .translations
+            .get(child)
+            .map_or(f32::MAX, |t| t.length());
+        if offset > 1e-3 {
+            break;
+        }
+        at = child;
+    }
+    Some(at)
 }
 
 /// Model-space joint positions of a clip at evenly spaced frames (every `stride` frames, at most
@@ -630,6 +653,71 @@ mod tests {
     use super::*;
     use crate::core::anim::{RotationInterp, Skeleton, sample_clip};
     use glam::Quat;
+
+    /// A still root, then `chain` joints standing where it does, then hips that move, with two
+    /// legs: `static_root` leaves out the last joint of the still chain.
+    fn ground_root_clip(chain: usize) -> Clip {
+        let mut names: Vec<String> = vec!["Root".into()];
+        let mut parents = vec![None];
+        let mut offsets = vec![Vec3::ZERO];
+        for k in 0..chain {
+            names.push(format!("Root{k}"));
+            parents.push(Some(k));
+            offsets.push(Vec3::ZERO);
+        }
+        let hips = names.len();
+        names.extend(["Hips".into(), "LegL".into(), "LegR".into()]);
+        parents.extend([Some(hips - 1), Some(hips), Some(hips)]);
+        offsets.extend([
+            Vec3::Y * 90.0,
+            Vec3::new(10.0, -45.0, 0.0),
+            Vec3::new(-10.0, -45.0, 0.0),
+        ]);
+        let rest: Vec<Transform> = offsets
+            .iter()
+            .map(|&translation| Transform {
+                translation,
+                ..Transform::IDENTITY
+            })
+            .collect();
+        let n = names.len();
+        let frames = 4;
+        let mut translations = Vec::new();
+        for f in 0..frames {
+            for (j, o) in offsets.iter().enumerate() {
+                let moved = if j == hips {
+                    Vec3::Z * f as f32
+                } else {
+                    Vec3::ZERO
+                };
+                translations.push(*o + moved);
+            }
+        }
+        Clip {
+            name: "g".into(),
+            skeleton: Skeleton::new(names, parents, rest),
+            fps: 30.0,
+            frame_count: frames,
+            unit_cm: 1.0,
+            rotations: vec![Quat::IDENTITY; n * frames],
+            translations,
+            scales: vec![Vec3::ONE; n * frames],
+        }
+    }
+
+    #[test]
+    fn a_still_root_chain_is_left_out_at_its_last_joint() {
+        // Bandai: the root, then the hips above it.
+        assert_eq!(static_root(&ground_root_clip(0)), Some(0));
+        // The Fox: two root joints at the origin, then the hips.
+        assert_eq!(static_root(&ground_root_clip(1)), Some(1));
+        assert_eq!(static_root(&ground_root_clip(3)), Some(3));
+        // A root that moves carries the motion itself: nothing left out.
+        let mut c = ground_root_clip(1);
+        let n = c.joint_count();
+        c.translations[n] = Vec3::X;
+        assert_eq!(static_root(&c), None);
+    }
 
     fn chain_clip(frames: usize, step: Vec3, turn_rad: f32) -> Clip {
         let names = vec!["Root".into(), "Spine".into(), "Head".into(), "Leg".into()];
