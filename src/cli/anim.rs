@@ -148,11 +148,7 @@ pub fn inspect(args: InspectArgs) -> ExitCode {
     if files.is_empty() {
         return super::fail_input(format!(
             "nothing to inspect: no take (.bvh, .glb, .gltf) in {}",
-            args.files
-                .iter()
-                .map(|d| d.display().to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
+            super::path_list(&args.files)
         ));
     }
     let bar = super::library::progress_bar();

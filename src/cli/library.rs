@@ -170,11 +170,7 @@ pub fn import(args: ImportArgs) -> ExitCode {
     if found == 0 {
         return super::fail_input(format!(
             "nothing imported: no readable take in {}",
-            args.dirs
-                .iter()
-                .map(|d| d.display().to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
+            super::path_list(&args.dirs)
         ));
     }
     if !plan.edit.is_empty()

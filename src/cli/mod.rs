@@ -76,9 +76,11 @@ pub fn parse(args: Vec<std::ffi::OsString>) -> Result<Cli, ExitCode> {
     use clap::CommandFactory as _;
     if let Some(first) = args.get(1).and_then(|a| a.to_str()) {
         let cmd = Cli::command();
+        // `help` is clap's own, added when the command is built.
         let names: Vec<&str> = cmd
             .get_subcommands()
             .flat_map(|c| std::iter::once(c.get_name()).chain(c.get_all_aliases()))
+            .chain(["help"])
             .collect();
         let word_like = !first.contains(['.', '/', '\\']);
         if !first.starts_with('-')
@@ -236,6 +238,15 @@ pub(crate) fn auto_unit(path: &std::path::Path, clip: &mut crate::core::anim::Cl
         .strip_prefix("auto: ")
         .unwrap_or(&choice.reason);
     format!("{}: units: {reason}", path.display())
+}
+
+/// `a, b, c`: the paths a command was given, for a message.
+pub(crate) fn path_list(paths: &[PathBuf]) -> String {
+    paths
+        .iter()
+        .map(|d| d.display().to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// True when the paths name one file (the same path, or the same file once links and `..` are

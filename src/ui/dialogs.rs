@@ -95,7 +95,7 @@ impl TaglaneApp {
                         String::new()
                     };
                     let edit = ui
-                        .add(egui::TextEdit::singleline(&mut name).hint_text(hint))
+                        .add(egui::TextEdit::singleline(&mut name).hint_text(hint.as_str()))
                         .labelled_by(label.id);
                     edit.request_focus();
                     let problem = if new && name.trim().is_empty() {
@@ -109,10 +109,10 @@ impl TaglaneApp {
                             ui.colored_label(ui.visuals().error_fg_color, p);
                         }
                         Some(_) | None if new => {
-                            ui.label(
+                            ui.label(format!(
                                 "A namespace groups lanes: locomotion:Walk. Cancel keeps the \
-                                 name above; undo removes the tag.",
-                            );
+                                 name {hint}; undo removes the tag."
+                            ));
                         }
                         _ => {
                             ui.label("Saved queries that use the old name are updated.");

@@ -204,10 +204,15 @@ fn a_mistyped_subcommand_names_the_nearest_one() {
             None => assert!(!err.contains("did you mean"), "{err}"),
         }
     }
-    // Help and version still go through clap.
+    // Help and version still go through clap, `help` included.
     let (code, out, _) = run(&["--version"]);
     assert_eq!(code, 0);
     assert!(out.starts_with("taglane "), "{out}");
+    for args in [vec!["help"], vec!["help", "inspect"]] {
+        let (code, out, err) = run(&args);
+        assert_eq!(code, 0, "{args:?}: {err}");
+        assert!(out.contains("Usage: taglane"), "{args:?}: {out}");
+    }
     let (code, _, err) = run(&["inspect", "--no-such-flag"]);
     assert_eq!(code, 2, "{err}");
 }
