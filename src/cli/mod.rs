@@ -66,7 +66,6 @@ pub enum Command {
     Find(find::FindArgs),
 }
 
-/// Runs a parsed command line and returns the process exit code.
 /// Parses the command line (`args`, the program first), as clap does, after one check clap
 /// cannot make: a first word that is neither a subcommand nor an existing file, followed by more
 /// arguments or written like a word (no `.` or `/`), is a mistyped subcommand, not a project to
@@ -123,6 +122,7 @@ fn edit_distance(a: &str, b: &str) -> usize {
     row[b.len()]
 }
 
+/// Runs a parsed command line and returns the process exit code.
 pub fn run(cli: Cli) -> ExitCode {
     match cli.command {
         None => start_app(cli.project),
@@ -194,7 +194,6 @@ pub(crate) fn emit(text: &str) {
     let _ = out.flush();
 }
 
-/// Prints a usage error and returns exit code 2.
 /// Prints the warnings of loading the project `file` (each after the file's name), and refuses
 /// one whose result would leave clips out: a sidecar project with sidecars that cannot be read
 /// (a query, a cut or a search would then answer for the other clips only, with exit code 0).
@@ -287,6 +286,7 @@ pub(crate) fn check_output(
     Ok(())
 }
 
+/// Prints a usage error and returns exit code 2.
 pub(crate) fn fail_usage(err: impl std::fmt::Display) -> ExitCode {
     say!("taglane: {err}");
     ExitCode::from(2)

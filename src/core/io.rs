@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 pub fn write_atomic(path: &Path, bytes: &[u8], keep_backup: bool) -> io::Result<()> {
     // Through a symbolic link: the file it names is replaced, and the link stays (as an editor
     // saves), instead of the link being replaced by a file.
-    let target = link_target(path);
+    let target = link_target(path)?;
     let path = target.as_deref().unwrap_or(path);
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
@@ -32,23 +32,26 @@ pub fn write_atomic(path: &Path, bytes: &[u8], keep_backup: bool) -> io::Result<
     Ok(())
 }
 
-/// The file a symbolic link at `path` names, following links up to 8 deep (relative targets
-/// from the link's folder); `None` when `path` is no link.
-fn link_target(path: &Path) -> Option<PathBuf> {
+/// The file a symbolic link at `path` names, following links up to 40 deep (relative targets
+/// from the link's folder); `None` when `path` is no link. A loop, or a longer chain, is an
+/// error (nothing is written: replacing a link in the middle would save somewhere unexpected).
+fn link_target(path: &Path) -> io::Result<Option<PathBuf>> {
+    let is_link = |p: &Path| fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_symlink());
     let mut at = path.to_path_buf();
-    let mut followed = false;
-    for _ in 0..8 {
-        if !fs::symlink_metadata(&at).is_ok_and(|m| m.file_type().is_symlink()) {
-            break;
+    for hop in 0..40 {
+        if !is_link(&at) {
+            return Ok((hop > 0).then_some(at));
         }
-        let to = fs::read_link(&at).ok()?;
+        let to = fs::read_link(&at)?;
         at = match at.parent() {
             Some(dir) if to.is_relative() => dir.join(to),
             _ => to,
         };
-        followed = true;
     }
-    followed.then_some(at)
+    Err(io::Error::other(format!(
+        "{}: too many levels of symbolic links (a loop?)",
+        path.display()
+    )))
 }
 
 /// How long a save waits for another taglane process's save of a project in the same folder.
@@ -70,6 +73,10 @@ pub struct SaveLock {
 /// not work saves without one, as before (the merge on save still sees all but a save made in
 /// the same instant).
 pub fn lock_for_save(path: &Path) -> io::Result<SaveLock> {
+    // The folder the save writes into: a project reached through a link is saved where the
+    // link points (`write_atomic`), and every session must lock that one folder.
+    let target = link_target(path).ok().flatten();
+    let path = target.as_deref().unwrap_or(path);
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
@@ -268,6 +275,26 @@ mod tests {
         std::os::unix::fs::symlink(dir.join("real/b.tlc"), &dangling).unwrap();
         write_atomic(&dangling, b"b", false).unwrap();
         assert_eq!(fs::read(dir.join("real/b.tlc")).unwrap(), b"b");
+        // The save lock of a project reached through the link is the lock of the folder the
+        // save writes into: the target's.
+        let held = lock_for_save(&link).unwrap();
+        let target_dir = fs::File::open(dir.join("real")).unwrap();
+        assert!(matches!(
+            target_dir.try_lock(),
+            Err(fs::TryLockError::WouldBlock)
+        ));
+        drop(held);
+        target_dir.try_lock().unwrap();
+        drop(target_dir);
+        // A loop: an error, and both links left as they were.
+        let (x, y) = (dir.join("x.tlc"), dir.join("y.tlc"));
+        std::os::unix::fs::symlink("y.tlc", &x).unwrap();
+        std::os::unix::fs::symlink("x.tlc", &y).unwrap();
+        let e = write_atomic(&x, b"loop", false).unwrap_err();
+        assert!(e.to_string().contains("too many levels"), "{e}");
+        for l in [&x, &y] {
+            assert!(fs::symlink_metadata(l).unwrap().file_type().is_symlink());
+        }
         fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -285,10 +285,16 @@ impl Project {
                 crate::core::tags::load_tags_str(&text, &label).map_err(|e| e.to_string())
             })
             .map_err(|e| refuse(&format!("the version on disk cannot be read ({e})")))?;
-        let base = self
-            .history
-            .saved_state(&self.doc)
-            .ok_or_else(|| refuse(crate::core::library::merge::NO_ANCESTOR))?;
+        // A file that appeared since a project made for a new file began: the common ancestor
+        // is the empty document (not what the project was made from, such as sidecars adopted
+        // by an import, which would read as everything removed there).
+        let base = if seen.is_none() {
+            crate::core::tags::TagDocument::default()
+        } else {
+            self.history
+                .saved_state(&self.doc)
+                .ok_or_else(|| refuse(crate::core::library::merge::NO_ANCESTOR))?
+        };
         let edit = crate::core::library::merge::merge_documents(&base, &self.doc, &theirs)
             .map_err(|why| refuse(&why))?;
         if edit.is_empty() {

@@ -448,3 +448,37 @@ fn a_save_waits_for_another_taglane_save_of_a_project_in_its_folder() {
     });
     assert!(file.exists());
 }
+
+/// A new project made from something (an import that adopted the sidecars beside its takes) whose
+/// file another session created meanwhile with the same clips untagged: the common ancestor is the
+/// empty document, so this session's tags are kept, not read as removed there.
+#[test]
+fn a_new_project_made_from_tags_keeps_them_when_the_file_appears_untagged() {
+    let dir = temp_dir("new-file-tags");
+    let file = dir.join("p.taglane.json");
+    let mut walk = Tag::new("Walk");
+    walk.ranges.insert(0, vec![Range::new(10, 40)]);
+    let ours = TagDocument {
+        clips: vec![clip("walk")],
+        tags: vec![walk],
+        ..Default::default()
+    };
+    let mut p = Project {
+        doc: ours.clone(),
+        path: Some(file.clone()),
+        file_was_absent: true,
+        ..Project::default()
+    };
+    // The other session: the same take, no tags.
+    TagDocument {
+        clips: vec![clip("walk")],
+        ..Default::default()
+    }
+    .save(&file, false)
+    .unwrap();
+    p.save_to(&file).unwrap();
+    let (on_disk, _) = Project::load(&file).unwrap();
+    assert_eq!(on_disk.doc.clips.len(), 1);
+    let t = on_disk.doc.tag_index("Walk").expect("the tag is kept");
+    assert_eq!(on_disk.doc.tags[t].ranges_on(0), &[Range::new(10, 40)][..]);
+}
