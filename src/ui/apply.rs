@@ -110,7 +110,18 @@ impl TaglaneApp {
                     playhead: self.playback.playhead,
                     active_tag: self.active_tag,
                 };
+                let find = matches!(c, crate::ui::command::SimilarCommand::Find);
                 let follow = self.similar.command(c, &self.project, &view, Some(ctx));
+                // The mark in's instruction ("then Ctrl+F ...") is done with once it searched.
+                if find
+                    && self.similar.is_searching()
+                    && self
+                        .status
+                        .as_ref()
+                        .is_some_and(|s| s.1.starts_with("mark in at frame"))
+                {
+                    self.status = None;
+                }
                 for f in follow {
                     self.apply(f, ctx);
                 }

@@ -686,12 +686,33 @@ fn a_search_on_an_untagged_clip_takes_mark_in_to_the_playhead() {
     h.run_steps(1);
     assert_eq!(h.state().playback.mark_in, Some(STRIDE.start));
     assert!(h.state().project.doc.tags.is_empty());
+    // Mark in's instruction in the status bar (as I leaves it) is gone once the search starts.
+    h.key_press(Key::I);
+    h.run_steps(1);
+    assert_eq!(h.state().playback.mark_in, Some(STRIDE.stop - 1));
+    h.state_mut()
+        .queue
+        .push(AppCommand::SetPlayhead(f64::from(STRIDE.start)));
+    h.run_steps(1);
+    let status = |h: &Harness<'static, TaglaneApp>| {
+        h.state()
+            .status
+            .as_ref()
+            .map(|s| s.1.clone())
+            .unwrap_or_default()
+    };
+    assert!(status(&h).starts_with("mark in at frame"), "{}", status(&h));
     h.key_press_modifiers(egui::Modifiers::COMMAND, Key::F);
     h.run_steps(1);
     assert!(
         h.state().similar.is_searching(),
         "{:?}",
         h.state().similar.message
+    );
+    assert!(
+        !status(&h).starts_with("mark in at frame"),
+        "{}",
+        status(&h)
     );
     wait_search(&mut h);
     let r = h.state().similar.results.as_ref().expect("results");

@@ -734,6 +734,8 @@ fn plots_ui(
                 plot.vline(VLine::new("playhead", frame).color(theme::PLOT_SERIES[5]));
             });
         ui.label("Maximum error per joint (cm, at or between frames)");
+        // Room for the top tick label under the title.
+        ui.add_space(6.0);
         let names = clip.map(|c| c.skeleton.names.clone()).unwrap_or_default();
         let overall = r.error.overall_max_cm().max(1e-6);
         let bars: Vec<Bar> = r
