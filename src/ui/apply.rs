@@ -118,7 +118,7 @@ impl TaglaneApp {
                     && self
                         .status
                         .as_ref()
-                        .is_some_and(|s| s.1.starts_with("mark in at frame"))
+                        .is_some_and(|s| s.1.starts_with(crate::ui::editing::MARK_IN_STATUS))
                 {
                     self.status = None;
                 }

@@ -8,6 +8,9 @@ use crate::ui::app::{Dialog, Level, TaglaneApp};
 use crate::ui::command::AppCommand;
 use crate::ui::timeline::model::{self, Clipboard};
 
+/// How mark in's status line begins (a search that takes the mark clears it).
+pub(crate) const MARK_IN_STATUS: &str = "mark in at frame ";
+
 impl TaglaneApp {
     /// Applies an editing command; returns it back when it is not one.
     pub(crate) fn editing_command(&mut self, cmd: AppCommand) -> Option<AppCommand> {
@@ -173,7 +176,7 @@ impl TaglaneApp {
                     "move the playhead, then Ctrl+F to find similar moments, or pick a lane and \
                      press O to mark a range on it"
                 };
-                self.message(Level::Info, format!("mark in at frame {f}; {then}"));
+                self.message(Level::Info, format!("{MARK_IN_STATUS}{f}; {then}"));
             }
             AppCommand::MarkOut => {
                 let Some(start) = self.playback.mark_in else {
