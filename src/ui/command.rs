@@ -115,6 +115,9 @@ pub enum AppCommand {
     RenameTag {
         index: usize,
         name: String,
+        /// The tag was just made by [`AppCommand::NewTag`]: this names it (the status line says
+        /// so, not "renamed NewTag").
+        new: bool,
     },
     MoveTag {
         index: usize,

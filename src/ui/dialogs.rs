@@ -127,6 +127,7 @@ impl TaglaneApp {
                             self.queue.push(AppCommand::RenameTag {
                                 index,
                                 name: name.clone(),
+                                new,
                             });
                             close = true;
                         }

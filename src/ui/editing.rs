@@ -238,7 +238,7 @@ impl TaglaneApp {
                     });
                 }
             }
-            AppCommand::RenameTag { index, name } => {
+            AppCommand::RenameTag { index, name, new } => {
                 let name = name.trim().to_owned();
                 // No such tag: the command is handled (nothing to do), hence `None`.
                 let old = self.project.doc.tags.get(index).map(|t| t.name.clone())?;
@@ -251,7 +251,11 @@ impl TaglaneApp {
                         index,
                         name: name.clone(),
                     },
-                    format!("rename {old} to {name}"),
+                    if new {
+                        format!("name new tag {name}")
+                    } else {
+                        format!("rename {old} to {name}")
+                    },
                 ) {
                     Ok(()) => {
                         for set in [&mut self.timeline.hidden, &mut self.timeline.solo] {
@@ -269,15 +273,16 @@ impl TaglaneApp {
                         } else {
                             ""
                         };
-                        self.message(Level::Info, format!("renamed {old} to {name}{q}"));
+                        let said = if new {
+                            format!("new tag {name}")
+                        } else {
+                            format!("renamed {old} to {name}{q}")
+                        };
+                        self.message(Level::Info, said);
                     }
                     Err(e) => {
                         self.message(Level::Error, format!("cannot rename: {e}"));
-                        self.dialog = Some(Dialog::Rename {
-                            index,
-                            name,
-                            new: false,
-                        });
+                        self.dialog = Some(Dialog::Rename { index, name, new });
                     }
                 }
             }

@@ -437,6 +437,13 @@ fn tags_create_reorder_hide_solo_delete() {
     h.run_steps(1);
     h.get_by_label("Name").click();
     h.run_steps(3);
+    // The status line and the undo entry say what happened: a tag made, not one renamed.
+    let status = h.state().status.as_ref().map(|s| s.1.clone());
+    assert_eq!(status.as_deref(), Some("new tag gesture:Wave"));
+    assert_eq!(
+        h.state().project.history.undo_label(),
+        Some("name new tag gesture:Wave")
+    );
     let doc = &h.state().project.doc;
     assert_eq!(doc.tags.len(), n + 1);
     let wave = tag_index(h.state(), "gesture:Wave");
