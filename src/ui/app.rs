@@ -417,7 +417,7 @@ impl TaglaneApp {
             ctx.send_viewport_cmd(egui::ViewportCommand::Title(title.clone()));
             self.last_title = Some(title);
         }
-        self.autosave_tick();
+        self.autosave_tick(&ctx);
     }
 
     /// Records the current clip's name and take (see [`TaglaneApp::current_key`]).
@@ -456,6 +456,69 @@ impl TaglaneApp {
     }
 
     /// Keeps indices valid after tags or clips were added, removed or reordered.
+    /// The tag names and the active lane before an undo or redo, for [`Self::follow_lanes`].
+    pub(crate) fn lanes_before(&self) -> (std::collections::HashSet<String>, Option<usize>) {
+        let names = self
+            .project
+            .doc
+            .tags
+            .iter()
+            .map(|t| t.name.clone())
+            .collect();
+        (names, self.active_tag)
+    }
+
+    /// After an undo or redo (and [`Self::after_structure_change`]): a tag it brought back at
+    /// the active lane's place (the undo of deleting the active tag, whose neighbour had taken
+    /// its place) becomes the active lane again; where it took the active lane's tag away (the
+    /// undo of a new tag), the lane above it does, which is the one that was active when the tag
+    /// was made (a new tag goes below the active lane).
+    pub(crate) fn follow_lanes(
+        &mut self,
+        (before, active): (std::collections::HashSet<String>, Option<usize>),
+    ) {
+        let doc = &self.project.doc;
+        let mut back = doc
+            .tags
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| !before.contains(&t.name));
+        if let (Some((i, _)), None) = (back.next(), back.next())
+            && Some(i) == active
+        {
+            self.active_tag = Some(i);
+        } else if let (Some(name), Some(old)) = (&self.active_name, active)
+            && doc.tag_index(name).is_none()
+        {
+            self.active_tag =
+                (!doc.tags.is_empty()).then(|| old.saturating_sub(1).min(doc.tags.len() - 1));
+        } else {
+            return;
+        }
+        self.active_name = self
+            .active_tag
+            .and_then(|t| doc.tags.get(t))
+            .map(|t| t.name.clone());
+    }
+
+    /// Makes the selection the ranges the lanes hold now: an edit that asked to select a range
+    /// which merged with a neighbour (a move onto it, a range drawn over another) selects the
+    /// merged range, not the part that no longer exists on its own.
+    pub(crate) fn select_as_stored(&mut self) {
+        let doc = &self.project.doc;
+        let clip = self.current_clip;
+        let mut held: Vec<Selected> = Vec::new();
+        for &(t, r) in &self.selection {
+            let lane = doc.tags.get(t).map_or(&[][..], |tag| tag.ranges_on(clip));
+            if let Some(l) = lane.iter().find(|l| l.start < r.stop && r.start < l.stop)
+                && !held.contains(&(t, *l))
+            {
+                held.push((t, *l));
+            }
+        }
+        self.selection = held;
+    }
+
     pub(crate) fn after_structure_change(&mut self) {
         let tags = self.project.doc.tags.len();
         // The same clip stays current wherever it moved (by name and take).

@@ -34,6 +34,7 @@ impl TaglaneApp {
             } => {
                 if self.apply_edit(edit, &label) {
                     self.selection = select.unwrap_or_default();
+                    self.select_as_stored();
                     self.marker_selection.clear();
                 }
             }
@@ -44,6 +45,7 @@ impl TaglaneApp {
                 }
             }
             AppCommand::Undo => {
+                let lanes = self.lanes_before();
                 match self.project.history.undo(&mut self.project.doc) {
                     Some(l) => self.message(Level::Info, format!("undid {l}")),
                     None => match self.project.history.take_failure() {
@@ -52,8 +54,10 @@ impl TaglaneApp {
                     },
                 }
                 self.after_structure_change();
+                self.follow_lanes(lanes);
             }
             AppCommand::Redo => {
+                let lanes = self.lanes_before();
                 match self.project.history.redo(&mut self.project.doc) {
                     Some(l) => self.message(Level::Info, format!("redid {l}")),
                     None => match self.project.history.take_failure() {
@@ -62,6 +66,7 @@ impl TaglaneApp {
                     },
                 }
                 self.after_structure_change();
+                self.follow_lanes(lanes);
             }
             AppCommand::SelectClip(c) => {
                 if (c as usize) < self.project.doc.clips.len() && c != self.current_clip {

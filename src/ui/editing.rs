@@ -80,6 +80,11 @@ impl TaglaneApp {
                     self.playback.mark_in = None;
                 }
                 self.active_tag = t;
+                // Known by name at once: a command queued behind this one that moves tags
+                // keeps this lane active, not the one before it.
+                self.active_name = t
+                    .and_then(|t| self.project.doc.tags.get(t))
+                    .map(|t| t.name.clone());
             }
             AppCommand::Copy => {
                 if self.selection.is_empty() && self.marker_selection.is_empty() {

@@ -561,15 +561,26 @@ impl TaglaneApp {
         }
     }
 
-    pub(crate) fn autosave_tick(&mut self) {
-        if self.files.last_autosave.elapsed() < self.files.autosave_every {
-            return;
+    /// Writes the autosave when it is due. While there are unsaved changes the next frame is
+    /// asked for when the next autosave is due: an idle window draws no frames of its own, and
+    /// an edit followed by no input (the animator in another program) must still reach the
+    /// autosave before a crash.
+    pub(crate) fn autosave_tick(&mut self, ctx: &egui::Context) {
+        let elapsed = self.files.last_autosave.elapsed();
+        if elapsed >= self.files.autosave_every {
+            self.files.last_autosave = Instant::now();
+            if self.project.history.is_dirty()
+                && let Err(e) = self.files.recovery.save(&self.project)
+            {
+                self.message(Level::Warning, format!("autosave failed: {e}"));
+            }
         }
-        self.files.last_autosave = Instant::now();
-        if self.project.history.is_dirty()
-            && let Err(e) = self.files.recovery.save(&self.project)
-        {
-            self.message(Level::Warning, format!("autosave failed: {e}"));
+        if self.project.history.is_dirty() {
+            let due = self
+                .files
+                .autosave_every
+                .saturating_sub(self.files.last_autosave.elapsed());
+            ctx.request_repaint_after(due.max(Duration::from_millis(100)));
         }
     }
 

@@ -251,15 +251,14 @@ impl TaglaneApp {
             }
             ui.separator();
             let f = self.playback.playhead;
-            // Two labels that never break inside: the row wraps between them, not in "0.500 s".
-            let readout = |ui: &mut Ui, text: String| {
-                ui.add(egui::Label::new(egui::RichText::new(text).monospace()).extend());
-            };
-            readout(
-                ui,
-                format!("frame {:>6.0} / {}", f.floor(), frames.saturating_sub(1)),
-            );
-            readout(ui, format!("{:>7.3} s", f / f64::from(fps)));
+            // One label that never breaks inside (the row wraps before it, not between the
+            // frame and its seconds), padded to the clip's last frame and duration so it keeps
+            // its width while playing.
+            let last = frames.saturating_sub(1);
+            let secs = |f: f64| format!("{:.3}", f / f64::from(fps));
+            let (fw, sw) = (last.to_string().len(), secs(f64::from(last)).len());
+            let text = format!("frame {:>fw$.0} / {last}  {:>sw$} s", f.floor(), secs(f));
+            ui.add(egui::Label::new(egui::RichText::new(text).monospace()).extend());
             // The label and its field wrap together (a field squeezed into the row's end would
             // be too narrow to type in).
             if ui.available_size_before_wrap().x < GOTO_WIDTH {

@@ -287,8 +287,10 @@ fn copy_paste_between_clips_and_into_another_tag() {
     let idle = tag_index(h.state(), "Idle");
     let injured = tag_index(h.state(), "Injured");
     drag_lane(&mut h, idle, 100, 109);
-    assert_eq!(h.state().selection, vec![]);
-    // Select the new range by clicking it, copy, switch clip, paste at the playhead.
+    // The range drawn is selected, ready for exact frames in the inspector.
+    assert_eq!(h.state().selection, vec![(idle, Range::new(100, 110))]);
+    h.state_mut().selection.clear();
+    // Select it by clicking it, copy, switch clip, paste at the playhead.
     let p = h.state().timeline.lane_point(idle, 105).unwrap();
     h.event(Event::PointerMoved(p));
     h.event(Event::PointerButton {
@@ -756,4 +758,68 @@ fn the_timeline_fits_the_clip_again_when_the_window_is_resized() {
     h.set_size(egui::Vec2::new(1600.0, 1000.0));
     h.run_steps(3);
     assert_eq!(h.state().timeline.last_axis.unwrap().px_per_frame, zoomed);
+}
+
+/// Undo and redo of a new tag or a deleted one leave the lane the user was on active, not its
+/// neighbour (M, I/O and paste act on the active lane).
+#[test]
+fn undo_of_a_new_or_deleted_tag_keeps_the_lane_that_was_active() {
+    let mut h = harness();
+    let first = h.state().project.doc.tags[0].name.clone();
+    let tag_count_before = h.state().project.doc.tags.len();
+    h.state_mut().queue.push(AppCommand::SetActiveTag(Some(0)));
+    h.run_steps(2);
+    h.state_mut().queue.push(AppCommand::NewTag);
+    h.run_steps(2);
+    assert_eq!(
+        h.state().active_tag,
+        Some(1),
+        "the new tag, below the active lane"
+    );
+    h.key_press(egui::Key::Escape);
+    h.run_steps(2);
+    assert!(h.state().dialog.is_none());
+    h.state_mut().queue.push(AppCommand::Undo);
+    h.run_steps(2);
+    assert_eq!(tag_index(h.state(), &first), 0);
+    assert_eq!(h.state().active_tag, Some(0), "back on {first}");
+    h.state_mut().queue.push(AppCommand::Redo);
+    h.run_steps(2);
+    assert_eq!(h.state().project.doc.tags.len(), 1 + tag_count_before);
+    assert_eq!(h.state().active_tag, Some(0), "redo moves no lane");
+    // Delete the active tag, then undo: it is active again, not the neighbour that took its place.
+    let second = h.state().project.doc.tags[2].name.clone();
+    h.state_mut().queue.push(AppCommand::SetActiveTag(Some(2)));
+    h.state_mut().queue.push(AppCommand::DeleteTag(2));
+    h.run_steps(2);
+    assert!(h.state().project.doc.tag_index(&second).is_none());
+    h.state_mut().queue.push(AppCommand::Undo);
+    h.run_steps(2);
+    assert_eq!(h.state().active_tag, Some(tag_index(h.state(), &second)));
+}
+
+/// A range moved onto its neighbour merges with it (a tag is a set of frames): the selection is
+/// then the merged range, which Delete removes, not the moved part that no longer exists alone.
+#[test]
+fn a_move_that_merges_selects_the_merged_range() {
+    let mut h = harness();
+    let idle = tag_index(h.state(), "Idle");
+    drag_lane(&mut h, idle, 100, 109);
+    drag_lane(&mut h, idle, 130, 139);
+    assert_eq!(h.state().selection, vec![(idle, Range::new(130, 140))]);
+    // Drag the first range's body 25 frames right, onto the second.
+    drag_lane(&mut h, idle, 105, 130);
+    assert!(
+        ranges(h.state(), idle).contains(&Range::new(125, 140)),
+        "{:?}",
+        ranges(h.state(), idle)
+    );
+    assert_eq!(h.state().selection, vec![(idle, Range::new(125, 140))]);
+    h.key_press(Key::Delete);
+    h.run_steps(2);
+    assert!(
+        ranges(h.state(), idle).iter().all(|r| r.stop <= 100),
+        "{:?}",
+        ranges(h.state(), idle)
+    );
 }

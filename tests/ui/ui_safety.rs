@@ -934,3 +934,20 @@ fn the_active_tag_stays_the_same_tag_when_tags_move() {
     h.run_steps(2);
     assert_eq!(active(&h), want, "after it moved itself");
 }
+
+/// An edit followed by no input at all (the animator in another program) still reaches the
+/// autosave: the app asks for a frame when the autosave is due, since an idle window draws none.
+#[test]
+fn an_idle_window_with_unsaved_changes_wakes_for_the_autosave() {
+    let repaint_in = |h: &Harness<'static, TaglaneApp>| {
+        h.output().viewport_output[&egui::ViewportId::ROOT].repaint_delay
+    };
+    let mut app = TaglaneApp::demo_for_tests();
+    app.files.autosave_every = std::time::Duration::from_secs(3600);
+    let mut h = harness_with(app);
+    h.run_steps(2);
+    edit(&mut h);
+    h.run_steps(1);
+    let delay = repaint_in(&h);
+    assert!(delay <= std::time::Duration::from_secs(3600), "{delay:?}");
+}

@@ -485,7 +485,18 @@ pub fn timeline_ui(
                             .collect(),
                     )
                 }
-                _ => None,
+                // The range drawn, or the one resized (the app selects the range the lane
+                // holds there after the edit, merged or trimmed): ready for exact frames.
+                Gesture::Create {
+                    tag,
+                    anchor,
+                    current,
+                } => Some(vec![(
+                    *tag,
+                    Range::new(*anchor.min(current), anchor.max(current).saturating_add(1)),
+                )]),
+                Gesture::Resize { tag, original, .. } => Some(vec![(*tag, *original)]),
+                Gesture::MoveMarkers { .. } => None,
             };
             out.push(AppCommand::Edit {
                 edit,

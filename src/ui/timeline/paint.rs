@@ -1,6 +1,6 @@
 //! Timeline painting: ruler, lanes, ranges, playhead, marks. Reads layout and data, changes nothing.
 
-use egui::{Align2, Color32, FontId, Painter, Rect, Stroke, StrokeKind, pos2};
+use egui::{Color32, FontId, Painter, Rect, Stroke, StrokeKind, pos2};
 
 use super::layout::{MARKER_HALF, TimeAxis, marker_x, range_rect};
 use crate::core::tags::Range;
@@ -31,13 +31,12 @@ pub fn ruler(painter: &Painter, rect: Rect, axis: &TimeAxis, frames: u32, fps: f
                 } else {
                     format!("{f}  {secs:.2}s")
                 };
-                painter.text(
-                    pos2(x + 3.0, rect.top() + 2.0),
-                    Align2::LEFT_TOP,
-                    label,
-                    font.clone(),
-                    pal.ruler_text,
-                );
+                // A label that would run past the ruler's end is left out (its tick stays), not
+                // cut in the middle of its number.
+                let galley = painter.layout_no_wrap(label, font.clone(), pal.ruler_text);
+                if x + 3.0 + galley.size().x <= rect.right() {
+                    painter.galley(pos2(x + 3.0, rect.top() + 2.0), galley, pal.ruler_text);
+                }
             }
         }
         f += minor;
