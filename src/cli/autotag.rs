@@ -52,6 +52,10 @@ pub struct AutotagArgs {
     pub jobs: Option<u16>,
 }
 
+/// Extensions of the files autotag and import read or that hold a clip: never one of their
+/// outputs.
+pub(crate) const TAKE_EXTENSIONS: &[&str] = &["bvh", "glb", "gltf", "tlc"];
+
 /// `None` for `auto`, else centimetres per unit.
 fn parse_units_arg(s: &str) -> Result<Option<f32>, String> {
     if s.eq_ignore_ascii_case("auto") {
@@ -173,6 +177,15 @@ fn progress_bar(files: usize) -> ProgressBar {
 }
 
 pub fn autotag_cmd(args: AutotagArgs) -> ExitCode {
+    // Never over one of its own takes (`--overwrite` or not): a take replaced by JSON is lost
+    // once the backup is rotated by the next run.
+    if let Some(out) = &args.out {
+        for input in &args.anims {
+            if let Err(e) = super::check_output(input, out, "a tag document", TAKE_EXTENSIONS) {
+                return super::fail_usage(e);
+            }
+        }
+    }
     // The output holds only the proposals: a project there would lose its own tags.
     if let Some(out) = &args.out
         && !args.overwrite

@@ -49,6 +49,11 @@ pub fn import(args: ImportArgs) -> ExitCode {
     if args.jobs == Some(0) {
         return super::fail_usage("--jobs must be at least 1");
     }
+    if let Some(report) = &args.report
+        && let Err(e) = check_report_path(report, &args.project, &args.dirs)
+    {
+        return super::fail_usage(e);
+    }
     let exists = args.project.exists();
     let was_sidecar = exists && is_sidecar_project(&args.project);
     // A single file: what it held when read, so that the save merges a change made during the
@@ -160,11 +165,14 @@ pub fn import(args: ImportArgs) -> ExitCode {
         // As `say!`: a stderr nobody reads is no reason to panic.
         let _ = std::io::stderr().write_all(plan.report_text(false).as_bytes());
     }
+    // A report asked for and not written fails the command (exit 1), after the import.
+    let mut report_failed = false;
     if let Some(path) = &args.report
         && let Err(e) =
             crate::core::io::write_atomic(path, plan.report_text(true).as_bytes(), false)
     {
         say!("taglane: {}: cannot write the report: {e}", path.display());
+        report_failed = true;
     }
     let found = plan.added.len() + plan.unchanged + plan.changed.len();
     if found == 0 {
@@ -227,9 +235,39 @@ pub fn import(args: ImportArgs) -> ExitCode {
         })
     };
     match result {
+        Ok(()) if report_failed => ExitCode::from(1),
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => super::fail_input(e),
     }
+}
+
+/// `--report`: a text file that is not the project, a tag document, a take, a compressed clip,
+/// one of the import's inputs or a folder (a mistyped path would otherwise replace it for good).
+fn check_report_path(report: &Path, project: &Path, inputs: &[PathBuf]) -> Result<(), String> {
+    if report.is_dir() {
+        return Err(format!(
+            "{}: --report is a folder; expected a file path for the report (nothing imported)",
+            report.display()
+        ));
+    }
+    let name = report
+        .file_name()
+        .map(|n| n.to_string_lossy().to_lowercase())
+        .unwrap_or_default();
+    if super::same_file(report, project)
+        || name.ends_with(".taglane.json")
+        || name.ends_with(".tags.json")
+    {
+        return Err(format!(
+            "{}: --report names the project or a tag document; expected another file for the              report (nothing imported)",
+            report.display()
+        ));
+    }
+    for input in inputs {
+        super::check_output(input, report, "the report", super::autotag::TAKE_EXTENSIONS)
+            .map_err(|e| format!("--report {e}"))?;
+    }
+    Ok(())
 }
 
 /// Saves in sidecar mode; the import's folders join the project's.

@@ -342,3 +342,25 @@ fn auto_units_are_those_of_import() {
     let v: serde_json::Value = serde_json::from_str(&text(&inspect.stdout)).unwrap();
     assert_eq!(v["unit_auto"]["unit_cm"], 100.0, "{v}");
 }
+
+/// `-o` never names one of the takes it reads, nor any take or compressed clip, even with
+/// `--overwrite`: exit 2, the take untouched.
+#[test]
+fn the_output_is_never_a_take() {
+    let d = dir("output-take");
+    let takes = demo_takes(&d, 2);
+    let before = std::fs::read(&takes[1]).unwrap();
+    let other = d.join("other.glb");
+    for out in [takes[1].as_str(), other.to_str().unwrap()] {
+        let o = run(&[&takes[0], &takes[1], "-o", out, "--overwrite"]);
+        assert_eq!(o.status.code(), Some(2), "{out}: {}", text(&o.stderr));
+        assert!(
+            text(&o.stderr).contains("nothing written"),
+            "{}",
+            text(&o.stderr)
+        );
+    }
+    assert_eq!(std::fs::read(&takes[1]).unwrap(), before);
+    assert!(!other.exists());
+    assert!(!Path::new(&format!("{}.bak", takes[1])).exists());
+}

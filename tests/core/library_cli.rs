@@ -445,3 +445,86 @@ fn import_sidecar_into_a_new_project_takes_the_sidecars_already_there() {
     assert_eq!(r.doc.tags[walk].ranges[&run_clip], vec![Range::new(2, 5)]);
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// `--report` never replaces the project, a tag document, a take or a folder's worth of nothing:
+/// such a path is refused before anything is imported (exit 2), the file untouched.
+#[test]
+fn import_report_refuses_the_project_a_take_and_a_folder() {
+    let dir = crate::common::Scratch::new("report-refused");
+    let lib = library(&dir);
+    let project = dir.join("p.taglane.json");
+    let ok = run(&[
+        "import",
+        lib.to_str().unwrap(),
+        "-o",
+        project.to_str().unwrap(),
+    ]);
+    assert_eq!(ok.status.code(), Some(0), "{}", text(&ok.stderr));
+    let before = std::fs::read(&project).unwrap();
+    let take = lib.join("s1/walk.bvh");
+    let take_before = std::fs::read(&take).unwrap();
+    for (report, input) in [
+        (project.clone(), lib.clone()),
+        (dir.join("other.taglane.json"), lib.clone()),
+        (take.clone(), lib.clone()),
+        (take.clone(), take.clone()),
+        (dir.join("out.tlc"), lib.clone()),
+        (lib.clone(), lib.clone()),
+    ] {
+        let out = run(&[
+            "import",
+            input.to_str().unwrap(),
+            "-o",
+            project.to_str().unwrap(),
+            "--report",
+            report.to_str().unwrap(),
+        ]);
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{}: {}",
+            report.display(),
+            text(&out.stderr)
+        );
+        assert!(
+            text(&out.stderr).contains("nothing"),
+            "{}",
+            text(&out.stderr)
+        );
+    }
+    assert_eq!(std::fs::read(&project).unwrap(), before);
+    assert_eq!(std::fs::read(&take).unwrap(), take_before);
+    assert!(!dir.join("other.taglane.json").exists() && !dir.join("out.tlc").exists());
+}
+
+/// A sidecar project whose takes lie in its own folder lists that folder as `.`, and opens; one
+/// written with an empty folder path (as before this was fixed) opens too.
+#[test]
+fn import_sidecar_of_the_projects_own_folder_opens_again() {
+    let dir = crate::common::Scratch::new("sidecar-own-folder");
+    for (name, bvh) in DEMO_CLIP_FILES.iter().take(2) {
+        std::fs::write(dir.join(name), bvh).unwrap();
+    }
+    let project = dir.join("p.taglane.json");
+    let out = run(&[
+        "import",
+        dir.to_str().unwrap(),
+        "-o",
+        project.to_str().unwrap(),
+        "--sidecar",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let saved = std::fs::read_to_string(&project).unwrap();
+    assert!(saved.contains(r#""folders": ["."]"#), "{saved}");
+    let tags = run(&["tags", project.to_str().unwrap()]);
+    assert_eq!(tags.status.code(), Some(0), "{}", text(&tags.stderr));
+    // The empty path of the earlier versions.
+    std::fs::write(&project, saved.replace(r#"["."]"#, r#"[""]"#)).unwrap();
+    let tags = run(&["tags", project.to_str().unwrap()]);
+    assert_eq!(tags.status.code(), Some(0), "{}", text(&tags.stderr));
+    assert!(
+        text(&tags.stdout).contains("2 clip"),
+        "{}",
+        text(&tags.stdout)
+    );
+}

@@ -112,6 +112,11 @@ pub fn source_for(path: &Path, base_dir: Option<&Path>) -> String {
         Some(rel)
     });
     let text = relative.unwrap_or(path).to_string_lossy().into_owned();
+    // The base folder itself (a library folder holding the project file): `.`, not an empty
+    // path, which names nothing.
+    if text.is_empty() {
+        return ".".to_owned();
+    }
     if cfg!(windows) {
         text.replace('\\', "/")
     } else {
@@ -465,6 +470,8 @@ mod tests {
             "/data/x.bvh"
         );
         assert_eq!(source_for(Path::new("/data/x.bvh"), None), "/data/x.bvh");
+        // The base folder itself (a library folder holding its project file).
+        assert_eq!(source_for(base, Some(base)), ".");
         let info = ClipInfo {
             name: "x".into(),
             frames: 1,

@@ -682,7 +682,12 @@ pub fn parse_sidecar_project(
         .enumerate()
     {
         let p = format!("folders[{i}]");
-        let folder = string(f, &p, file)?;
+        // An empty path is the project's own folder: what `import --sidecar` wrote for it
+        // before it wrote `.` (such a project must still open).
+        let folder = match string(f, &p, file)? {
+            "" => ".",
+            folder => folder,
+        };
         if folder.trim().is_empty() {
             return Err(invalid(
                 file,
