@@ -21,6 +21,13 @@ pub const MAX_SETTINGS_FILE_BYTES: u64 = 1 << 20;
 /// 20 to 150 joints, game rigs a few hundred; the limit leaves room (the BVH tests parse a chain of
 /// 20,001 joints) while bounding per-frame work; memory is bounded by [`MAX_JOINT_SAMPLES`].
 pub const MAX_JOINTS: usize = 32_768;
+/// Slowest and fastest frame rates a clip may have, in frames per second: a frame every 1,000 s
+/// to 100,000 frames a second. Checked where a rate is read (a BVH's frame time, a tag document's
+/// `fps`) on the value as written, so that a rate that would round to 0 or to an f32 too small to
+/// divide by is refused by the reader, not by a save much later.
+pub const MIN_FPS: f64 = 0.001;
+/// See [`MIN_FPS`].
+pub const MAX_FPS: f64 = 100_000.0;
 /// Most frames in one imported clip: 432,000 (an hour at 120 fps, four hours at 30 fps).
 pub const MAX_FRAMES: usize = 432_000;
 /// Most joint samples (frames x joints) in one imported clip, and in all the clips of one imported

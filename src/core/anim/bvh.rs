@@ -267,6 +267,7 @@ pub(super) fn parse_header(bytes: &[u8]) -> Result<Header, ImportError> {
         return Err(err_found(line, "`Frame Time:`", tok));
     }
     let (tok, line) = p.expect_token("`Time:` after `Frame`")?;
+    let time_line = line;
     if tok.eq_ignore_ascii_case(b"Time") {
         let (c, l) = p.expect_token("`:` after `Frame Time`")?;
         if c != b":" {
@@ -275,18 +276,37 @@ pub(super) fn parse_header(bytes: &[u8]) -> Result<Header, ImportError> {
     } else if !tok.eq_ignore_ascii_case(b"Time:") {
         return Err(err_found(line, "`Time:` after `Frame`", tok));
     }
-    let (tok, line) = p.expect_token("the frame time in seconds")?;
+    // The value is on the `Frame Time:` line: a missing one is not the first number of the
+    // first frame row.
+    let value = p.rest_of_line();
+    let mut words = value.split(|b| b.is_ascii_whitespace()).filter(|w| !w.is_empty());
+    let (tok, extra) = (words.next(), words.next());
+    let Some(tok) = tok else {
+        return Err(ImportError::new(
+            Place::Line(time_line),
+            "expected a positive finite frame time in seconds after `Frame Time:`, found the end of the line",
+        ));
+    };
+    if let Some(extra) = extra {
+        return Err(err_found(
+            time_line,
+            "the end of the line after the frame time",
+            extra,
+        ));
+    }
     let frame_time = parse_f64(tok)
         .filter(|t| *t > 0.0)
-        .ok_or_else(|| err_found(line, "a positive finite frame time in seconds", tok))?;
-    let fps = (1.0 / frame_time) as f32;
-    if !(fps.is_finite() && fps > 0.0) {
+        .ok_or_else(|| err_found(time_line, "a positive finite frame time in seconds", tok))?;
+    let (lo, hi) = (crate::core::limits::MIN_FPS, crate::core::limits::MAX_FPS);
+    let rate = 1.0 / frame_time;
+    if !(lo..=hi).contains(&rate) {
         return Err(err_found(
-            line,
-            "a frame time giving a finite frame rate",
+            time_line,
+            &format!("a frame time giving {lo} to {hi} frames per second"),
             tok,
         ));
     }
+    let fps = rate as f32;
     p.skip_rest_of_line();
     Ok(Header {
         hierarchy: h,

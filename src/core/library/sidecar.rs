@@ -301,11 +301,15 @@ pub fn parse_cliptags_tree(
             ));
         }
     };
-    if !(fps > 0.0 && fps <= 100_000.0) {
+    if !(crate::core::limits::MIN_FPS..=crate::core::limits::MAX_FPS).contains(&fps) {
         return Err(invalid(
             file,
             "fps",
-            format!("frames per second must be > 0 and at most 100000, found {fps}"),
+            format!(
+                    "frames per second must be between {} and {}, found {fps:?}",
+                    crate::core::limits::MIN_FPS,
+                    crate::core::limits::MAX_FPS
+                ),
         ));
     }
     let unit_cm = match get(fields, "unit_cm") {

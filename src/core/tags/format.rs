@@ -611,10 +611,14 @@ impl<'a> Loader<'a> {
                 ));
             }
         };
-        if !(fps > 0.0 && fps <= 100_000.0) {
+        if !(crate::core::limits::MIN_FPS..=crate::core::limits::MAX_FPS).contains(&fps) {
             return Err(self.fail(
                 &fps_path,
-                format!("frames per second must be > 0 and at most 100000, found {fps}"),
+                format!(
+                    "frames per second must be between {} and {}, found {fps:?}",
+                    crate::core::limits::MIN_FPS,
+                    crate::core::limits::MAX_FPS
+                ),
             ));
         }
         let source = match get(m, "source") {
