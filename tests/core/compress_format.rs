@@ -166,3 +166,18 @@ fn version_1_file_is_refused_with_its_version_named() {
     assert!(m.contains(&format!("reads version {VERSION}")), "{m}");
     assert!(m.contains("compress the source clip again"), "{m}");
 }
+
+/// A track range whose step is finite but whose top (minimum + 255 x step) is not would decode to
+/// infinity: refused when read, naming the byte, behind a valid checksum.
+#[test]
+fn a_track_range_that_reaches_infinity_is_refused() {
+    let bytes = sample_file();
+    let table = u32::from_le_bytes(bytes[56..60].try_into().unwrap()) as usize;
+    // The first rotation group's first step: after its four joints (8 bytes) and three slots of
+    // four minima (48 bytes).
+    let at = table + 56;
+    let b = patched(&bytes, at, &(f32::MAX / 2.0).to_le_bytes());
+    let e = CompressedClip::from_bytes(b).unwrap_err().to_string();
+    assert!(e.contains("finite top"), "{e}");
+    assert!(e.contains(&format!("byte {at}")), "{e}");
+}

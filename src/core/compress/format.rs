@@ -1424,6 +1424,19 @@ fn validate(bytes: &[u8]) -> Result<Layout, TlcError> {
                         ));
                     }
                 }
+                // Every value the range decodes to is finite: its top too (a step near
+                // f32::MAX passes the check above and decodes to infinity).
+                let (min, step) = (f32_at(f.min + s * f.stride), f32_at(f.step + s * f.stride));
+                let top = min + step * 255.0;
+                if !top.is_finite() {
+                    return Err(invalid(
+                        "track range step",
+                        start + f.step + s * f.stride,
+                        format!(
+                            "expected a range with a finite top (minimum {min} + 255 x step {step}), found {top}"
+                        ),
+                    ));
+                }
             }
         }
         segment_header_bytes += kl.segment_bytes(count);
