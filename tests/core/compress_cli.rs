@@ -701,3 +701,33 @@ fn bits_help_matches_the_accepted_widths() {
         "{help}"
     );
 }
+
+/// A settings file with a misspelt field is refused, naming the field, instead of compressing
+/// with the default it meant to change.
+#[test]
+fn a_misspelt_setting_is_named() {
+    let dir = temp_dir("settings-typo");
+    let bvh = dir.join("in.bvh");
+    std::fs::write(&bvh, BVH).unwrap();
+    for (json, field) in [
+        (r#"{"frame_stp": 4}"#, "frame_stp"),
+        (r#"{"bits": {"auto": {"error_cn": 0.1}}}"#, "error_cn"),
+    ] {
+        let settings = dir.join("s.json");
+        std::fs::write(&settings, json).unwrap();
+        let out = bin()
+            .args(["compress"])
+            .arg(&bvh)
+            .arg("-o")
+            .arg(dir.join("o.tlc"))
+            .arg("--settings")
+            .arg(&settings)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert!(err.contains(&format!("unknown field `{field}`")), "{err}");
+        assert!(!dir.join("o.tlc").exists());
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -70,7 +70,7 @@ impl RotationFormat {
 
 /// How many bits each range-reduced track gets.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub enum BitRate {
     /// Pick the width of every track in every segment to minimise size while every joint's error
     /// (see `docs/COMPRESSION.md`) stays at or under `error_cm` centimetres.
@@ -98,9 +98,10 @@ pub const DEFAULT_SHELL_CM: f32 = 3.0;
 /// Default segment length: 16 frames (as ACL).
 pub const DEFAULT_SEGMENT_FRAMES: u16 = 16;
 
-/// Every knob of the segmented codec. Missing JSON fields take their defaults.
+/// Every knob of the segmented codec. Missing JSON fields take their defaults; an unknown one
+/// (a misspelt `frame_stp`) is an error naming it, not a setting silently left at its default.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
+#[serde(default, deny_unknown_fields)]
 pub struct CompressSettings {
     /// Rotation packing. Default: drop-W.
     pub rotation_format: RotationFormat,
