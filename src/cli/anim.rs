@@ -169,7 +169,10 @@ pub fn inspect(args: InspectArgs) -> ExitCode {
             .collect::<Vec<_>>()
     };
     let results = match args.jobs {
-        Some(n) => match rayon::ThreadPoolBuilder::new().num_threads(n).build() {
+        Some(n) => match rayon::ThreadPoolBuilder::new()
+            .num_threads(crate::core::limits::workers(n, files.len()))
+            .build()
+        {
             Ok(pool) => pool.install(work),
             Err(_) => work(),
         },

@@ -229,7 +229,9 @@ pub fn autotag_cmd(args: AutotagArgs) -> ExitCode {
         }
     }
     let pool = match rayon::ThreadPoolBuilder::new()
-        .num_threads(args.jobs.map_or(0, usize::from))
+        .num_threads(args.jobs.map_or(0, |n| {
+            crate::core::limits::workers(usize::from(n), args.anims.len())
+        }))
         .build()
     {
         Ok(p) => p,

@@ -537,7 +537,7 @@ fn compress_many(
         .collect();
     let mut builder = rayon::ThreadPoolBuilder::new();
     if let Some(n) = args.jobs {
-        builder = builder.num_threads(n);
+        builder = builder.num_threads(crate::core::limits::workers(n, jobs.len()));
     }
     let pool = match builder.build() {
         Ok(p) => p,

@@ -21,6 +21,16 @@ pub const MAX_SETTINGS_FILE_BYTES: u64 = 1 << 20;
 /// 20 to 150 joints, game rigs a few hundred; the limit leaves room (the BVH tests parse a chain of
 /// 20,001 joints) while bounding per-frame work; memory is bounded by [`MAX_JOINT_SAMPLES`].
 pub const MAX_JOINTS: usize = 32_768;
+/// Most worker threads a command starts, whatever `--jobs` asks for.
+pub const MAX_WORKERS: usize = 256;
+
+/// The worker threads for `items` pieces of work when `asked` were asked for: never more than
+/// there are pieces (a thread with nothing to do is only its start-up cost) nor than
+/// [`MAX_WORKERS`] (`--jobs 100000` started 100,000 threads for two files), at least one.
+pub fn workers(asked: usize, items: usize) -> usize {
+    asked.min(items).min(MAX_WORKERS).max(1)
+}
+
 /// Slowest and fastest frame rates a clip may have, in frames per second: a frame every 1,000 s
 /// to 100,000 frames a second. Checked where a rate is read (a BVH's frame time, a tag document's
 /// `fps`) on the value as written, so that a rate that would round to 0 or to an f32 too small to
@@ -72,6 +82,14 @@ pub fn size_message(size: u64, max_bytes: u64) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn workers_are_capped_by_the_work_and_the_limit() {
+        assert_eq!(super::workers(10_000, 2), 2);
+        assert_eq!(super::workers(4, 100), 4);
+        assert_eq!(super::workers(100_000, 1_000_000), super::MAX_WORKERS);
+        assert_eq!(super::workers(3, 0), 1);
+    }
+
     use super::*;
 
     #[test]

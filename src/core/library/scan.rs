@@ -101,10 +101,11 @@ pub fn scan_library(
     if cancel.load(Ordering::Relaxed) {
         return Err(Cancelled);
     }
+    let files = walk.files.len();
     let run = || scan_walk(walk, settings, progress, cancel, started);
     let scan = match settings.jobs {
         Some(n) => match rayon::ThreadPoolBuilder::new()
-            .num_threads(n.max(1))
+            .num_threads(crate::core::limits::workers(n, files))
             .build()
         {
             Ok(pool) => pool.install(run),
