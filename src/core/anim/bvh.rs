@@ -279,7 +279,9 @@ pub(super) fn parse_header(bytes: &[u8]) -> Result<Header, ImportError> {
     // The value is on the `Frame Time:` line: a missing one is not the first number of the
     // first frame row.
     let value = p.rest_of_line();
-    let mut words = value.split(|b| b.is_ascii_whitespace()).filter(|w| !w.is_empty());
+    let mut words = value
+        .split(|b| b.is_ascii_whitespace())
+        .filter(|w| !w.is_empty());
     let (tok, extra) = (words.next(), words.next());
     let Some(tok) = tok else {
         return Err(ImportError::new(

@@ -149,21 +149,60 @@ fn check_clip(clip: &Clip) -> Result<(), CompressError> {
     Ok(())
 }
 
-/// Per-joint descendants (including the joint), in index order.
-fn subtrees(parents: &[Option<usize>]) -> Vec<Vec<usize>> {
-    let n = parents.len();
-    let mut sub: Vec<Vec<usize>> = (0..n).map(|j| vec![j]).collect();
-    for i in (0..n).rev() {
-        if let Some(p) = parents[i] {
-            let child = std::mem::take(&mut sub[i]);
-            sub[p].extend_from_slice(&child);
-            sub[i] = child;
+/// Every joint's subtree (the joint, then its descendants, parents before children) as a slice
+/// of one depth-first order: memory linear in the joints (a list per joint was quadratic in the
+/// depth: 3 GB for a 20,000-joint chain).
+struct Subtrees {
+    order: Vec<usize>,
+    /// Each joint's subtree as `order[start..end]`.
+    span: Vec<(usize, usize)>,
+}
+
+impl Subtrees {
+    fn new(parents: &[Option<usize>]) -> Self {
+        let n = parents.len();
+        let mut children: Vec<Vec<usize>> = vec![Vec::new(); n];
+        let mut roots = Vec::new();
+        for (j, p) in parents.iter().enumerate() {
+            match *p {
+                Some(p) if p < n => children[p].push(j),
+                _ => roots.push(j),
+            }
         }
+        let mut order = Vec::with_capacity(n);
+        let mut span = vec![(0, 0); n];
+        // Depth-first without recursion (a chain may be thousands deep): a joint is entered
+        // (its start noted, its children pushed) and left once its children are done.
+        let mut stack: Vec<(usize, bool)> = roots.iter().rev().map(|&r| (r, false)).collect();
+        while let Some((j, done)) = stack.pop() {
+            if done {
+                span[j].1 = order.len();
+                continue;
+            }
+            span[j].0 = order.len();
+            order.push(j);
+            stack.push((j, true));
+            stack.extend(children[j].iter().rev().map(|&c| (c, false)));
+        }
+        Self { order, span }
     }
-    for s in &mut sub {
-        s.sort_unstable();
+
+    /// Joint `j` and its descendants, `j` first, each after its parent.
+    fn of(&self, j: usize) -> &[usize] {
+        let (a, b) = self.span[j];
+        &self.order[a..b]
     }
-    sub
+}
+
+/// Joint `j`, its parent, ... up to its root.
+fn chain(parents: &[Option<usize>], j: usize) -> Vec<usize> {
+    let mut c = vec![j];
+    let mut p = parents[j];
+    while let Some(x) = p {
+        c.push(x);
+        p = parents[x];
+    }
+    c
 }
 
 /// A working copy of the clip's keys in transforms, with original model-space poses.
@@ -229,7 +268,7 @@ fn subtree_error(
                 None => local[d],
             }
         } else {
-            // Descendants come after their parent in `sub` (index order).
+            // Descendants come after their parent in `sub` (depth-first order).
             match skel_parents[d] {
                 Some(p) => compose(&scratch[p], &local[d]),
                 None => local[d],
@@ -266,7 +305,7 @@ fn build_plan(
     let key_count = key_count_for(frame_count, step);
     let shell = Shell::new(settings.shell_cm, clip.unit_cm);
     let parents = &clip.skeleton.parents;
-    let sub = subtrees(parents);
+    let sub = Subtrees::new(parents);
 
     // Keys (decimated frames) with their original model poses.
     let mut keys = Keys {
@@ -314,7 +353,7 @@ fn build_plan(
                     set_track(&mut local[j], kind, value);
                     let e = subtree_error(
                         parents,
-                        &sub[j],
+                        sub.of(j),
                         &keys,
                         k,
                         local,
@@ -435,24 +474,12 @@ fn build_plan(
             }
         }
     }
-    let chains: Vec<Vec<usize>> = (0..n)
-        .map(|j| {
-            let mut c = vec![j];
-            let mut p = parents[j];
-            while let Some(x) = p {
-                c.push(x);
-                p = parents[x];
-            }
-            c
-        })
-        .collect();
     let ctx = SegmentContext {
         clip,
         keys: &keys,
         tracks: &tracks,
         parents,
         sub: &sub,
-        chains: &chains,
         shell,
         static_pose: &static_pose,
         between: settings.frame_step == 1,
@@ -705,10 +732,8 @@ struct SegmentContext<'a> {
     /// Animated tracks in file order.
     tracks: &'a [AnimatedTrack],
     parents: &'a [Option<usize>],
-    /// Each joint's subtree (the joint first, then its descendants in index order).
-    sub: &'a [Vec<usize>],
-    /// Each joint's chain: the joint, its parent, ... up to the root.
-    chains: &'a [Vec<usize>],
+    /// Each joint's subtree (the joint first, then its descendants, parents first).
+    sub: &'a Subtrees,
     shell: Shell,
     /// The decoded static pose (rest and constant tracks).
     static_pose: &'a [Transform],
@@ -933,7 +958,7 @@ impl<'a> SegmentWork<'a> {
         let n = self.n();
         let mut worst = 0.0f32;
         for si in 0..self.samples.len() {
-            for &d in &self.ctx.sub[j] {
+            for &d in self.ctx.sub.of(j) {
                 let local = self.local_at(si, d);
                 let m = match self.ctx.parents[d] {
                     Some(p) => compose(&self.model[si * n + p], &local),
@@ -955,7 +980,7 @@ impl<'a> SegmentWork<'a> {
         let mut worst = 0.0f32;
         let mut scratch = std::mem::take(&mut self.scratch);
         'samples: for si in 0..self.samples.len() {
-            for &d in &self.ctx.sub[j] {
+            for &d in self.ctx.sub.of(j) {
                 let local = self.local_at(si, d);
                 let m = match self.ctx.parents[d] {
                     Some(p) if d == j => compose(&self.model[si * n + p], &local),
@@ -978,7 +1003,7 @@ impl<'a> SegmentWork<'a> {
     /// the cache.
     fn trial_joint(&self, changed: usize, target: usize) -> f32 {
         let n = self.n();
-        let chain = &self.ctx.chains[target];
+        let chain = chain(self.ctx.parents, target);
         let from = chain.iter().position(|&c| c == changed).unwrap_or(0);
         let mut worst = 0.0f32;
         for si in 0..self.samples.len() {
@@ -1078,7 +1103,7 @@ impl<'a> SegmentWork<'a> {
             // often won where narrower steps met the budget in fewer bits (on every shared take).
             let mut best: Option<(usize, f32)> = None;
             for to_raw in [false, true] {
-                for &cj in &self.ctx.chains[worst_j] {
+                for &cj in &chain(self.ctx.parents, worst_j) {
                     for &t in &joint_tracks[cj] {
                         if levels[t] >= TOP || (levels[t] + 1 == TOP) != to_raw {
                             continue;
@@ -1190,5 +1215,43 @@ fn interp(a: &Transform, b: &Transform, alpha: f32) -> Transform {
         } else {
             a.scale.lerp(b.scale, alpha)
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn subtrees_are_slices_of_one_depth_first_order() {
+        // 0 -> 1 -> 3, 0 -> 2; 4 a second root with child 5; 6 a child of 1 listed last.
+        let parents = [None, Some(0), Some(0), Some(1), None, Some(4), Some(1)];
+        let s = Subtrees::new(&parents);
+        let sorted = |j: usize| {
+            let mut v = s.of(j).to_vec();
+            v.sort_unstable();
+            v
+        };
+        assert_eq!(sorted(0), [0, 1, 2, 3, 6]);
+        assert_eq!(sorted(1), [1, 3, 6]);
+        assert_eq!(sorted(2), [2]);
+        assert_eq!(sorted(4), [4, 5]);
+        for j in 0..parents.len() {
+            let sub = s.of(j);
+            assert_eq!(sub[0], j);
+            for (i, &d) in sub.iter().enumerate().skip(1) {
+                let p = parents[d].unwrap();
+                assert!(
+                    sub[..i].contains(&p),
+                    "{d} before its parent {p} in {sub:?}"
+                );
+            }
+        }
+        assert_eq!(chain(&parents, 3), [3, 1, 0]);
+        // A chain 20,000 deep: one order, no list per joint.
+        let deep: Vec<Option<usize>> = (0..20_000usize).map(|j| j.checked_sub(1)).collect();
+        let s = Subtrees::new(&deep);
+        assert_eq!(s.of(0).len(), 20_000);
+        assert_eq!(s.of(19_999), [19_999]);
     }
 }

@@ -306,10 +306,10 @@ pub fn parse_cliptags_tree(
             file,
             "fps",
             format!(
-                    "frames per second must be between {} and {}, found {fps:?}",
-                    crate::core::limits::MIN_FPS,
-                    crate::core::limits::MAX_FPS
-                ),
+                "frames per second must be between {} and {}, found {fps:?}",
+                crate::core::limits::MIN_FPS,
+                crate::core::limits::MAX_FPS
+            ),
         ));
     }
     let unit_cm = match get(fields, "unit_cm") {

@@ -205,10 +205,10 @@ impl Loader<'_> {
                 return Err(self.fail(
                     &fps_path,
                     format!(
-                    "frames per second must be between {} and {}, found {fps:?}",
-                    crate::core::limits::MIN_FPS,
-                    crate::core::limits::MAX_FPS
-                ),
+                        "frames per second must be between {} and {}, found {fps:?}",
+                        crate::core::limits::MIN_FPS,
+                        crate::core::limits::MAX_FPS
+                    ),
                 ));
             }
             let source = match m.get("source") {
