@@ -3,7 +3,7 @@
 //!
 //! A cache file is used only when its file format, [`FEATURE_VERSION`], [`DIMS`], the source file's
 //! size and modification time, the unit, the clip name and the joint overrides all equal the current
-//! ones and every value in it is finite; otherwise the clip is loaded, its features rebuilt and the
+//! ones, its checksum matches and every value in it is finite; otherwise the clip is loaded, its features rebuilt and the
 //! file rewritten atomically (`core::io::write_atomic`: a reader never sees half a file). A damaged
 //! file is rebuilt like a stale one, never an error. Layout, all little-endian:
 //!
@@ -20,6 +20,7 @@
 //! | 4 | frames (at most `core::limits::MAX_FRAMES`) |
 //! | 4 + n | key: the clip name, a newline and the joint overrides, UTF-8 (n at most 64 KiB) |
 //! | frames x dims x 4 | features (f32), frame-major |
+//! | 4 | CRC-32 of every byte before it (a damaged file whose values are all finite is rebuilt too) |
 
 use std::path::{Path, PathBuf};
 use std::time::UNIX_EPOCH;
@@ -32,7 +33,7 @@ use crate::core::limits::MAX_FRAMES;
 pub const CACHE_DIR: &str = ".taglane-cache";
 
 /// Version of the cache file layout above.
-pub const CACHE_FORMAT_VERSION: u32 = 1;
+pub const CACHE_FORMAT_VERSION: u32 = 2;
 
 const MAGIC: &[u8; 8] = b"TLSIMFT\0";
 const HEADER_BYTES: usize = 8 + 4 * 3 + 8 + 12 + 4 * 3 + 4;
@@ -129,6 +130,8 @@ fn encode(key: &Key, f: &ClipFeatures) -> Vec<u8> {
     for v in &f.values {
         b.extend_from_slice(&v.to_le_bytes());
     }
+    let crc = crate::core::compress::bits::crc32(&b);
+    b.extend_from_slice(&crc.to_le_bytes());
     b
 }
 
@@ -219,6 +222,8 @@ fn decode(bytes: &[u8], key: &Key) -> Result<ClipFeatures, String> {
     }
     let data_at = r.at;
     let data = r.take(frames * DIMS * 4)?;
+    let crc_at = r.at;
+    let crc = r.u32()?;
     if r.at != bytes.len() {
         return Err(format!(
             "{} unexpected bytes at byte {}",
@@ -236,6 +241,12 @@ fn decode(bytes: &[u8], key: &Key) -> Result<ClipFeatures, String> {
             data_at + 4 * i
         ));
     }
+    // Damage that leaves every value finite (a flipped mantissa bit) changed rankings silently.
+    if crate::core::compress::bits::crc32(&bytes[..crc_at]) != crc {
+        return Err(format!(
+            "damaged: the checksum at byte {crc_at} does not match the bytes before it"
+        ));
+    }
     Ok(ClipFeatures {
         fps,
         frames,
@@ -245,7 +256,7 @@ fn decode(bytes: &[u8], key: &Key) -> Result<ClipFeatures, String> {
 
 /// Reads a cache file of at most the largest valid size.
 fn read_cache_file(file: &Path) -> Result<Vec<u8>, String> {
-    let max = HEADER_BYTES + MAX_KEY_BYTES + MAX_FRAMES * DIMS * 4;
+    let max = HEADER_BYTES + MAX_KEY_BYTES + MAX_FRAMES * DIMS * 4 + 4;
     match crate::core::limits::read_limited(file, max as u64) {
         Ok(b) => Ok(b),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err("no cache file".to_owned()),
@@ -417,7 +428,7 @@ mod tests {
         let file = cache_file(&dir.join(CACHE_DIR), &src, NAME);
         let good = std::fs::read(&file).unwrap();
         let frames_at = HEADER_BYTES - 8;
-        let nan_at = good.len() - 4;
+        let nan_at = good.len() - 8;
         let mut cases: Vec<(Vec<u8>, &str)> = vec![
             (Vec::new(), "truncated"),
             (good[..good.len() - 3].to_vec(), "truncated"),
@@ -429,11 +440,15 @@ mod tests {
         huge[frames_at..frames_at + 4].copy_from_slice(&u32::MAX.to_le_bytes());
         cases.push((huge, "limit"));
         let mut nan = good.clone();
-        nan[nan_at..].copy_from_slice(&f32::NAN.to_le_bytes());
+        nan[nan_at..nan_at + 4].copy_from_slice(&f32::NAN.to_le_bytes());
         cases.push((nan, "not finite"));
         let mut key = good.clone();
         key[HEADER_BYTES] ^= 0x20;
         cases.push((key, "clip name"));
+        // A feature value changed to another finite one: only the checksum sees it.
+        let mut flipped = good.clone();
+        flipped[nan_at - 40] ^= 0x01;
+        cases.push((flipped, "checksum"));
         // Every single-byte truncation of the header.
         for n in 0..HEADER_BYTES {
             cases.push((good[..n].to_vec(), ""));
