@@ -1,7 +1,7 @@
 //! The inspector: the selected range or marker, frame-exact. Its tag and clip, start and stop (in
 //! frames, with seconds), length, and its note and key/value payload, each editable by typing:
-//! Enter applies every field as one undo step, Esc puts the fields back, and input that cannot be
-//! applied is explained under the fields instead.
+//! Enter (or leaving the fields, by a click elsewhere) applies every field as one undo step, Esc
+//! puts the fields back, and input that cannot be applied is explained under the fields instead.
 //!
 //! [`InspectorState::apply_edit`] (no egui) turns the typed fields into the edit; the panel only
 //! draws and queues it.
@@ -243,6 +243,11 @@ pub fn inspector_ui(
     };
     let mut enter = false;
     let mut esc = false;
+    // A field left without Enter or Esc (a click elsewhere): applied once the focus is outside
+    // the inspector's fields, as Blender and Unreal apply a field on leaving it. Tab to the next
+    // field applies nothing yet, so start and stop can be typed together.
+    let mut left = false;
+    let mut ids: Vec<egui::Id> = Vec::new();
     let mut field = |ui: &mut Ui, label: &str, text: &mut String, hint: &str, width: f32| {
         let l = ui.label(label);
         let r = ui
@@ -252,10 +257,12 @@ pub fn inspector_ui(
                     .desired_width(width),
             )
             .labelled_by(l.id);
+        ids.push(r.id);
         if r.lost_focus() {
             let (e, x) = ui.input(|i| (i.key_pressed(Key::Enter), i.key_pressed(Key::Escape)));
             enter |= e;
             esc |= x;
+            left |= !e && !x;
         }
         r
     };
@@ -317,6 +324,10 @@ pub fn inspector_ui(
     .on_hover_text("A payload for game code: key=value pairs separated by ';'");
     if esc {
         state.follow(doc, subject, true);
+    }
+    let focus = ui.memory(|m| m.focused());
+    if left && !focus.is_some_and(|f| ids.contains(&f)) {
+        enter = true;
     }
     if enter {
         match state.apply_edit(doc) {

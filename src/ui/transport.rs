@@ -293,9 +293,12 @@ impl TaglaneApp {
                         }
                         Err(e) => self.transport.goto_error = Some(e),
                     }
-                } else {
-                    self.transport.goto_error = None;
                 }
+            }
+            // The explanation stays until the text changes (egui reports the focus lost again
+            // on the frame after Enter, which cleared it before it was ever drawn twice).
+            if edit.changed() {
+                self.transport.goto_error = None;
             }
             if let Some(e) = &self.transport.goto_error {
                 ui.colored_label(ui.visuals().error_fg_color, e);

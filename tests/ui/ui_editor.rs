@@ -307,3 +307,46 @@ fn the_camera_follows_hips_on_a_bandai_take_not_its_standing_root() {
         );
     }
 }
+
+/// A field left without Enter (the focus moved out of the inspector) is applied, as Blender and
+/// Unreal apply a field on leaving it: the inspector never shows a value the range does not have,
+/// to be applied later by an Enter in another field.
+#[test]
+fn leaving_the_inspector_applies_what_was_typed() {
+    let mut h = harness();
+    h.state_mut().queue.push(AppCommand::SelectClip(3));
+    h.run_steps(2);
+    let running = tag_index(h.state(), "Running");
+    let r = select_first(&mut h, running);
+    let start = r.start + 5;
+    retype(&mut h, "Start frame", &start.to_string());
+    // Focus elsewhere (the transport's Go to field).
+    h.get_by_label("Go to").focus();
+    h.run_steps(3);
+    let now = ranges(h.state(), running);
+    assert!(now.contains(&Range::new(start, r.stop)), "{now:?}");
+    assert_eq!(h.state().inspector.start, start.to_string());
+    // One undo step.
+    h.state_mut().queue.push(AppCommand::Undo);
+    h.run_steps(2);
+    assert_eq!(ranges(h.state(), running)[0], r);
+}
+
+/// Go to (Ctrl+G) with a frame outside the clip, or text that is no frame, says why.
+#[test]
+fn go_to_explains_input_it_cannot_take() {
+    let mut h = harness();
+    for (typed, says) in [("9999", "outside the clip"), ("abc", "not a frame number")] {
+        h.key_press_modifiers(Modifiers::COMMAND, Key::G);
+        h.run_steps(2);
+        h.key_press_modifiers(Modifiers::COMMAND, Key::A);
+        h.get_by_label("Go to").type_text(typed);
+        h.run_steps(1);
+        h.key_press(Key::Enter);
+        h.run_steps(2);
+        assert!(
+            h.query_by_label_contains(says).is_some(),
+            "{typed}: no `{says}`"
+        );
+    }
+}
