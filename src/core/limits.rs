@@ -28,7 +28,7 @@ pub const MAX_WORKERS: usize = 256;
 /// there are pieces (a thread with nothing to do is only its start-up cost) nor than
 /// [`MAX_WORKERS`] (`--jobs 100000` started 100,000 threads for two files), at least one.
 pub fn workers(asked: usize, items: usize) -> usize {
-    asked.min(items).min(MAX_WORKERS).max(1)
+    asked.min(items).clamp(1, MAX_WORKERS)
 }
 
 /// Slowest and fastest frame rates a clip may have, in frames per second: a frame every 1,000 s

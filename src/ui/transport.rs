@@ -282,17 +282,15 @@ impl TaglaneApp {
             if std::mem::take(&mut self.transport.focus_goto) {
                 edit.request_focus();
             }
-            if edit.lost_focus() {
-                if ui.input(|i| i.key_pressed(egui::Key::Enter)) {
-                    match parse_goto(&self.transport.goto, frames, fps) {
-                        Ok(f) => {
-                            q.push(AppCommand::Stop);
-                            q.push(AppCommand::SetPlayhead(f64::from(f)));
-                            self.transport.goto_error = None;
-                            self.transport.goto.clear();
-                        }
-                        Err(e) => self.transport.goto_error = Some(e),
+            if edit.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter)) {
+                match parse_goto(&self.transport.goto, frames, fps) {
+                    Ok(f) => {
+                        q.push(AppCommand::Stop);
+                        q.push(AppCommand::SetPlayhead(f64::from(f)));
+                        self.transport.goto_error = None;
+                        self.transport.goto.clear();
                     }
+                    Err(e) => self.transport.goto_error = Some(e),
                 }
             }
             // The explanation stays until the text changes (egui reports the focus lost again
