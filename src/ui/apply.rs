@@ -17,7 +17,14 @@ impl TaglaneApp {
         let Some(cmd) = self.playback_command(cmd) else {
             return;
         };
+        let copy = matches!(cmd, AppCommand::Copy);
         let Some(cmd) = self.editing_command(cmd) else {
+            // The copied ranges also go to the system clipboard as text: a paste elsewhere gets
+            // them as a table, and Ctrl+V here works (egui makes Ctrl+V a paste event only when
+            // the system clipboard holds text).
+            if copy && !self.clipboard.items.is_empty() {
+                ctx.copy_text(self.clipboard.as_text());
+            }
             return;
         };
         let Some(cmd) = self.library_command(cmd, ctx) else {

@@ -175,6 +175,7 @@ impl TaglaneApp {
                 // (a library just imported has no tags yet); O then marks it on the lane picked.
                 let f = self.playback.playhead.floor() as u32;
                 self.playback.mark_in = Some(f);
+                self.playback.wrapped = None;
                 let then = if self.active_tag.is_some() {
                     "press O to mark out"
                 } else {
@@ -196,13 +197,22 @@ impl TaglaneApp {
                     return None;
                 };
                 let f = self.playback.playhead.floor() as u32;
-                let (a, b) = (start.min(f), start.max(f));
                 let mut list = self.project.doc.tags[tag]
                     .ranges
                     .get(&self.current_clip)
                     .map(<[_]>::to_vec)
                     .unwrap_or_default();
-                list.push(crate::core::tags::Range::new(a, b + 1));
+                use crate::core::tags::Range;
+                match self.playback.wrapped {
+                    // Played from mark in to the end, wrapped, and on to here: the frames that
+                    // played, in two ranges (not the ones between out and in, which did not).
+                    Some((lo, end)) if f < start && start < end && lo <= f => {
+                        list.push(Range::new(start, end));
+                        list.push(Range::new(lo, f + 1));
+                    }
+                    _ => list.push(Range::new(start.min(f), start.max(f) + 1)),
+                }
+                crate::core::doc::canonicalize(&mut list, self.frames());
                 let edit = Edit::SetRanges {
                     tag,
                     clip: self.current_clip,
@@ -210,6 +220,7 @@ impl TaglaneApp {
                 };
                 self.apply_edit(edit, "mark range");
                 self.playback.mark_in = None;
+                self.playback.wrapped = None;
             }
             AppCommand::NewTag => {
                 let name = self.project.doc.unique_tag_name("NewTag");

@@ -21,6 +21,10 @@ pub struct Playback {
     pub mark_in: Option<u32>,
     /// Frames playback loops over instead of the whole clip (the selected range).
     pub loop_range: Option<Range>,
+    /// Where playback wrapped from the end back to the start since mark in: `(start, end)` of
+    /// the frames looped over (end exclusive). Mark out before mark in then means the range
+    /// that played, across the wrap, not the frames between the two that did not.
+    pub wrapped: Option<(u32, u32)>,
 }
 
 impl Default for Playback {
@@ -32,6 +36,7 @@ impl Default for Playback {
             speed: 1.0,
             mark_in: None,
             loop_range: None,
+            wrapped: None,
         }
     }
 }
@@ -63,6 +68,14 @@ impl Playback {
         let looping = self.looping || self.loop_range.is_some();
         if p >= hi || p < lo {
             if looping && hi > lo {
+                if p >= hi {
+                    // The frames shown run to `hi` (the loop range's stop, or the last frame).
+                    let end = match self.loop_range {
+                        Some(_) => hi as u32,
+                        None => frames,
+                    };
+                    self.wrapped = Some((lo as u32, end));
+                }
                 p = lo + (p - lo).rem_euclid(hi - lo);
             } else {
                 p = hi.min(f64::from(frames.saturating_sub(1)));
@@ -325,8 +338,13 @@ impl TaglaneApp {
             ui.monospace(format!("frame {:.0}  {:.3} s", p.floor(), p / fps));
             ui.separator();
             let frames_sel: u64 = self.selection.iter().map(|(_, r)| u64::from(r.len())).sum();
+            // Markers count too (a selected marker is moved, copied and deleted with the ranges).
+            let markers = match self.marker_selection.len() {
+                0 => String::new(),
+                m => format!(" and {m} marker(s)"),
+            };
             ui.label(format!(
-                "{} range(s) selected, {} frames",
+                "{} range(s){markers} selected, {} frames",
                 self.selection.len(),
                 frames_sel
             ));

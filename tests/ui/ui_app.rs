@@ -823,3 +823,69 @@ fn a_move_that_merges_selects_the_merged_range() {
         ranges(h.state(), idle)
     );
 }
+
+/// Copy also puts the ranges on the system clipboard as a table, so Ctrl+V works here (egui makes
+/// Ctrl+V a paste only when the system clipboard holds text) and a paste elsewhere gets them.
+#[test]
+fn copy_puts_the_ranges_on_the_system_clipboard() {
+    let mut h = harness();
+    let idle = tag_index(h.state(), "Idle");
+    let r = ranges(h.state(), idle)[0];
+    h.state_mut()
+        .queue
+        .push(AppCommand::Select(vec![(idle, r)]));
+    h.run_steps(2);
+    h.state_mut().queue.push(AppCommand::Copy);
+    h.step();
+    let copied: Vec<String> = h
+        .output()
+        .platform_output
+        .commands
+        .iter()
+        .filter_map(|c| match c {
+            egui::OutputCommand::CopyText(t) => Some(t.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        copied,
+        [format!(
+            "tag\tstart\tstop\tnote\nIdle\t{}\t{}\t\n",
+            r.start, r.stop
+        )]
+    );
+}
+
+/// Mark in near the end of a looping clip, mark out after the wrap: the frames that played,
+/// [in, end) and [0, out], not the ones between out and in that did not.
+#[test]
+fn mark_in_and_out_across_the_loop_wrap_tag_what_played() {
+    let mut h = harness();
+    let running = tag_index(h.state(), "Running");
+    let frames = h.state().frames();
+    h.state_mut()
+        .queue
+        .push(AppCommand::SetActiveTag(Some(running)));
+    h.state_mut()
+        .queue
+        .push(AppCommand::SetPlayhead(f64::from(frames - 10)));
+    h.run_steps(1);
+    h.state_mut().queue.push(AppCommand::MarkIn);
+    h.run_steps(1);
+    assert!(h.state().playback.looping);
+    // Play 40 frames: past the end, wrapped to frame 29.
+    let fps = f64::from(h.state().fps());
+    h.state_mut().playback.advance(40.0 / fps, fps, frames);
+    let out = h.state().playback.playhead.floor() as u32;
+    assert!(out < 40, "{out}");
+    h.state_mut().queue.push(AppCommand::MarkOut);
+    h.run_steps(1);
+    let now = ranges(h.state(), running);
+    assert!(now.contains(&Range::new(frames - 10, frames)), "{now:?}");
+    assert!(now.iter().any(|r| r.start == 0 && r.stop > out), "{now:?}");
+    assert!(
+        !now.iter()
+            .any(|r| r.contains(frames / 2) && r.start <= out + 1 && r.stop >= frames - 10),
+        "{now:?}"
+    );
+}

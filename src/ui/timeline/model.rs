@@ -605,6 +605,25 @@ pub struct Clipboard {
 }
 
 impl Clipboard {
+    /// The copied items as text, one per line: tag, start and stop frames (stop exclusive; a
+    /// marker's stop is empty), note, tab-separated.
+    pub fn as_text(&self) -> String {
+        let mut t = String::from("tag\tstart\tstop\tnote\n");
+        for i in &self.items {
+            let (start, stop) = match i.anchor {
+                Anchor::Range(r) => (r.start.to_string(), r.stop.to_string()),
+                Anchor::Marker(f) => (f.to_string(), String::new()),
+            };
+            let note = i.note.as_ref().map_or("", |n| n.text.as_str());
+            let note: String = note
+                .chars()
+                .map(|c| if c.is_control() { ' ' } else { c })
+                .collect();
+            t.push_str(&format!("{}\t{start}\t{stop}\t{note}\n", i.tag));
+        }
+        t
+    }
+
     pub fn copy(
         doc: &TagDocument,
         clip: ClipId,
