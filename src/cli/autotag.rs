@@ -205,9 +205,10 @@ pub fn autotag_cmd(args: AutotagArgs) -> ExitCode {
     };
     let settings = match &args.rules {
         None => AutotagSettings::default(),
+        // A rule file that cannot be read or is invalid is an input file's error (exit 1).
         Some(path) => match read_settings_file(path) {
             Ok(s) => s,
-            Err(e) => return super::fail_usage(e),
+            Err(e) => return super::fail_input(e),
         },
     };
     let only: Option<Vec<String>> = args.only.as_ref().map(|list| {

@@ -68,9 +68,16 @@ pub fn cut(args: CutArgs) -> ExitCode {
         &mut |_, _| true,
     ) {
         Ok(s) => s,
+        // What the command was asked to write (exit 2, as the README says of an output that
+        // is a take): files already there, a take, a pattern that names no file or one twice.
         Err(e @ CutError::Exists { .. }) => {
-            return super::fail_input(format!("{e} (--overwrite replaces them)"));
+            return super::fail_usage(format!("{e} (--overwrite replaces them)"));
         }
+        Err(
+            e @ (CutError::WouldReplaceSource { .. }
+            | CutError::BadPattern { .. }
+            | CutError::DuplicateName(_)),
+        ) => return super::fail_usage(e),
         Err(e) => return super::fail_input(e),
     };
     let mut out = String::new();

@@ -216,7 +216,7 @@ fn a_clip_without_feet_is_named_and_skipped() {
 }
 
 #[test]
-fn bad_rule_files_and_arguments_exit_2_with_the_place() {
+fn bad_rule_files_exit_1_and_bad_arguments_2_with_the_place() {
     let d = dir("rules");
     let takes = demo_takes(&d, 1);
     let cases = [
@@ -240,7 +240,7 @@ fn bad_rule_files_and_arguments_exit_2_with_the_place() {
         std::fs::write(&rules, body).unwrap();
         let o = run(&[&takes[0], "--rules", rules.to_str().unwrap()]);
         let err = text(&o.stderr);
-        assert_eq!(o.status.code(), Some(2), "{body}: {err}");
+        assert_eq!(o.status.code(), Some(1), "{body}: {err}");
         assert!(
             err.contains(&format!("rules{k}.json")) && err.contains(place),
             "{body}: {err}"
@@ -248,7 +248,7 @@ fn bad_rule_files_and_arguments_exit_2_with_the_place() {
     }
     let missing = d.join("nope.json");
     let o = run(&[&takes[0], "--rules", missing.to_str().unwrap()]);
-    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(o.status.code(), Some(1));
     assert!(text(&o.stderr).contains("nope.json"));
     for args in [
         vec![takes[0].as_str(), "--only", "locomotion:Jog"],

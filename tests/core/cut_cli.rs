@@ -83,7 +83,7 @@ fn cut_writes_one_bvh_per_range_with_its_frame_count() {
         run(&args)
     };
     let o = again(&[]);
-    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
         err.contains(&format!("{} of the cut's files already exist", want.len()))
@@ -107,7 +107,7 @@ fn cut_writes_one_bvh_per_range_with_its_frame_count() {
         "{clip}",
         "--overwrite",
     ]);
-    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("source take"), "{err}");
     assert_eq!(std::fs::read(&take).unwrap(), before);
