@@ -116,7 +116,8 @@ pub fn query(args: QueryArgs) -> ExitCode {
     let seconds: f64 = result
         .iter()
         .map(|(clip, ranges)| total_frames(ranges) as f64 / f64::from(doc.clips[clip as usize].fps))
-        .sum();
+        // From +0 (the standard sum of no terms is -0, printed `-0.00`).
+        .fold(0.0, |a, b| a + b);
     let total_row = [
         "total".to_string(),
         total_ranges.to_string(),

@@ -291,3 +291,14 @@ fn long_names_do_not_widen_every_row() {
         assert!(row.is_some_and(|r| r.len() < 120), "{args:?}: {row:?}");
     }
 }
+
+/// A query that matches nothing totals 0.00 seconds, not `-0.00`.
+#[test]
+fn an_empty_result_totals_zero_seconds() {
+    let (_dir, path) = setup("empty", FILE);
+    let out = run(&["query", path.to_str().unwrap(), "Tired - Tired"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    let total = stdout.lines().find(|l| l.starts_with("total")).unwrap();
+    assert!(total.trim_end().ends_with(" 0.00"), "{stdout}");
+}
