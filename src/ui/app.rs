@@ -456,6 +456,34 @@ impl TaglaneApp {
     }
 
     /// Keeps indices valid after tags or clips were added, removed or reordered.
+    /// After an undo or redo that changed one clip's ranges, markers or notes: shows that clip
+    /// when another was shown (an undo never changes a clip out of sight) and returns
+    /// ` on CLIP` for the status line, or "" when it was already shown.
+    pub(crate) fn show_clip_of_undo(&mut self, clip: Option<crate::core::tags::ClipId>) -> String {
+        let Some(c) = clip.filter(|&c| c != self.current_clip) else {
+            return String::new();
+        };
+        let Some(name) = self
+            .project
+            .doc
+            .clips
+            .get(c as usize)
+            .map(|i| i.name.clone())
+        else {
+            return String::new();
+        };
+        // As selecting the clip in the browser does.
+        self.current_clip = c;
+        self.note_current_key();
+        self.selection.clear();
+        self.marker_selection.clear();
+        self.playback.playhead = 0.0;
+        self.playback.mark_in = None;
+        self.playback.loop_range = None;
+        self.timeline.fit_pending = true;
+        format!(" on {name} (now shown)")
+    }
+
     /// The tag names and the active lane before an undo or redo, for [`Self::follow_lanes`].
     pub(crate) fn lanes_before(&self) -> (std::collections::HashSet<String>, Option<usize>) {
         let names = self

@@ -53,8 +53,12 @@ impl TaglaneApp {
             }
             AppCommand::Undo => {
                 let lanes = self.lanes_before();
+                let clip = self.project.history.undo_clip();
                 match self.project.history.undo(&mut self.project.doc) {
-                    Some(l) => self.message(Level::Info, format!("undid {l}")),
+                    Some(l) => {
+                        let on = self.show_clip_of_undo(clip);
+                        self.message(Level::Info, format!("undid {l}{on}"));
+                    }
                     None => match self.project.history.take_failure() {
                         Some(why) => self.message(Level::Error, history_failed(&why)),
                         None => self.message(Level::Info, "nothing to undo"),
@@ -65,8 +69,12 @@ impl TaglaneApp {
             }
             AppCommand::Redo => {
                 let lanes = self.lanes_before();
+                let clip = self.project.history.redo_clip();
                 match self.project.history.redo(&mut self.project.doc) {
-                    Some(l) => self.message(Level::Info, format!("redid {l}")),
+                    Some(l) => {
+                        let on = self.show_clip_of_undo(clip);
+                        self.message(Level::Info, format!("redid {l}{on}"));
+                    }
                     None => match self.project.history.take_failure() {
                         Some(why) => self.message(Level::Error, history_failed(&why)),
                         None => self.message(Level::Info, "nothing to redo"),

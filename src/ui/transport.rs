@@ -153,8 +153,16 @@ impl TaglaneApp {
                     self.playback.playhead = start;
                 }
                 self.playback.playing = !self.playback.playing && frames > 1;
+                // Paused on the frame shown, not between two: the readout's frame, its
+                // seconds and the pose agree, and marks and edits start from that frame.
+                if !self.playback.playing {
+                    self.playback.playhead = self.playback.playhead.floor();
+                }
             }
-            AppCommand::Stop => self.playback.playing = false,
+            AppCommand::Stop => {
+                self.playback.playing = false;
+                self.playback.playhead = self.playback.playhead.floor();
+            }
             AppCommand::StepFrames(n) => {
                 self.playback.playing = false;
                 let p = self.playback.playhead.floor() + n as f64;

@@ -162,7 +162,10 @@ fn version_1_file_is_refused_with_its_version_named() {
     let e = CompressedClip::from_bytes(v1).unwrap_err();
     assert_eq!(e, TlcError::UnsupportedVersion { found: 1 });
     let m = e.to_string();
-    assert!(m.contains("format version 1 at byte 8 is not supported"), "{m}");
+    assert!(
+        m.contains("format version 1 at byte 8 is not supported"),
+        "{m}"
+    );
     assert!(m.contains(&format!("reads version {VERSION}")), "{m}");
     assert!(m.contains("compress the source clip again"), "{m}");
 }

@@ -889,3 +889,45 @@ fn mark_in_and_out_across_the_loop_wrap_tag_what_played() {
         "{now:?}"
     );
 }
+
+/// Pausing leaves the playhead on the frame shown, not between two frames.
+#[test]
+fn pausing_stops_on_a_whole_frame() {
+    let mut h = harness();
+    h.state_mut().queue.push(AppCommand::TogglePlay);
+    h.run_steps(1);
+    assert!(h.state().playback.playing);
+    let (fps, frames) = (f64::from(h.state().fps()), h.state().frames());
+    h.state_mut().playback.advance(3.351, fps, frames);
+    assert!(h.state().playback.playhead.fract() > 0.0);
+    h.state_mut().queue.push(AppCommand::TogglePlay);
+    h.run_steps(1);
+    let p = h.state().playback.playhead;
+    assert!(!h.state().playback.playing);
+    assert_eq!(p, p.floor(), "{p}");
+}
+
+/// Undo of an edit on a clip that is not shown shows that clip and says so: an undo never changes
+/// a clip out of sight.
+#[test]
+fn undo_shows_the_clip_it_changes() {
+    let mut h = harness();
+    let idle = tag_index(h.state(), "Idle");
+    drag_lane(&mut h, idle, 100, 109);
+    assert_eq!(h.state().current_clip, 0);
+    h.state_mut().queue.push(AppCommand::SelectClip(1));
+    h.run_steps(2);
+    h.state_mut().queue.push(AppCommand::Undo);
+    h.run_steps(2);
+    assert_eq!(h.state().current_clip, 0);
+    let status = h.state().status.clone().map(|s| s.1).unwrap_or_default();
+    assert!(status.contains("on walk_male_01"), "{status}");
+    assert!(!ranges(h.state(), idle).contains(&Range::new(100, 110)));
+    // Redo, from another clip again, comes back to it too.
+    h.state_mut().queue.push(AppCommand::SelectClip(2));
+    h.run_steps(2);
+    h.state_mut().queue.push(AppCommand::Redo);
+    h.run_steps(2);
+    assert_eq!(h.state().current_clip, 0);
+    assert!(ranges(h.state(), idle).contains(&Range::new(100, 110)));
+}

@@ -169,6 +169,8 @@ fn markers_are_created_by_key_and_double_click_moved_by_dragging_and_exported() 
     }
     h.run_steps(2);
     assert_eq!(markers(&h), vec![20, 60]);
+    // The playhead is on the marker's frame (the first click put it on a frame boundary).
+    assert_eq!(h.state().playback.playhead, 60.0);
     // Drag the marker at 60 to 75; it snaps to nothing there (Alt off is fine: no target near).
     let (from, to) = {
         let v = &h.state().timeline;

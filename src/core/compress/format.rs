@@ -579,7 +579,9 @@ fn version_message(found: u16) -> String {
     } else {
         ": it was written by a newer taglane"
     };
-    format!("format version {found} at byte 8 is not supported (this build reads version {VERSION}){why}")
+    format!(
+        "format version {found} at byte 8 is not supported (this build reads version {VERSION}){why}"
+    )
 }
 
 struct Cursor<'a> {
@@ -1697,7 +1699,10 @@ mod tests {
     #[test]
     fn older_and_newer_versions_are_named() {
         let older = TlcError::UnsupportedVersion { found: 1 }.to_string();
-        assert!(older.contains("version 1 at byte 8 is not supported"), "{older}");
+        assert!(
+            older.contains("version 1 at byte 8 is not supported"),
+            "{older}"
+        );
         assert!(older.contains("reads version 2"), "{older}");
         assert!(older.contains("compress the source clip again"), "{older}");
         let newer = TlcError::UnsupportedVersion { found: 3 }.to_string();

@@ -77,6 +77,29 @@ pub enum Edit {
 }
 
 impl Edit {
+    /// The one clip whose ranges, markers or notes this edit changes, if it changes those of
+    /// exactly one clip and nothing else (batches too): the app shows that clip when the edit is
+    /// undone or redone, so an undo never changes a clip out of sight.
+    pub fn only_clip(&self) -> Option<ClipId> {
+        fn walk(e: &Edit, one: &mut Option<ClipId>) -> bool {
+            match e {
+                Edit::SetRanges { clip, .. }
+                | Edit::SetMarkers { clip, .. }
+                | Edit::SetNotes { clip, .. } => {
+                    if one.is_some_and(|c| c != *clip) {
+                        return false;
+                    }
+                    *one = Some(*clip);
+                    true
+                }
+                Edit::Batch(list) => list.iter().all(|e| walk(e, one)),
+                _ => false,
+            }
+        }
+        let mut one = None;
+        walk(self, &mut one).then_some(one).flatten()
+    }
+
     /// Calls `f` on every clip source this edit would set (`SetClipSource`, `InsertClip`, in
     /// batches too), so that it can be rewritten: a project saved into another folder rewrites its
     /// relative sources in its undo history as in the document.

@@ -168,6 +168,16 @@ impl History {
     }
 
     /// Label of the step [`History::undo`] would undo.
+    /// The one clip the next undo changes the ranges, markers or notes of ([`Edit::only_clip`]).
+    pub fn undo_clip(&self) -> Option<crate::core::tags::ClipId> {
+        self.undo.last().and_then(|s| s.edit.only_clip())
+    }
+
+    /// The one clip the next redo changes the ranges, markers or notes of.
+    pub fn redo_clip(&self) -> Option<crate::core::tags::ClipId> {
+        self.redo.last().and_then(|s| s.edit.only_clip())
+    }
+
     pub fn undo_label(&self) -> Option<&str> {
         self.undo.last().map(|s| s.label.as_str())
     }

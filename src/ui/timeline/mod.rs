@@ -607,10 +607,11 @@ pub fn timeline_ui(
         && let Row::Lane { tag, .. } = row_list[i]
         && hit_marker(&axis, lane_markers(tag), p.x).is_none()
     {
-        out.push(AppCommand::AddMarker(Some((
-            tag,
-            axis.cell_at(p.x, frames),
-        ))));
+        // On the frame whose cell was clicked, and the playhead with it (the click before put
+        // it on the nearest frame boundary, which is the next frame in the cell's right half).
+        let f = axis.cell_at(p.x, frames);
+        out.push(AppCommand::AddMarker(Some((tag, f))));
+        out.push(AppCommand::SetPlayhead(f64::from(f)));
     }
 
     // Paint.
