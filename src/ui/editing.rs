@@ -21,6 +21,8 @@ impl TaglaneApp {
             }
             AppCommand::SelectItems { ranges, markers } => {
                 self.selection = ranges;
+                // Ranges asked for that an edit merged: the merged ones.
+                self.select_as_stored();
                 self.marker_selection = markers;
             }
             AppCommand::ToggleSelected(item) => {

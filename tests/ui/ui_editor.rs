@@ -352,3 +352,48 @@ fn go_to_explains_input_it_cannot_take() {
         );
     }
 }
+
+/// A range and a marker selected together move together when the range is dragged, and stay
+/// selected.
+#[test]
+fn a_range_and_a_marker_selected_together_move_together() {
+    let mut h = harness();
+    let (left, idle) = (
+        tag_index(h.state(), "contact:LeftFootDown"),
+        tag_index(h.state(), "Idle"),
+    );
+    h.state_mut()
+        .queue
+        .push(AppCommand::AddMarker(Some((left, 150))));
+    h.run_steps(2);
+    let r = ranges(h.state(), idle)[0];
+    h.state_mut().queue.push(AppCommand::SelectItems {
+        ranges: vec![(idle, r)],
+        markers: vec![(left, 150)],
+    });
+    h.run_steps(2);
+    let (from, to) = {
+        let v = &h.state().timeline;
+        let mid = (r.start + r.stop) / 2;
+        (
+            v.lane_point(idle, mid).unwrap(),
+            v.lane_point(idle, mid + 10).unwrap(),
+        )
+    };
+    crate::common::drag(&mut h, from, to, Modifiers::ALT, |_| {});
+    let moved = Range::new(r.start + 10, r.stop + 10);
+    assert!(
+        ranges(h.state(), idle).contains(&moved),
+        "{:?}",
+        ranges(h.state(), idle)
+    );
+    let markers = h.state().project.doc.tags[left]
+        .markers_on(h.state().current_clip)
+        .to_vec();
+    assert!(
+        markers.contains(&160) && !markers.contains(&150),
+        "{markers:?}"
+    );
+    assert_eq!(h.state().selection, vec![(idle, moved)]);
+    assert_eq!(h.state().marker_selection, vec![(left, 160)]);
+}

@@ -371,7 +371,22 @@ pub fn timeline_ui(
                             markers: items.clone(),
                         });
                     }
-                    view.gesture = Some(Gesture::MoveMarkers { items, delta: 0 });
+                    // Ranges selected with the marker move with it.
+                    let ranges: Vec<Selected> =
+                        if input.marker_selection.contains(&(tag, f)) || shift || ctrl {
+                            input.selection.to_vec()
+                        } else {
+                            Vec::new()
+                        };
+                    view.gesture = Some(if ranges.is_empty() {
+                        Gesture::MoveMarkers { items, delta: 0 }
+                    } else {
+                        Gesture::Move {
+                            items: ranges,
+                            markers: items,
+                            delta: 0,
+                        }
+                    });
                 }
                 LaneHit::Edge(r, edge) => {
                     view.gesture = Some(Gesture::Resize {
@@ -383,15 +398,25 @@ pub fn timeline_ui(
                 }
                 LaneHit::Body(r) => {
                     let mut items: Vec<Selected> = input.selection.to_vec();
+                    // Markers selected with the range move with it.
+                    let mut markers: Vec<MarkerSel> = input.marker_selection.to_vec();
                     if !items.contains(&(tag, r)) {
                         items = if shift || ctrl {
                             [items, vec![(tag, r)]].concat()
                         } else {
+                            markers.clear();
                             vec![(tag, r)]
                         };
-                        out.push(AppCommand::Select(items.clone()));
+                        out.push(AppCommand::SelectItems {
+                            ranges: items.clone(),
+                            markers: markers.clone(),
+                        });
                     }
-                    view.gesture = Some(Gesture::Move { items, delta: 0 });
+                    view.gesture = Some(Gesture::Move {
+                        items,
+                        markers,
+                        delta: 0,
+                    });
                 }
                 LaneHit::Empty if shift || ctrl => {
                     view.box_select = Some((origin, origin, shift || ctrl))
@@ -427,7 +452,7 @@ pub fn timeline_ui(
             && !ui.input(|i| i.modifiers.alt)
         {
             let (exclude, exclude_markers): (Vec<Selected>, Vec<MarkerSel>) = match g {
-                Gesture::Move { items, .. } => (items.clone(), Vec::new()),
+                Gesture::Move { items, markers, .. } => (items.clone(), markers.clone()),
                 Gesture::MoveMarkers { items, .. } => (Vec::new(), items.clone()),
                 Gesture::Resize { tag, original, .. } => (vec![(*tag, *original)], Vec::new()),
                 Gesture::Create { .. } => (Vec::new(), Vec::new()),
@@ -468,8 +493,12 @@ pub fn timeline_ui(
             && let Some((edit, label)) = g.finish(doc, input.clip, frames)
         {
             let select = match &g {
-                Gesture::Move { items, delta } => {
-                    let d = model::clamp_move(items, *delta, frames);
+                Gesture::Move {
+                    items,
+                    markers,
+                    delta,
+                } => {
+                    let d = model::clamp_items(items, markers, *delta, frames);
                     Some(
                         items
                             .iter()
@@ -508,6 +537,31 @@ pub fn timeline_ui(
                 out.push(AppCommand::SelectItems {
                     ranges: Vec::new(),
                     markers: items
+                        .iter()
+                        .map(|(t, f)| (*t, (i64::from(*f) + d) as u32))
+                        .collect(),
+                });
+            }
+            // Ranges and markers moved together stay selected together.
+            if let Gesture::Move {
+                items,
+                markers,
+                delta,
+            } = &g
+                && !markers.is_empty()
+            {
+                let d = model::clamp_items(items, markers, *delta, frames);
+                out.push(AppCommand::SelectItems {
+                    ranges: items
+                        .iter()
+                        .map(|(t, r)| {
+                            (
+                                *t,
+                                Range::new((r.start as i64 + d) as u32, (r.stop as i64 + d) as u32),
+                            )
+                        })
+                        .collect(),
+                    markers: markers
                         .iter()
                         .map(|(t, f)| (*t, (i64::from(*f) + d) as u32))
                         .collect(),

@@ -101,8 +101,13 @@ pub enum Gesture {
         edge: Edge,
         frame: u32,
     },
-    /// Dragging the bodies of the selected ranges by `delta` frames.
-    Move { items: Vec<Selected>, delta: i64 },
+    /// Dragging the bodies of the selected ranges by `delta` frames, with the selected markers
+    /// (`markers`) when ranges and markers are selected together.
+    Move {
+        items: Vec<Selected>,
+        markers: Vec<MarkerSel>,
+        delta: i64,
+    },
     /// Dragging the selected markers by `delta` frames.
     MoveMarkers { items: Vec<MarkerSel>, delta: i64 },
 }
@@ -152,8 +157,12 @@ impl Gesture {
                 canonicalize(&mut list, frames);
                 vec![(*tag, list)]
             }
-            Gesture::Move { items, delta } => {
-                let delta = clamp_move(items, *delta, frames);
+            Gesture::Move {
+                items,
+                markers,
+                delta,
+            } => {
+                let delta = clamp_items(items, markers, *delta, frames);
                 moved(
                     items,
                     current,
@@ -172,10 +181,17 @@ impl Gesture {
         clip: ClipId,
         frames: u32,
     ) -> Vec<(usize, Vec<u32>)> {
-        let Gesture::MoveMarkers { items, delta } = self else {
-            return Vec::new();
+        let (items, delta) = match self {
+            Gesture::MoveMarkers { items, delta } => {
+                (items, clamp_marker_move(items, *delta, frames))
+            }
+            Gesture::Move {
+                items: ranges,
+                markers,
+                delta,
+            } if !markers.is_empty() => (markers, clamp_items(ranges, markers, *delta, frames)),
+            _ => return Vec::new(),
         };
-        let delta = clamp_marker_move(items, *delta, frames);
         moved(
             items,
             |tag| {
@@ -203,9 +219,17 @@ impl Gesture {
             Gesture::MoveMarkers { .. } => "move markers",
         };
         let (moved, delta): (Vec<(usize, Anchor)>, i64) = match self {
-            Gesture::Move { items, delta } => (
-                items.iter().map(|(t, r)| (*t, Anchor::Range(*r))).collect(),
-                clamp_move(items, *delta, frames),
+            Gesture::Move {
+                items,
+                markers,
+                delta,
+            } => (
+                items
+                    .iter()
+                    .map(|(t, r)| (*t, Anchor::Range(*r)))
+                    .chain(markers.iter().map(|(t, f)| (*t, Anchor::Marker(*f))))
+                    .collect(),
+                clamp_items(items, markers, *delta, frames),
             ),
             Gesture::MoveMarkers { items, delta } => (
                 items
@@ -397,19 +421,25 @@ impl Gesture {
                     })
                 }
             }
-            Gesture::Move { items, delta } => {
+            Gesture::Move {
+                items,
+                markers,
+                delta,
+            } => {
                 let mut best: Option<(i64, u32)> = None;
-                for (_, r) in items.iter() {
-                    for edge in [r.start, r.stop] {
-                        let moved = edge as i64 + *delta;
-                        if moved < 0 {
-                            continue;
-                        }
-                        if let Some(t) = snap(moved as u32, targets, tolerance) {
-                            let d = t as i64 - moved;
-                            if best.is_none_or(|(b, _)| d.abs() < b.abs()) {
-                                best = Some((d, t));
-                            }
+                let edges = items
+                    .iter()
+                    .flat_map(|(_, r)| [r.start, r.stop])
+                    .chain(markers.iter().map(|(_, f)| *f));
+                for edge in edges {
+                    let moved = edge as i64 + *delta;
+                    if moved < 0 {
+                        continue;
+                    }
+                    if let Some(t) = snap(moved as u32, targets, tolerance) {
+                        let d = t as i64 - moved;
+                        if best.is_none_or(|(b, _)| d.abs() < b.abs()) {
+                            best = Some((d, t));
                         }
                     }
                 }
@@ -440,6 +470,19 @@ impl Gesture {
 }
 
 /// The largest shift not above `delta` in size that keeps every moved range inside the clip.
+/// [`clamp_move`] and [`clamp_marker_move`] together: the delta that keeps the ranges `items`
+/// and the markers `markers` all inside the clip (either list may be empty).
+pub fn clamp_items(items: &[Selected], markers: &[MarkerSel], delta: i64, frames: u32) -> i64 {
+    let mut d = delta;
+    if !items.is_empty() {
+        d = clamp_move(items, d, frames);
+    }
+    if !markers.is_empty() {
+        d = clamp_marker_move(markers, d, frames);
+    }
+    d
+}
+
 pub fn clamp_move(items: &[Selected], delta: i64, frames: u32) -> i64 {
     let min_start = items.iter().map(|(_, r)| r.start as i64).min().unwrap_or(0);
     let max_stop = items.iter().map(|(_, r)| r.stop as i64).max().unwrap_or(0);
@@ -942,16 +985,43 @@ mod tests {
     }
 
     #[test]
+    fn ranges_and_markers_move_together_clamped_by_both() {
+        let mut d = doc();
+        d.tags[1].markers.insert(0, vec![95]);
+        let g = Gesture::Move {
+            items: vec![(0, r(40, 50))],
+            markers: vec![(1, 95)],
+            delta: 10,
+        };
+        // The marker at 95 may move 4 frames in a 100-frame clip: both move 4.
+        let (edit, label) = g.finish(&d, 0, 100).unwrap();
+        assert_eq!(label, "move ranges");
+        let mut after = d.clone();
+        edit.apply(&mut after).unwrap();
+        assert!(
+            after.tags[0].ranges_on(0).contains(&r(44, 54)),
+            "{:?}",
+            after.tags[0].ranges_on(0)
+        );
+        assert_eq!(after.tags[1].markers_on(0), [99]);
+    }
+
+    #[test]
     fn move_clamps_to_clip_and_spans_lanes() {
         let d = doc();
         let items = vec![(0, r(40, 50)), (1, r(0, 5))];
         let g = Gesture::Move {
             items: items.clone(),
+            markers: Vec::new(),
             delta: -30,
         };
         // The left-most range starts at 0, so nothing can move left.
         assert!(g.finish(&d, 0, 100).is_none());
-        let g = Gesture::Move { items, delta: 70 };
+        let g = Gesture::Move {
+            items,
+            markers: Vec::new(),
+            delta: 70,
+        };
         let p = g.preview(&d, 0, 100);
         assert_eq!(
             p,
@@ -1067,6 +1137,7 @@ mod tests {
         // Move snaps whichever edge is nearest a target.
         let mut g = Gesture::Move {
             items: vec![(0, Range::new(100, 120))],
+            markers: Vec::new(),
             delta: 8,
         };
         assert_eq!(g.snap_to(&[130], 3.0), Some(130));
