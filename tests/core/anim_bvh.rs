@@ -638,3 +638,12 @@ proptest! {
         }
     }
 }
+
+/// A file whose lines end in CR alone is named as such, not reported as ending early.
+#[test]
+fn cr_only_line_endings_are_named() {
+    let text = ARM.replace('\n', "\r");
+    let (place, msg) = error_of(&text);
+    assert_eq!(place, Place::Line(1));
+    assert!(msg.contains("CR alone"), "{msg}");
+}

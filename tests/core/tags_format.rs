@@ -410,3 +410,20 @@ fn a_sidecar_mode_project_is_named_as_such_by_the_single_file_loader() {
     assert_eq!(path, "storage");
     assert!(message.contains("sidecar-mode project"), "{message}");
 }
+
+/// A UTF-8 byte order mark before the JSON (some Windows editors write one) is skipped, as a
+/// BVH's is.
+#[test]
+fn a_byte_order_mark_is_skipped() {
+    let plain = load_tags_str(GOOD, "sample.json").unwrap().0;
+    let with_bom = format!("\u{feff}{GOOD}");
+    let (doc, _) = load_tags_str(&with_bom, "sample.json").unwrap();
+    let shape = |d: &taglane::core::tags::TagDocument| {
+        d.tags
+            .iter()
+            .map(|t| (t.name.clone(), t.ranges.clone()))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(shape(&doc), shape(&plain));
+    assert_eq!(doc.clips.len(), 2);
+}

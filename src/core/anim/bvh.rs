@@ -218,6 +218,14 @@ pub(super) fn parse_header(bytes: &[u8]) -> Result<Header, ImportError> {
     } else {
         0
     };
+    // Lines ended by CR alone (classic Mac OS) read as one line; say so instead of an error at
+    // its end.
+    if bytes.contains(&b'\r') && !bytes.contains(&b'\n') {
+        return Err(ImportError::new(
+            Place::Line(1),
+            "expected lines ended by LF or CR LF, found CR alone (classic Mac OS line endings)",
+        ));
+    }
     let mut p = Parser {
         s: bytes,
         pos: start,

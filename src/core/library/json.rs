@@ -7,6 +7,8 @@ pub(crate) use crate::core::json::{Json, key_path};
 
 /// Parses JSON text; a syntax error names the file, the line and the column.
 pub(crate) fn parse(text: &str, file: &str) -> Result<Json, TagsFileError> {
+    // A UTF-8 byte order mark (written by some Windows editors) is skipped.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     serde_json::from_str(text).map_err(|e| TagsFileError::Syntax {
         file: file.to_owned(),
         line: e.line(),

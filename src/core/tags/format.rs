@@ -1386,6 +1386,8 @@ pub fn load_tags_str(
             message: crate::core::limits::size_message(text.len() as u64, max),
         });
     }
+    // A UTF-8 byte order mark (written by some Windows editors) is skipped, as BVH's is.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut l = Loader::new(file_label);
     let read = {
         let mut de = serde_json::Deserializer::from_str(text);
