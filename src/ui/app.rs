@@ -455,7 +455,6 @@ impl TaglaneApp {
         clips.iter().position(|c| c.name == *name).map(at)
     }
 
-    /// Keeps indices valid after tags or clips were added, removed or reordered.
     /// After an undo or redo that changed one clip's ranges, markers or notes: shows that clip
     /// when another was shown (an undo never changes a clip out of sight) and returns
     /// ` on CLIP` for the status line, or "" when it was already shown.
@@ -472,7 +471,13 @@ impl TaglaneApp {
         else {
             return String::new();
         };
-        // As selecting the clip in the browser does.
+        self.show_clip(c);
+        format!(" on {name} (now shown)")
+    }
+
+    /// Makes clip `c` the current one, as selecting it in the browser does: nothing selected,
+    /// the playhead at its start, no mark or loop carried over, the timeline fitted to it.
+    pub(crate) fn show_clip(&mut self, c: crate::core::tags::ClipId) {
         self.current_clip = c;
         self.note_current_key();
         self.selection.clear();
@@ -481,7 +486,6 @@ impl TaglaneApp {
         self.playback.mark_in = None;
         self.playback.loop_range = None;
         self.timeline.fit_pending = true;
-        format!(" on {name} (now shown)")
     }
 
     /// The tag names and the active lane before an undo or redo, for [`Self::follow_lanes`].
@@ -547,6 +551,7 @@ impl TaglaneApp {
         self.selection = held;
     }
 
+    /// Keeps indices valid after tags or clips were added, removed or reordered.
     pub(crate) fn after_structure_change(&mut self) {
         let tags = self.project.doc.tags.len();
         // The same clip stays current wherever it moved (by name and take).

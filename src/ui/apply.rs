@@ -85,14 +85,7 @@ impl TaglaneApp {
             }
             AppCommand::SelectClip(c) => {
                 if (c as usize) < self.project.doc.clips.len() && c != self.current_clip {
-                    self.current_clip = c;
-                    self.note_current_key();
-                    self.selection.clear();
-                    self.marker_selection.clear();
-                    self.playback.playhead = 0.0;
-                    self.playback.mark_in = None;
-                    self.playback.loop_range = None;
-                    self.timeline.fit_pending = true;
+                    self.show_clip(c);
                 }
             }
             AppCommand::ToggleHidden(n) => toggle(&mut self.timeline.hidden, n),

@@ -1478,11 +1478,16 @@ pub fn tags_to_string(doc: &TagDocument, file_label: &str) -> Result<String, Tag
     );
     let mut clip_names: Vec<String> = Vec::with_capacity(doc.clips.len());
     for (i, c) in doc.clips.iter().enumerate() {
-        if !(c.fps.is_finite() && c.fps > 0.0) {
+        // The range the reader takes, so that nothing is saved that cannot be opened again.
+        if !(crate::core::limits::MIN_FPS..=crate::core::limits::MAX_FPS)
+            .contains(&f64::from(c.fps))
+        {
             return Err(fail(
                 format!("clips[{i}].fps"),
                 format!(
-                    "frames per second must be a positive number, found {}",
+                    "frames per second must be between {} and {}, found {:?}",
+                    crate::core::limits::MIN_FPS,
+                    crate::core::limits::MAX_FPS,
                     c.fps
                 ),
             ));
