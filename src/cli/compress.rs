@@ -222,7 +222,9 @@ fn settings_from_file(path: &Path) -> Result<CompressSettings, String> {
             e.utf8_error().valid_up_to()
         )
     })?;
-    let s: CompressSettings = serde_json::from_str(&text).map_err(|e| {
+    // A UTF-8 byte order mark (written by some Windows editors) is skipped.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    let s: CompressSettings = serde_json::from_str(text).map_err(|e| {
         format!(
             "{}: line {} column {}: {e}",
             path.display(),
@@ -537,7 +539,8 @@ fn compress_many(
         .collect();
     let mut builder = rayon::ThreadPoolBuilder::new();
     if let Some(n) = args.jobs {
-        builder = builder.num_threads(crate::core::limits::workers(n, jobs.len()));
+        // Not capped by the files: the segments of each clip share the pool too.
+        builder = builder.num_threads(n.clamp(1, crate::core::limits::MAX_WORKERS));
     }
     let pool = match builder.build() {
         Ok(p) => p,

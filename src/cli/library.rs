@@ -196,7 +196,11 @@ pub fn import(args: ImportArgs) -> ExitCode {
     }
     let converting = sidecar && !was_sidecar;
     if exists && !converting && !project.history.is_dirty() {
-        return ExitCode::SUCCESS;
+        return if report_failed {
+            ExitCode::from(1)
+        } else {
+            ExitCode::SUCCESS
+        };
     }
     let result = if sidecar {
         // No other taglane save of this project between the reads below and the writes: the
@@ -259,7 +263,7 @@ fn check_report_path(report: &Path, project: &Path, inputs: &[PathBuf]) -> Resul
         || name.ends_with(".tags.json")
     {
         return Err(format!(
-            "{}: --report names the project or a tag document; expected another file for the              report (nothing imported)",
+            "{}: --report names the project or a tag document; expected another file for the report (nothing imported)",
             report.display()
         ));
     }

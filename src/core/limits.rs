@@ -31,13 +31,26 @@ pub fn workers(asked: usize, items: usize) -> usize {
     asked.min(items).clamp(1, MAX_WORKERS)
 }
 
-/// Slowest and fastest frame rates a clip may have, in frames per second: a frame every 1,000 s
-/// to 100,000 frames a second. Checked where a rate is read (a BVH's frame time, a tag document's
-/// `fps`) on the value as written, so that a rate that would round to 0 or to an f32 too small to
-/// divide by is refused by the reader, not by a save much later.
+/// Slowest frame rate a BVH take may give (`Frame Time` at most 1,000 s): checked when it is
+/// imported, on the value as written.
 pub const MIN_FPS: f64 = 0.001;
-/// See [`MIN_FPS`].
+/// Fastest frame rate of a clip, in a BVH take or a tag document.
 pub const MAX_FPS: f64 = 100_000.0;
+
+/// Whether a tag document's or sidecar's `fps` (read as written, stored as f32) is one taglane
+/// reads and writes: above 0, at most [`MAX_FPS`], and not rounding to 0 or to a subnormal f32
+/// (which a duration is not divided by). Documents of earlier versions, which took any rate in
+/// `(0, 100000]`, still open unless theirs rounded to 0 and could not be saved anyway.
+pub fn fps_ok(fps: f64) -> bool {
+    fps > 0.0 && fps <= MAX_FPS && (fps as f32).is_normal()
+}
+
+/// The error of an `fps` that [`fps_ok`] refuses.
+pub fn fps_message(fps: f64) -> String {
+    format!(
+        "frames per second must be above 0 and at most {MAX_FPS} (and not round to 0 as a 32-bit float), found {fps:?}"
+    )
+}
 /// Most frames in one imported clip: 432,000 (an hour at 120 fps, four hours at 30 fps).
 pub const MAX_FRAMES: usize = 432_000;
 /// Most joint samples (frames x joints) in one imported clip, and in all the clips of one imported

@@ -71,6 +71,9 @@ pub struct TaglaneApp {
     /// The active tag's name at the end of the last frame: an edit, undo or redo that moves tags
     /// (a tag deleted or put back above it, a reorder) keeps the same tag active.
     pub(crate) active_name: Option<String>,
+    /// Tags deleted while they were the active lane (by name): an undo that brings one back makes
+    /// it the active lane again.
+    pub(crate) deleted_active: Vec<String>,
     /// The current clip's name and take when it was chosen or at the end of the last frame: an
     /// edit, undo, redo or merge of changes made on disk that adds, removes or renames clips (their
     /// indices move) keeps the same clip current.
@@ -117,6 +120,7 @@ impl TaglaneApp {
             marker_selection: Vec::new(),
             active_tag: None,
             active_name: None,
+            deleted_active: Vec::new(),
             current_key: None,
             clipboard: Clipboard::default(),
             timeline: TimelineView::default(),
@@ -485,6 +489,7 @@ impl TaglaneApp {
         self.playback.playhead = 0.0;
         self.playback.mark_in = None;
         self.playback.loop_range = None;
+        self.playback.wrapped = None;
         self.timeline.fit_pending = true;
     }
 
@@ -500,11 +505,10 @@ impl TaglaneApp {
         (names, self.active_tag)
     }
 
-    /// After an undo or redo (and [`Self::after_structure_change`]): a tag it brought back at
-    /// the active lane's place (the undo of deleting the active tag, whose neighbour had taken
-    /// its place) becomes the active lane again; where it took the active lane's tag away (the
-    /// undo of a new tag), the lane above it does, which is the one that was active when the tag
-    /// was made (a new tag goes below the active lane).
+    /// After an undo or redo (and [`Self::after_structure_change`]): a tag it brought back that
+    /// was the active lane when it was deleted becomes the active lane again; where it took the
+    /// active lane's tag away (the undo of a new tag), the lane above it does, which is the one
+    /// that was active when the tag was made (a new tag goes below the active lane).
     pub(crate) fn follow_lanes(
         &mut self,
         (before, active): (std::collections::HashSet<String>, Option<usize>),
@@ -515,9 +519,10 @@ impl TaglaneApp {
             .iter()
             .enumerate()
             .filter(|(_, t)| !before.contains(&t.name));
-        if let (Some((i, _)), None) = (back.next(), back.next())
-            && Some(i) == active
+        if let (Some((i, t)), None) = (back.next(), back.next())
+            && let Some(k) = self.deleted_active.iter().position(|n| *n == t.name)
         {
+            self.deleted_active.remove(k);
             self.active_tag = Some(i);
         } else if let (Some(name), Some(old)) = (&self.active_name, active)
             && doc.tag_index(name).is_none()

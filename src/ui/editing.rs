@@ -324,6 +324,9 @@ impl TaglaneApp {
                     .get(index)
                     .map(|t| t.name.clone())
                     .unwrap_or_default();
+                if self.active_tag == Some(index) && !self.deleted_active.contains(&name) {
+                    self.deleted_active.push(name.clone());
+                }
                 self.apply_edit(Edit::RemoveTag { index }, &format!("delete tag {name}"));
                 self.after_structure_change();
             }

@@ -145,6 +145,19 @@ impl TaglaneApp {
     pub(crate) fn playback_command(&mut self, cmd: AppCommand) -> Option<AppCommand> {
         let frames = self.frames();
         let last = f64::from(frames.saturating_sub(1));
+        // A jump of the playhead (a click, a step, Go to, an edge, the loop range) ends the run
+        // of playback across a wrap: a mark out after it is not at the end of what played.
+        if matches!(
+            cmd,
+            AppCommand::SetPlayhead(_)
+                | AppCommand::StepFrames(_)
+                | AppCommand::JumpEdge(_)
+                | AppCommand::JumpStart
+                | AppCommand::JumpEnd
+                | AppCommand::LoopSelection
+        ) {
+            self.playback.wrapped = None;
+        }
         match cmd {
             AppCommand::SetPlayhead(f) => self.playback.playhead = f.clamp(0.0, last),
             AppCommand::TogglePlay => {

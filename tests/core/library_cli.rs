@@ -494,6 +494,18 @@ fn import_report_refuses_the_project_a_take_and_a_folder() {
     }
     assert_eq!(std::fs::read(&project).unwrap(), before);
     assert_eq!(std::fs::read(&take).unwrap(), take_before);
+    // A report that cannot be written fails the command, also when the import changes nothing.
+    let nowhere = dir.join("no-such-folder/report.txt");
+    let out = run(&[
+        "import",
+        lib.to_str().unwrap(),
+        "-o",
+        project.to_str().unwrap(),
+        "--report",
+        nowhere.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("cannot write the report"));
     assert!(!dir.join("other.taglane.json").exists() && !dir.join("out.tlc").exists());
 }
 

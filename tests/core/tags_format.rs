@@ -140,7 +140,10 @@ fn bad_fields() {
     // A rate that rounds to 0 as f32 is refused when read, naming the value written.
     let (p, m) = invalid(&edit("\"fps\": 30.0", "\"fps\": 1e-300"));
     assert_eq!(p, "clips[0].fps");
-    assert!(m.contains("between 0.001 and 100000, found 1e-300"), "{m}");
+    assert!(
+        m.contains("round to 0 as a 32-bit float), found 1e-300"),
+        "{m}"
+    );
     let (p, _) = invalid(&edit("\"#4e9a06\"", "\"green\""));
     assert_eq!(p, "tags[0].color");
     let (p, _) = invalid(&edit("\"name\": \"Tired\"", "\"name\": \"\""));

@@ -49,8 +49,8 @@ fn positive_f32(max: f32) -> impl Strategy<Value = f32> {
 fn clip_strategy(name: String) -> impl Strategy<Value = ClipInfo> {
     (
         prop_oneof![Just(0u32), 1u32..4, 1u32..5000, Just(1 << 28)],
-        // The frame rates a document may hold (`core::limits::MIN_FPS` to `MAX_FPS`).
-        positive_f32(100_000.0).prop_map(|f| f.max(0.001)),
+        // The frame rates a document may hold (`core::limits::fps_ok`: no subnormal f32).
+        positive_f32(100_000.0).prop_map(|f| f.max(f32::MIN_POSITIVE)),
         proptest::option::of(text_strategy()),
         proptest::option::of(positive_f32(f32::MAX)),
     )

@@ -796,6 +796,24 @@ fn undo_of_a_new_or_deleted_tag_keeps_the_lane_that_was_active() {
     h.state_mut().queue.push(AppCommand::Undo);
     h.run_steps(2);
     assert_eq!(h.state().active_tag, Some(tag_index(h.state(), &second)));
+    // Delete a tag that is not the active lane, then undo: the active lane stays where it was,
+    // even when the tag comes back at the active lane's index.
+    let (a, b) = (
+        h.state().project.doc.tags[0].name.clone(),
+        h.state().project.doc.tags[1].name.clone(),
+    );
+    h.state_mut().queue.push(AppCommand::SetActiveTag(Some(1)));
+    h.state_mut().queue.push(AppCommand::DeleteTag(0));
+    h.run_steps(2);
+    assert_eq!(h.state().active_tag, Some(tag_index(h.state(), &b)));
+    h.state_mut().queue.push(AppCommand::Undo);
+    h.run_steps(2);
+    assert_eq!(tag_index(h.state(), &a), 0);
+    assert_eq!(
+        h.state().active_tag,
+        Some(tag_index(h.state(), &b)),
+        "still {b}"
+    );
 }
 
 /// A range moved onto its neighbour merges with it (a tag is a set of frames): the selection is
@@ -830,30 +848,53 @@ fn a_move_that_merges_selects_the_merged_range() {
 fn copy_puts_the_ranges_on_the_system_clipboard() {
     let mut h = harness();
     let idle = tag_index(h.state(), "Idle");
+    // A range that does not start at frame 0 (Idle on run_stop_male_03 is 135-211): the table
+    // gives the clip's frames, not positions relative to the first copied item.
+    let c = h
+        .state()
+        .project
+        .doc
+        .clips
+        .iter()
+        .position(|c| c.name == "run_stop_male_03")
+        .unwrap();
+    h.state_mut().queue.push(AppCommand::SelectClip(c as u32));
+    h.run_steps(2);
     let r = ranges(h.state(), idle)[0];
+    assert!(r.start > 0, "{r:?}");
     h.state_mut()
         .queue
         .push(AppCommand::Select(vec![(idle, r)]));
     h.run_steps(2);
     h.state_mut().queue.push(AppCommand::Copy);
     h.step();
-    let copied: Vec<String> = h
-        .output()
-        .platform_output
-        .commands
-        .iter()
-        .filter_map(|c| match c {
-            egui::OutputCommand::CopyText(t) => Some(t.clone()),
-            _ => None,
-        })
-        .collect();
+    let copied = |h: &Harness<'static, TaglaneApp>| -> Vec<String> {
+        h.output()
+            .platform_output
+            .commands
+            .iter()
+            .filter_map(|c| match c {
+                egui::OutputCommand::CopyText(t) => Some(t.clone()),
+                _ => None,
+            })
+            .collect()
+    };
     assert_eq!(
-        copied,
+        copied(&h),
         [format!(
-            "tag\tstart\tstop\tnote\nIdle\t{}\t{}\t\n",
+            "clip\ttag\tstart\tstop\tnote\nrun_stop_male_03\tIdle\t{}\t{}\t\n",
             r.start, r.stop
         )]
     );
+    // With nothing selected, a copy leaves the system clipboard alone.
+    h.state_mut().queue.push(AppCommand::SelectItems {
+        ranges: Vec::new(),
+        markers: Vec::new(),
+    });
+    h.run_steps(1);
+    h.state_mut().queue.push(AppCommand::Copy);
+    h.step();
+    assert!(copied(&h).is_empty());
 }
 
 /// Mark in near the end of a looping clip, mark out after the wrap: the frames that played,
@@ -888,6 +929,23 @@ fn mark_in_and_out_across_the_loop_wrap_tag_what_played() {
             .any(|r| r.contains(frames / 2) && r.start <= out + 1 && r.stop >= frames - 10),
         "{now:?}"
     );
+    // A jump of the playhead after the wrap ends that run: mark in late, wrap, click back to the
+    // middle, mark out: the frames between, as when nothing wrapped.
+    h.state_mut().queue.push(AppCommand::Undo);
+    h.state_mut()
+        .queue
+        .push(AppCommand::SetPlayhead(f64::from(frames - 10)));
+    h.run_steps(1);
+    h.state_mut().queue.push(AppCommand::MarkIn);
+    h.run_steps(1);
+    h.state_mut().playback.advance(40.0 / fps, fps, frames);
+    h.state_mut()
+        .queue
+        .push(AppCommand::SetPlayhead(f64::from(frames / 2)));
+    h.state_mut().queue.push(AppCommand::MarkOut);
+    h.run_steps(1);
+    let now = ranges(h.state(), running);
+    assert!(now.contains(&Range::new(frames / 2, frames - 9)), "{now:?}");
 }
 
 /// Pausing leaves the playhead on the frame shown, not between two frames.

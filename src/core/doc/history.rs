@@ -167,7 +167,6 @@ impl History {
         !self.redo.is_empty()
     }
 
-    /// Label of the step [`History::undo`] would undo.
     /// The one clip the next undo changes the ranges, markers or notes of ([`Edit::only_clip`]).
     pub fn undo_clip(&self) -> Option<crate::core::tags::ClipId> {
         self.undo.last().and_then(|s| s.edit.only_clip())
@@ -178,6 +177,7 @@ impl History {
         self.redo.last().and_then(|s| s.edit.only_clip())
     }
 
+    /// Label of the step [`History::undo`] would undo.
     pub fn undo_label(&self) -> Option<&str> {
         self.undo.last().map(|s| s.label.as_str())
     }

@@ -301,16 +301,8 @@ pub fn parse_cliptags_tree(
             ));
         }
     };
-    if !(crate::core::limits::MIN_FPS..=crate::core::limits::MAX_FPS).contains(&fps) {
-        return Err(invalid(
-            file,
-            "fps",
-            format!(
-                "frames per second must be between {} and {}, found {fps:?}",
-                crate::core::limits::MIN_FPS,
-                crate::core::limits::MAX_FPS
-            ),
-        ));
+    if !crate::core::limits::fps_ok(fps) {
+        return Err(invalid(file, "fps", crate::core::limits::fps_message(fps)));
     }
     let unit_cm = match get(fields, "unit_cm") {
         None => None,
@@ -1419,18 +1411,11 @@ fn save_sidecars(
     }
     for (i, c) in doc.clips.iter().enumerate() {
         // The range the reader takes, so that nothing is saved that cannot be opened again.
-        if !(crate::core::limits::MIN_FPS..=crate::core::limits::MAX_FPS)
-            .contains(&f64::from(c.fps))
-        {
+        if !crate::core::limits::fps_ok(f64::from(c.fps)) {
             return Err(invalid(
                 &label,
                 &format!("clips[{i}].fps"),
-                format!(
-                    "frames per second must be between {} and {}, found {:?}",
-                    crate::core::limits::MIN_FPS,
-                    crate::core::limits::MAX_FPS,
-                    c.fps
-                ),
+                crate::core::limits::fps_message(f64::from(c.fps)),
             ));
         }
         if let Some(u) = c.unit_cm

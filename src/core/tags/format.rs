@@ -611,15 +611,8 @@ impl<'a> Loader<'a> {
                 ));
             }
         };
-        if !(crate::core::limits::MIN_FPS..=crate::core::limits::MAX_FPS).contains(&fps) {
-            return Err(self.fail(
-                &fps_path,
-                format!(
-                    "frames per second must be between {} and {}, found {fps:?}",
-                    crate::core::limits::MIN_FPS,
-                    crate::core::limits::MAX_FPS
-                ),
-            ));
+        if !crate::core::limits::fps_ok(fps) {
+            return Err(self.fail(&fps_path, crate::core::limits::fps_message(fps)));
         }
         let source = match get(m, "source") {
             Some(v) => Some(self.string(v, &format!("{p}.source"))?.to_string()),
@@ -1479,17 +1472,10 @@ pub fn tags_to_string(doc: &TagDocument, file_label: &str) -> Result<String, Tag
     let mut clip_names: Vec<String> = Vec::with_capacity(doc.clips.len());
     for (i, c) in doc.clips.iter().enumerate() {
         // The range the reader takes, so that nothing is saved that cannot be opened again.
-        if !(crate::core::limits::MIN_FPS..=crate::core::limits::MAX_FPS)
-            .contains(&f64::from(c.fps))
-        {
+        if !crate::core::limits::fps_ok(f64::from(c.fps)) {
             return Err(fail(
                 format!("clips[{i}].fps"),
-                format!(
-                    "frames per second must be between {} and {}, found {:?}",
-                    crate::core::limits::MIN_FPS,
-                    crate::core::limits::MAX_FPS,
-                    c.fps
-                ),
+                crate::core::limits::fps_message(f64::from(c.fps)),
             ));
         }
         let name = string_text(&c.name);

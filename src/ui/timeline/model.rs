@@ -644,16 +644,18 @@ pub struct ClipItem {
 /// Copied ranges and markers with their notes.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Clipboard {
+    /// Anchors relative to the earliest copied frame, which is `base` on the clip copied from.
     pub items: Vec<ClipItem>,
+    pub base: u32,
 }
 
 impl Clipboard {
-    /// The copied items as text, one per line: tag, start and stop frames (stop exclusive; a
-    /// marker's stop is empty), note, tab-separated.
-    pub fn as_text(&self) -> String {
-        let mut t = String::from("tag\tstart\tstop\tnote\n");
+    /// The copied items as text, one per line: clip, tag, start and stop frames on the clip
+    /// copied from (stop exclusive; a marker's stop is empty), note, tab-separated.
+    pub fn as_text(&self, clip: &str) -> String {
+        let mut t = String::from("clip\ttag\tstart\tstop\tnote\n");
         for i in &self.items {
-            let (start, stop) = match i.anchor {
+            let (start, stop) = match shift_anchor(i.anchor, i64::from(self.base)) {
                 Anchor::Range(r) => (r.start.to_string(), r.stop.to_string()),
                 Anchor::Marker(f) => (f.to_string(), String::new()),
             };
@@ -662,7 +664,7 @@ impl Clipboard {
                 .chars()
                 .map(|c| if c.is_control() { ' ' } else { c })
                 .collect();
-            t.push_str(&format!("{}\t{start}\t{stop}\t{note}\n", i.tag));
+            t.push_str(&format!("{clip}\t{}\t{start}\t{stop}\t{note}\n", i.tag));
         }
         t
     }
@@ -680,6 +682,7 @@ impl Clipboard {
             .collect();
         let base = all.iter().map(|(_, a)| a.range().start).min().unwrap_or(0);
         Self {
+            base,
             items: all
                 .iter()
                 .filter_map(|(t, a)| {

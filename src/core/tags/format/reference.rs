@@ -201,15 +201,8 @@ impl Loader<'_> {
                     ));
                 }
             };
-            if !(crate::core::limits::MIN_FPS..=crate::core::limits::MAX_FPS).contains(&fps) {
-                return Err(self.fail(
-                    &fps_path,
-                    format!(
-                        "frames per second must be between {} and {}, found {fps:?}",
-                        crate::core::limits::MIN_FPS,
-                        crate::core::limits::MAX_FPS
-                    ),
-                ));
+            if !crate::core::limits::fps_ok(fps) {
+                return Err(self.fail(&fps_path, crate::core::limits::fps_message(fps)));
             }
             let source = match m.get("source") {
                 Some(v) => Some(self.string(v, &format!("{p}.source"))?.to_string()),
@@ -500,17 +493,10 @@ pub fn tags_to_string(doc: &TagDocument, file_label: &str) -> Result<String, Tag
     );
     for (i, c) in doc.clips.iter().enumerate() {
         // The range the reader takes, so that nothing is saved that cannot be opened again.
-        if !(crate::core::limits::MIN_FPS..=crate::core::limits::MAX_FPS)
-            .contains(&f64::from(c.fps))
-        {
+        if !crate::core::limits::fps_ok(f64::from(c.fps)) {
             return Err(fail(
                 format!("clips[{i}].fps"),
-                format!(
-                    "frames per second must be between {} and {}, found {:?}",
-                    crate::core::limits::MIN_FPS,
-                    crate::core::limits::MAX_FPS,
-                    c.fps
-                ),
+                crate::core::limits::fps_message(f64::from(c.fps)),
             ));
         }
         let _ = write!(
