@@ -74,6 +74,8 @@ pub struct TaglaneApp {
     /// Tags deleted while they were the active lane (by name): an undo that brings one back makes
     /// it the active lane again.
     pub(crate) deleted_active: Vec<String>,
+    /// Text a copy puts on the system clipboard, handed to egui where the command is applied.
+    pub(crate) system_copy: Option<String>,
     /// The current clip's name and take when it was chosen or at the end of the last frame: an
     /// edit, undo, redo or merge of changes made on disk that adds, removes or renames clips (their
     /// indices move) keeps the same clip current.
@@ -121,6 +123,7 @@ impl TaglaneApp {
             active_tag: None,
             active_name: None,
             deleted_active: Vec::new(),
+            system_copy: None,
             current_key: None,
             clipboard: Clipboard::default(),
             timeline: TimelineView::default(),

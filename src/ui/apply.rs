@@ -17,21 +17,10 @@ impl TaglaneApp {
         let Some(cmd) = self.playback_command(cmd) else {
             return;
         };
-        // A copy with nothing selected copies nothing: the system clipboard is left alone.
-        let copy = matches!(cmd, AppCommand::Copy)
-            && !(self.selection.is_empty() && self.marker_selection.is_empty());
         let Some(cmd) = self.editing_command(cmd) else {
-            // The copied ranges also go to the system clipboard as text: a paste elsewhere gets
-            // them as a table, and Ctrl+V here works (egui makes Ctrl+V a paste event only when
-            // the system clipboard holds text).
-            if copy && !self.clipboard.items.is_empty() {
-                let clip = self
-                    .project
-                    .doc
-                    .clips
-                    .get(self.current_clip as usize)
-                    .map_or(String::new(), |c| c.name.clone());
-                ctx.copy_text(self.clipboard.as_text(&clip));
+            // What a copy put on the system clipboard (see `AppCommand::Copy`).
+            if let Some(text) = self.system_copy.take() {
+                ctx.copy_text(text);
             }
             return;
         };

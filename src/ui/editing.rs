@@ -98,6 +98,12 @@ impl TaglaneApp {
                         &self.selection,
                         &self.marker_selection,
                     );
+                    // Also on the system clipboard as text: a paste elsewhere gets a table, and
+                    // Ctrl+V here works (egui makes Ctrl+V a paste only when the system clipboard
+                    // holds text). A copy of nothing leaves it alone.
+                    let clip = self.project.doc.clips.get(self.current_clip as usize);
+                    self.system_copy =
+                        Some(self.clipboard.as_text(clip.map_or("", |c| c.name.as_str())));
                     self.message(
                         Level::Info,
                         format!(

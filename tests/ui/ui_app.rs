@@ -904,19 +904,22 @@ fn mark_in_and_out_across_the_loop_wrap_tag_what_played() {
     let mut h = harness();
     let running = tag_index(h.state(), "Running");
     let frames = h.state().frames();
+    let fps = f64::from(h.state().fps());
     h.state_mut()
         .queue
         .push(AppCommand::SetActiveTag(Some(running)));
-    h.state_mut()
-        .queue
-        .push(AppCommand::SetPlayhead(f64::from(frames - 10)));
-    h.run_steps(1);
-    h.state_mut().queue.push(AppCommand::MarkIn);
-    h.run_steps(1);
-    assert!(h.state().playback.looping);
-    // Play 40 frames: past the end, wrapped to frame 29.
-    let fps = f64::from(h.state().fps());
-    h.state_mut().playback.advance(40.0 / fps, fps, frames);
+    // Mark in 10 frames before the end, then play 40 frames: past the end, wrapped to frame 29.
+    let mark_in_and_wrap = |h: &mut Harness<'static, TaglaneApp>| {
+        h.state_mut()
+            .queue
+            .push(AppCommand::SetPlayhead(f64::from(frames - 10)));
+        h.run_steps(1);
+        h.state_mut().queue.push(AppCommand::MarkIn);
+        h.run_steps(1);
+        assert!(h.state().playback.looping);
+        h.state_mut().playback.advance(40.0 / fps, fps, frames);
+    };
+    mark_in_and_wrap(&mut h);
     let out = h.state().playback.playhead.floor() as u32;
     assert!(out < 40, "{out}");
     h.state_mut().queue.push(AppCommand::MarkOut);
@@ -932,13 +935,7 @@ fn mark_in_and_out_across_the_loop_wrap_tag_what_played() {
     // A jump of the playhead after the wrap ends that run: mark in late, wrap, click back to the
     // middle, mark out: the frames between, as when nothing wrapped.
     h.state_mut().queue.push(AppCommand::Undo);
-    h.state_mut()
-        .queue
-        .push(AppCommand::SetPlayhead(f64::from(frames - 10)));
-    h.run_steps(1);
-    h.state_mut().queue.push(AppCommand::MarkIn);
-    h.run_steps(1);
-    h.state_mut().playback.advance(40.0 / fps, fps, frames);
+    mark_in_and_wrap(&mut h);
     h.state_mut()
         .queue
         .push(AppCommand::SetPlayhead(f64::from(frames / 2)));

@@ -194,9 +194,10 @@ impl Subtrees {
     }
 }
 
-/// Joint `j`, its parent, ... up to its root.
-fn chain(parents: &[Option<usize>], j: usize) -> Vec<usize> {
-    let mut c = vec![j];
+/// Joint `j`, its parent, ... up to its root (on the stack for chains up to 32 deep: it is
+/// walked for every trial of the bit selection).
+fn chain(parents: &[Option<usize>], j: usize) -> smallvec::SmallVec<[usize; 32]> {
+    let mut c = smallvec::smallvec![j];
     let mut p = parents[j];
     while let Some(x) = p {
         c.push(x);
@@ -281,12 +282,7 @@ fn subtree_error(
 
 /// Model transform of joint `j` by forward kinematics along its chain.
 fn chain_model(parents: &[Option<usize>], local: &[Transform], j: usize) -> Transform {
-    let mut chain = smallvec::SmallVec::<[usize; 32]>::new();
-    let mut c = Some(j);
-    while let Some(x) = c {
-        chain.push(x);
-        c = parents[x];
-    }
+    let chain = chain(parents, j);
     let mut m = local[chain[chain.len() - 1]];
     for &x in chain.iter().rev().skip(1) {
         m = compose(&m, &local[x]);
@@ -1247,7 +1243,7 @@ mod tests {
                 );
             }
         }
-        assert_eq!(chain(&parents, 3), [3, 1, 0]);
+        assert_eq!(chain(&parents, 3).as_slice(), [3, 1, 0]);
         // A chain 20,000 deep: one order, no list per joint.
         let deep: Vec<Option<usize>> = (0..20_000usize).map(|j| j.checked_sub(1)).collect();
         let s = Subtrees::new(&deep);
