@@ -250,7 +250,7 @@ impl FileBrowser {
             }
             self.folder_row(ui);
             ui.separator();
-            self.list_ui(ui);
+            let double_clicked = self.list_ui(ui);
             ui.separator();
             if self.request.kind != PathKind::Folder {
                 ui.horizontal(|ui| {
@@ -276,7 +276,7 @@ impl FileBrowser {
                 PathKind::Open | PathKind::OpenMany => "Open",
             };
             ui.horizontal(|ui| {
-                if (ui.button(confirm_label).clicked() || enter)
+                if (ui.button(confirm_label).clicked() || enter || double_clicked)
                     && let Some(o) = self.confirm()
                 {
                     outcome = o;
@@ -319,15 +319,18 @@ impl FileBrowser {
         });
     }
 
-    fn list_ui(&mut self, ui: &mut Ui) {
+    /// The folder's entries. A click on a folder opens it, on a file selects it; a double click
+    /// on a file selects it alone and returns true (the caller confirms, as Open or Save would).
+    fn list_ui(&mut self, ui: &mut Ui) -> bool {
         let entries = match &self.entries {
             Ok(e) => e.clone(),
             Err(e) => {
                 ui.colored_label(ui.visuals().error_fg_color, e);
-                return;
+                return false;
             }
         };
         let mut go = None;
+        let mut chosen = false;
         egui::ScrollArea::vertical()
             .max_height(320.0)
             .auto_shrink([false, false])
@@ -344,6 +347,11 @@ impl FileBrowser {
                         if r.clicked() {
                             go = Some(e.path.clone());
                         }
+                    } else if r.double_clicked() {
+                        self.selected = vec![e.path.clone()];
+                        self.name = e.name.clone();
+                        self.error = None;
+                        chosen = true;
                     } else if r.clicked() {
                         let add = ui.input(|i| i.modifiers.command || i.modifiers.shift);
                         if self.request.kind == PathKind::OpenMany && add {
@@ -367,6 +375,7 @@ impl FileBrowser {
         if let Some(dir) = go {
             self.go_to(dir);
         }
+        chosen
     }
 }
 

@@ -314,6 +314,55 @@ fn fallback_file_browser_saves_the_demo() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// In the app's own browser a double click on a file opens it, as in a system dialog.
+#[test]
+fn fallback_file_browser_opens_a_double_clicked_file() {
+    let dir = temp_dir("fallback_double");
+    std::fs::write(
+        dir.join("wave.csv"),
+        "tag,clip,start,stop\nWave,walk_male_01,10,20\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("other.csv"), "not read").unwrap();
+    let prefs = Prefs {
+        dialogs: DialogBackend::System,
+        ..Prefs::default()
+    };
+    let mut app = TaglaneApp::new(Project::demo(), prefs, Recovery::disabled());
+    app.files.native_dialog = unavailable;
+    // Steps of 1/60 s, so that two clicks can make a double click (egui: within 0.3 s).
+    let mut h = Harness::builder()
+        .with_size([1600.0, 1000.0])
+        .with_step_dt(1.0 / 60.0)
+        .build_ui_state(|ui, app: &mut TaglaneApp| app.ui(ui), app);
+    h.state_mut().queue.push(AppCommand::ImportTags(None));
+    h.run_steps(3);
+    h.state_mut()
+        .files
+        .browser
+        .as_mut()
+        .expect("the in-app browser is open")
+        .go_to(dir.clone());
+    // (egui counts clicks from time 0: let some time pass first.)
+    h.run_steps(30);
+    // One click selects and keeps the browser open.
+    h.get_by_label("other.csv").click();
+    h.run_steps(30);
+    assert!(h.state().files.browser.is_some());
+    // Two clicks in quick succession open the file.
+    h.get_by_label("wave.csv").click();
+    h.step();
+    h.get_by_label("wave.csv").click();
+    h.run_steps(3);
+    assert!(h.state().files.browser.is_none(), "{}", status(&h));
+    let wave = crate::common::tag_index(h.state(), "Wave");
+    assert_eq!(
+        h.state().project.doc.tags[wave].ranges[&0],
+        vec![Range::new(10, 20)]
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// Every dialog answers Enter and Esc.
 #[test]
 fn enter_confirms_and_esc_cancels_dialogs() {
