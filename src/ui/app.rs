@@ -148,6 +148,16 @@ impl TaglaneApp {
         app.active_tag = (!app.project.doc.tags.is_empty()).then_some(0);
         app.side.anim.set_budget(app.prefs.anim_budget_mib << 20);
         app.offer_recovery();
+        // Started on the demo (no project named), the newest work another session left behind
+        // is offered whatever its project: after a crash, starting taglane again is how a user
+        // gets back to it.
+        if app.dialog.is_none()
+            && app.project.is_demo
+            && app.project.path.is_none()
+            && let Some(info) = app.files.recovery.newest_left_behind()
+        {
+            app.dialog = Some(Dialog::Recover { info });
+        }
         let others = app
             .files
             .recovery

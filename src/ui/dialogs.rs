@@ -5,7 +5,7 @@ use egui::Key;
 
 use crate::ui::app::TaglaneApp;
 use crate::ui::command::{AppCommand, Guarded};
-use crate::ui::recovery::AutosaveInfo;
+use crate::ui::recovery::{AutosaveInfo, Origin};
 
 /// A modal dialog.
 #[derive(Debug, Clone, PartialEq)]
@@ -208,10 +208,14 @@ impl TaglaneApp {
                         "taglane did not close normally. Found unsaved work of {}.",
                         info.summary()
                     ));
-                    ui.label(
+                    ui.label(if info.origin == Origin::of(&self.project) {
                         "Recover puts it into this project as unsaved changes. Later keeps the \
-                         autosave (File > Recover autosave); Discard deletes it.",
-                    );
+                         autosave (File > Recover autosave); Discard deletes it."
+                    } else {
+                        "Recover opens that project and puts the work into it as unsaved \
+                         changes. Later keeps the autosave (File > Recover autosave); Discard \
+                         deletes it."
+                    });
                     ui.horizontal(|ui| {
                         if ui.button("Recover").clicked() || enter {
                             self.queue

@@ -86,11 +86,23 @@ impl TaglaneApp {
             }
             for info in all {
                 ui.horizontal(|ui| {
-                    if ui
-                        .button(info.summary())
-                        .on_hover_text("Open that project and recover the work into it")
-                        .clicked()
-                    {
+                    let (label, hover) = if info.in_use() {
+                        (
+                            format!(
+                                "{} (open in a running taglane, process {})",
+                                info.summary(),
+                                info.pid
+                            ),
+                            "That window still holds this work; recovering it here opens the \
+                             project twice",
+                        )
+                    } else {
+                        (
+                            info.summary(),
+                            "Open that project and recover the work into it",
+                        )
+                    };
+                    if ui.button(label).on_hover_text(hover).clicked() {
                         q.push(AppCommand::RecoverAutosave(info.clone()));
                     }
                     if ui

@@ -103,6 +103,13 @@ impl AutosaveInfo {
     }
 
     /// One line for the prompt and the menu: project, time, edits.
+    /// True while the session that wrote this autosave is still running (a taglane process of
+    /// its process id exists, on Linux): its work is not lost but open in that window, so it is
+    /// not offered for recovery at start-up.
+    pub fn in_use(&self) -> bool {
+        self.pid != 0 && process_named(self.pid, "taglane")
+    }
+
     pub fn summary(&self) -> String {
         format!(
             "{}, autosaved {} with {} unsaved edit{}",
@@ -210,9 +217,17 @@ impl Recovery {
         all
     }
 
-    /// The newest autosave of `origin` left by another session, if there is one.
+    /// The newest autosave of `origin` left by another session that is no longer running, if
+    /// there is one.
     pub fn pending_for(&self, origin: &Origin) -> Option<AutosaveInfo> {
-        self.others().into_iter().find(|i| i.origin == *origin)
+        self.others()
+            .into_iter()
+            .find(|i| i.origin == *origin && !i.in_use())
+    }
+
+    /// The newest autosave of any project left by a session that is no longer running.
+    pub fn newest_left_behind(&self) -> Option<AutosaveInfo> {
+        self.others().into_iter().find(|i| !i.in_use())
     }
 
     /// Every autosave left by other sessions, newest first.
@@ -321,6 +336,18 @@ impl Recovery {
     }
 }
 
+/// Whether process `pid` runs a program named `name` (`/proc/PID/comm`, where the kernel keeps
+/// the first 15 bytes of its name). Elsewhere than Linux, false: every autosave counts as left
+/// behind.
+fn process_named(pid: u32, name: &str) -> bool {
+    if cfg!(target_os = "linux") {
+        std::fs::read_to_string(format!("/proc/{pid}/comm"))
+            .is_ok_and(|comm| comm.trim_end() == name)
+    } else {
+        false
+    }
+}
+
 fn read_meta(path: &Path) -> Option<AutosaveInfo> {
     serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()
 }
@@ -351,6 +378,27 @@ mod tests {
         )
         .unwrap();
         demo
+    }
+
+    /// A running process is found by its id and name; a name it does not have, or no process,
+    /// is not.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_running_session_is_told_from_one_left_behind() {
+        let own = std::fs::read_to_string("/proc/self/comm").unwrap();
+        let pid = std::process::id();
+        assert!(process_named(pid, own.trim_end()));
+        assert!(!process_named(pid, "taglane-not-this"));
+        // Process ids are at most 2^22 on Linux.
+        assert!(!process_named(u32::MAX, own.trim_end()));
+        // This test binary is not taglane: its autosaves count as left behind.
+        let dir = std::env::temp_dir().join(format!("taglane-recovery-live-{pid}"));
+        let _ = std::fs::remove_dir_all(&dir);
+        Recovery::in_dir(&dir).save(&edited_demo()).unwrap();
+        let info = Recovery::in_dir(&dir).newest_left_behind().unwrap();
+        assert_eq!(info.pid, pid);
+        assert!(!info.in_use());
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

@@ -62,13 +62,27 @@ fn recovery_file_is_offered_after_a_crash() {
     child.kill().unwrap(); // SIGKILL: the session does not end cleanly
     child.wait().unwrap();
 
-    // The next start-up on another project (the demo) does not offer it, and keeps it.
+    // The next start-up on the demo (taglane started with no project) offers it, naming its
+    // project: that is how a user gets back to work after a crash. Later keeps it.
     let expected = edited_project();
     let origin = Origin::File(expected.path.clone().unwrap());
     let app = TaglaneApp::new(Project::demo(), Prefs::default(), Recovery::in_dir(&dir));
+    match &app.dialog {
+        Some(Dialog::Recover { info }) => {
+            assert_eq!(info.origin, origin);
+            assert!(!info.in_use(), "its session was killed");
+        }
+        other => panic!("the work left behind is not offered: {other:?}"),
+    }
+    // Started on another named project, it is not offered there (a status line says it is
+    // kept).
+    let mut elsewhere = Project::demo();
+    elsewhere.path = Some(dir.join("elsewhere.taglane.json"));
+    elsewhere.is_demo = false;
+    let app = TaglaneApp::new(elsewhere, Prefs::default(), Recovery::in_dir(&dir));
     assert!(
         app.dialog.is_none(),
-        "another project's autosave is not offered"
+        "another project's autosave is not offered on a named project"
     );
     assert_eq!(Recovery::in_dir(&dir).all().len(), 1, "it is kept");
     // Started on its own project, it is offered, naming that project.
