@@ -110,6 +110,14 @@ pub struct DecompressArgs {
     /// time k / F, up to the clip's duration) instead of writing its original frames.
     #[arg(long)]
     pub fps: Option<f32>,
+    /// Write lengths in the source file's units (as the .tlc records them) instead of
+    /// centimetres.
+    #[arg(long)]
+    pub source_units: bool,
+    /// Replace a file already at the output (kept as OUT.bak); without it, an existing output
+    /// is refused and nothing is written.
+    #[arg(long)]
+    pub overwrite: bool,
 }
 
 #[derive(Debug, Args)]
@@ -641,16 +649,33 @@ pub fn decompress(args: DecompressArgs) -> ExitCode {
         Ok(c) => c,
         Err(e) => return super::fail_input(format!("{}: {e}", args.input.display())),
     };
+    // A BVH already there may be a take: never replaced without being asked (and then kept).
+    if !args.overwrite && std::fs::symlink_metadata(&args.output).is_ok() {
+        return super::fail_usage(format!(
+            "{}: the file exists; expected a new file, or --overwrite to replace it (kept as {}.bak)",
+            args.output.display(),
+            args.output.display()
+        ));
+    }
+    let own_rate = clip.fps();
     let decoded = match args.fps {
         None => clip.to_clip(),
+        // The clip's own rate (within 1 part in 100,000: a BVH's frame time of 0.0333333 is
+        // 30.00003 fps in the file) writes its own frames.
+        Some(fps) if (f64::from(fps) / f64::from(own_rate) - 1.0).abs() < 1e-5 => clip.to_clip(),
         Some(fps) => {
-            if !(fps.is_finite() && fps > 0.0) {
-                return super::fail_usage(format!("--fps must be a positive number, found {fps}"));
+            let (lo, hi) = (crate::core::limits::MIN_FPS, crate::core::limits::MAX_FPS);
+            if !(fps.is_finite() && f64::from(fps) >= lo && f64::from(fps) <= hi) {
+                return super::fail_usage(format!(
+                    "--fps {fps}: expected a rate of {lo} to {hi} frames per second (what a BVH file can hold)"
+                ));
             }
-            // Frame k at time k / fps, every frame up to the clip's duration. Counted and checked
-            // against the limits as a float: a huge rate (or a tiny one in the file) makes a count
-            // no integer holds.
-            let frames = (f64::from(clip.duration_s()) * f64::from(fps) + 1e-6).floor() + 1.0;
+            // Frame k at time k / fps, every frame up to the clip's duration (a thousandth of an
+            // output frame short of it counts: the duration comes from a 32-bit rate). Counted
+            // and checked against the limits as a float: a huge rate makes a count no integer
+            // holds.
+            let duration = clip.frame_count().saturating_sub(1) as f64 / f64::from(own_rate);
+            let frames = (duration * f64::from(fps) + 1e-3).floor() + 1.0;
             let joints = clip.joint_count();
             let max = crate::core::limits::MAX_FRAMES;
             let max_samples = crate::core::limits::MAX_JOINT_SAMPLES;
@@ -664,8 +689,13 @@ pub fn decompress(args: DecompressArgs) -> ExitCode {
             clip.resample(fps, frames as usize)
         }
     };
+    let decoded = if args.source_units {
+        decoded
+    } else {
+        decoded.in_centimetres()
+    };
     let text = write_bvh(&decoded);
-    if let Err(e) = write_atomic(&args.output, text.as_bytes(), false) {
+    if let Err(e) = write_atomic(&args.output, text.as_bytes(), args.overwrite) {
         return super::fail_input(format!("{}: cannot write: {e}", args.output.display()));
     }
     ExitCode::SUCCESS

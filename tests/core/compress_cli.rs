@@ -130,10 +130,25 @@ fn compress_report_decompress_round_trip() {
         .status()
         .unwrap();
     assert!(st.success());
+    // Written in centimetres (BVH records no unit); `--source-units` keeps the source's.
     let a = global_positions(&bvh, 5.644);
-    let b = global_positions(&back, 5.644);
+    let b = global_positions(&back, 1.0);
     assert_eq!(a.len(), b.len());
     for (p, q) in a.iter().zip(&b) {
+        assert!((*p - *q).length() <= 0.0101, "{p} vs {q}");
+    }
+    let same_units = dir.join("same_units.bvh");
+    let st = bin()
+        .args(["decompress"])
+        .arg(&tlc)
+        .arg("-o")
+        .arg(&same_units)
+        .arg("--source-units")
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let c = global_positions(&same_units, 5.644);
+    for (p, q) in a.iter().zip(&c) {
         assert!((*p - *q).length() <= 0.0101, "{p} vs {q}");
     }
     let text = std::fs::read_to_string(&back).unwrap();
@@ -478,8 +493,9 @@ fn decompress_fps_resamples_through_the_decoder() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    // (written in centimetres)
     let opts = ImportOptions {
-        unit_cm: Some(5.644),
+        unit_cm: Some(1.0),
         ..Default::default()
     };
     let resampled = load_animation(&back, &opts).unwrap().clips.remove(0);
@@ -500,21 +516,79 @@ fn decompress_fps_resamples_through_the_decoder() {
         assert!(resampled.copy_pose(k, &mut written));
         local_to_model(&resampled.skeleton, &written, &mut model_w).unwrap();
         for j in 0..n {
-            let d = (model[j].translation - model_w[j].translation).length() * 5.644;
+            let d = (model[j].translation * 5.644 - model_w[j].translation).length();
             assert!(d < 2e-3, "frame {k} joint {j}: {d} cm");
         }
     }
-    // A rate that is not a positive number is a usage error.
-    let st = bin()
-        .args(["decompress"])
-        .arg(&tlc)
-        .arg("-o")
-        .arg(&back)
-        .args(["--fps", "0"])
-        .status()
-        .unwrap();
-    assert_eq!(st.code(), Some(2));
+    // Every frame up to the duration, though the rate in the file is a 32-bit float (the
+    // frame time .0083333 is 120.0005 fps): the clip's own rate writes its 6 frames, half of it
+    // frames 0, 2 and 4 (the last at 4/60 s, inside the 5/120.0005 s), a third of it 0 and 3
+    // ... and none is a frame short.
+    for (rate, frames) in [("120", 6), ("60", 3), ("40", 2), ("24.0001", 2)] {
+        let out_path = dir.join(format!("rate{rate}.bvh"));
+        let out = bin()
+            .args(["decompress"])
+            .arg(&tlc)
+            .arg("-o")
+            .arg(&out_path)
+            .args(["--fps", rate])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let written = load_animation(&out_path, &opts).unwrap().clips.remove(0);
+        assert_eq!(written.frame_count, frames, "--fps {rate}");
+    }
+    // A rate that is not a positive number, or one a BVH cannot hold, is a usage error.
+    for rate in ["0", "-3", "0.0005", "200000", "NaN"] {
+        let out_path = dir.join("bad_rate.bvh");
+        let st = bin()
+            .args(["decompress"])
+            .arg(&tlc)
+            .arg("-o")
+            .arg(&out_path)
+            .args(["--fps", rate])
+            .status()
+            .unwrap();
+        assert_eq!(st.code(), Some(2), "--fps {rate}");
+        assert!(!out_path.exists(), "--fps {rate}");
+    }
     std::fs::remove_dir_all(&dir).ok();
+}
+
+/// `decompress` never replaces a file without `--overwrite` (a BVH there may be a take); with
+/// it, the old file is kept as `OUT.bak`.
+#[test]
+fn decompress_refuses_an_existing_output_without_overwrite() {
+    let dir = Scratch::new("decompress-exists");
+    let bvh = dir.join("in.bvh");
+    std::fs::write(&bvh, BVH).unwrap();
+    let tlc = dir.join("in.tlc");
+    assert!(compress(&bvh, &tlc, &["--units", "cmu"]).success());
+    let take = dir.join("take.bvh");
+    std::fs::write(&take, "a take of its own").unwrap();
+    let args = [
+        "decompress",
+        tlc.to_str().unwrap(),
+        "-o",
+        take.to_str().unwrap(),
+    ];
+    let out = run(&args);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("take.bvh") && err.contains("--overwrite"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read_to_string(&take).unwrap(), "a take of its own");
+    let out = run(&[&args[..], &["--overwrite"]].concat());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        std::fs::read_to_string(&take)
+            .unwrap()
+            .starts_with("HIERARCHY")
+    );
+    let bak = dir.join("take.bvh.bak");
+    assert_eq!(std::fs::read_to_string(&bak).unwrap(), "a take of its own");
 }
 
 /// A file of several clips (glTF animations): into a folder, every clip to `STEM.CLIP.tlc`;
@@ -643,11 +717,40 @@ fn decompress_fps_beyond_the_frame_limit_is_refused() {
         let err = text(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "--fps {fps}: {err}");
         assert!(
-            err.contains("in.tlc") && err.contains("expected at most 432000 frames"),
+            err.contains("expected a rate of 0.001 to 100000 frames per second"),
             "--fps {fps}: {err}"
         );
         assert!(!back.exists(), "--fps {fps}: nothing is written");
     }
+    // A rate a BVH holds, on a clip so long that its frames pass the limit: 10,000 frames at
+    // 1 fps (2.8 h) at 100,000 fps.
+    let long = dir.join("long.bvh");
+    let mut text_long = BVH
+        .replace("Frames: 6", "Frames: 10000")
+        .replace(".0083333", "1");
+    let last = text_long.trim_end().lines().last().unwrap().to_owned();
+    for _ in 6..10_000 {
+        text_long.push_str(&last);
+        text_long.push('\n');
+    }
+    std::fs::write(&long, text_long).unwrap();
+    let long_tlc = dir.join("long.tlc");
+    assert!(compress(&long, &long_tlc, &["--units", "cmu"]).success());
+    let out = run(&[
+        "decompress",
+        long_tlc.to_str().unwrap(),
+        "-o",
+        back.to_str().unwrap(),
+        "--fps",
+        "100000",
+    ]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("long.tlc") && err.contains("expected at most 432000 frames"),
+        "{err}"
+    );
+    assert!(!back.exists());
 }
 
 /// The reports of `compress` and `compare` into a pipe closed before they write: no panic.

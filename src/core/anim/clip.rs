@@ -35,6 +35,26 @@ impl Clip {
         self.skeleton.len()
     }
 
+    /// The clip with its lengths (rest and animated translations, End Site offsets) in
+    /// centimetres: scaled by `unit_cm`, which becomes 1. Rotations and scales do not change.
+    pub fn in_centimetres(mut self) -> Clip {
+        let k = self.unit_cm;
+        if k == 1.0 || !(k.is_finite() && k > 0.0) {
+            return self;
+        }
+        for r in &mut self.skeleton.rest {
+            r.translation *= k;
+        }
+        for e in &mut self.skeleton.end_sites {
+            e.offset *= k;
+        }
+        for t in &mut self.translations {
+            *t *= k;
+        }
+        self.unit_cm = 1.0;
+        self
+    }
+
     /// Duration in seconds: `(frame_count - 1) / fps`, 0 for clips of zero or one frame.
     #[inline]
     pub fn duration_s(&self) -> f32 {

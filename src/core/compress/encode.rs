@@ -16,7 +16,8 @@ use super::format::{
     quantize_slot, rotation_from_slots, slot_params, track_shape, write_plan,
 };
 use super::metric::{
-    BETWEEN_FRACTIONS, ErrorReport, Shell, clip_has_scale, clip_pose, local_to_model, measure,
+    BETWEEN_FRACTIONS, ErrorReport, GOLDEN_TIMES, Shell, clip_has_scale, clip_pose, golden_times,
+    local_to_model, measure,
 };
 use super::quat_pack::{pack_smallest_three, unpack_smallest_three};
 use super::settings::{BitRate, CompressSettings, WIDTHS, width_code};
@@ -479,6 +480,16 @@ fn build_plan(
         shell,
         static_pose: &static_pose,
         between: settings.frame_step == 1,
+        golden: if settings.frame_step == 1 && clip.frame_count >= 2 {
+            let mut p: Vec<f32> = golden_times(clip.duration_s(), GOLDEN_TIMES)
+                .into_iter()
+                .map(|t| t * clip.fps)
+                .collect();
+            p.sort_by(f32::total_cmp);
+            p
+        } else {
+            Vec::new()
+        },
     };
     // Per segment: the 8-bit segment ranges, then the widths. Segments are chosen in parallel
     // without the interval that crosses into them from the previous segment; a second, ordered
@@ -735,6 +746,10 @@ struct SegmentContext<'a> {
     static_pose: &'a [Transform],
     /// Measure between keys too (off with decimation, where keys are not consecutive frames).
     between: bool,
+    /// The measure's scattered times ([`golden_times`]) as frame positions, sorted: each
+    /// segment measures those between its keys too, so that the budget holds at every time the
+    /// report measures.
+    golden: Vec<f32>,
 }
 
 /// A sample the bit selection measures: a key of the segment, or a time between two keys.
@@ -747,7 +762,8 @@ enum Sample {
 
 /// The automatic bit selection of one segment (see `docs/COMPRESSION.md`). Samples are the
 /// segment's keys and, between every two consecutive keys (the previous segment's last key and
-/// this segment's first included), the [`BETWEEN_FRACTIONS`]; the original at a between sample is
+/// this segment's first included), the [`BETWEEN_FRACTIONS`] and the measure's scattered times
+/// that fall there; the original at a between sample is
 /// the clip interpolated as the runtime does (nlerp, lerp), the decoded pose is the decoded keys
 /// interpolated as the decoder does. Model transforms and errors of the current choice are cached
 /// per sample and joint; a change to one track recomputes only its joint's subtree.
@@ -788,6 +804,19 @@ impl<'a> SegmentWork<'a> {
                 }
                 for i in 1..nk {
                     samples.push(Sample::Between(Some(i - 1), i, a));
+                }
+            }
+            // The scattered times in this segment's intervals (the one from the previous
+            // segment's last key included when it is given).
+            let lo = (span.start - usize::from(prev_last.is_some())) as f32;
+            let hi = (span.end - 1) as f32;
+            let from = ctx.golden.partition_point(|&p| p < lo);
+            for &p in ctx.golden[from..].iter().take_while(|&&p| p < hi) {
+                let k = p as usize;
+                let alpha = p - k as f32;
+                if alpha > 0.0 {
+                    let a = (k >= span.start).then(|| k - span.start);
+                    samples.push(Sample::Between(a, k + 1 - span.start, alpha));
                 }
             }
         }
