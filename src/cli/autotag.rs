@@ -57,7 +57,7 @@ pub struct AutotagArgs {
 pub(crate) const TAKE_EXTENSIONS: &[&str] = &["bvh", "glb", "gltf", "tlc"];
 
 /// `None` for `auto`, else centimetres per unit.
-fn parse_units_arg(s: &str) -> Result<Option<f32>, String> {
+pub(crate) fn parse_units_arg(s: &str) -> Result<Option<f32>, String> {
     if s.eq_ignore_ascii_case("auto") {
         Ok(None)
     } else {

@@ -37,6 +37,12 @@ pub fn parse_units(s: &str) -> Result<f32, String> {
     }
 }
 
+/// `--units` of compress, compare and export-acl: `None` (absent or `auto`) for the unit `auto`
+/// chooses, else centimetres per unit.
+fn units_arg(s: Option<&str>) -> Result<Option<f32>, String> {
+    s.map_or(Ok(None), super::autotag::parse_units_arg)
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ReportFormat {
     Json,
@@ -90,8 +96,8 @@ pub struct CompressArgs {
     /// A JSON settings file (fields of `CompressSettings`; missing fields take their defaults).
     #[arg(long)]
     pub settings: Option<PathBuf>,
-    /// What one file unit is: cm, m, in, cmu (5.644 cm) or a number of cm. Default: the format's
-    /// own (BVH cm, glTF m).
+    /// What one file unit is: auto, cm, m, in, cmu (5.644 cm) or a number of cm. Default: auto,
+    /// as `import` and `inspect` choose it (a BVH skeleton made human-sized, a glTF in metres).
     #[arg(long)]
     pub units: Option<String>,
     /// Print a machine-readable report on stdout.
@@ -142,8 +148,8 @@ pub struct CompareArgs {
     /// Jump frame interval of the stream candidates, frames.
     #[arg(long, default_value_t = 60)]
     pub jump_frames: u32,
-    /// What one file unit is: cm, m, in, cmu (5.644 cm) or a number of cm. Default: the format's
-    /// own (BVH cm, glTF m).
+    /// What one file unit is: auto, cm, m, in, cmu (5.644 cm) or a number of cm. Default: auto,
+    /// as `import` and `inspect` choose it (a BVH skeleton made human-sized, a glTF in metres).
     #[arg(long)]
     pub units: Option<String>,
     /// Print one JSON array instead of a table.
@@ -161,8 +167,8 @@ pub struct ExportAclArgs {
     /// Output ACL SJSON clip (.acl.sjson).
     #[arg(short, long)]
     pub output: PathBuf,
-    /// What one file unit is: cm, m, in, cmu (5.644 cm) or a number of cm. Translations are
-    /// written in cm. Default: the format's own (BVH cm, glTF m).
+    /// What one file unit is: auto, cm, m, in, cmu (5.644 cm) or a number of cm. Translations are
+    /// written in cm. Default: auto, as `import` and `inspect` choose it.
     #[arg(long)]
     pub units: Option<String>,
 }
@@ -176,9 +182,18 @@ fn load_clips(path: &Path, unit_cm: Option<f32>, only: Option<&str>) -> Result<V
     };
     let imported = load_animation(path, &options).map_err(|e| e.to_string())?;
     for w in &imported.warnings {
-        say!("taglane: warning: {w}");
+        say!("taglane: warning: {}: {w}", path.display());
     }
     let mut clips = imported.clips;
+    // No unit asked: the one `import` and `inspect` choose; a choice in doubt is said.
+    if unit_cm.is_none() {
+        for clip in &mut clips {
+            let line = super::auto_unit(path, clip);
+            if line.contains("check this clip") || line.contains("no height") {
+                say!("taglane: warning: {line}");
+            }
+        }
+    }
     if clips.is_empty() {
         return Err(format!("{}: the file holds no animation", path.display()));
     }
@@ -337,12 +352,68 @@ fn error_json(e: &crate::core::compress::ErrorReport) -> serde_json::Value {
     })
 }
 
-fn report_json(input: &Path, clip: &str, output: &Path, r: &CompressResult) -> serde_json::Value {
+/// The automatic budget of `settings`, and whether the result is within it at and between
+/// frames; `None` for fixed widths (no budget).
+fn budget(settings: &CompressSettings, r: &CompressResult) -> Option<(f32, bool)> {
+    match settings.bits {
+        crate::core::compress::BitRate::Auto { error_cm } => {
+            Some((error_cm, r.error.overall_max_cm() <= error_cm))
+        }
+        _ => None,
+    }
+}
+
+/// A warning for a result over its budget: what was reached and what limits it.
+fn over_budget_warning(
+    input: &Path,
+    settings: &CompressSettings,
+    r: &CompressResult,
+) -> Option<String> {
+    let (budget_cm, within) = budget(settings, r)?;
+    if within {
+        return None;
+    }
+    use crate::core::compress::RotationFormat;
+    let fixed = match settings.rotation_format {
+        RotationFormat::SmallestThree32 => Some("smallest3-32"),
+        RotationFormat::SmallestThree48 => Some("smallest3-48"),
+        RotationFormat::Full | RotationFormat::DropW => None,
+    };
+    let why = if let Some(name) = fixed {
+        format!(
+            "the rotation format {name} packs rotations in a fixed width the budget does not choose"
+        )
+    } else if settings.frame_step > 1 {
+        "decimation drops frames the budget does not see".to_owned()
+    } else {
+        "the widest slot (32-bit float) cannot do better".to_owned()
+    };
+    Some(format!(
+        "{}: the budget of {budget_cm} cm is not met: {:.5} cm ({why})",
+        input.display(),
+        r.error.overall_max_cm()
+    ))
+}
+
+fn report_json(
+    input: &Path,
+    clip: &str,
+    output: &Path,
+    settings: &CompressSettings,
+    r: &CompressResult,
+) -> serde_json::Value {
     let mut v = error_json(&r.error);
+    let (budget_cm, within_budget) = match budget(settings, r) {
+        Some((b, w)) => (Some(b), Some(w)),
+        None => (None, None),
+    };
     let extra = serde_json::json!({
+        "budget_cm": budget_cm,
+        "within_budget": within_budget,
         "input": input.display().to_string(),
         "clip": clip,
         "output": output.display().to_string(),
+        "unit_cm": r.clip.unit_cm(),
         "raw_bytes": r.raw_bytes,
         "compressed_bytes": r.compressed_bytes,
         "resident_bytes": r.clip.resident_bytes(),
@@ -357,10 +428,11 @@ fn report_json(input: &Path, clip: &str, output: &Path, r: &CompressResult) -> s
 
 fn report_line(input: &Path, clip: Option<&str>, output: &Path, r: &CompressResult) -> String {
     format!(
-        "{}{} -> {}: {} -> {} bytes, ratio {:.2}, error {}, {:.0} ms",
+        "{}{} -> {} (units {}): {} -> {} bytes, ratio {:.2}, error {}, {:.0} ms",
         input.display(),
         clip.map(|c| format!(" [{c}]")).unwrap_or_default(),
         output.display(),
+        crate::core::library::describe_unit(r.clip.unit_cm()),
         r.raw_bytes,
         r.compressed_bytes,
         r.ratio,
@@ -391,7 +463,7 @@ fn compress_clip(
 }
 
 pub fn compress(args: CompressArgs) -> ExitCode {
-    let unit_cm = match args.units.as_deref().map(parse_units).transpose() {
+    let unit_cm = match units_arg(args.units.as_deref()) {
         Ok(u) => u,
         Err(e) => return super::fail_usage(e),
     };
@@ -426,10 +498,13 @@ pub fn compress(args: CompressArgs) -> ExitCode {
         Ok(r) => r,
         Err(e) => return super::fail_input(e),
     };
+    if let Some(w) = over_budget_warning(input, &settings, &r) {
+        say!("taglane: warning: {w}");
+    }
     if args.report == Some(ReportFormat::Json) {
         super::emit(&format!(
             "{}\n",
-            report_json(input, &name, &args.output, &r)
+            report_json(input, &name, &args.output, &settings, &r)
         ));
     } else {
         super::emit(&format!("{}\n", report_line(input, None, &args.output, &r)));
@@ -437,8 +512,8 @@ pub fn compress(args: CompressArgs) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-/// One output of a batch, or why it failed.
-type Outcome = Result<Written, String>;
+/// One output of a batch, or the input that failed and why.
+type Outcome = Result<Written, (PathBuf, String)>;
 
 /// A clip compressed and written by a batch.
 struct Written {
@@ -463,7 +538,7 @@ fn compress_input(
 ) -> Vec<Outcome> {
     let clips = match load_clips(input, unit_cm, only) {
         Ok(c) => c,
-        Err(e) => return vec![Err(e)],
+        Err(e) => return vec![Err((input.to_path_buf(), e))],
     };
     let several = clips.len() > 1;
     let stem = stem_out
@@ -487,22 +562,27 @@ fn compress_input(
         if several {
             let mut claimed = claimed.lock().unwrap_or_else(|p| p.into_inner());
             if let Some(first) = claimed.get(&out) {
-                outcomes.push(Err(format!(
-                    "{what}: skipped: {} is already the output of {first}",
-                    out.display()
+                outcomes.push(Err((
+                    input.to_path_buf(),
+                    format!(
+                        "{what}: skipped: {} is already the output of {first}",
+                        out.display()
+                    ),
                 )));
                 continue;
             }
             claimed.insert(out.clone(), what.clone());
         }
         outcomes.push(
-            compress_clip(input, clip, several, &out, settings).map(|result| Written {
-                input: input.to_path_buf(),
-                clip: clip.name.clone(),
-                several,
-                output: out,
-                result,
-            }),
+            compress_clip(input, clip, several, &out, settings)
+                .map(|result| Written {
+                    input: input.to_path_buf(),
+                    clip: clip.name.clone(),
+                    several,
+                    output: out,
+                    result,
+                })
+                .map_err(|e| (input.to_path_buf(), e)),
         );
     }
     outcomes
@@ -580,9 +660,11 @@ fn compress_many(
                         settings,
                         &claimed,
                     ),
-                    Err(e) => vec![Err(e.clone())],
+                    Err(e) => vec![Err((input.clone(), e.clone()))],
                 };
-                bar.set_message(input.display().to_string());
+                // The file's name: a long folder would push it out of the bar.
+                let name = input.file_name().unwrap_or(input.as_os_str());
+                bar.set_message(name.to_string_lossy().into_owned());
                 bar.inc(1);
                 r
             })
@@ -597,8 +679,13 @@ fn compress_many(
     for r in &results {
         match r {
             Ok(w) => {
+                if let Some(m) = over_budget_warning(&w.input, settings, &w.result) {
+                    say!("taglane: warning: {m}");
+                }
                 if args.report == Some(ReportFormat::Json) {
-                    reports.push(report_json(&w.input, &w.clip, &w.output, &w.result));
+                    reports.push(report_json(
+                        &w.input, &w.clip, &w.output, settings, &w.result,
+                    ));
                 } else {
                     let clip = w.several.then_some(w.clip.as_str());
                     super::emit(&format!(
@@ -607,9 +694,15 @@ fn compress_many(
                     ));
                 }
             }
-            Err(e) => {
+            Err((input, e)) => {
                 failed += 1;
                 say!("taglane: {e}");
+                if args.report == Some(ReportFormat::Json) {
+                    reports.push(serde_json::json!({
+                        "input": input.display().to_string(),
+                        "error": e,
+                    }));
+                }
             }
         }
     }
@@ -702,7 +795,7 @@ pub fn decompress(args: DecompressArgs) -> ExitCode {
 }
 
 pub fn compare(args: CompareArgs) -> ExitCode {
-    let unit_cm = match args.units.as_deref().map(parse_units).transpose() {
+    let unit_cm = match units_arg(args.units.as_deref()) {
         Ok(u) => u,
         Err(e) => return super::fail_usage(e),
     };
@@ -828,7 +921,7 @@ pub fn compare(args: CompareArgs) -> ExitCode {
 }
 
 pub fn export_acl(args: ExportAclArgs) -> ExitCode {
-    let unit_cm = match args.units.as_deref().map(parse_units).transpose() {
+    let unit_cm = match units_arg(args.units.as_deref()) {
         Ok(u) => u,
         Err(e) => return super::fail_usage(e),
     };

@@ -406,8 +406,19 @@ fn batch_compress_into_a_folder_lists_bad_files() {
         "{stderr}"
     );
     let reports: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(reports.len(), 2);
-    for (r, name) in reports.iter().zip(["a", "b"]) {
+    // Every input has its entry: the two written, and the failure with its reason.
+    assert_eq!(reports.len(), 3, "{reports:?}");
+    let failed: Vec<&serde_json::Value> =
+        reports.iter().filter(|r| r["error"].is_string()).collect();
+    assert_eq!(failed.len(), 1, "{reports:?}");
+    assert_eq!(failed[0]["input"], broken.display().to_string());
+    assert!(failed[0]["error"].as_str().unwrap().contains("OFFSET"));
+    let written: Vec<&serde_json::Value> =
+        reports.iter().filter(|r| r["error"].is_null()).collect();
+    for (r, name) in written.into_iter().zip(["a", "b"]) {
+        assert_eq!(r["unit_cm"], 5.644f32 as f64);
+        assert_eq!(r["budget_cm"], 0.01f32 as f64);
+        assert_eq!(r["within_budget"], true);
         let tlc = out_dir.join(format!("{name}.tlc"));
         assert_eq!(r["output"], tlc.display().to_string());
         let bytes = std::fs::read(&tlc).unwrap();
@@ -833,4 +844,64 @@ fn a_misspelt_setting_is_named() {
         assert!(!dir.join("o.tlc").exists());
     }
     std::fs::remove_dir_all(&dir).ok();
+}
+
+/// Without `--units`, compress takes the unit `import` and `inspect` choose (this skeleton is
+/// 29 units tall: the CMU unit makes it human), and says it; a budget the settings cannot meet
+/// is a warning naming the file and what limits it, and the report says so; a reader's warning
+/// names its file.
+#[test]
+fn compress_chooses_the_unit_as_import_does_and_says_what_it_cannot_meet() {
+    let dir = Scratch::new("auto-units");
+    let bvh = dir.join("in.bvh");
+    std::fs::write(&bvh, BVH).unwrap();
+    let tlc = dir.join("in.tlc");
+    let (b, t) = (bvh.to_str().unwrap(), tlc.to_str().unwrap());
+    let out = run(&["compress", b, "-o", t, "--report", "json"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["unit_cm"], 5.644f32 as f64, "{v}");
+    assert_eq!(v["within_budget"], true, "{v}");
+    let out = run(&["compress", b, "-o", t, "--units", "cm"]);
+    assert!(
+        text(&out.stdout).contains("(units cm)"),
+        "{}",
+        text(&out.stdout)
+    );
+    let out = run(&["compress", b, "-o", t, "--units", "auto"]);
+    assert!(
+        text(&out.stdout).contains("(units cmu (5.644 cm))"),
+        "{}",
+        text(&out.stdout)
+    );
+    // smallest3-32 packs rotations in 32 bits whatever the budget.
+    let out = run(&[
+        "compress",
+        b,
+        "-o",
+        t,
+        "--rotation",
+        "smallest3-32",
+        "--error-cm",
+        "0.0001",
+        "--report",
+        "json",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("in.bvh: the budget of 0.0001 cm is not met") && err.contains("smallest3-32"),
+        "{err}"
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["within_budget"], false, "{v}");
+    // A header that promises more frames than the file holds: the warning names the file.
+    let short = dir.join("short.bvh");
+    std::fs::write(&short, BVH.replace("Frames: 6", "Frames: 9")).unwrap();
+    let out = run(&["compress", short.to_str().unwrap(), "-o", t]);
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("warning: ") && err.contains("short.bvh: line"),
+        "{err}"
+    );
 }
