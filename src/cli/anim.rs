@@ -28,9 +28,10 @@ pub struct ImportArgs {
     /// Drop the first frame (the synthetic T-pose of the CMU conversions). Never done by default.
     #[arg(long)]
     pub skip_first_frame: bool,
-    /// Frames per second at which glTF animations are resampled.
-    #[arg(long, default_value_t = 30.0)]
-    pub gltf_fps: f32,
+    /// Frames per second at which glTF animations are resampled. Default: each animation's own
+    /// key rate (30 when its keys are not evenly spaced).
+    #[arg(long)]
+    pub gltf_fps: Option<f32>,
 }
 
 impl ImportArgs {
@@ -40,11 +41,10 @@ impl ImportArgs {
         {
             return Err(format!("--unit-cm must be a positive number, found {u}"));
         }
-        if !(self.gltf_fps.is_finite() && self.gltf_fps > 0.0 && self.gltf_fps <= 10_000.0) {
-            return Err(format!(
-                "--gltf-fps must be in (0, 10000], found {}",
-                self.gltf_fps
-            ));
+        if let Some(fps) = self.gltf_fps
+            && !(fps.is_finite() && fps > 0.0 && fps <= 10_000.0)
+        {
+            return Err(format!("--gltf-fps must be in (0, 10000], found {fps}"));
         }
         Ok(ImportOptions {
             unit_cm: self.unit_cm,

@@ -117,7 +117,7 @@ fn glb(json: &str, bin: &[u8]) -> Vec<u8> {
 
 fn options(fps: f32) -> ImportOptions {
     ImportOptions {
-        gltf_fps: fps,
+        gltf_fps: Some(fps),
         ..ImportOptions::default()
     }
 }
@@ -262,7 +262,7 @@ fn resampling_rounds_the_frame_count_up() {
     }
     let skip = ImportOptions {
         skip_first_frame: true,
-        gltf_fps: 4.0,
+        gltf_fps: Some(4.0),
         ..ImportOptions::default()
     };
     let i = load_animation_from_bytes(embedded().as_bytes(), AnimFormat::Gltf, "x", None, &skip)
@@ -398,29 +398,88 @@ fn fox() -> PathBuf {
 #[ignore = "needs ../shared/mocap"]
 fn fox_has_three_clips_of_24_joints() {
     let i = load_animation(&fox(), &ImportOptions::default()).unwrap();
-    assert!(i.warnings.is_empty(), "{:?}", i.warnings);
     let names: Vec<&str> = i.clips.iter().map(|c| c.name.as_str()).collect();
     assert_eq!(names, ["Survey", "Walk", "Run"]);
-    // Source durations from the key times (SOURCES.md): resampled at 30 fps, rounded up.
-    for (c, source) in i
-        .clips
-        .iter()
-        .zip([3.416_666_7f32, 0.708_333_3, 1.158_333_3])
-    {
+    // By default each animation keeps its keys' rate: Survey and Walk are keyed every 1/24 s,
+    // so their keys are their frames and their last key their last frame (SOURCES.md: 83 and
+    // 18 keys). Run's keys jump from 16/24 s to 20.8/24 s: off any grid, so 30 fps, rounded up,
+    // with a warning naming the animation.
+    for (c, source, fps, frames) in [
+        (&i.clips[0], 3.416_666_7f32, 24.0, 83),
+        (&i.clips[1], 0.708_333_3, 24.0, 18),
+        (&i.clips[2], 1.158_333_3, 30.0, 36),
+    ] {
         c.validate().unwrap();
         assert_eq!(c.joint_count(), 24);
-        assert_eq!(c.fps, 30.0);
+        assert_eq!(c.fps, fps, "{}", c.name);
+        assert_eq!(c.frame_count, frames, "{}", c.name);
         assert!(
-            c.duration_s() >= source - 1e-4 && c.duration_s() < source + 1.0 / 30.0,
+            c.duration_s() >= source - 1e-4 && c.duration_s() < source + 1.0 / fps,
             "{}",
             c.name
         );
     }
-    // At 24 fps (the keys' rate) Survey and Walk come out exactly.
-    let i24 = load_animation(&fox(), &options(24.0)).unwrap();
-    assert_eq!(i24.clips[0].frame_count, 83);
-    assert_eq!(i24.clips[1].frame_count, 18);
-    assert!((i24.clips[0].duration_s() - 3.416_666_7).abs() < 1e-4);
+    assert!((i.clips[0].duration_s() - 3.416_666_7).abs() < 1e-4);
+    assert_eq!(i.warnings.len(), 1, "{:?}", i.warnings);
+    assert!(
+        i.warnings[0]
+            .to_string()
+            .starts_with("animations[2]: its keys are not evenly spaced"),
+        "{}",
+        i.warnings[0]
+    );
+    // A rate asked for is used as it is, with no warning.
+    let i30 = load_animation(&fox(), &options(30.0)).unwrap();
+    assert!(i30.warnings.is_empty(), "{:?}", i30.warnings);
+    assert_eq!(i30.clips[1].frame_count, 23);
+    assert_eq!(i30.clips[1].fps, 30.0);
+}
+
+/// The key rate: one even grid of every channel's keys from the start, an integer rate when
+/// it is one to within 1/1000, raised to a multiple of at least 24 fps when sparser.
+#[test]
+fn key_rates_are_found_on_an_even_grid() {
+    use taglane::core::anim::gltf::key_rate;
+    let grid = |n: usize, rate: f32| -> Vec<f32> { (0..n).map(|k| k as f32 / rate).collect() };
+    let a = grid(40, 24.0);
+    let b = grid(10, 12.0); // every other key of a, on the same grid
+    assert_eq!(
+        key_rate([a.as_slice(), b.as_slice()].into_iter(), 0.0),
+        Some(24.0)
+    );
+    assert_eq!(
+        key_rate([grid(90, 60.0).as_slice()].into_iter(), 0.0),
+        Some(60.0)
+    );
+    let ntsc = grid(30, 29.97);
+    let r = key_rate([ntsc.as_slice()].into_iter(), 0.0).unwrap();
+    assert!((r - 29.97).abs() < 1e-3, "{r}");
+    // Two keys a second apart: 1 fps, raised to 24 (the keys stay on frames 0 and 24).
+    assert_eq!(
+        key_rate([[0.0f32, 1.0].as_slice()].into_iter(), 0.0),
+        Some(24.0)
+    );
+    // Two keys 0.3 s apart: 3.33 fps, raised to 8 x 3.33 = 26.7.
+    let r = key_rate([[0.0f32, 0.3].as_slice()].into_iter(), 0.0).unwrap();
+    assert!((r - 80.0 / 3.0).abs() < 1e-3, "{r}");
+    // Off the grid of the smallest gap: none.
+    assert_eq!(
+        key_rate([[0.0f32, 0.1, 0.25].as_slice()].into_iter(), 0.0),
+        None
+    );
+    // Keys starting off the grid from the start.
+    assert_eq!(
+        key_rate([[0.03f32, 0.13, 0.23].as_slice()].into_iter(), 0.0),
+        None
+    );
+    // One distinct time, or none: none.
+    assert_eq!(key_rate([[0.5f32, 0.5].as_slice()].into_iter(), 0.0), None);
+    assert_eq!(key_rate(std::iter::empty(), 0.0), None);
+    // Faster than 1000 fps: none.
+    assert_eq!(
+        key_rate([grid(10, 2000.0).as_slice()].into_iter(), 0.0),
+        None
+    );
 }
 
 #[test]

@@ -187,7 +187,7 @@ fn gltf_frame_count_limit() {
     let doc = hundred_second_gltf();
     let import = |fps: f32| {
         let options = ImportOptions {
-            gltf_fps: fps,
+            gltf_fps: Some(fps),
             ..ImportOptions::default()
         };
         load_animation_from_bytes(
@@ -215,7 +215,7 @@ fn gltf_joint_sample_limit_counts_every_animation_of_the_file() {
     let anim = doc["animations"][0].clone();
     doc["animations"] = serde_json::Value::Array(vec![anim; clips]);
     let options = ImportOptions {
-        gltf_fps: 4_000.0,
+        gltf_fps: Some(4_000.0),
         ..ImportOptions::default()
     };
     let e = load_animation_from_bytes(

@@ -5,9 +5,10 @@
 //!   ancestor node that is also a joint; the static transforms of nodes in between (and of non-joint
 //!   ancestors of a root joint) are folded into the joint's local transform. Without a skin, every
 //!   node of the node forest is a joint.
-//! - Each animation becomes one [`Clip`] resampled at [`ImportOptions::gltf_fps`]: frame `i` is at
-//!   `start + i / fps`, `start = min(0, first key)`, and the frame count is rounded up so the last
-//!   key time is covered (times past it hold the last key). STEP, LINEAR (slerp for rotations) and
+//! - Each animation becomes one [`Clip`] resampled at [`ImportOptions::gltf_fps`], by default the
+//!   animation's own key rate ([`key_rate`]; 30 fps, with a warning, when its keys are not evenly
+//!   spaced): frame `i` is at `start + i / fps`, `start = min(0, first key)`, and the frame count
+//!   is rounded up so the last key time is covered (times past it hold the last key). STEP, LINEAR (slerp for rotations) and
 //!   CUBICSPLINE (Hermite, rotations normalised) are supported. Joints an animation does not touch
 //!   keep their rest transform. Morph-target weights and channels on non-joint nodes are ignored
 //!   with a warning.
@@ -175,13 +176,12 @@ fn import_json(
         other => json_err("", format!("expected a glTF document: {other}")),
     })?;
     let root = doc.as_json();
-    if !(options.gltf_fps.is_finite() && options.gltf_fps > 0.0 && options.gltf_fps <= 10_000.0) {
+    if let Some(fps) = options.gltf_fps
+        && !(fps.is_finite() && fps > 0.0 && fps <= 10_000.0)
+    {
         return Err(ImportError::new(
             Place::File,
-            format!(
-                "expected a resampling rate in (0, 10000] frames per second, found {}",
-                options.gltf_fps
-            ),
+            format!("expected a resampling rate in (0, 10000] frames per second, found {fps}"),
         ));
     }
     let (buffers, buffer_bytes) = load_buffers(root, bin, base_dir)?;
@@ -869,6 +869,8 @@ struct Prepared {
     /// First and last key time.
     start: f32,
     end: f32,
+    /// Frames per second of the clip.
+    fps: f32,
     /// The first frame resampled (1 when the first frame is skipped), and how many are.
     first: usize,
     frames: usize,
@@ -984,7 +986,23 @@ fn prepare_animation(
             },
         ));
     }
-    let fps = options.gltf_fps;
+    let fps = match options.gltf_fps {
+        Some(fps) => fps,
+        None => match key_rate(tracks.iter().map(|(_, _, t)| t.times.as_slice()), start) {
+            Some(fps) => fps,
+            None => {
+                if end > start {
+                    warnings.push(ImportWarning {
+                        place: Place::Json(format!("animations[{ai}]")),
+                        message: format!(
+                            "its keys are not evenly spaced: resampled at {DEFAULT_GLTF_FPS} fps (choose a rate with --gltf-fps)"
+                        ),
+                    });
+                }
+                DEFAULT_GLTF_FPS
+            }
+        },
+    };
     let span = (end - start).max(0.0);
     let intervals = (f64::from(span) * f64::from(fps) - 1e-3).ceil().max(0.0);
     let samples = (intervals + 1.0) * nj.max(1) as f64;
@@ -1008,9 +1026,47 @@ fn prepare_animation(
         tracks,
         start,
         end,
+        fps,
         first,
         frames: frames - first,
     })
+}
+
+/// The rate glTF animations are resampled at when their keys are not evenly spaced.
+pub const DEFAULT_GLTF_FPS: f32 = 30.0;
+
+/// The lowest key rate a clip keeps: sparser keys are resampled at the smallest multiple of
+/// their rate at or above it (keys stay on frames, and a timeline of them is not a few frames).
+pub const MIN_KEY_RATE: f64 = 24.0;
+
+/// The key rate of an animation whose channels' key `times` all lie on one even grid from
+/// `start`: `1 / (smallest gap between two distinct key times)`, an integer when it is within
+/// 1/1000 of one (a 24 fps export's 0.041666668 s gap is 24 fps), if every key is within 1/100
+/// of a frame of the grid and the rate is at most 1000 fps; below [`MIN_KEY_RATE`], its smallest
+/// multiple at or above it. `None` otherwise, or for fewer than two distinct times.
+pub fn key_rate<'a>(times: impl Iterator<Item = &'a [f32]>, start: f32) -> Option<f32> {
+    let mut all: Vec<f64> = times.flatten().map(|&t| f64::from(t)).collect();
+    all.sort_by(f64::total_cmp);
+    all.dedup_by(|a, b| (*a - *b).abs() < 1e-6);
+    let gap = all
+        .windows(2)
+        .map(|w| w[1] - w[0])
+        .fold(f64::INFINITY, f64::min);
+    if !(gap.is_finite() && gap > 0.0) {
+        return None;
+    }
+    let mut rate = 1.0 / gap;
+    if (rate - rate.round()).abs() < 1e-3 * rate {
+        rate = rate.round();
+    }
+    if !(rate > 0.0 && rate <= 1000.0) {
+        return None;
+    }
+    let on_grid = all.iter().all(|&t| {
+        let x = (t - f64::from(start)) * rate;
+        (x - x.round()).abs() < 0.01
+    });
+    on_grid.then_some((rate * (MIN_KEY_RATE / rate).ceil().max(1.0)) as f32)
 }
 
 /// Resamples a prepared animation into a clip.
@@ -1027,6 +1083,7 @@ fn resample_animation(
         tracks: list,
         start,
         end,
+        fps,
         first,
         frames,
     } = prepared;
@@ -1035,7 +1092,6 @@ fn resample_animation(
     for (joint, slot, track) in &list {
         tracks[*joint][*slot] = Some(track);
     }
-    let fps = options.gltf_fps;
     let mut rotations: Vec<Quat> = Vec::with_capacity(frames * nj);
     let mut translations = Vec::with_capacity(frames * nj);
     let mut scales = Vec::with_capacity(frames * nj);

@@ -6,7 +6,7 @@ use std::path::Path;
 use super::clip::Clip;
 
 /// Import settings shared by every format.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Default, Debug, Clone, PartialEq)]
 pub struct ImportOptions {
     /// Centimetres per file unit, stored as [`Clip::unit_cm`]. Values are kept in file units (never
     /// rescaled); this only records what a unit means. `None` uses the format's convention: BVH has no
@@ -17,18 +17,11 @@ pub struct ImportOptions {
     /// Default `false`: frames are never dropped unless asked.
     pub skip_first_frame: bool,
     /// Rate, in frames per second, at which glTF animations (keyframes at arbitrary times) are
-    /// resampled into fixed-rate clips. Default 30.0. Ignored for BVH (which has a fixed rate).
-    pub gltf_fps: f32,
-}
-
-impl Default for ImportOptions {
-    fn default() -> Self {
-        Self {
-            unit_cm: None,
-            skip_first_frame: false,
-            gltf_fps: 30.0,
-        }
-    }
+    /// resampled into fixed-rate clips. `None` (the default): each animation's own key rate when
+    /// its keys lie on one even grid from its start (a take exported at 24 fps keeps its 24 keys a
+    /// second, and its last key is its last frame), else 30 with a warning. Ignored for BVH
+    /// (which has a fixed rate).
+    pub gltf_fps: Option<f32>,
 }
 
 /// Where in a file an error or warning is.

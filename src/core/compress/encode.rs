@@ -480,6 +480,17 @@ fn build_plan(
         shell,
         static_pose: &static_pose,
         between: settings.frame_step == 1,
+        animated: {
+            let mut a = vec![[false; 2]; n];
+            for tr in &tracks {
+                match tr.kind {
+                    TrackKind::Rotation => a[usize::from(tr.joint)][0] = true,
+                    TrackKind::Translation => a[usize::from(tr.joint)][1] = true,
+                    TrackKind::Scale => {}
+                }
+            }
+            a
+        },
         golden: if settings.frame_step == 1 && clip.frame_count >= 2 {
             let mut p: Vec<f32> = golden_times(clip.duration_s(), GOLDEN_TIMES)
                 .into_iter()
@@ -746,6 +757,11 @@ struct SegmentContext<'a> {
     static_pose: &'a [Transform],
     /// Measure between keys too (off with decimation, where keys are not consecutive frames).
     between: bool,
+    /// Per joint: whether its rotation and its translation are animated tracks. The decoder
+    /// copies the others from the static pose between keys too, where an nlerp or lerp of a
+    /// value with itself can move it by a rounding step (on a take in metres, a tenth of a
+    /// 0.01 cm budget).
+    animated: Vec<[bool; 2]>,
     /// The measure's scattered times ([`golden_times`]) as frame positions, sorted: each
     /// segment measures those between its keys too, so that the budget holds at every time the
     /// report measures.
@@ -972,7 +988,16 @@ impl<'a> SegmentWork<'a> {
                     Some(a) => &self.cur[a * n + j],
                     None => &self.prev_last.unwrap_or(self.ctx.static_pose)[j],
                 };
-                interp(la, &self.cur[b * n + j], alpha)
+                let lb = &self.cur[b * n + j];
+                let mut t = interp(la, lb, alpha);
+                let [rotation, translation] = self.ctx.animated[j];
+                if !rotation {
+                    t.rotation = lb.rotation;
+                }
+                if !translation {
+                    t.translation = lb.translation;
+                }
+                t
             }
         }
     }
