@@ -647,3 +647,39 @@ fn cr_only_line_endings_are_named() {
     assert_eq!(place, Place::Line(1));
     assert!(msg.contains("CR alone"), "{msg}");
 }
+
+/// The written frame time is the fewest decimals that read back to the same 32-bit rate: a
+/// rate read from `0.0333333` writes `0.0333333`, 30 fps `0.033333333`, and every rate a BVH can
+/// hold comes back unchanged.
+#[test]
+fn the_frame_time_is_written_short_and_reads_back_to_the_same_rate() {
+    let mut clip = parse(ARM);
+    let frame_time = |clip: &Clip| {
+        write_bvh(clip)
+            .lines()
+            .find_map(|l| l.strip_prefix("Frame Time: ").map(str::to_owned))
+            .unwrap()
+    };
+    for (fps, text) in [
+        ((1.0 / 0.0333333f64) as f32, Some("0.0333333")),
+        (30.0, Some("0.033333333")),
+        (24.0, Some("0.041666667")),
+        (120.0, Some("0.0083333333")),
+        ((1.0 / 0.0083333f64) as f32, Some("0.0083333")),
+        (25.0, Some("0.04")),
+        (29.97, None),
+        (59.94, None),
+        (0.001, Some("1000")),
+        (100_000.0, Some("0.00001")),
+        (0.5, Some("2")),
+    ] {
+        clip.fps = fps;
+        let t = frame_time(&clip);
+        if let Some(text) = text {
+            assert_eq!(t, text, "{fps}");
+        }
+        assert!(t.len() <= 20, "{fps}: {t}");
+        let back = parse(&write_bvh(&clip));
+        assert_eq!(back.fps, fps, "{fps}: {t}");
+    }
+}

@@ -843,15 +843,23 @@ pub fn write_bvh(clip: &Clip) -> String {
     for &r in &roots {
         write_joint(&mut out, clip, &children, &six, &rest_t, r);
     }
-    let frame_time = if clip.fps > 0.0 && clip.fps.is_finite() {
-        1.0 / f64::from(clip.fps)
+    // The fewest decimals of the frame time from which the reader (which takes `1 / time` in 64
+    // bits to 32) gets the same rate back: `0.0333333` for a rate read from that, `0.033333333`
+    // for 30 fps; else the 17 digits of the 64-bit reciprocal, which always do.
+    let fps = if clip.fps > 0.0 && clip.fps.is_finite() {
+        clip.fps
     } else {
-        1.0 / 30.0
+        30.0
     };
-    let _ = write!(
-        out,
-        "MOTION\nFrames: {frames}\nFrame Time: {frame_time:?}\n"
-    );
+    let exact = 1.0 / f64::from(fps);
+    let frame_time = (0..=24)
+        .map(|decimals| format!("{exact:.decimals$}"))
+        .find(|t| {
+            t.parse::<f64>()
+                .is_ok_and(|t| t > 0.0 && (1.0 / t) as f32 == fps)
+        })
+        .unwrap_or_else(|| format!("{exact:?}"));
+    let _ = write!(out, "MOTION\nFrames: {frames}\nFrame Time: {frame_time}\n");
     // Write joints in the same (depth-first) order as the hierarchy.
     let mut order = Vec::with_capacity(n);
     for &r in &roots {
