@@ -93,7 +93,8 @@ pub struct CompressArgs {
     /// smallest3-32, full-quat16, raw, decimate2).
     #[arg(long, conflicts_with = "settings")]
     pub preset: Option<String>,
-    /// A JSON settings file (fields of `CompressSettings`; missing fields take their defaults).
+    /// A JSON settings file (fields of `CompressSettings`; missing fields take their defaults,
+    /// but `bits` is whole: `{"auto": {"error_cm": E}}` or `{"fixed": {...}}` with all three widths).
     #[arg(long)]
     pub settings: Option<PathBuf>,
     /// What one file unit is: auto, cm, m, in, cmu (5.644 cm) or a number of cm. Default: auto,
@@ -248,8 +249,20 @@ fn settings_from_file(path: &Path) -> Result<CompressSettings, String> {
     // A UTF-8 byte order mark (written by some Windows editors) is skipped.
     let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
     let s: CompressSettings = serde_json::from_str(text).map_err(|e| {
+        // serde_json ends its message with the place, which is given first here.
+        let place = format!(" at line {} column {}", e.line(), e.column());
+        let full = e.to_string();
+        let what = full.strip_suffix(&place).unwrap_or(&full);
+        // The enum forms, which serde's wording ("unit variant", "struct variant") does not say.
+        let hint = if what.contains("variant") {
+            "; `bits` is {\"auto\": {\"error_cm\": E}} or {\"fixed\": {\"rotation_bits\": R, \"translation_bits\": T, \"scale_bits\": S}}, `rotation_format` one of \"full\", \"drop_w\", \"smallest_three32\", \"smallest_three48\""
+        } else if !text.trim_start().starts_with('{') {
+            "; expected a JSON object of settings ({\"bits\": ..., ...})"
+        } else {
+            ""
+        };
         format!(
-            "{}: line {} column {}: {e}",
+            "{}: line {} column {}: {what}{hint}",
             path.display(),
             e.line(),
             e.column()

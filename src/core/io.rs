@@ -174,8 +174,9 @@ fn remove_stale_temps(dir: &Path, file_name: &str) {
     let Some(found) = cache.get_mut(dir) else {
         return;
     };
+    let stem = temp_stem(file_name);
     found.retain(|(file, temp)| {
-        if file == file_name {
+        if *file == *stem {
             let _ = fs::remove_file(temp);
             false
         } else {
@@ -229,8 +230,33 @@ pub fn backup_path(path: &Path) -> PathBuf {
     PathBuf::from(s)
 }
 
+/// The name part of the temporary file of a save of `file_name`: the name itself, or, where
+/// `.NAME.PID.tmp` would pass the 255 bytes a file name may have (a legal name of 250 bytes),
+/// its first bytes and a hash of the whole.
+fn temp_stem(file_name: &str) -> std::borrow::Cow<'_, str> {
+    // '.' + name + '.' + a 10-digit process id + ".tmp"
+    const ROOM: usize = 255 - 16;
+    if file_name.len() <= ROOM {
+        return file_name.into();
+    }
+    let mut cut = ROOM - 17;
+    while !file_name.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in file_name.bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("{}~{h:016x}", &file_name[..cut]).into()
+}
+
 fn write_via_temp(dir: &Path, file_name: &str, target: &Path, bytes: &[u8]) -> io::Result<()> {
-    let tmp = dir.join(format!(".{file_name}.{}.tmp", std::process::id()));
+    let tmp = dir.join(format!(
+        ".{}.{}.tmp",
+        temp_stem(file_name),
+        std::process::id()
+    ));
     let result = (|| {
         let mut file = fs::File::create(&tmp)?;
         file.write_all(bytes)?;
@@ -319,6 +345,25 @@ mod tests {
             .filter(|e| e.file_name().to_string_lossy().ends_with(".tmp"))
             .collect();
         assert!(leftovers.is_empty());
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A file name of 250 bytes (legal: at most 255) saves, though `.NAME.PID.tmp` would be too
+    /// long: the temporary name is cut, with a hash of the whole name.
+    #[test]
+    fn a_name_near_the_length_limit_saves() {
+        let dir = std::env::temp_dir().join(format!("taglane-io-long-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let name = format!("{}.tlc", "é".repeat(123));
+        assert_eq!(name.len(), 250);
+        let path = dir.join(&name);
+        write_atomic(&path, b"one", false).unwrap();
+        assert_eq!(fs::read(&path).unwrap(), b"one");
+        let stem = temp_stem(&name);
+        assert!(stem.len() + 16 <= 255 && stem.len() > 200, "{}", stem.len());
+        assert_ne!(temp_stem(&format!("{}x.tlc", "é".repeat(123))), stem);
+        assert_eq!(temp_stem("a.json"), "a.json");
+        assert_eq!(fs::read_dir(&dir).unwrap().count(), 1, "no temporary left");
         fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -841,7 +841,35 @@ fn a_misspelt_setting_is_named() {
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{err}");
         assert!(err.contains(&format!("unknown field `{field}`")), "{err}");
+        // The place once, at the start.
+        assert_eq!(err.matches("column").count(), 1, "{err}");
         assert!(!dir.join("o.tlc").exists());
+    }
+    // serde's words for an enum, and a file that is not an object, come with the forms expected.
+    for (json, expected) in [
+        (
+            r#"{"bits": "auto"}"#,
+            r#"`bits` is {"auto": {"error_cm": E}}"#,
+        ),
+        ("[1, 2]", "expected a JSON object of settings"),
+    ] {
+        let settings = dir.join("s.json");
+        std::fs::write(&settings, json).unwrap();
+        let out = bin()
+            .args(["compress"])
+            .arg(&bvh)
+            .arg("-o")
+            .arg(dir.join("o.tlc"))
+            .arg("--settings")
+            .arg(&settings)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert!(
+            err.contains("s.json: line 1 column ") && err.contains(expected),
+            "{err}"
+        );
     }
     std::fs::remove_dir_all(&dir).ok();
 }
