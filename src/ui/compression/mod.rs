@@ -714,10 +714,20 @@ fn plots_ui(
     if let Some(r) = current {
         ui.label("Error over time of the worst joints (cm), at frames and a quarter, half and three quarters between them");
         let frame = input.playhead;
+        // Room above the curves for the legend (top right), so that it hides none of them.
+        let top = r
+            .error
+            .worst_joints
+            .iter()
+            .flat_map(|j| j.curve())
+            .map(|(_, e)| f64::from(e))
+            .fold(0.0f64, f64::max);
         Plot::new("error_time_plot")
             // The wheel scrolls the panel; Ctrl+wheel zooms, a drag pans, a double click resets.
             .allow_scroll(false)
-            .height(150.0)
+            .height(190.0)
+            .include_y(0.0)
+            .include_y(top * 1.9)
             .legend(Legend::default())
             .show(ui, |plot| {
                 for (k, j) in r.error.worst_joints.iter().enumerate() {
