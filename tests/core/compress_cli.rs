@@ -823,10 +823,8 @@ fn a_misspelt_setting_is_named() {
     let dir = temp_dir("settings-typo");
     let bvh = dir.join("in.bvh");
     std::fs::write(&bvh, BVH).unwrap();
-    for (json, field) in [
-        (r#"{"frame_stp": 4}"#, "frame_stp"),
-        (r#"{"bits": {"auto": {"error_cn": 0.1}}}"#, "error_cn"),
-    ] {
+    // Compresses with `json` as the settings file: the error printed (exit 1, nothing written).
+    let refused = |json: &str| -> String {
         let settings = dir.join("s.json");
         std::fs::write(&settings, json).unwrap();
         let out = bin()
@@ -838,12 +836,19 @@ fn a_misspelt_setting_is_named() {
             .arg(&settings)
             .output()
             .unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
         assert_eq!(out.status.code(), Some(1), "{err}");
+        assert!(!dir.join("o.tlc").exists());
+        err
+    };
+    for (json, field) in [
+        (r#"{"frame_stp": 4}"#, "frame_stp"),
+        (r#"{"bits": {"auto": {"error_cn": 0.1}}}"#, "error_cn"),
+    ] {
+        let err = refused(json);
         assert!(err.contains(&format!("unknown field `{field}`")), "{err}");
         // The place once, at the start.
         assert_eq!(err.matches("column").count(), 1, "{err}");
-        assert!(!dir.join("o.tlc").exists());
     }
     // serde's words for an enum, and a file that is not an object, come with the forms expected.
     for (json, expected) in [
@@ -853,19 +858,7 @@ fn a_misspelt_setting_is_named() {
         ),
         ("[1, 2]", "expected a JSON object of settings"),
     ] {
-        let settings = dir.join("s.json");
-        std::fs::write(&settings, json).unwrap();
-        let out = bin()
-            .args(["compress"])
-            .arg(&bvh)
-            .arg("-o")
-            .arg(dir.join("o.tlc"))
-            .arg("--settings")
-            .arg(&settings)
-            .output()
-            .unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(1), "{err}");
+        let err = refused(json);
         assert!(
             err.contains("s.json: line 1 column ") && err.contains(expected),
             "{err}"

@@ -242,29 +242,40 @@ fn unavailable(_: &PathRequest, _: Option<&Path>) -> NativeAnswer {
     NativeAnswer::Unavailable
 }
 
-/// Ctrl+S on the embedded demo asks where to save; the system dialog cannot open (as on a bare X
-/// server), so the app says so and its own browser saves the file.
-#[test]
-fn fallback_file_browser_saves_the_demo() {
-    let dir = temp_dir("fallback");
+/// Shows folder `dir` in the app's own file browser, which must be open.
+fn browse_to(h: &mut Harness<'static, TaglaneApp>, dir: &Path) {
+    h.state_mut()
+        .files
+        .browser
+        .as_mut()
+        .expect("the in-app browser is open")
+        .go_to(dir.to_path_buf());
+}
+
+/// The demo set to use the system's file dialogs, which cannot open (as on a bare X server).
+fn demo_without_system_dialogs() -> TaglaneApp {
     let prefs = Prefs {
         dialogs: DialogBackend::System,
         ..Prefs::default()
     };
     let mut app = TaglaneApp::new(Project::demo(), prefs, Recovery::disabled());
     app.files.native_dialog = unavailable;
+    app
+}
+
+/// Ctrl+S on the embedded demo asks where to save; the system dialog cannot open (as on a bare X
+/// server), so the app says so and its own browser saves the file.
+#[test]
+fn fallback_file_browser_saves_the_demo() {
+    let dir = temp_dir("fallback");
+    let app = demo_without_system_dialogs();
     let mut h = harness_with(app);
     edit(&mut h);
     h.key_press_modifiers(Modifiers::COMMAND, Key::S);
     h.run_steps(3);
     assert!(status(&h).contains("could not open"), "{}", status(&h));
     assert!(h.state().files.native_unavailable);
-    h.state_mut()
-        .files
-        .browser
-        .as_mut()
-        .expect("the in-app browser is open")
-        .go_to(dir.clone());
+    browse_to(&mut h, &dir);
     h.run_steps(2);
     h.get_by_label("File name").click();
     h.run_steps(1);
@@ -324,12 +335,7 @@ fn fallback_file_browser_opens_a_double_clicked_file() {
     )
     .unwrap();
     std::fs::write(dir.join("other.csv"), "not read").unwrap();
-    let prefs = Prefs {
-        dialogs: DialogBackend::System,
-        ..Prefs::default()
-    };
-    let mut app = TaglaneApp::new(Project::demo(), prefs, Recovery::disabled());
-    app.files.native_dialog = unavailable;
+    let app = demo_without_system_dialogs();
     // Steps of 1/60 s, so that two clicks can make a double click (egui: within 0.3 s).
     let mut h = Harness::builder()
         .with_size([1600.0, 1000.0])
@@ -337,12 +343,7 @@ fn fallback_file_browser_opens_a_double_clicked_file() {
         .build_ui_state(|ui, app: &mut TaglaneApp| app.ui(ui), app);
     h.state_mut().queue.push(AppCommand::ImportTags(None));
     h.run_steps(3);
-    h.state_mut()
-        .files
-        .browser
-        .as_mut()
-        .expect("the in-app browser is open")
-        .go_to(dir.clone());
+    browse_to(&mut h, &dir);
     // (egui counts clicks from time 0: let some time pass first.)
     h.run_steps(30);
     // One click selects and keeps the browser open.
