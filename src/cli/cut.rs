@@ -21,7 +21,8 @@ pub struct CutArgs {
     /// Output folder (created if needed).
     #[arg(long)]
     pub out: PathBuf,
-    /// File name pattern; placeholders {clip} {query} {n} (1-based per clip) {start} {stop}.
+    /// File name pattern; placeholders {clip}, {query}, {start}, {stop} and the range's
+    /// number in its clip from 1 (written n between braces).
     #[arg(long, default_value = DEFAULT_PATTERN)]
     pub pattern: String,
     /// Replace files of the cut that already exist in the output folder (a clip's source take is

@@ -149,8 +149,15 @@ pub fn tags(args: TagsArgs) -> ExitCode {
         .tags
         .iter()
         .map(|t| {
-            let ranges: usize = t.ranges.range_count();
-            let frames: u64 = t.ranges.values().map(total_frames).sum();
+            // What queries see: markers count as one-frame ranges.
+            let (mut clips, mut ranges, mut frames) = (0usize, 0usize, 0u64);
+            let mut on_clip = Vec::new();
+            for clip in t.clips_used() {
+                t.frames_on(clip, &mut on_clip);
+                clips += 1;
+                ranges += on_clip.len();
+                frames += total_frames(&on_clip);
+            }
             let color = t.color.map_or_else(
                 || "-".to_string(),
                 |[r, g, b]| format!("#{r:02x}{g:02x}{b:02x}"),
@@ -158,7 +165,7 @@ pub fn tags(args: TagsArgs) -> ExitCode {
             [
                 t.name.clone(),
                 color,
-                t.ranges.len().to_string(),
+                clips.to_string(),
                 ranges.to_string(),
                 frames.to_string(),
             ]

@@ -302,3 +302,36 @@ fn an_empty_result_totals_zero_seconds() {
     let total = stdout.lines().find(|l| l.starts_with("total")).unwrap();
     assert!(total.trim_end().ends_with(" 0.00"), "{stdout}");
 }
+
+/// `tags` counts what queries see: a tag of markers alone is not empty, and a marker inside a
+/// range adds nothing.
+#[test]
+fn tags_counts_markers_as_queries_see_them() {
+    let dir = Scratch::new("tags-markers");
+    let doc = dir.join("mk.json");
+    std::fs::write(
+        &doc,
+        r#"{"format":"taglane.tags","version":2,
+            "clips":[{"name":"c","frames":100,"fps":30},{"name":"d","frames":50,"fps":30}],
+            "tags":[{"name":"Step","markers":{"c":[10,20,30]}},
+                    {"name":"Walk","ranges":{"c":[[0,50]]},"markers":{"c":[10],"d":[5]}}]}"#,
+    )
+    .unwrap();
+    let out = run(&["tags", doc.to_str().unwrap()]);
+    let text = text(&out.stdout);
+    assert!(out.status.success(), "{}", crate::common::text(&out.stderr));
+    let row = |name: &str| -> Vec<String> {
+        text.lines()
+            .find(|l| l.starts_with(name))
+            .unwrap_or_else(|| panic!("{text}"))
+            .split_whitespace()
+            .map(str::to_owned)
+            .collect()
+    };
+    // tag, colour, clips, ranges, frames
+    assert_eq!(row("Step")[2..], ["1", "3", "3"], "{text}");
+    assert_eq!(row("Walk")[2..], ["2", "2", "51"], "{text}");
+    let q = crate::common::run(&["query", doc.to_str().unwrap(), "Walk", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&q.stdout).unwrap();
+    assert_eq!((&v["ranges"], &v["frames"]), (&2.into(), &51.into()), "{v}");
+}
