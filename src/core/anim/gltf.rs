@@ -8,8 +8,8 @@
 //! - Each animation becomes one [`Clip`] resampled at [`ImportOptions::gltf_fps`], by default the
 //!   animation's own key rate ([`key_rate`]; 30 fps, with a warning, when its keys are not evenly
 //!   spaced): frame `i` is at `start + i / fps`, `start = min(0, first key)`, and the frame count
-//!   is rounded up so the last key time is covered (times past it hold the last key). STEP, LINEAR (slerp for rotations) and
-//!   CUBICSPLINE (Hermite, rotations normalised) are supported. Joints an animation does not touch
+//!   is rounded up so the last key time is covered (times past it hold the last key). STEP,
+//!   LINEAR (slerp for rotations) and CUBICSPLINE (Hermite, rotations normalised) are supported. Joints an animation does not touch
 //!   keep their rest transform. Morph-target weights and channels on non-joint nodes are ignored
 //!   with a warning.
 
