@@ -24,6 +24,18 @@ fn library(dir: &Path) -> PathBuf {
     lib
 }
 
+/// `taglane import INPUT -o PROJECT --report REPORT`.
+fn import_with_report(input: &Path, project: &Path, report: &Path) -> std::process::Output {
+    run(&[
+        "import",
+        input.to_str().unwrap(),
+        "-o",
+        project.to_str().unwrap(),
+        "--report",
+        report.to_str().unwrap(),
+    ])
+}
+
 #[test]
 fn import_creates_then_reimports_a_project() {
     let dir = temp_dir("import");
@@ -53,14 +65,7 @@ fn import_creates_then_reimports_a_project() {
     // Re-import: nothing added, the file is not rewritten.
     let before = std::fs::read(&project).unwrap();
     let report = dir.join("report.txt");
-    let out = run(&[
-        "import",
-        lib.to_str().unwrap(),
-        "-o",
-        p,
-        "--report",
-        report.to_str().unwrap(),
-    ]);
+    let out = import_with_report(&lib, &project, &report);
     let err = text(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{err}");
     assert!(
@@ -252,14 +257,7 @@ fn import_report_is_saved_atomically() {
     let other = dir.join("other-name.txt");
     std::fs::write(&report, "the old report\n").unwrap();
     std::fs::hard_link(&report, &other).unwrap();
-    let out = run(&[
-        "import",
-        lib.to_str().unwrap(),
-        "-o",
-        project.to_str().unwrap(),
-        "--report",
-        report.to_str().unwrap(),
-    ]);
+    let out = import_with_report(&lib, &project, &report);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert!(
         std::fs::read_to_string(&report)
@@ -471,14 +469,7 @@ fn import_report_refuses_the_project_a_take_and_a_folder() {
         (dir.join("out.tlc"), lib.clone()),
         (lib.clone(), lib.clone()),
     ] {
-        let out = run(&[
-            "import",
-            input.to_str().unwrap(),
-            "-o",
-            project.to_str().unwrap(),
-            "--report",
-            report.to_str().unwrap(),
-        ]);
+        let out = import_with_report(&input, &project, &report);
         assert_eq!(
             out.status.code(),
             Some(2),
@@ -496,14 +487,7 @@ fn import_report_refuses_the_project_a_take_and_a_folder() {
     assert_eq!(std::fs::read(&take).unwrap(), take_before);
     // A report that cannot be written fails the command, also when the import changes nothing.
     let nowhere = dir.join("no-such-folder/report.txt");
-    let out = run(&[
-        "import",
-        lib.to_str().unwrap(),
-        "-o",
-        project.to_str().unwrap(),
-        "--report",
-        nowhere.to_str().unwrap(),
-    ]);
+    let out = import_with_report(&lib, &project, &nowhere);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
     assert!(text(&out.stderr).contains("cannot write the report"));
     assert!(!dir.join("other.taglane.json").exists() && !dir.join("out.tlc").exists());
