@@ -186,15 +186,6 @@ fn load_clips(path: &Path, unit_cm: Option<f32>, only: Option<&str>) -> Result<V
         say!("taglane: warning: {}: {w}", path.display());
     }
     let mut clips = imported.clips;
-    // No unit asked: the one `import` and `inspect` choose; a choice in doubt is said.
-    if unit_cm.is_none() {
-        for clip in &mut clips {
-            let line = super::auto_unit(path, clip);
-            if line.contains("check this clip") || line.contains("no height") {
-                say!("taglane: warning: {line}");
-            }
-        }
-    }
     if clips.is_empty() {
         return Err(format!("{}: the file holds no animation", path.display()));
     }
@@ -208,6 +199,15 @@ fn load_clips(path: &Path, unit_cm: Option<f32>, only: Option<&str>) -> Result<V
             ));
         };
         clips = vec![clips.swap_remove(i)];
+    }
+    // No unit asked: the one `import` and `inspect` choose; a choice in doubt is said.
+    if unit_cm.is_none() {
+        for clip in &mut clips {
+            let (line, confident) = super::auto_unit_choice(path, clip);
+            if !confident {
+                say!("taglane: warning: {line}");
+            }
+        }
     }
     Ok(clips)
 }

@@ -223,6 +223,14 @@ pub(crate) fn report_load_warnings(
 /// of `taglane import` and `inspect` (a BVH skeleton made human-sized, a glTF in the metres of its
 /// specification: `core::library::choose_unit`), and returns the line saying what was chosen.
 pub(crate) fn auto_unit(path: &std::path::Path, clip: &mut crate::core::anim::Clip) -> String {
+    auto_unit_choice(path, clip).0
+}
+
+/// [`auto_unit`], and whether the choice is confident (false: the clip should be checked).
+pub(crate) fn auto_unit_choice(
+    path: &std::path::Path,
+    clip: &mut crate::core::anim::Clip,
+) -> (String, bool) {
     use crate::core::anim::{AnimFormat, ClipScan};
     let format = AnimFormat::from_path(path).unwrap_or(AnimFormat::Bvh);
     let choice = crate::core::library::choose_unit(
@@ -236,7 +244,10 @@ pub(crate) fn auto_unit(path: &std::path::Path, clip: &mut crate::core::anim::Cl
         .reason
         .strip_prefix("auto: ")
         .unwrap_or(&choice.reason);
-    format!("{}: units: {reason}", path.display())
+    (
+        format!("{}: units: {reason}", path.display()),
+        choice.confident,
+    )
 }
 
 /// `a, b, c`: the paths a command was given, for a message.
