@@ -164,6 +164,8 @@ impl TaglaneApp {
             .all()
             .into_iter()
             .filter(|i| i.origin != Origin::of(&app.project))
+            // The one the dialog offers is not mentioned twice.
+            .filter(|i| !matches!(&app.dialog, Some(Dialog::Recover { info }) if info == i))
             .count();
         if others > 0 && app.status.is_none() {
             app.message(

@@ -74,6 +74,8 @@ fn recovery_file_is_offered_after_a_crash() {
         }
         other => panic!("the work left behind is not offered: {other:?}"),
     }
+    // The dialog says it; the status line does not repeat it.
+    assert!(app.status.is_none(), "{:?}", app.status);
     // Started on another named project, it is not offered there (a status line says it is
     // kept).
     let mut elsewhere = Project::demo();
