@@ -340,7 +340,15 @@ pub fn autotag_cmd(args: AutotagArgs) -> ExitCode {
 
 /// Per clip: each tag's range count and frames.
 fn summary(doc: &TagDocument, out: Option<&Path>) -> String {
-    let width = doc.tags.iter().map(|t| t.name.len()).max().unwrap_or(0);
+    // In terminal columns, at most the command line's widest column (a longer name is printed
+    // whole, past it).
+    let width = doc
+        .tags
+        .iter()
+        .map(|t| crate::core::text::width(&t.name))
+        .max()
+        .unwrap_or(0)
+        .min(super::MAX_COLUMN_WIDTH);
     let mut text = String::new();
     for (c, clip) in doc.clips.iter().enumerate() {
         text.push_str(&format!(
@@ -351,8 +359,8 @@ fn summary(doc: &TagDocument, out: Option<&Path>) -> String {
             let list = t.ranges.get(&(c as u32)).unwrap_or(&[]);
             let frames: u32 = list.iter().map(|r| r.len()).sum();
             text.push_str(&format!(
-                "  {:<width$} {:>5} ranges {:>8} frames\n",
-                t.name,
+                "  {} {:>5} ranges {:>8} frames\n",
+                crate::core::text::pad_right(&t.name, width),
                 list.len(),
                 frames
             ));

@@ -907,19 +907,26 @@ pub fn compare(args: CompareArgs) -> ExitCode {
     let name = |r: &serde_json::Value| r["candidate"].as_str().unwrap_or("").to_owned();
     let w = rows
         .iter()
-        .map(|r| name(r).chars().count())
+        .map(|r| crate::core::text::width(&name(r)))
         .max()
         .unwrap_or(0)
         .max(32);
     let mut out = format!(
-        "{:<w$} {:>10} {:>8} {:>10} {:>12} {:>10} {:>10} {:>10}\n",
-        "candidate", "bytes", "ratio", "max cm", "between cm", "mean cm", "p99 cm", "decode us"
+        "{} {:>10} {:>8} {:>10} {:>12} {:>10} {:>10} {:>10}\n",
+        crate::core::text::pad_right("candidate", w),
+        "bytes",
+        "ratio",
+        "max cm",
+        "between cm",
+        "mean cm",
+        "p99 cm",
+        "decode us"
     );
     for r in &rows {
         let _ = writeln!(
             out,
-            "{:<w$} {:>10} {:>8.2} {:>10.5} {:>12.5} {:>10.6} {:>10.5} {:>10.3}",
-            name(r),
+            "{} {:>10} {:>8.2} {:>10.5} {:>12.5} {:>10.6} {:>10.5} {:>10.3}",
+            crate::core::text::pad_right(&name(r), w),
             r["compressed_bytes"].as_u64().unwrap_or(0),
             r["ratio"].as_f64().unwrap_or(0.0),
             r["max_error_cm"].as_f64().unwrap_or(0.0),

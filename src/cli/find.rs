@@ -240,7 +240,7 @@ fn print_report(args: &FindArgs, p: &Prepared, index: &SearchIndex, matches: &[M
     } else {
         let width = matches
             .iter()
-            .map(|m| p.names[m.clip].chars().count())
+            .map(|m| crate::core::text::width(&p.names[m.clip]))
             .max()
             .unwrap_or(4)
             .clamp(4, super::MAX_COLUMN_WIDTH);
@@ -254,15 +254,19 @@ fn print_report(args: &FindArgs, p: &Prepared, index: &SearchIndex, matches: &[M
             text.push_str("no match\n");
         } else {
             text.push_str(&format!(
-                "{:>4}  {:>6}  {:<width$}  {:>13}  {:>6}\n",
-                "rank", "score", "clip", "start:stop", "frames"
+                "{:>4}  {:>6}  {}  {:>13}  {:>6}\n",
+                "rank",
+                "score",
+                crate::core::text::pad_right("clip", width),
+                "start:stop",
+                "frames"
             ));
             for (i, m) in matches.iter().enumerate() {
                 text.push_str(&format!(
-                    "{:>4}  {:>6.3}  {:<width$}  {:>13}  {:>6}\n",
+                    "{:>4}  {:>6.3}  {}  {:>13}  {:>6}\n",
                     i + 1,
                     m.score,
-                    p.names[m.clip],
+                    crate::core::text::pad_right(&p.names[m.clip], width),
                     format!("{}:{}", m.start, m.stop),
                     m.stop - m.start
                 ));

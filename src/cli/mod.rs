@@ -176,7 +176,7 @@ pub(crate) fn parse_query_or_fail(
     doc.parse_query(expr).map_err(|e| {
         say!("taglane: query error at {e}");
         say!("  {expr}");
-        say!("  {}", e.caret_line());
+        say!("  {}", e.caret_line_under(expr));
         ExitCode::from(2)
     })
 }

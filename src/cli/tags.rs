@@ -183,24 +183,25 @@ pub fn tags(args: TagsArgs) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-/// A plain text table: first column left-aligned, the others right-aligned. A column is at most
-/// [`super::MAX_COLUMN_WIDTH`] characters wide: a longer cell is printed whole, unpadded, so the
+/// A plain text table: first column left-aligned, the others right-aligned, in terminal columns
+/// (a wide character takes two). A column is at most [`super::MAX_COLUMN_WIDTH`] columns wide: a longer cell is printed whole, unpadded, so the
 /// table stays about the size of its cells.
 fn table<const N: usize>(
     head: &[&str; N],
     rows: &[[String; N]],
     total: Option<&[String; N]>,
 ) -> String {
-    let mut width = head.map(|h| h.chars().count());
+    use crate::core::text::width as columns;
+    let mut width = head.map(columns);
     for row in rows.iter().chain(total) {
         for (w, cell) in width.iter_mut().zip(row) {
-            *w = (*w).max(cell.chars().count().min(super::MAX_COLUMN_WIDTH));
+            *w = (*w).max(columns(cell).min(super::MAX_COLUMN_WIDTH));
         }
     }
     let line = |cells: &[String]| {
         let mut s = String::new();
         for (i, (cell, w)) in cells.iter().zip(width).enumerate() {
-            let pad = w.saturating_sub(cell.chars().count());
+            let pad = w.saturating_sub(columns(cell));
             if i == 0 {
                 let _ = write!(s, "{cell}{}", " ".repeat(pad));
             } else {
@@ -242,5 +243,18 @@ mod tests {
         assert_eq!(lines[0], format!("{:<w$}  frames", "clip"));
         assert_eq!(lines[2], format!("{:<w$}       0", "clip0"));
         assert_eq!(lines[2 + 1_000], format!("{long}       7"));
+    }
+
+    #[test]
+    fn wide_characters_line_up() {
+        let rows = [
+            ["歩く".to_string(), "12".to_string()],
+            ["walk".to_string(), "3".to_string()],
+        ];
+        let text = table(&["tag", "ranges"], &rows, None);
+        let lines: Vec<&str> = text.lines().collect();
+        // "歩く" is four columns, as "walk" is: the numbers end in the same column.
+        assert_eq!(lines[2], "歩く      12");
+        assert_eq!(lines[3], "walk       3");
     }
 }

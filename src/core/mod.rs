@@ -18,3 +18,4 @@ pub mod similar;
 pub mod source;
 pub mod stress;
 pub mod tags;
+pub mod text;

@@ -43,15 +43,34 @@ impl QueryError {
         self.span.start + 1
     }
 
-    /// A line of spaces and carets under the error span (at least one caret).
+    /// A line of spaces and carets under the error span (at least one caret), one column a
+    /// character: for a query of narrow characters without tabs; [`Self::caret_line_under`]
+    /// lines up under any query.
     pub fn caret_line(&self) -> String {
         let width = (self.span.end.saturating_sub(self.span.start)).max(1);
         format!("{}{}", " ".repeat(self.span.start), "^".repeat(width))
     }
 
+    /// The caret line under `text` (the query the error is of) as a terminal shows it: a wide
+    /// character takes two columns and gets two carets, a tab before the span is kept as a tab.
+    pub fn caret_line_under(&self, text: &str) -> String {
+        let before: String = text.chars().take(self.span.start).collect();
+        let inside: String = text
+            .chars()
+            .skip(self.span.start)
+            .take(self.span.end.saturating_sub(self.span.start))
+            .collect();
+        let carets = crate::core::text::width(&inside).max(1);
+        format!(
+            "{}{}",
+            crate::core::text::spaces_under(&before),
+            "^".repeat(carets)
+        )
+    }
+
     /// The message, the query and the caret line, on three lines.
     pub fn render(&self, text: &str) -> String {
-        format!("{self}\n  {text}\n  {}", self.caret_line())
+        format!("{self}\n  {text}\n  {}", self.caret_line_under(text))
     }
 }
 
@@ -59,7 +78,12 @@ impl fmt::Display for QueryError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "column {}: {}", self.column(), self.message)?;
         if !self.suggestions.is_empty() {
-            let list: Vec<String> = self.suggestions.iter().map(|s| format!("`{s}`")).collect();
+            // As they would be typed: a name that is not a bare name is shown quoted.
+            let list: Vec<String> = self
+                .suggestions
+                .iter()
+                .map(|s| format!("`{}`", quote_name(s)))
+                .collect();
             write!(f, "; did you mean {}?", list.join(" or "))?;
         }
         Ok(())
@@ -700,6 +724,39 @@ mod tests {
             p("last_range(Running)").unwrap(),
             t(0).filter(Filter::LastRange, 0)
         );
+    }
+
+    #[test]
+    fn a_suggested_name_is_shown_as_it_would_be_typed() {
+        let names = ["walk left", "not", "Walk"];
+        let e = parse_query("walk_left", &names).unwrap_err();
+        assert_eq!(e.suggestions[0], "walk left");
+        assert!(
+            e.to_string().contains("did you mean `\"walk left\"`"),
+            "{e}"
+        );
+        let e = parse_query("nto | Walk", &names).unwrap_err();
+        assert!(e.to_string().contains("`\"not\"`"), "{e}");
+        // A bare name stays bare.
+        // A function name and its `(` may have spaces between (QUERY.md).
+        assert_eq!(
+            parse_query("first (Walk, 2)", &names).unwrap(),
+            parse_query("first(Walk, 2)", &names).unwrap()
+        );
+        let e = parse_query("Wakl", &names).unwrap_err();
+        assert!(e.to_string().ends_with("did you mean `Walk`?"), "{e}");
+    }
+
+    #[test]
+    fn the_caret_lines_up_under_wide_characters_and_tabs() {
+        let names = ["歩く", "run"];
+        let text = "歩く &\tWlak";
+        let e = parse_query(text, &names).unwrap_err();
+        assert_eq!(e.caret_line_under(text), "      \t^^^^");
+        let text = "run & 走る";
+        let e = parse_query(text, &names).unwrap_err();
+        assert_eq!(e.caret_line_under(text), "      ^^^^");
+        assert!(e.render(text).ends_with("\n  run & 走る\n        ^^^^"));
     }
 
     #[test]
