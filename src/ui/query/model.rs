@@ -381,12 +381,42 @@ pub fn first_binary_node(tree: &ExprTree) -> Option<usize> {
         .find(|&i| matches!(tree.nodes[i].kind, NodeKind::Binary(_)))
 }
 
-/// A tag-name suggestion for a new frozen tag: `query:` and the query made name-safe.
+/// A tag-name suggestion for a new frozen tag: `query:` and the query in words, a bare name
+/// (`Walking & !Male` gives `query:Walking_and_not_Male`), so that queries that differ only in
+/// their operators get different names; `_2`, `_3`, ... when the name is taken.
 pub fn frozen_tag_name(doc: &TagDocument, text: &str) -> String {
-    let base = format!(
-        "query:{}",
-        crate::core::cut::file_safe(text, crate::core::cut::MAX_QUERY_NAME_CHARS)
-    );
+    let mut words: Vec<String> = Vec::new();
+    for l in lex(text) {
+        let word = match &l.kind {
+            LexKind::Name(s) | LexKind::DigitName(s) => s.clone(),
+            LexKind::Quoted { name, .. } => name
+                .chars()
+                .map(|c| if is_name_char(c) { c } else { '_' })
+                .collect(),
+            LexKind::Number(n) => n.clone(),
+            LexKind::Op('&') => "and".into(),
+            LexKind::Op('|') => "or".into(),
+            LexKind::Op('-') => "minus".into(),
+            LexKind::Op('^') => "xor".into(),
+            LexKind::Op('!') => "not".into(),
+            _ => continue,
+        };
+        let word = word.trim_matches('_');
+        if !word.is_empty() {
+            words.push(word.to_owned());
+        }
+    }
+    let body: String = words
+        .join("_")
+        .chars()
+        .take(crate::core::cut::MAX_QUERY_NAME_CHARS)
+        .collect();
+    let body = body.trim_matches(['_', '.', ':', '/']);
+    let base = if body.is_empty() {
+        "query".to_owned()
+    } else {
+        format!("query:{body}")
+    };
     let mut name = base.clone();
     let mut n = 2;
     while doc.tags.iter().any(|t| t.name == name) {
@@ -742,7 +772,34 @@ mod tests {
         let doc = demo();
         assert_eq!(
             frozen_tag_name(&doc, "Walking & !Male"),
-            "query:Walking_Male"
+            "query:Walking_and_not_Male"
         );
+        // Queries that differ in their operators get different names.
+        assert_eq!(
+            frozen_tag_name(&doc, "Walking | Male"),
+            "query:Walking_or_Male"
+        );
+        assert_eq!(
+            frozen_tag_name(&doc, "first(\"a b\", 10) - Male"),
+            "query:first_a_b_10_minus_Male"
+        );
+        // A name taken gets a number.
+        let mut doc = doc;
+        doc.tags.push(crate::core::tags::document::Tag::new(
+            "query:Walking_or_Male",
+        ));
+        assert_eq!(
+            frozen_tag_name(&doc, "Walking | Male"),
+            "query:Walking_or_Male_2"
+        );
+        // Whatever the text, the name is a bare name the query language reads back.
+        for text in ["", "((", "\"--\"", "a/b: & \"x\\\"y\""] {
+            let name = frozen_tag_name(&doc, text);
+            assert_eq!(
+                crate::core::tags::parse::quote_name(&name),
+                name,
+                "{text:?}"
+            );
+        }
     }
 }
