@@ -145,6 +145,7 @@ impl TaglaneApp {
                 self.apply(AppCommand::SelectClip(clip), ctx);
                 self.playback.playing = false;
                 self.playback.playhead = f64::from(range.start);
+                self.timeline.reveal = Some(range);
                 self.query.selected_result = Some((clip, range));
             }
             AppCommand::QueryExport { kind, path: None } => {

@@ -93,6 +93,90 @@ fn clicking_a_result_moves_the_playhead_to_its_clip() {
 }
 
 #[test]
+fn a_clips_wrapped_results_end_above_the_next_clip() {
+    let mut h = harness();
+    type_query(
+        &mut h,
+        "contact:LeftFootDown | contact:RightFootDown | Idle",
+    );
+    let app = h.state();
+    let ev = app.query.eval.as_ref().unwrap();
+    let doc = &app.project.doc;
+    // The clips with results, in the table's order, and each one's last range button.
+    let shown: Vec<(String, String)> = (0..doc.clips.len() as u32)
+        .filter_map(|c| {
+            let list = ev.auto.clip_ranges(c);
+            let last = *list[..list.len().min(40)].last()?;
+            Some((
+                doc.clips[c as usize].name.clone(),
+                format!("[{}, {})", last.start, last.stop),
+            ))
+        })
+        .collect();
+    assert!(shown.len() >= 3);
+    let mut wrapped = false;
+    for pair in shown.windows(2) {
+        let name = h.get_by_label(&pair[0].0).rect();
+        let last = h.get_by_label(&pair[0].1).rect();
+        let next = h.get_by_label(&pair[1].0).rect();
+        wrapped |= last.min.y > name.max.y;
+        // The next clip's row starts below every range of this one.
+        assert!(
+            next.min.y >= last.max.y,
+            "{} at y {} overlaps {}'s ranges ending at y {}",
+            pair[1].0,
+            next.min.y,
+            pair[0].0,
+            last.max.y
+        );
+    }
+    assert!(wrapped, "some clip's ranges wrap onto more lines");
+}
+
+#[test]
+fn a_jump_to_a_result_brings_it_on_screen() {
+    let mut h = harness();
+    type_query(&mut h, "Running");
+    let app = h.state();
+    let ev = app.query.eval.as_ref().unwrap();
+    let (clip, r) = ev
+        .auto
+        .iter()
+        .flat_map(|(c, rs)| rs.iter().map(move |r| (c, *r)))
+        .find(|(_, r)| r.start > 40)
+        .expect("a match past frame 40");
+    // Zoomed in on the clip's first frames: the result is off screen.
+    h.state_mut().queue.push(AppCommand::SelectClip(clip));
+    h.run_steps(2);
+    h.state_mut().timeline.px_per_frame = 40.0;
+    h.state_mut().timeline.first_frame = 0.0;
+    h.run_steps(2);
+    let label = format!("[{}, {})", r.start, r.stop);
+    h.get_by_label(&label).click();
+    h.run_steps(3);
+    let t = &h.state().timeline;
+    let visible = t.last_axis.unwrap().visible_frames();
+    // Wider than the view at this zoom: its start is on screen, near the left edge.
+    assert!(f64::from(r.stop - r.start) > visible);
+    assert!(
+        t.first_frame <= f64::from(r.start) && f64::from(r.start) <= t.first_frame + visible * 0.2,
+        "{r:?} not near the left of {} + {visible}",
+        t.first_frame
+    );
+    // Zoomed out until the result is a pixel wide: the jump zooms in to show it whole.
+    h.state_mut().timeline.px_per_frame = 1.0 / f64::from(r.stop - r.start);
+    h.state_mut().query.selected_result = None;
+    h.run_steps(2);
+    h.get_by_label(&label).click();
+    h.run_steps(3);
+    let t = &h.state().timeline;
+    let visible = t.last_axis.unwrap().visible_frames();
+    assert!(t.first_frame <= f64::from(r.start), "{}", t.first_frame);
+    assert!(f64::from(r.stop) <= t.first_frame + visible);
+    assert!(f64::from(r.stop - r.start) * t.px_per_frame >= 100.0);
+}
+
+#[test]
 fn saving_a_query_is_undoable() {
     let mut h = harness();
     type_query(&mut h, QUERY);

@@ -717,10 +717,9 @@ fn completion_ui(ui: &mut Ui, panel: &mut QueryPanel) {
 fn status_line_ui(ui: &mut Ui, panel: &QueryPanel, dark: bool) {
     let pal = theme::palette(dark);
     if let Some(e) = &panel.error {
-        ui.horizontal(|ui| {
-            ui.label(RichText::new(format!("Error at {e}")).color(pal.error))
-                .on_hover_text(e.render(&panel.text));
-        });
+        // Wrapped: a message with its suggestions is often wider than the panel.
+        ui.add(egui::Label::new(RichText::new(format!("Error at {e}")).color(pal.error)).wrap())
+            .on_hover_text(e.render(&panel.text));
         if panel.eval.is_some() {
             ui.weak("(showing the results of the last valid query)");
         }
@@ -833,54 +832,116 @@ fn results_ui(ui: &mut Ui, panel: &mut QueryPanel, doc: &TagDocument, out: &mut 
     });
     let rows = result_rows(doc, &ev.auto);
     let mut selected = panel.selected_result;
-    egui::Grid::new("query_results")
-        .striped(true)
-        .num_columns(5)
-        .show(ui, |ui| {
-            ui.strong("clip");
-            ui.strong("ranges");
-            ui.strong("frames");
-            ui.strong("seconds");
-            ui.strong("matched ranges (click to jump)");
-            ui.end_row();
-            for (c, info) in doc.clips.iter().enumerate() {
-                let c = c as ClipId;
-                let row = rows.iter().find(|r| r.0 == c);
-                if row.is_none() && !panel.whole_database {
-                    continue;
-                }
-                if ui.link(&info.name).clicked() {
+    // Row by row rather than a grid: a clip's matched ranges wrap onto as many lines as they
+    // need, and the next clip starts below them (a grid sizes its rows from the frame before,
+    // so wrapped cells ran into the next row).
+    let head = |ui: &mut Ui, cells: [&str; 5]| {
+        results_row(ui, None, |ui, w| {
+            for (k, (cell, width)) in cells.iter().zip(w).enumerate() {
+                results_cell(ui, width, k == 1 || k == 2 || k == 3, |ui| {
+                    ui.label(RichText::new(*cell).strong());
+                });
+            }
+        });
+    };
+    head(
+        ui,
+        [
+            "clip",
+            "ranges",
+            "frames",
+            "seconds",
+            "matched ranges (click to jump)",
+        ],
+    );
+    let mut stripe = false;
+    for (c, info) in doc.clips.iter().enumerate() {
+        let c = c as ClipId;
+        let row = rows.iter().find(|r| r.0 == c);
+        if row.is_none() && !panel.whole_database {
+            continue;
+        }
+        stripe = !stripe;
+        let (n, f, s) = row.map_or((0, 0, 0.0), |r| (r.1, r.2, r.3));
+        results_row(ui, stripe.then_some(()), |ui, w| {
+            results_cell(ui, w[0], false, |ui| {
+                ui.style_mut().wrap_mode = Some(egui::TextWrapMode::Truncate);
+                if ui.link(&info.name).on_hover_text(&info.name).clicked() {
                     out.push(AppCommand::SelectClip(c));
                 }
-                let (n, f, s) = row.map_or((0, 0, 0.0), |r| (r.1, r.2, r.3));
-                ui.label(n.to_string());
-                ui.label(f.to_string());
-                ui.label(format!("{s:.2}"));
-                ui.horizontal_wrapped(|ui| {
-                    for r in ev.auto.clip_ranges(c).iter().take(40) {
-                        let is_sel = selected == Some((c, *r));
-                        if ui
-                            .selectable_label(is_sel, format!("[{}, {})", r.start, r.stop))
-                            .clicked()
-                        {
-                            selected = Some((c, *r));
-                            out.push(AppCommand::QueryJump { clip: c, range: *r });
-                        }
-                    }
-                    let more = ev.auto.clip_ranges(c).len().saturating_sub(40);
-                    if more > 0 {
-                        ui.weak(format!("and {more} more"));
-                    }
+            });
+            for (text, width) in [(n.to_string(), w[1]), (f.to_string(), w[2])] {
+                results_cell(ui, width, true, |ui| {
+                    ui.label(text);
                 });
-                ui.end_row();
             }
-            ui.strong("total");
-            ui.strong(ev.auto.range_count().to_string());
-            ui.strong(ev.auto.total_frames().to_string());
-            ui.strong(format!("{:.2}", rows.iter().map(|r| r.3).sum::<f64>()));
-            ui.end_row();
+            results_cell(ui, w[3], true, |ui| {
+                ui.label(format!("{s:.2}"));
+            });
+            let wrapped = egui::Layout::left_to_right(egui::Align::TOP).with_main_wrap(true);
+            ui.allocate_ui_with_layout(egui::vec2(w[4], 0.0), wrapped, |ui| {
+                for r in ev.auto.clip_ranges(c).iter().take(40) {
+                    let is_sel = selected == Some((c, *r));
+                    if ui
+                        .selectable_label(is_sel, format!("[{}, {})", r.start, r.stop))
+                        .clicked()
+                    {
+                        selected = Some((c, *r));
+                        out.push(AppCommand::QueryJump { clip: c, range: *r });
+                    }
+                }
+                let more = ev.auto.clip_ranges(c).len().saturating_sub(40);
+                if more > 0 {
+                    ui.weak(format!("and {more} more"));
+                }
+            });
         });
+    }
+    let total_seconds = format!("{:.2}", rows.iter().map(|r| r.3).sum::<f64>());
+    head(
+        ui,
+        [
+            "total",
+            &ev.auto.range_count().to_string(),
+            &ev.auto.total_frames().to_string(),
+            &total_seconds,
+            "",
+        ],
+    );
     panel.selected_result = selected;
+}
+
+/// One row of the Results table: `cells` lays out the five columns left to right, given their
+/// widths (clip, three numbers, then the rest of the width for the matched ranges). `stripe`
+/// paints a band behind the row.
+fn results_row(ui: &mut Ui, stripe: Option<()>, cells: impl FnOnce(&mut Ui, [f32; 5])) {
+    let background = ui.painter().add(egui::Shape::Noop);
+    let spacing = ui.spacing().item_spacing.x;
+    let rest = (ui.available_width() - 180.0 - 3.0 * 56.0 - 4.0 * spacing).max(120.0);
+    let widths = [180.0, 56.0, 56.0, 56.0, rest];
+    let row = ui.horizontal_top(|ui| cells(ui, widths)).response;
+    if stripe.is_some() {
+        let fill = ui.visuals().faint_bg_color;
+        let band = egui::Rect::from_min_max(
+            row.rect.min,
+            egui::pos2(ui.max_rect().right(), row.rect.max.y),
+        );
+        ui.painter()
+            .set(background, egui::Shape::rect_filled(band, 0.0, fill));
+    }
+}
+
+/// A cell of a Results row `width` wide, its content left-aligned (right-aligned for numbers).
+fn results_cell(ui: &mut Ui, width: f32, number: bool, content: impl FnOnce(&mut Ui)) {
+    let align = if number {
+        egui::Layout::right_to_left(egui::Align::Center)
+    } else {
+        egui::Layout::left_to_right(egui::Align::Center)
+    };
+    ui.allocate_ui_with_layout(egui::vec2(width, 18.0), align, |ui| {
+        ui.set_min_size(egui::vec2(width, 18.0));
+        content(ui);
+    });
 }
 
 fn builder_ui(ui: &mut Ui, panel: &mut QueryPanel, doc: &TagDocument) {

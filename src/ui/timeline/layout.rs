@@ -56,7 +56,19 @@ impl TimeAxis {
         candidates
             .into_iter()
             .find(|&c| c as f64 >= min_frames)
-            .unwrap_or_else(|| (min_frames.ceil() as u32).max(1))
+            .unwrap_or_else(|| {
+                // Past an hour a tick: 2, 5, 10, 20, ... hours.
+                let hour = 3600.0 * f64::from(fps);
+                let mut m = 1.0f64;
+                loop {
+                    for k in [2.0, 5.0, 10.0] {
+                        if hour * m * k >= min_frames {
+                            return (hour * m * k).min(f64::from(u32::MAX)) as u32;
+                        }
+                    }
+                    m *= 10.0;
+                }
+            })
     }
 }
 
@@ -256,6 +268,12 @@ mod tests {
         };
         // 600 frames needed: the next round step is 30 s at 30 fps.
         assert_eq!(zoomed_out.tick_step(30.0, 60.0), 900);
+        // A 2^28-frame clip fitted in 1,000 points: ticks of whole hours (2, 5, 10, ...).
+        let whole = TimeAxis {
+            px_per_frame: 1000.0 / f64::from(1u32 << 28),
+            ..a
+        };
+        assert_eq!(whole.tick_step(30.0, 60.0), 200 * 3600 * 30);
     }
 
     #[test]

@@ -22,7 +22,8 @@ use crate::ui::theme::{self, HEADER_WIDTH, RULER_HEIGHT};
 const SNAP_PX: f64 = 8.0;
 
 /// Zoom limits, in points per frame.
-const MIN_PX_PER_FRAME: f64 = 0.01;
+/// Small enough to fit the longest clip a document holds (2^28 frames) in a few hundred points.
+const MIN_PX_PER_FRAME: f64 = 1e-6;
 const MAX_PX_PER_FRAME: f64 = 60.0;
 
 /// View state of the timeline (not part of the document, not undoable).
@@ -48,6 +49,9 @@ pub struct TimelineView {
     pub box_select: Option<(Pos2, Pos2, bool)>,
     /// Fit the clip on the next frame.
     pub fit_pending: bool,
+    /// Bring this range on screen on the next frame ([`TimelineView::reveal_range`]): a jump
+    /// to a query result, say.
+    pub reveal: Option<Range>,
     /// The width of the lanes when the view last fitted the clip, while nothing has zoomed or
     /// panned it since: a resized window (or panel) then fits the clip again.
     fitted_width: Option<f32>,
@@ -73,6 +77,7 @@ impl Default for TimelineView {
             gesture_on: None,
             box_select: None,
             fit_pending: true,
+            reveal: None,
             fitted_width: None,
             snap_line: None,
             last_axis: None,
@@ -96,6 +101,28 @@ impl TimelineView {
         self.first_frame = anchor - (anchor - self.first_frame) * ratio;
         self.px_per_frame = new;
         self.fitted_width = None;
+    }
+
+    /// Scrolls the view so that `r` is on screen in a track area `width` points wide (centred when
+    /// it fits, its start near the left edge otherwise), and zooms in first when it would be
+    /// drawn under 4 points wide, so that it spans a third of the view. A range already on
+    /// screen at a visible size leaves the view as it is.
+    pub fn reveal_range(&mut self, r: Range, width: f64) {
+        let len = f64::from(r.stop.saturating_sub(r.start).max(1));
+        if len * self.px_per_frame < 4.0 {
+            self.px_per_frame = (width / 3.0 / len).clamp(MIN_PX_PER_FRAME, MAX_PX_PER_FRAME);
+            self.fitted_width = None;
+        }
+        let visible = width / self.px_per_frame;
+        let (start, stop) = (f64::from(r.start), f64::from(r.start) + len);
+        if start < self.first_frame || stop > self.first_frame + visible {
+            self.first_frame = if len <= visible * 0.8 {
+                (start + stop) / 2.0 - visible / 2.0
+            } else {
+                start - visible * 0.1
+            };
+            self.fitted_width = None;
+        }
     }
 
     /// The screen centre of frame `frame`'s cell on tag `tag`'s lane, from the last drawn layout.
@@ -274,6 +301,9 @@ pub fn timeline_ui(
         && (input.playhead < view.first_frame || input.playhead > view.first_frame + visible)
     {
         view.first_frame = (input.playhead - visible * 0.1).max(0.0);
+    }
+    if let Some(r) = view.reveal.take() {
+        view.reveal_range(r, f64::from(tracks_rect.width()));
     }
     let axis = TimeAxis {
         left: tracks_rect.left(),
@@ -1005,5 +1035,44 @@ fn note_text(n: &crate::core::tags::Note) -> String {
         (false, false) => format!("{} ({})", n.text, n.data_text()),
         (false, true) => n.text.clone(),
         (true, _) => n.data_text(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_revealed_range_is_brought_on_screen_at_a_visible_size() {
+        // The whole of a 2^28-frame clip in 1,000 points: a 10-frame range is far under a point.
+        let mut v = TimelineView {
+            px_per_frame: 1000.0 / f64::from(1u32 << 28),
+            ..TimelineView::default()
+        };
+        let r = Range::new(200_000_000, 200_000_010);
+        v.reveal_range(r, 1000.0);
+        let axis = TimeAxis {
+            left: 0.0,
+            width: 1000.0,
+            first_frame: v.first_frame,
+            px_per_frame: v.px_per_frame,
+        };
+        let (x0, x1) = (axis.x(f64::from(r.start)), axis.x(f64::from(r.stop)));
+        assert!(x0 >= 0.0 && x1 <= 1000.0, "{x0} {x1}");
+        assert!(x1 - x0 > 300.0, "a third of the view: {}", x1 - x0);
+        // On screen already at a visible size: nothing moves.
+        let before = (v.first_frame, v.px_per_frame);
+        v.reveal_range(Range::new(200_000_002, 200_000_004), 1000.0);
+        assert_eq!((v.first_frame, v.px_per_frame), before);
+        // Off screen: scrolled to, the zoom kept; wider than the view: its start near the left.
+        v.reveal_range(Range::new(100, 105), 1000.0);
+        assert_eq!(v.px_per_frame, before.1);
+        assert!(v.first_frame < 100.0 && v.first_frame + 1000.0 / v.px_per_frame > 105.0);
+        v.reveal_range(Range::new(5_000, 5_000_000), 1000.0);
+        assert!(
+            v.first_frame < 5_000.0 && v.first_frame > 4_000.0,
+            "{}",
+            v.first_frame
+        );
     }
 }
