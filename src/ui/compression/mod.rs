@@ -591,10 +591,10 @@ fn table_ui(ui: &mut Ui, cmp: &Comparison, current: ClipId) {
                         "size (B)",
                         "ratio",
                         "max (cm)",
+                        "worst",
                         "between (cm)",
                         "mean (cm)",
                         "p99 (cm)",
-                        "worst",
                         "encode (ms)",
                         "decode (us/pose)",
                     ] {
@@ -608,18 +608,19 @@ fn table_ui(ui: &mut Ui, cmp: &Comparison, current: ClipId) {
                         ui.label(format!("{:.2}", s.ratio));
                         ui.label(format!("{:.4}", s.max_error_cm))
                             .on_hover_text("largest error at a frame (ACL's metric)");
+                        let worst = if clips > 1 {
+                            format!("{} {} @{}", s.worst_clip, s.worst_joint, s.worst_frame)
+                        } else {
+                            format!("{} @{}", s.worst_joint, s.worst_frame)
+                        };
+                        ui.label(worst)
+                            .on_hover_text("where the largest error at a frame is");
                         ui.label(format!("{:.4}", s.between_max_error_cm))
                             .on_hover_text(
                                 "largest error between frames: the decoded pose against the original sampled with nlerp",
                             );
                         ui.label(format!("{:.4}", s.mean_error_cm));
                         ui.label(format!("{:.4}", s.p99_error_cm));
-                        let worst = if clips > 1 {
-                            format!("{} {} @{}", s.worst_clip, s.worst_joint, s.worst_frame)
-                        } else {
-                            format!("{} @{}", s.worst_joint, s.worst_frame)
-                        };
-                        ui.label(worst);
                         ui.label(format!("{:.1}", s.encode_ms));
                         ui.label(format!("{:.2}", s.decode_us_per_pose));
                         ui.end_row();
@@ -660,8 +661,8 @@ fn per_clip_ui(ui: &mut Ui, cmp: &Comparison, chosen: usize, queue: &mut Vec<App
                                 "size (B)",
                                 "ratio",
                                 "max (cm)",
-                                "between (cm)",
                                 "worst",
+                                "between (cm)",
                             ] {
                                 ui.strong(h);
                             }
@@ -683,11 +684,11 @@ fn per_clip_ui(ui: &mut Ui, cmp: &Comparison, chosen: usize, queue: &mut Vec<App
                                         ui.label(r.compressed_bytes.to_string());
                                         ui.label(format!("{:.2}", r.ratio));
                                         ui.label(format!("{:.4}", r.error.max_error_cm));
-                                        ui.label(format!("{:.4}", r.error.between.max_error_cm));
                                         ui.label(format!(
                                             "{} @{}",
                                             r.error.worst.joint_name, r.error.worst.frame
                                         ));
+                                        ui.label(format!("{:.4}", r.error.between.max_error_cm));
                                     }
                                     Err(e) => {
                                         ui.label("");
