@@ -117,10 +117,15 @@ pub fn measure_clip(original: &Clip, compressed: &CompressedClip, shell_cm: f32)
     })
 }
 
+/// What the format needs of a clip beyond [`Clip::validate`] (which [`compress_with`] runs first).
 fn check_clip(clip: &Clip) -> Result<(), CompressError> {
     let bad = |m: String| Err(CompressError::InvalidClip(m));
     if clip.frame_count == 0 {
-        return bad("the clip has no frame".into());
+        return bad(
+            "the clip has no frames (a skeleton without motion); expected at least one frame \
+             to compress"
+                .into(),
+        );
     }
     if clip.joint_count() == 0 || clip.joint_count() >= 0xFFFF {
         return bad(format!(
@@ -134,19 +139,30 @@ fn check_clip(clip: &Clip) -> Result<(), CompressError> {
     if !(clip.unit_cm.is_finite() && clip.unit_cm > 0.0) {
         return bad(format!("unit_cm must be positive, found {}", clip.unit_cm));
     }
-    if let Some(n) = clip.skeleton.names.iter().find(|n| n.len() > 255) {
-        return bad(format!("joint name longer than 255 bytes: {n:.40}..."));
+    if let Some((j, n)) = clip
+        .skeleton
+        .names
+        .iter()
+        .enumerate()
+        .find(|(_, n)| n.len() > 255)
+    {
+        return bad(format!(
+            "joint {j} has a name of {} bytes (`{n:.40}...`); expected at most 255 bytes, \
+             the .tlc format's limit (rename the joint in the source file)",
+            n.len()
+        ));
     }
-    let finite =
-        clip.rotations.iter().all(|q| q.is_finite())
-            && clip.translations.iter().all(|v| v.is_finite())
-            && clip.scales.iter().all(|v| v.is_finite())
-            && clip.skeleton.rest.iter().all(|r| {
-                r.translation.is_finite() && r.rotation.is_finite() && r.scale.is_finite()
-            });
-    if !finite {
-        return bad("the clip holds a non-finite value".into());
+    if let Some(j) =
+        clip.skeleton.rest.iter().position(|r| {
+            !(r.translation.is_finite() && r.rotation.is_finite() && r.scale.is_finite())
+        })
+    {
+        return bad(format!(
+            "the rest pose of joint {j} (`{}`) holds a value that is not a finite number",
+            clip.skeleton.names.get(j).map_or("", String::as_str)
+        ));
     }
+    // Every sample is finite: `Clip::validate`, before this, names the joint and frame.
     Ok(())
 }
 
@@ -1271,6 +1287,28 @@ fn interp(a: &Transform, b: &Transform, alpha: f32) -> Transform {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_clip_the_format_cannot_hold_is_refused_with_what_was_expected() {
+        let settings = CompressSettings::default();
+        let mut empty = crate::core::compress::synth::synthetic_clip(3, 4, 30.0, 1);
+        empty.frame_count = 0;
+        empty.rotations.clear();
+        empty.translations.clear();
+        empty.scales.clear();
+        let e = compress(&empty, &settings).unwrap_err().to_string();
+        assert!(
+            e.contains("no frames") && e.contains("expected at least one frame"),
+            "{e}"
+        );
+        let mut long = crate::core::compress::synth::synthetic_clip(3, 4, 30.0, 1);
+        long.skeleton.names[2] = "j".repeat(300);
+        let e = compress(&long, &settings).unwrap_err().to_string();
+        assert!(
+            e.contains("joint 2 has a name of 300 bytes") && e.contains("expected at most 255"),
+            "{e}"
+        );
+    }
 
     #[test]
     fn subtrees_are_slices_of_one_depth_first_order() {
