@@ -251,25 +251,31 @@ impl TaglaneApp {
             .max_size((screen.width() * 0.3).max(200.0))
             .resizable(true)
             .show(ui, |ui| {
+                // Tall enough for a selected range's fields and the hint under them.
                 egui::Panel::bottom("inspector")
                     .resizable(true)
-                    .default_size(290.0)
+                    .default_size(330.0)
                     .min_size(240.0)
                     .show(ui, |ui| {
-                        egui::ScrollArea::vertical().show(ui, |ui| {
-                            let input = crate::ui::inspector::InspectorInput {
-                                doc: &self.project.doc,
-                                clip: self.current_clip,
-                                selection: &self.selection,
-                                marker_selection: &self.marker_selection,
-                            };
-                            crate::ui::inspector::inspector_ui(
-                                ui,
-                                &input,
-                                &mut self.inspector,
-                                &mut self.queue,
-                            );
-                        });
+                        // Filling the panel: a scroll area shrunk to a short content (nothing
+                        // selected) shrank the panel with it, to its minimum height, and a
+                        // range's fields then ran past its bottom.
+                        egui::ScrollArea::vertical()
+                            .auto_shrink([false, false])
+                            .show(ui, |ui| {
+                                let input = crate::ui::inspector::InspectorInput {
+                                    doc: &self.project.doc,
+                                    clip: self.current_clip,
+                                    selection: &self.selection,
+                                    marker_selection: &self.marker_selection,
+                                };
+                                crate::ui::inspector::inspector_ui(
+                                    ui,
+                                    &input,
+                                    &mut self.inspector,
+                                    &mut self.queue,
+                                );
+                            });
                     });
                 self.import_progress_ui(ui);
                 let input = browser::BrowserInput {

@@ -49,6 +49,25 @@ fn select_first(h: &mut Harness<'static, TaglaneApp>, tag: usize) -> Range {
 }
 
 #[test]
+fn a_selected_ranges_fields_fit_in_the_inspector_at_1600_by_1000() {
+    let mut h = harness();
+    let walking = tag_index(h.state(), "Walking");
+    select_first(&mut h, walking);
+    // The inspector's last line ends above the status bar, clear of the bar's frame (its
+    // label sits about 10 points under the bar's top edge): nothing to scroll to. The panel
+    // once kept its minimum height, and this line ended 4 points above the bar's label,
+    // half hidden.
+    let hint = h.get_by_label("Enter applies, Esc restores.").rect();
+    let status = h.get_by_label_contains("range(s) selected").rect();
+    assert!(
+        hint.max.y + 20.0 < status.min.y,
+        "the hint ends at y {} under the status bar at {}",
+        hint.max.y,
+        status.min.y
+    );
+}
+
+#[test]
 fn the_inspector_edits_start_and_stop_by_typing_as_one_undo_step() {
     let mut h = harness();
     h.state_mut().queue.push(AppCommand::SelectClip(3));
