@@ -289,6 +289,26 @@ fn markers_and_notes_load_validate_and_round_trip() {
     assert_eq!(again.tags[0].markers, t.markers);
     assert_eq!(again.tags[0].notes, t.notes);
     assert_eq!(tags_to_string(&again, "x").unwrap(), text);
+    // The same file claiming version 1 (which has no markers or notes) is read whole, with a
+    // warning at `version`; a save writes version 2.
+    let v1 = WITH_EVENTS.replacen("\"version\": 2", "\"version\": 1", 1);
+    let (as_v1, w1) = load_tags_str(&v1, "old.json").unwrap();
+    assert_eq!(as_v1.tags[0].markers, t.markers);
+    assert_eq!(as_v1.tags[0].notes, t.notes);
+    let versions: Vec<&taglane::core::tags::LoadWarning> =
+        w1.iter().filter(|w| w.path == "version").collect();
+    assert_eq!(versions.len(), 1, "{w1:?}");
+    assert!(
+        versions[0]
+            .message
+            .contains("version 1 has no markers or notes")
+    );
+    assert_eq!(w1.len(), warnings.len() + 1);
+    assert!(
+        tags_to_string(&as_v1, "x")
+            .unwrap()
+            .contains("\"version\": 2")
+    );
     // A document without markers or notes is still written as version 1.
     let (plain, _) = load_tags_str(GOOD, "g").unwrap();
     assert!(

@@ -549,8 +549,8 @@ impl<'a> Loader<'a> {
         }
     }
 
-    /// Checks `format` and `version`, in that order.
-    fn header(&self, format: Option<&Small>, version: Option<&Small>) -> R<()> {
+    /// Checks `format` and `version`, in that order; the version.
+    fn header(&self, format: Option<&Small>, version: Option<&Small>) -> R<u64> {
         let format = format.ok_or_else(|| self.fail("", "missing required field `format`"))?;
         match format {
             Small::Str(s) if s == FORMAT_TAG => {}
@@ -577,7 +577,7 @@ impl<'a> Loader<'a> {
                 ),
             ));
         }
-        Ok(())
+        Ok(version)
     }
 
     /// Validates clip `i` and appends it.
@@ -918,10 +918,13 @@ impl<'de> Shape<'de> for Top<'_, '_> {
         // Top-level warnings come first.
         let top_warnings = l.warnings.len() - before;
         l.warnings.rotate_right(top_warnings);
-        if let Err(e) = checked {
-            l.error = Some(e);
-            return Ok(());
-        }
+        let version = match checked {
+            Ok(v) => v,
+            Err(e) => {
+                l.error = Some(e);
+                return Ok(());
+            }
+        };
         if keys.iter().any(|k| k == "storage") {
             l.error = Some(l.fail("storage", SIDECAR_PROJECT_MESSAGE));
             return Ok(());
@@ -957,6 +960,20 @@ impl<'de> Shape<'de> for Top<'_, '_> {
                 Ok(settings) => l.autotag = Some(settings),
                 Err(e) => l.error = Some(l.fail(&e.path, e.message)),
             }
+        }
+        // Markers and notes came with version 2: a version 1 file holding them was edited by
+        // hand or written by another tool. They are read; the next save writes version 2.
+        if version == 1
+            && l.tags
+                .iter()
+                .any(|t| !t.markers.is_empty() || !t.notes.is_empty())
+        {
+            l.warnings.push(LoadWarning {
+                path: "version".into(),
+                message: "version 1 has no markers or notes, but this file's tags have some; \
+                          read as version 2 (a save writes version 2)"
+                    .into(),
+            });
         }
         Ok(())
     }
