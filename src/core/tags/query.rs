@@ -671,7 +671,7 @@ impl AutoReport {
         );
         if self.masks_over_budget {
             format!(
-                "ranges on all {r} clips: the masks of this document are over the memory budget"
+                "ranges on all {r} clips: the masks of this project's clips are over the memory budget"
             )
         } else if self.has_filters {
             format!("ranges on all {r} clips: the query has filters, which work on ranges")
@@ -690,7 +690,7 @@ pub enum EvalError {
     #[error("invalid query code: {0}")]
     Code(#[from] QueryCodeError),
     #[error(
-        "the masks of this document would need {needed_bytes} bytes, over the budget of {budget_bytes} bytes; \
+        "the masks of this project's clips would need {needed_bytes} bytes, over the budget of {budget_bytes} bytes; \
          use the ranges engine"
     )]
     MasksOverBudget {
