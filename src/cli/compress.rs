@@ -454,6 +454,11 @@ fn report_line(input: &Path, clip: Option<&str>, output: &Path, r: &CompressResu
     )
 }
 
+/// True for the first bytes of a `.tlc` file.
+fn is_tlc(head: &[u8]) -> bool {
+    head.starts_with(&crate::core::compress::format::MAGIC)
+}
+
 /// Compresses one clip and writes it; the error names the file (and the clip of a file that
 /// holds several).
 fn compress_clip(
@@ -470,6 +475,8 @@ fn compress_clip(
             format!("{}: {e}", input.display())
         }
     })?;
+    // Checked again just before writing: a batch takes minutes, and a file may appear meanwhile.
+    super::check_replaceable(output, "a compressed clip (.tlc)", is_tlc)?;
     write_atomic(output, r.clip.bytes(), false)
         .map_err(|e| format!("{}: cannot write: {e}", output.display()))?;
     Ok(r)
@@ -500,7 +507,9 @@ pub fn compress(args: CompressArgs) -> ExitCode {
         &args.output,
         "a compressed clip (.tlc)",
         &["bvh", "glb", "gltf"],
-    ) {
+    )
+    .and_then(|()| super::check_replaceable(&args.output, "a compressed clip (.tlc)", is_tlc))
+    {
         return super::fail_usage(e);
     }
     let r = load_clip(input, unit_cm, args.clip.as_deref()).and_then(|clip| {
@@ -950,7 +959,12 @@ pub fn export_acl(args: ExportAclArgs) -> ExitCode {
         &args.output,
         "an ACL clip (SJSON)",
         &["bvh", "glb", "gltf", "tlc"],
-    ) {
+    )
+    .and_then(|()| {
+        super::check_replaceable(&args.output, "an ACL clip (SJSON)", |head| {
+            head.starts_with(crate::core::compress::acl_sjson::HEADER_START.as_bytes())
+        })
+    }) {
         return super::fail_usage(e);
     }
     let clip = match load_clip(&args.input, unit_cm, args.clip.as_deref()) {

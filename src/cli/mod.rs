@@ -297,6 +297,36 @@ pub(crate) fn check_output(
     Ok(())
 }
 
+/// Refuses an existing `output` that is not one of this command's own outputs, which it replaces
+/// (a `.tlc` compress wrote, an SJSON export-acl wrote): `own` is given the file's first bytes.
+/// A project, a take or any other file there is kept: nothing is written.
+pub(crate) fn check_replaceable(
+    output: &std::path::Path,
+    what: &str,
+    own: impl Fn(&[u8]) -> bool,
+) -> Result<(), String> {
+    use std::io::Read as _;
+    let Ok(meta) = std::fs::metadata(output) else {
+        return Ok(());
+    };
+    if meta.is_dir() {
+        return Err(format!(
+            "{}: is a folder; expected a file name for {what} (nothing written)",
+            output.display()
+        ));
+    }
+    let mut head = Vec::with_capacity(64);
+    let read = std::fs::File::open(output).and_then(|f| f.take(64).read_to_end(&mut head));
+    if read.is_err() || !own(&head) {
+        return Err(format!(
+            "{}: the file exists and is not {what}; expected a new file, or {what} written \
+             by taglane to replace (nothing written)",
+            output.display()
+        ));
+    }
+    Ok(())
+}
+
 /// Prints a usage error and returns exit code 2.
 pub(crate) fn fail_usage(err: impl std::fmt::Display) -> ExitCode {
     say!("taglane: {err}");

@@ -602,6 +602,62 @@ fn decompress_refuses_an_existing_output_without_overwrite() {
     assert_eq!(std::fs::read_to_string(&bak).unwrap(), "a take of its own");
 }
 
+/// `compress` and `export-acl` replace their own outputs (a `.tlc`, an SJSON they wrote), and
+/// refuse any other file at the output: a project there once was overwritten with exit 0.
+#[test]
+fn compress_and_export_acl_replace_only_their_own_outputs() {
+    let dir = Scratch::new("own-outputs");
+    let bvh = dir.join("in.bvh");
+    std::fs::write(&bvh, BVH).unwrap();
+    let project = dir.join("victim.taglane.json");
+    let kept = "{\"format\": \"taglane.tags\", \"version\": 1, \"clips\": [], \"tags\": []}";
+    std::fs::write(&project, kept).unwrap();
+    let out = compress(&bvh, &project, &["--units", "cmu"]);
+    assert_eq!(out.code(), Some(2));
+    assert_eq!(std::fs::read_to_string(&project).unwrap(), kept);
+    let args = [
+        "export-acl",
+        bvh.to_str().unwrap(),
+        "-o",
+        project.to_str().unwrap(),
+    ];
+    let o = run(&args);
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("victim.taglane.json") && err.contains("is not an ACL clip"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read_to_string(&project).unwrap(), kept);
+    // Their own outputs are replaced.
+    let tlc = dir.join("in.tlc");
+    assert!(compress(&bvh, &tlc, &["--units", "cmu"]).success());
+    assert!(compress(&bvh, &tlc, &["--units", "cmu", "--error-cm", "0.5"]).success());
+    let sjson = dir.join("in.acl.sjson");
+    let args = [
+        "export-acl",
+        bvh.to_str().unwrap(),
+        "-o",
+        sjson.to_str().unwrap(),
+    ];
+    assert!(run(&args).status.success());
+    assert!(run(&args).status.success());
+    // A folder given as the output of export-acl is named as one.
+    let args = [
+        "export-acl",
+        bvh.to_str().unwrap(),
+        "-o",
+        dir.to_str().unwrap(),
+    ];
+    let o = run(&args);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o.stderr).contains("is a folder"),
+        "{}",
+        text(&o.stderr)
+    );
+}
+
 /// A file of several clips (glTF animations): into a folder, every clip to `STEM.CLIP.tlc`;
 /// `--clip` picks one (an unknown name lists the file's clips and writes nothing); into one file
 /// without `--clip`, the first clip with a warning naming the others. `compare` and `export-acl`

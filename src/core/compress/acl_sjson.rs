@@ -9,13 +9,16 @@ use std::fmt::Write as _;
 
 use crate::core::anim::Clip;
 
+/// How every file [`to_acl_sjson`] writes starts (so that `export-acl` knows its own outputs).
+pub const HEADER_START: &str = "// Written by taglane from clip ";
+
 /// Writes `clip` as ACL SJSON text.
 pub fn to_acl_sjson(clip: &Clip, vertex_distance_cm: f32) -> String {
     let mut s = String::new();
     let u = clip.unit_cm;
     let _ = writeln!(
         s,
-        "// Written by taglane from clip \"{}\"; units: centimetres.",
+        "{HEADER_START}\"{}\"; units: centimetres.",
         escape(&clip.name)
     );
     let _ = writeln!(s, "version = 5");
