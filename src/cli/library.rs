@@ -163,13 +163,18 @@ pub fn import(args: ImportArgs) -> ExitCode {
     {
         use std::io::Write as _;
         // As `say!`: a stderr nobody reads is no reason to panic.
-        let _ = std::io::stderr().write_all(plan.report_text(false).as_bytes());
+        let text = plan.report_text_updating(false, args.update_changed);
+        let _ = std::io::stderr().write_all(text.as_bytes());
     }
     // A report asked for and not written fails the command (exit 1), after the import.
     let mut report_failed = false;
     if let Some(path) = &args.report
-        && let Err(e) =
-            crate::core::io::write_atomic(path, plan.report_text(true).as_bytes(), false)
+        && let Err(e) = crate::core::io::write_atomic(
+            path,
+            plan.report_text_updating(true, args.update_changed)
+                .as_bytes(),
+            false,
+        )
     {
         say!("taglane: {}: cannot write the report: {e}", path.display());
         report_failed = true;
@@ -187,6 +192,11 @@ pub fn import(args: ImportArgs) -> ExitCode {
         return super::fail_input(format!("{}: {e}", args.project.display()));
     }
     if args.update_changed {
+        // What the shorter takes cut off, said before it is gone (the project's previous file
+        // is kept as .bak by the save).
+        for line in plan.update_changed_losses(&project.doc) {
+            say!("taglane: --update-changed: {line}");
+        }
         let update = plan.update_changed_edit(&project.doc);
         if !update.is_empty()
             && let Err(e) = project.apply(update, "update changed takes")

@@ -155,8 +155,21 @@ impl TaglaneApp {
             AppCommand::UpdateChangedClips => {
                 if let Some(plan) = &self.library.last {
                     let edit = plan.update_changed_edit(&self.project.doc);
+                    let losses = plan.update_changed_losses(&self.project.doc);
                     if !edit.is_empty() {
                         self.apply_edit(edit, "update the lengths of changed clips");
+                        if !losses.is_empty() {
+                            // Said, not silent: what the shorter takes cut off (Undo restores).
+                            let first = &losses[0];
+                            let more = match losses.len() {
+                                1 => String::new(),
+                                n => format!(" (and {} more)", n - 1),
+                            };
+                            self.message(
+                                Level::Warning,
+                                format!("lengths updated; {first}{more}; Undo restores them"),
+                            );
+                        }
                     }
                 }
             }

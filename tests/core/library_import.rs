@@ -264,6 +264,63 @@ fn reimporting_adds_nothing_and_reports_changed_and_missing_takes() {
     assert_eq!(doc.clips[0].frames, c.frames_now);
     // Asked again, or for another document (the clip renamed), it changes nothing.
     assert!(plan.update_changed_edit(&doc).is_empty());
+    // A take that gets shorter: what its update cuts off is listed, range by range and marker
+    // by marker, before it is applied.
+    {
+        use taglane::core::tags::{Range, document::Tag};
+        let n = doc.clips[0].frames;
+        let mut tag = Tag::new("Late");
+        tag.ranges.insert(
+            0,
+            vec![
+                Range::new(0, 10),
+                Range::new(n - 20, n - 12),
+                Range::new(n - 8, n),
+            ],
+        );
+        tag.markers.insert(0, vec![3, n - 1]);
+        let mut shorter = doc.clone();
+        shorter.tags.push(tag);
+        let text = std::fs::read_to_string(&walk).unwrap();
+        let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
+        lines.truncate(lines.len() - 15);
+        let frames_line = lines.iter().position(|l| l.starts_with("Frames:")).unwrap();
+        lines[frames_line] = format!("Frames: {}", n - 15);
+        std::fs::write(&walk, lines.join("\n") + "\n").unwrap();
+        let s = scan(std::slice::from_ref(&lib), &ImportSettings::default());
+        let plan = plan_import(&shorter, Some(&dir), &s);
+        let losses = plan.update_changed_losses(&shorter);
+        let end = n - 15;
+        assert_eq!(
+            losses,
+            [
+                format!(
+                    "tag `Late` on day1/walk (now {end} frames): range [{}, {}) cut to [{}, {end})",
+                    n - 20,
+                    n - 12,
+                    n - 20
+                ),
+                format!(
+                    "tag `Late` on day1/walk (now {end} frames): range [{}, {n}) dropped",
+                    n - 8
+                ),
+                format!(
+                    "tag `Late` on day1/walk (now {end} frames): marker {} dropped",
+                    n - 1
+                ),
+            ]
+        );
+        assert!(
+            plan.report_text_updating(false, true)
+                .contains("updated to the file's length")
+        );
+        assert!(
+            plan.report_text(false)
+                .contains("the project keeps its values")
+        );
+        // Put back as it was for the rest of the test.
+        std::fs::write(&walk, text).unwrap();
+    }
     let mut other = doc.clone();
     other.clips[0].frames = c.frames_before;
     other.clips[0].name = "someone else".to_owned();

@@ -315,6 +315,54 @@ impl ImportPlan {
         )
     }
 
+    /// What [`Self::update_changed_edit`] takes out of `doc`, one line each: the ranges past a
+    /// shorter take's new end (dropped, or cut at the end) and the markers past it, per tag and
+    /// clip, with their notes. Empty when no clip gets shorter or nothing lies past its end.
+    pub fn update_changed_losses(&self, doc: &TagDocument) -> Vec<String> {
+        let mut lines = Vec::new();
+        for c in &self.changed {
+            let Some(info) = doc.clips.get(c.clip as usize) else {
+                continue;
+            };
+            if info.name != c.name || c.frames_now >= info.frames {
+                continue;
+            }
+            let end = c.frames_now;
+            for tag in &doc.tags {
+                let noted = |a: crate::core::tags::Anchor| {
+                    tag.note(c.clip, a)
+                        .map(|n| format!(" and its note \"{}\"", n.text))
+                        .unwrap_or_default()
+                };
+                for r in tag.ranges_on(c.clip).iter().filter(|r| r.stop > end) {
+                    let what = if r.start >= end {
+                        format!(
+                            "[{}, {}) dropped{}",
+                            r.start,
+                            r.stop,
+                            noted(crate::core::tags::Anchor::Range(*r))
+                        )
+                    } else {
+                        format!("[{}, {}) cut to [{}, {end})", r.start, r.stop, r.start)
+                    };
+                    lines.push(format!(
+                        "tag `{}` on {} (now {end} frames): range {what}",
+                        tag.name, c.name
+                    ));
+                }
+                for &m in tag.markers_on(c.clip).iter().filter(|&&m| m >= end) {
+                    lines.push(format!(
+                        "tag `{}` on {} (now {end} frames): marker {m} dropped{}",
+                        tag.name,
+                        c.name,
+                        noted(crate::core::tags::Anchor::Marker(m))
+                    ));
+                }
+            }
+        }
+        lines
+    }
+
     /// Clips added per chosen unit: `[("cmu (5.644 cm)", 120), ("cm", 118)]`, most used first.
     pub fn units_summary(&self) -> Vec<(String, usize)> {
         let mut counts: BTreeMap<String, usize> = BTreeMap::new();
@@ -364,6 +412,13 @@ impl ImportPlan {
     /// failed take, the warnings, the ignored files and the folders that could not be read. With
     /// `list_added`, every added clip with its source, length and unit reason.
     pub fn report_text(&self, list_added: bool) -> String {
+        self.report_text_updating(list_added, false)
+    }
+
+    /// [`Self::report_text`]; with `updating`, the changed clips are said to take their file's
+    /// length (the import applies [`Self::update_changed_edit`]) instead of keeping the
+    /// project's.
+    pub fn report_text_updating(&self, list_added: bool, updating: bool) -> String {
         let mut s = self.summary();
         s.push('\n');
         let units = self.units_summary();
@@ -392,8 +447,13 @@ impl ImportPlan {
         if !self.changed.is_empty() {
             let _ = writeln!(
                 s,
-                "changed since they were imported ({}; the project keeps its values):",
-                self.changed.len()
+                "changed since they were imported ({}; {}):",
+                self.changed.len(),
+                if updating {
+                    "updated to the file's length"
+                } else {
+                    "the project keeps its values"
+                }
             );
             for c in &self.changed {
                 let _ = writeln!(
