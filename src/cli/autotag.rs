@@ -186,6 +186,14 @@ pub fn autotag_cmd(args: AutotagArgs) -> ExitCode {
             }
         }
     }
+    if let Some(out) = &args.out
+        && out.is_dir()
+    {
+        return super::fail_usage(format!(
+            "{}: is a folder; expected a file name for the document of proposals (nothing written)",
+            out.display()
+        ));
+    }
     // The output holds only the proposals: a project there would lose its own tags.
     if let Some(out) = &args.out
         && !args.overwrite
@@ -320,11 +328,22 @@ pub fn autotag_cmd(args: AutotagArgs) -> ExitCode {
     if doc.clips.is_empty() {
         return super::fail_input("no clip could be tagged");
     }
-    // An existing file there (`--overwrite`) is kept as `OUT.bak`.
-    if let Some(out) = &args.out
-        && let Err(e) = doc.save(out, true)
-    {
-        return super::fail_input(e);
+    // An existing file there (`--overwrite`) is kept as `OUT.bak`; an earlier backup moves to
+    // `OUT.bak.N` rather than being replaced.
+    if let Some(out) = &args.out {
+        match crate::core::io::shift_backup(out) {
+            Ok(Some(to)) => say!("taglane: the earlier backup is now {}", to.display()),
+            Ok(None) => {}
+            Err(e) => {
+                return super::fail_input(format!(
+                    "{}: cannot keep the backup: {e}",
+                    out.display()
+                ));
+            }
+        }
+        if let Err(e) = doc.save(out, true) {
+            return super::fail_input(e);
+        }
     }
     let text = if args.json {
         match doc.to_json_string() {

@@ -764,6 +764,12 @@ pub fn decompress(args: DecompressArgs) -> ExitCode {
         Ok(c) => c,
         Err(e) => return super::fail_input(format!("{}: {e}", args.input.display())),
     };
+    if args.output.is_dir() {
+        return super::fail_usage(format!(
+            "{}: is a folder; expected a file name for the BVH (nothing written)",
+            args.output.display()
+        ));
+    }
     // A BVH already there may be a take: never replaced without being asked (and then kept).
     if !args.overwrite && std::fs::symlink_metadata(&args.output).is_ok() {
         return super::fail_usage(format!(
@@ -810,6 +816,19 @@ pub fn decompress(args: DecompressArgs) -> ExitCode {
         decoded.in_centimetres()
     };
     let text = write_bvh(&decoded);
+    // A second --overwrite keeps the first backup too (the original take, say).
+    if args.overwrite {
+        match crate::core::io::shift_backup(&args.output) {
+            Ok(Some(to)) => say!("taglane: the earlier backup is now {}", to.display()),
+            Ok(None) => {}
+            Err(e) => {
+                return super::fail_input(format!(
+                    "{}: cannot keep the backup: {e}",
+                    args.output.display()
+                ));
+            }
+        }
+    }
     if let Err(e) = write_atomic(&args.output, text.as_bytes(), args.overwrite) {
         return super::fail_input(format!("{}: cannot write: {e}", args.output.display()));
     }

@@ -223,6 +223,30 @@ pub fn project_relative(path: &Path, base: Option<&Path>) -> String {
     abs.to_string_lossy().into_owned()
 }
 
+/// Before a replacement that keeps `path`'s old content as `path.bak` (a command's
+/// `--overwrite`): a `path.bak` already there is moved to the first free `path.bak.N` (N from 2),
+/// so that replacing a file twice does not lose the first backup (the original). Returns where it
+/// went; `None` when there was none (or `path` does not exist, so no backup will be made).
+pub fn shift_backup(path: &Path) -> io::Result<Option<PathBuf>> {
+    let backup = backup_path(path);
+    if !path.exists() || fs::symlink_metadata(&backup).is_err() {
+        return Ok(None);
+    }
+    for n in 2u32..=100_000 {
+        let mut s = backup.as_os_str().to_owned();
+        s.push(format!(".{n}"));
+        let to = PathBuf::from(s);
+        if fs::symlink_metadata(&to).is_err() {
+            fs::rename(&backup, &to)?;
+            return Ok(Some(to));
+        }
+    }
+    Err(io::Error::other(format!(
+        "{}: no free backup name up to .bak.100000",
+        path.display()
+    )))
+}
+
 /// The backup path used by [`write_atomic`]: `name.ext.bak`.
 pub fn backup_path(path: &Path) -> PathBuf {
     let mut s = path.as_os_str().to_owned();
@@ -395,5 +419,27 @@ mod tests {
         let path = dir.join("nested").join("a.json");
         assert!(write_atomic(&path, b"x", true).is_err());
         assert!(!path.exists());
+    }
+
+    #[test]
+    fn a_second_replacement_keeps_the_first_backup() {
+        let dir = std::env::temp_dir().join(format!("taglane-shift-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let f = dir.join("take.bvh");
+        fs::write(&f, "original").unwrap();
+        assert_eq!(shift_backup(&f).unwrap(), None);
+        write_atomic(&f, b"first", true).unwrap();
+        assert_eq!(shift_backup(&f).unwrap(), Some(dir.join("take.bvh.bak.2")));
+        write_atomic(&f, b"second", true).unwrap();
+        assert_eq!(
+            fs::read_to_string(dir.join("take.bvh.bak.2")).unwrap(),
+            "original"
+        );
+        assert_eq!(
+            fs::read_to_string(dir.join("take.bvh.bak")).unwrap(),
+            "first"
+        );
+        assert_eq!(shift_backup(&f).unwrap(), Some(dir.join("take.bvh.bak.3")));
+        fs::remove_dir_all(&dir).ok();
     }
 }

@@ -600,6 +600,37 @@ fn decompress_refuses_an_existing_output_without_overwrite() {
     );
     let bak = dir.join("take.bvh.bak");
     assert_eq!(std::fs::read_to_string(&bak).unwrap(), "a take of its own");
+    // A second --overwrite keeps the first backup (the original) as .bak.2, and says so.
+    let out = run(&[&args[..], &["--overwrite"]].concat());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("take.bvh.bak.2"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("take.bvh.bak.2")).unwrap(),
+        "a take of its own"
+    );
+    assert!(
+        std::fs::read_to_string(&bak)
+            .unwrap()
+            .starts_with("HIERARCHY")
+    );
+    // A folder as the output is named as one.
+    let args = [
+        "decompress",
+        tlc.to_str().unwrap(),
+        "-o",
+        dir.to_str().unwrap(),
+    ];
+    let out = run(&args);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("is a folder"),
+        "{}",
+        text(&out.stderr)
+    );
 }
 
 /// `compress` and `export-acl` replace their own outputs (a `.tlc`, an SJSON they wrote), and
