@@ -23,7 +23,7 @@ pub struct AutotagArgs {
     /// Animation files (.bvh, .glb, .gltf); every clip of each is tagged.
     #[arg(required = true)]
     pub anims: Vec<PathBuf>,
-    /// What one file unit is: cm, m, in, cmu (5.644 cm), a number of cm, or auto (as `import`
+    /// What one file unit is: cm, m, mm, in, cmu (5.644 cm), a number of cm, or auto (as `import`
     /// chooses it: the unit that makes a BVH skeleton 150-200 cm tall, a glTF's metres; reported
     /// on stderr).
     #[arg(long, default_value = "auto")]
@@ -58,12 +58,11 @@ pub(crate) const TAKE_EXTENSIONS: &[&str] = &["bvh", "glb", "gltf", "tlc"];
 
 /// `None` for `auto`, else centimetres per unit.
 pub(crate) fn parse_units_arg(s: &str) -> Result<Option<f32>, String> {
-    if s.eq_ignore_ascii_case("auto") {
-        Ok(None)
-    } else {
-        super::compress::parse_units(s)
-            .map(Some)
-            .map_err(|e| e.replace("expected cm,", "expected auto, cm,"))
+    // The one reader of a unit word, `import`'s: every subcommand takes the same words.
+    match s.parse::<crate::core::library::UnitSetting>() {
+        Ok(crate::core::library::UnitSetting::Auto) => Ok(None),
+        Ok(crate::core::library::UnitSetting::Fixed(cm)) => Ok(Some(cm)),
+        Err(e) => Err(format!("--units: {e}")),
     }
 }
 

@@ -16,27 +16,6 @@ use crate::core::compress::{
 };
 use crate::core::io::write_atomic;
 
-/// CMU conversions: one file unit is about 1/0.45 inch.
-pub const CMU_UNIT_CM: f32 = 5.644;
-
-/// Parses `--units`: `cm`, `m`, `in`, `cmu` (5.644 cm) or a number of centimetres per unit.
-pub fn parse_units(s: &str) -> Result<f32, String> {
-    let v = match s.to_ascii_lowercase().as_str() {
-        "cm" => 1.0,
-        "m" => 100.0,
-        "in" => 2.54,
-        "cmu" => CMU_UNIT_CM,
-        other => other.parse::<f32>().map_err(|_| {
-            format!("--units: expected cm, m, in, cmu or a number of cm per unit, found {s:?}")
-        })?,
-    };
-    if v.is_finite() && v > 0.0 {
-        Ok(v)
-    } else {
-        Err(format!("--units must be positive, found {s:?}"))
-    }
-}
-
 /// `--units` of compress, compare and export-acl: `None` (absent or `auto`) for the unit `auto`
 /// chooses, else centimetres per unit.
 fn units_arg(s: Option<&str>) -> Result<Option<f32>, String> {
@@ -97,7 +76,7 @@ pub struct CompressArgs {
     /// but `bits` is whole: `{"auto": {"error_cm": E}}` or `{"fixed": {...}}` with all three widths).
     #[arg(long)]
     pub settings: Option<PathBuf>,
-    /// What one file unit is: auto, cm, m, in, cmu (5.644 cm) or a number of cm. Default: auto,
+    /// What one file unit is: auto, cm, m, mm, in, cmu (5.644 cm) or a number of cm. Default: auto,
     /// as `import` and `inspect` choose it (a BVH skeleton made human-sized, a glTF in metres).
     #[arg(long)]
     pub units: Option<String>,
@@ -149,7 +128,7 @@ pub struct CompareArgs {
     /// Jump frame interval of the stream candidates, frames.
     #[arg(long, default_value_t = 60)]
     pub jump_frames: u32,
-    /// What one file unit is: auto, cm, m, in, cmu (5.644 cm) or a number of cm. Default: auto,
+    /// What one file unit is: auto, cm, m, mm, in, cmu (5.644 cm) or a number of cm. Default: auto,
     /// as `import` and `inspect` choose it (a BVH skeleton made human-sized, a glTF in metres).
     #[arg(long)]
     pub units: Option<String>,
@@ -168,7 +147,7 @@ pub struct ExportAclArgs {
     /// Output ACL SJSON clip (.acl.sjson).
     #[arg(short, long)]
     pub output: PathBuf,
-    /// What one file unit is: auto, cm, m, in, cmu (5.644 cm) or a number of cm. Translations are
+    /// What one file unit is: auto, cm, m, mm, in, cmu (5.644 cm) or a number of cm. Translations are
     /// written in cm. Default: auto, as `import` and `inspect` choose it.
     #[arg(long)]
     pub units: Option<String>,

@@ -37,7 +37,7 @@ pub struct FindArgs {
     #[arg(long, value_name = "ANIM:START:STOP")]
     pub query: Option<String>,
     /// Animation files: what one file unit is: auto (as `import` chooses it: the unit that makes a
-    /// BVH skeleton 150-200 cm tall, a glTF's metres; reported on stderr), cm, m, in, cmu
+    /// BVH skeleton 150-200 cm tall, a glTF's metres; reported on stderr), cm, m, mm, in, cmu
     /// (5.644 cm) or a number of cm. Default auto.
     #[arg(long)]
     pub units: Option<String>,
@@ -427,11 +427,7 @@ fn prepare_files(args: &FindArgs, joints: &JointOverrides) -> Result<Prepared, F
     let (qfile, qname, start, stop) = parse_query_spec(spec).map_err(Fail::Usage)?;
     let unit_cm = match args.units.as_deref() {
         None => None,
-        Some(u) if u.eq_ignore_ascii_case("auto") => None,
-        Some(u) => Some(
-            super::compress::parse_units(u)
-                .map_err(|e| Fail::Usage(e.replace("expected cm,", "expected auto, cm,")))?,
-        ),
+        Some(u) => super::autotag::parse_units_arg(u).map_err(Fail::Usage)?,
     };
     if let Some(p) = args.inputs.iter().find(|p| {
         p.extension()

@@ -664,6 +664,8 @@ fn compress_and_export_acl_replace_only_their_own_outputs() {
     let tlc = dir.join("in.tlc");
     assert!(compress(&bvh, &tlc, &["--units", "cmu"]).success());
     assert!(compress(&bvh, &tlc, &["--units", "cmu", "--error-cm", "0.5"]).success());
+    // Every unit word `import` takes (mm too).
+    assert!(compress(&bvh, &tlc, &["--units", "mm"]).success());
     let sjson = dir.join("in.acl.sjson");
     let args = [
         "export-acl",
