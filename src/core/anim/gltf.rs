@@ -995,7 +995,7 @@ fn prepare_animation(
                     warnings.push(ImportWarning {
                         place: Place::Json(format!("animations[{ai}]")),
                         message: format!(
-                            "its keys are not evenly spaced: resampled at {DEFAULT_GLTF_FPS} fps (choose a rate with --gltf-fps)"
+                            "its keys are not evenly spaced: resampled at {DEFAULT_GLTF_FPS} fps, the default rate (`inspect` and `sample` take another with --gltf-fps)"
                         ),
                     });
                 }
