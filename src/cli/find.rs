@@ -66,15 +66,21 @@ pub struct FindArgs {
 #[derive(Debug, Serialize)]
 struct QueryOut<'a> {
     clip: &'a str,
+    /// The file of the clip, over loose files.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    file: Option<&'a str>,
     start: usize,
     stop: usize,
-    /// Frames of the query's clip.
+    /// Frames of the query's clip (the query range has `stop - start`).
     frames: usize,
 }
 
 #[derive(Debug, Serialize)]
 struct MatchOut<'a> {
     clip: &'a str,
+    /// The file of the clip, over loose files.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    file: Option<&'a str>,
     start: usize,
     stop: usize,
     score: f32,
@@ -89,6 +95,9 @@ struct Report<'a> {
 /// What the search runs on, whichever the mode.
 struct Prepared {
     names: Vec<String>,
+    /// Over loose files, the file of each clip (two files of one stem give `x` and `x_2`, so
+    /// the name alone does not say which); empty for a project, whose clip names are its own.
+    files: Vec<String>,
     features: Vec<Option<ClipFeatures>>,
     query: Query,
 }
@@ -219,6 +228,7 @@ fn print_report(args: &FindArgs, p: &Prepared, index: &SearchIndex, matches: &[M
         let report = Report {
             query: QueryOut {
                 clip: qname,
+                file: p.files.get(q.clip).map(String::as_str),
                 start: q.start,
                 stop: q.stop,
                 frames,
@@ -227,6 +237,7 @@ fn print_report(args: &FindArgs, p: &Prepared, index: &SearchIndex, matches: &[M
                 .iter()
                 .map(|m| MatchOut {
                     clip: &p.names[m.clip],
+                    file: p.files.get(m.clip).map(String::as_str),
                     start: m.start,
                     stop: m.stop,
                     score: m.score,
@@ -253,8 +264,10 @@ fn print_report(args: &FindArgs, p: &Prepared, index: &SearchIndex, matches: &[M
         if matches.is_empty() {
             text.push_str("no match\n");
         } else {
+            // Over loose files, a last column names each match's file.
+            let file_head = if p.files.is_empty() { "" } else { "  file" };
             text.push_str(&format!(
-                "{:>4}  {:>6}  {}  {:>13}  {:>6}\n",
+                "{:>4}  {:>6}  {}  {:>13}  {:>6}{file_head}\n",
                 "rank",
                 "score",
                 crate::core::text::pad_right("clip", width),
@@ -262,8 +275,12 @@ fn print_report(args: &FindArgs, p: &Prepared, index: &SearchIndex, matches: &[M
                 "frames"
             ));
             for (i, m) in matches.iter().enumerate() {
+                let file = p
+                    .files
+                    .get(m.clip)
+                    .map_or(String::new(), |f| format!("  {f}"));
                 text.push_str(&format!(
-                    "{:>4}  {:>6.3}  {}  {:>13}  {:>6}\n",
+                    "{:>4}  {:>6.3}  {}  {:>13}  {:>6}{file}\n",
                     i + 1,
                     m.score,
                     crate::core::text::pad_right(&p.names[m.clip], width),
@@ -383,6 +400,7 @@ fn prepare_project(args: &FindArgs, joints: &JointOverrides) -> Result<Prepared,
         say!("taglane: features: {hits} from the cache, {fresh} built");
     }
     Ok(Prepared {
+        files: Vec::new(),
         names: doc.clips.iter().map(|c| c.name.clone()).collect(),
         features,
         query: Query {
@@ -523,6 +541,10 @@ fn prepare_files(args: &FindArgs, joints: &JointOverrides) -> Result<Prepared, F
         }
     }
     Ok(Prepared {
+        files: clip_file
+            .iter()
+            .map(|&f| files[f].display().to_string())
+            .collect(),
         names,
         features,
         query: Query {

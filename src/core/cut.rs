@@ -331,16 +331,25 @@ pub fn cut_clips(
 /// `anim`, when it is the take the project's clip `info` was tagged on as far as its length and
 /// rate tell: a take recorded again or trimmed since would put the ranges on other motion.
 fn same_take(info: &ClipInfo, anim: Clip) -> Result<Clip, String> {
-    let fps_differs = (anim.fps - info.fps).abs() > 1e-3 * info.fps.abs().max(1.0);
-    if anim.frame_count != info.frames as usize || fps_differs {
-        return Err(format!(
-            "`{}`: its take now has {} frames at {} fps where the project has {} at {} fps, so \
-             its ranges would cut other motion; expected the take the clip was tagged on \
-             (`taglane import --update-changed` takes a new length)",
-            info.name, anim.frame_count, anim.fps, info.frames, info.fps
-        ));
+    match take_changed(info, anim.frame_count, anim.fps) {
+        Some(e) => Err(format!("`{}`: {e}", info.name)),
+        None => Ok(anim),
     }
-    Ok(anim)
+}
+
+/// Why a take of `frames` at `fps` is not the one the project's clip `info` was tagged on (its
+/// length or rate differ), or `None` when it is: its ranges would fall on other motion. Shared by
+/// `cut` and `find`, which read the takes themselves; the caller names the clip.
+pub fn take_changed(info: &ClipInfo, frames: usize, fps: f32) -> Option<String> {
+    let fps_differs = (fps - info.fps).abs() > 1e-3 * info.fps.abs().max(1.0);
+    (frames != info.frames as usize || fps_differs).then(|| {
+        format!(
+            "its take now has {frames} frames at {fps} fps where the project has {} at {} fps, \
+             so its ranges would fall on other motion; expected the take the clip was tagged on \
+             (`taglane import --update-changed` takes a new length)",
+            info.frames, info.fps
+        )
+    })
 }
 
 #[cfg(test)]

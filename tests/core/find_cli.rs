@@ -273,6 +273,17 @@ fn loose_files_search_with_units_and_a_file_query() {
     assert_eq!(m.len(), 8);
     assert!(m.iter().all(|x| x.0.starts_with("walk")), "{m:?}");
     assert!(m.iter().any(|x| x.0 == "walk_turn_left_male_04"), "{m:?}");
+    // Each clip names its file (two files of one stem are `x` and `x_2`).
+    assert_eq!(v["query"]["file"], s(&walk));
+    for x in v["matches"].as_array().unwrap() {
+        let file = x["file"].as_str().unwrap();
+        let stem = std::path::Path::new(file)
+            .file_stem()
+            .unwrap()
+            .to_str()
+            .unwrap();
+        assert_eq!(x["clip"].as_str().unwrap(), stem, "{x}");
+    }
     // Given units: lengths in inches make every clip 2.54 times larger alike; still walks.
     let o = run(&[
         "find",
@@ -327,7 +338,87 @@ fn loose_files_search_with_units_and_a_file_query() {
     ]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(stderr(&o).contains("broken.bvh"), "{}", stderr(&o));
+    // Two files of one stem: told apart by the file column.
+    let other = dir.join("again");
+    std::fs::create_dir_all(&other).unwrap();
+    std::fs::copy(&run_take, other.join("walk_male_01.bvh")).unwrap();
+    let o = run(&[
+        "find",
+        s(&other.join("walk_male_01.bvh")),
+        "--query",
+        &format!("{}:120:150", s(&walk)),
+        "--top",
+        "40",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8_lossy(&o.stdout);
+    // The input comes first: it is `walk_male_01`, the query's file `walk_male_01_2`.
+    let rows: Vec<&str> = text.lines().skip(2).collect();
+    let row = |clip: &str| {
+        *rows
+            .iter()
+            .find(|l| l.split_whitespace().nth(2) == Some(clip))
+            .unwrap_or_else(|| panic!("no row of {clip}: {text}"))
+    };
+    assert!(
+        row("walk_male_01").ends_with(s(&other.join("walk_male_01.bvh"))),
+        "{text}"
+    );
+    assert!(row("walk_male_01_2").ends_with(s(&walk)), "{text}");
     // Nothing was written next to the loose files.
     assert!(!dir.join(".taglane-cache").exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A take that no longer matches its clip in the project (another rate here) is left out of the
+/// search with the reason, as `cut` leaves it out; as the query's clip it stops the search.
+#[test]
+fn a_take_changed_since_it_was_tagged_is_not_searched() {
+    let dir = demo_dir("changed-take");
+    let project = dir.join("demo.taglane.json");
+    let run_take = dir.join("run_male_01.bvh");
+    let text = std::fs::read_to_string(&run_take).unwrap();
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("Frame Time:"))
+        .unwrap()
+        .to_owned();
+    std::fs::write(&run_take, text.replace(&line, "Frame Time: 0.0166667")).unwrap();
+    let o = run(&[
+        "find",
+        s(&project),
+        "--clip",
+        "walk_male_01",
+        "--range",
+        "120:150",
+        "--top",
+        "40",
+        "--json",
+    ]);
+    let v = json(&o);
+    let err = stderr(&o);
+    assert!(
+        err.contains("skipped clip `run_male_01`") && err.contains("where the project has"),
+        "{err}"
+    );
+    assert!(
+        matches(&v).iter().all(|m| m.0 != "run_male_01"),
+        "{:?}",
+        matches(&v)
+    );
+    let o = run(&[
+        "find",
+        s(&project),
+        "--clip",
+        "run_male_01",
+        "--range",
+        "0:30",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("the query clip `run_male_01`"),
+        "{}",
+        stderr(&o)
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -36,6 +36,10 @@ pub struct FeatureJob {
     /// Centimetres per file unit (the clip's `unit_cm` in the project); `None`: the format's
     /// convention.
     pub unit_cm: Option<f32>,
+    /// The clip as the project has it (its length and rate): a take that no longer matches is
+    /// refused (`core::cut::take_changed`), as `cut` refuses it, instead of searching other
+    /// motion. `None` checks nothing.
+    pub tagged_on: Option<crate::core::tags::ClipInfo>,
 }
 
 impl FeatureJob {
@@ -47,6 +51,7 @@ impl FeatureJob {
                 Ok(FeatureJob {
                     request: resolve(project, c as ClipId)?,
                     unit_cm: project.doc.clips[c].unit_cm,
+                    tagged_on: Some(project.doc.clips[c].clone()),
                 })
             })
             .collect()
@@ -88,6 +93,16 @@ pub type FeatureResult = Result<(ClipFeatures, CacheOutcome), String>;
 /// Builds (or reads from the cache) the features of one project clip. Its animation is loaded by
 /// `core::project::load` and given the job's unit.
 pub fn job_features(job: &FeatureJob, options: &FeatureOptions) -> FeatureResult {
+    let (f, outcome) = job_features_unchecked(job, options)?;
+    if let Some(info) = &job.tagged_on
+        && let Some(e) = crate::core::cut::take_changed(info, f.frames, f.fps)
+    {
+        return Err(e);
+    }
+    Ok((f, outcome))
+}
+
+fn job_features_unchecked(job: &FeatureJob, options: &FeatureOptions) -> FeatureResult {
     let unit_cm = job.effective_unit_cm();
     let load_with_unit = || -> Result<Clip, String> {
         let mut clip = load(&job.request)?;
