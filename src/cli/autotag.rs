@@ -286,6 +286,9 @@ pub fn autotag_cmd(args: AutotagArgs) -> ExitCode {
             ..Tag::new((*name).clone())
         })
         .collect();
+    // Per clip, the tags its generators ran for (a rule whose joint the clip lacks is skipped,
+    // with a warning on stderr): the summary marks the others instead of showing 0 ranges.
+    let mut generated: Vec<Vec<String>> = Vec::new();
     for (path, outcome) in args.anims.iter().zip(outcomes) {
         let stem = path
             .file_stem()
@@ -315,6 +318,7 @@ pub fn autotag_cmd(args: AutotagArgs) -> ExitCode {
                 }),
                 unit_cm: Some(t.unit_cm),
             });
+            generated.push(t.proposals.iter().map(|p| p.tag.clone()).collect());
             for p in t.proposals {
                 if let Some(tag) = doc.tags.iter_mut().find(|x| x.name == p.tag)
                     && !p.ranges.is_empty()
@@ -350,14 +354,15 @@ pub fn autotag_cmd(args: AutotagArgs) -> ExitCode {
             Err(e) => return super::fail_input(e),
         }
     } else {
-        summary(&doc, args.out.as_deref())
+        summary(&doc, &generated, args.out.as_deref())
     };
     super::emit(&text);
     ExitCode::SUCCESS
 }
 
-/// Per clip: each tag's range count and frames.
-fn summary(doc: &TagDocument, out: Option<&Path>) -> String {
+/// Per clip: each tag's range count and frames, or `skipped` where its generator did not run on
+/// the clip (`generated`: per clip, the tags that ran).
+fn summary(doc: &TagDocument, generated: &[Vec<String>], out: Option<&Path>) -> String {
     // In terminal columns, at most the command line's widest column (a longer name is printed
     // whole, past it).
     let width = doc
@@ -374,6 +379,14 @@ fn summary(doc: &TagDocument, out: Option<&Path>) -> String {
             clip.name, clip.frames, clip.fps
         ));
         for t in &doc.tags {
+            let ran = generated.get(c).is_none_or(|g| g.contains(&t.name));
+            if !ran {
+                text.push_str(&format!(
+                    "  {} skipped (see the warning above)\n",
+                    crate::core::text::pad_right(&t.name, width),
+                ));
+                continue;
+            }
             let list = t.ranges.get(&(c as u32)).unwrap_or(&[]);
             let frames: u32 = list.iter().map(|r| r.len()).sum();
             text.push_str(&format!(

@@ -213,6 +213,37 @@ fn a_clip_without_feet_is_named_and_skipped() {
         "cm",
     ]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    // A rule on a joint the clip lacks is skipped, and the table says so (not "0 ranges").
+    let rules = d.join("rules.json");
+    std::fs::write(
+        &rules,
+        r#"{"version": 1, "rules": [{"tag": "pose:Up", "when": [{"signal": "y", "joint": "Nope", "above": 5}]}]}"#,
+    )
+    .unwrap();
+    let o = run(&[
+        path.to_str().unwrap(),
+        "--only",
+        "locomotion:Idle,pose:Up",
+        "--units",
+        "cm",
+        "--rules",
+        rules.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let out = text(&o.stdout);
+    let line = out
+        .lines()
+        .find(|l| l.contains("pose:Up"))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(
+        line.contains("skipped") && !line.contains("ranges"),
+        "{out}"
+    );
+    assert!(
+        text(&o.stderr).contains("no joint named `Nope`"),
+        "{}",
+        text(&o.stderr)
+    );
 }
 
 #[test]

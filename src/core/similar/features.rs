@@ -301,7 +301,8 @@ fn find_hand(skeleton: &Skeleton, over: &Option<String>, left: bool) -> Result<u
     find_by_patterns(&normalized, &patterns(&HAND_PATTERNS, left)).ok_or_else(|| {
         format!(
             "no {side} hand joint found (looked for names like {0}Hand, Hand_{1}, \
-             mixamorig:{0}Hand, {0}Wrist); name it with the {side}_hand override",
+             mixamorig:{0}Hand, {0}Wrist); name it with the {side}_hand joint override \
+             (`taglane find --joint {side}_hand=NAME`)",
             if left { "Left" } else { "Right" },
             if left { "L" } else { "R" },
         )
@@ -325,7 +326,8 @@ impl FeatureJoints {
             }
             AutotagError::NoFootJoints { side, .. } => format!(
                 "no {side} foot joint found (looked for names like LeftFoot, Foot_L, \
-                 mixamorig:LeftFoot, LeftAnkle); name it with the {side}_foot override"
+                 mixamorig:LeftFoot, LeftAnkle); name it with the {side}_foot joint override \
+                 (`taglane find --joint {side}_foot=NAME`)"
             ),
             other => other.to_string(),
         })?;
