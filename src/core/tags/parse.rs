@@ -110,9 +110,13 @@ pub(crate) struct Token {
     pub bytes: std::ops::Range<usize>,
 }
 
-/// Characters of an unquoted name (tags, namespaces, functions).
+/// Characters of an unquoted name (tags, namespaces, functions): letters and digits of any
+/// script, `_ : . /`, and the marks that combine with a letter (an accent typed as its own
+/// character, `e` then U+0301: they take no column of their own).
 pub fn is_name_char(c: char) -> bool {
-    c.is_alphanumeric() || matches!(c, '_' | ':' | '.' | '/')
+    c.is_alphanumeric()
+        || matches!(c, '_' | ':' | '.' | '/')
+        || (!c.is_control() && !c.is_whitespace() && crate::core::text::char_width(c) == 0)
 }
 
 fn err(span: std::ops::Range<usize>, message: impl Into<String>) -> QueryError {
@@ -390,6 +394,19 @@ impl Parser<'_> {
         };
         if is_not {
             self.bump();
+            // `not` with nothing to complement, where a tag is called `not`: the tag was meant.
+            let next = &self.peek().tok;
+            let operand_next = matches!(
+                next,
+                Tok::Name(_) | Tok::Quoted(_) | Tok::Op('(') | Tok::Op('!')
+            );
+            if t.tok == Tok::Name("not".into()) && !operand_next && self.names.contains(&"not") {
+                return Err(err(
+                    t.span.clone(),
+                    "`not` is the complement keyword and needs an operand after it; the tag called \
+                     `not` is written \"not\"",
+                ));
+            }
             self.enter(t.span.clone())?;
             self.unary()?;
             self.depth -= 1;
@@ -757,6 +774,31 @@ mod tests {
         let e = parse_query(text, &names).unwrap_err();
         assert_eq!(e.caret_line_under(text), "      ^^^^");
         assert!(e.render(text).ends_with("\n  run & 走る\n        ^^^^"));
+    }
+
+    #[test]
+    fn a_name_with_a_combining_accent_is_one_name() {
+        let names = ["caf\u{e9}", "cafe\u{301}"];
+        // Decomposed (e + U+0301) and precomposed are different names, each read whole.
+        assert_eq!(parse_query("cafe\u{301}", &names).unwrap(), Query::tag(1));
+        assert_eq!(parse_query("caf\u{e9}", &names).unwrap(), Query::tag(0));
+        let e = parse_query("cafe\u{301} & x", &names).unwrap_err();
+        assert_eq!(e.span, 8..9, "{e}");
+        assert_eq!(quote_name("cafe\u{301}"), "cafe\u{301}");
+    }
+
+    #[test]
+    fn a_bare_not_where_a_tag_is_called_not_says_how_to_write_it() {
+        let names = ["not", "Walk"];
+        for text in ["not", "not | Walk", "Walk & not"] {
+            let e = parse_query(text, &names).unwrap_err();
+            assert!(e.message.contains("written \"not\""), "{text}: {e}");
+        }
+        assert_eq!(
+            parse_query("\"not\" | Walk", &names).unwrap(),
+            Query::tag(0) | Query::tag(1)
+        );
+        assert_eq!(parse_query("not Walk", &names).unwrap(), !Query::tag(1));
     }
 
     #[test]
