@@ -241,10 +241,10 @@ fn settings_from_file(path: &Path) -> Result<CompressSettings, String> {
             ""
         };
         format!(
-            "{}: line {} column {}: {what}{hint}",
+            "{}: line {}, column {}: {what}{hint}",
             path.display(),
             e.line(),
-            e.column()
+            e.column().max(1)
         )
     })?;
     s.validate()

@@ -263,7 +263,7 @@ fn bad_rule_files_exit_1_and_bad_arguments_2_with_the_place() {
             r#"{"version": 1, "params": {"contacts": {"enter_hieght_cm": 1}}}"#,
             "params.contacts.enter_hieght_cm",
         ),
-        ("{\"version\": 1,\n \"rules\": [}", "line 2 column"),
+        ("{\"version\": 1,\n \"rules\": [}", "line 2, column"),
         (r#"{"version": 4}"#, "version"),
     ];
     for (k, (body, place)) in cases.iter().enumerate() {

@@ -949,7 +949,7 @@ fn a_misspelt_setting_is_named() {
     ] {
         let err = refused(json);
         assert!(
-            err.contains("s.json: line 1 column ") && err.contains(expected),
+            err.contains("s.json: line 1, column ") && err.contains(expected),
             "{err}"
         );
     }

@@ -116,7 +116,7 @@ fn animation_errors_name_file_place_and_expectation() {
         what: "glTF: not JSON",
         message: anim_error(&p),
         file: f("syntax.gltf"),
-        place: "JSON line 2 column".into(),
+        place: "JSON line 2, column".into(),
         expected: "expected a glTF JSON document",
     });
     let p = write(

@@ -203,6 +203,13 @@ fn syntax_errors_give_line_and_column() {
         }
         other => panic!("{other:?}"),
     }
+    // An empty or cut file: columns count from 1 (serde_json says 0 at the end of a line).
+    for text in ["", "{\n  \"format\": "] {
+        match load_tags_str(text, "cut.json") {
+            Err(TagsFileError::Syntax { column, .. }) => assert!(column >= 1, "{text:?}"),
+            other => panic!("{other:?}"),
+        }
+    }
 }
 
 #[test]

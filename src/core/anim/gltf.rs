@@ -137,7 +137,7 @@ fn import_json(
 ) -> Result<Imported, ImportError> {
     let mut root: json::Root = serde_json::from_slice(json_bytes).map_err(|e| {
         json_err(
-            format!("JSON line {} column {}", e.line(), e.column()),
+            format!("JSON line {}, column {}", e.line(), e.column().max(1)),
             format!("expected a glTF JSON document: {e}"),
         )
     })?;

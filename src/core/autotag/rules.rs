@@ -298,7 +298,7 @@ mod tests {
             ),
             (
                 "{\"version\": 1, \"rules\": [\n{\"tag\": }]}",
-                "line 2 column 9",
+                "line 2, column 9",
             ),
         ];
         for (text, path) in cases {

@@ -12,7 +12,8 @@ pub(crate) fn parse(text: &str, file: &str) -> Result<Json, TagsFileError> {
     serde_json::from_str(text).map_err(|e| TagsFileError::Syntax {
         file: file.to_owned(),
         line: e.line(),
-        column: e.column(),
+        // serde_json says column 0 at the end of a line (an empty or cut file): the first is 1.
+        column: e.column().max(1),
         message: format!("not valid JSON: {e}")
             .replace(&format!(" at line {} column {}", e.line(), e.column()), ""),
     })

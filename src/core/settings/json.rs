@@ -6,13 +6,14 @@ use super::SettingsError;
 
 pub use crate::core::json::{Json, key_path};
 
-/// Parses JSON text; a syntax error is reported at `line L column C`.
+/// Parses JSON text; a syntax error is reported at `line L, column C`.
 pub fn parse(text: &str) -> Result<Json, SettingsError> {
     // A UTF-8 byte order mark (written by some Windows editors) is skipped.
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     serde_json::from_str(text).map_err(|e| SettingsError {
-        path: format!("line {} column {}", e.line(), e.column()),
-        message: format!("invalid JSON: {e}")
+        // serde_json says column 0 at the end of a line (an empty or cut file): the first is 1.
+        path: format!("line {}, column {}", e.line(), e.column().max(1)),
+        message: format!("not valid JSON: {e}")
             .replace(&format!(" at line {} column {}", e.line(), e.column()), ""),
     })
 }

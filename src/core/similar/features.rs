@@ -842,7 +842,7 @@ mod tests {
         let sk = skeleton(&["Hips", "Spine"], &[None, Some(0)]);
         let err = FeatureJoints::find(&sk, &JointOverrides::default()).unwrap_err();
         assert!(
-            err.contains("foot") && err.contains("_foot override"),
+            err.contains("foot") && err.contains("_foot joint override"),
             "{err}"
         );
     }

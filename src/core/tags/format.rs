@@ -1373,7 +1373,8 @@ fn syntax_error(file_label: &str, e: &serde_json::Error) -> TagsFileError {
     TagsFileError::Syntax {
         file: file_label.to_string(),
         line: e.line(),
-        column: e.column(),
+        // serde_json says column 0 at the end of a line (an empty or cut file): the first is 1.
+        column: e.column().max(1),
         message: format!("not valid JSON: {e}")
             .replace(&format!(" at line {} column {}", e.line(), e.column()), ""),
     }

@@ -918,7 +918,7 @@ mod tests {
         assert!(e.message.contains("`joint`"), "{e}");
         // A syntax error: line and column.
         let e = parse_rules_text("{\"version\": 1,\n \"rules\": [ }").unwrap_err();
-        assert!(e.path.starts_with("line 2 column"), "{e}");
+        assert!(e.path.starts_with("line 2, column"), "{e}");
         // Parameters belong to the fields.
         let e = parse_rules_text("{\"version\": 1, \"params\": {}}").unwrap_err();
         assert_eq!(e.path, "params");

@@ -447,7 +447,8 @@ pub fn load_tags_str(
     let root: J = serde_json::from_str(text).map_err(|e| TagsFileError::Syntax {
         file: file_label.to_string(),
         line: e.line(),
-        column: e.column(),
+        // serde_json says column 0 at the end of a line (an empty or cut file): the first is 1.
+        column: e.column().max(1),
         message: format!("not valid JSON: {e}")
             .replace(&format!(" at line {} column {}", e.line(), e.column()), ""),
     })?;
