@@ -368,7 +368,7 @@ fn summary(doc: &TagDocument, generated: &[Vec<String>], out: Option<&Path>) -> 
     let width = doc
         .tags
         .iter()
-        .map(|t| crate::core::text::width(&t.name))
+        .map(|t| crate::core::text::width(&crate::core::text::one_line(&t.name)))
         .max()
         .unwrap_or(0)
         .min(super::MAX_COLUMN_WIDTH);
@@ -383,7 +383,7 @@ fn summary(doc: &TagDocument, generated: &[Vec<String>], out: Option<&Path>) -> 
             if !ran {
                 text.push_str(&format!(
                     "  {} skipped (see the warning above)\n",
-                    crate::core::text::pad_right(&t.name, width),
+                    crate::core::text::pad_right(&crate::core::text::one_line(&t.name), width),
                 ));
                 continue;
             }
@@ -391,7 +391,7 @@ fn summary(doc: &TagDocument, generated: &[Vec<String>], out: Option<&Path>) -> 
             let frames: u32 = list.iter().map(|r| r.len()).sum();
             text.push_str(&format!(
                 "  {} {:>5} ranges {:>8} frames\n",
-                crate::core::text::pad_right(&t.name, width),
+                crate::core::text::pad_right(&crate::core::text::one_line(&t.name), width),
                 list.len(),
                 frames
             ));

@@ -251,7 +251,7 @@ fn print_report(args: &FindArgs, p: &Prepared, index: &SearchIndex, matches: &[M
     } else {
         let width = matches
             .iter()
-            .map(|m| crate::core::text::width(&p.names[m.clip]))
+            .map(|m| crate::core::text::width(&crate::core::text::one_line(&p.names[m.clip])))
             .max()
             .unwrap_or(4)
             .clamp(4, super::MAX_COLUMN_WIDTH);
@@ -283,7 +283,10 @@ fn print_report(args: &FindArgs, p: &Prepared, index: &SearchIndex, matches: &[M
                     "{:>4}  {:>6.3}  {}  {:>13}  {:>6}{file}\n",
                     i + 1,
                     m.score,
-                    crate::core::text::pad_right(&p.names[m.clip], width),
+                    crate::core::text::pad_right(
+                        &crate::core::text::one_line(&p.names[m.clip]),
+                        width
+                    ),
                     format!("{}:{}", m.start, m.stop),
                     m.stop - m.start
                 ));

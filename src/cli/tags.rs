@@ -192,6 +192,19 @@ fn table<const N: usize>(
     total: Option<&[String; N]>,
 ) -> String {
     use crate::core::text::width as columns;
+    // A cell is one line whatever it holds (a tab or newline in a name).
+    let rows: Vec<[String; N]> = rows
+        .iter()
+        .map(|r| {
+            r.clone()
+                .map(|c| crate::core::text::one_line(&c).into_owned())
+        })
+        .collect();
+    let total = total.map(|t| {
+        t.clone()
+            .map(|c| crate::core::text::one_line(&c).into_owned())
+    });
+    let (rows, total) = (&rows[..], total.as_ref());
     let mut width = head.map(columns);
     for row in rows.iter().chain(total) {
         for (w, cell) in width.iter_mut().zip(row) {
@@ -256,5 +269,9 @@ mod tests {
         // "歩く" is four columns, as "walk" is: the numbers end in the same column.
         assert_eq!(lines[2], "歩く      12");
         assert_eq!(lines[3], "walk       3");
+        // A tab or newline in a name is written as an escape: the row stays one line.
+        let rows = [["walk\tleft\nfast".to_string(), "1".to_string()]];
+        let text = table(&["tag", "ranges"], &rows, None);
+        assert_eq!(text.lines().nth(2), Some("walk\\tleft\\nfast       1"));
     }
 }

@@ -38,6 +38,25 @@ pub fn spaces_under(s: &str) -> String {
         .collect()
 }
 
+/// `s` as one line of a table: control characters (a tab or a newline in a clip name) written as
+/// escapes (`\t`, `\n`, `\u{1b}`), so a name cannot break the table's rows and columns.
+pub fn one_line(s: &str) -> std::borrow::Cow<'_, str> {
+    if !s.chars().any(char::is_control) {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    std::borrow::Cow::Owned(
+        s.chars()
+            .map(|c| {
+                if c.is_control() {
+                    c.escape_default().to_string()
+                } else {
+                    c.to_string()
+                }
+            })
+            .collect(),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -51,5 +70,7 @@ mod tests {
         assert_eq!(pad_left("歩", 3), " 歩");
         assert_eq!(pad_right("longer", 2), "longer");
         assert_eq!(spaces_under("a\t歩"), " \t  ");
+        assert_eq!(one_line("walk\tleft\n"), "walk\\tleft\\n");
+        assert_eq!(one_line("歩く"), "歩く");
     }
 }
