@@ -156,6 +156,17 @@ pub struct ExportAclArgs {
 /// The clips of `path` (only the one named `only` when given), in file order; an error names
 /// the file, and for a missing name the clips the file holds.
 fn load_clips(path: &Path, unit_cm: Option<f32>, only: Option<&str>) -> Result<Vec<Clip>, String> {
+    load_clips_keeping(path, unit_cm, only, false)
+}
+
+/// [`load_clips`]; with `first_only`, the first clip alone is kept before its unit is chosen (so
+/// only the clip that is used is said).
+fn load_clips_keeping(
+    path: &Path,
+    unit_cm: Option<f32>,
+    only: Option<&str>,
+    first_only: bool,
+) -> Result<Vec<Clip>, String> {
     let options = ImportOptions {
         unit_cm,
         ..ImportOptions::default()
@@ -178,6 +189,15 @@ fn load_clips(path: &Path, unit_cm: Option<f32>, only: Option<&str>) -> Result<V
             ));
         };
         clips = vec![clips.swap_remove(i)];
+    } else if first_only && clips.len() > 1 {
+        let names: Vec<String> = clips.iter().map(|c| format!("{:?}", c.name)).collect();
+        say!(
+            "taglane: warning: {} holds {} clips ({}); using the first (choose one with --clip)",
+            path.display(),
+            clips.len(),
+            names.join(", ")
+        );
+        clips.truncate(1);
     }
     // No unit asked: the one `import` and `inspect` choose; a choice in doubt is said.
     if unit_cm.is_none() {
@@ -194,16 +214,7 @@ fn load_clips(path: &Path, unit_cm: Option<f32>, only: Option<&str>) -> Result<V
 /// One clip of `path`: the one named `only`, else the first (with a warning naming the others
 /// when there are several).
 fn load_clip(path: &Path, unit_cm: Option<f32>, only: Option<&str>) -> Result<Clip, String> {
-    let mut clips = load_clips(path, unit_cm, only)?;
-    if clips.len() > 1 {
-        let names: Vec<String> = clips.iter().map(|c| format!("{:?}", c.name)).collect();
-        say!(
-            "taglane: warning: {} holds {} clips ({}); using the first (choose one with --clip)",
-            path.display(),
-            clips.len(),
-            names.join(", ")
-        );
-    }
+    let mut clips = load_clips_keeping(path, unit_cm, only, true)?;
     Ok(clips.swap_remove(0))
 }
 
