@@ -163,17 +163,27 @@ fn a_jump_to_a_result_brings_it_on_screen() {
         "{r:?} not near the left of {} + {visible}",
         t.first_frame
     );
-    // Zoomed out until the result is a pixel wide: the jump zooms in to show it whole.
-    h.state_mut().timeline.px_per_frame = 1.0 / f64::from(r.stop - r.start);
+    // Zoomed out as far as it goes (the clip a tenth of the view): the jump shows the result
+    // whole, at a visible size (a range under 4 points is zoomed to: the unit test of
+    // `reveal_range` on a 2^28-frame clip).
+    h.state_mut().timeline.px_per_frame = 1e-6;
     h.state_mut().query.selected_result = None;
     h.run_steps(2);
+    let t = &h.state().timeline;
+    let a = t.last_axis.unwrap();
+    let frames = f64::from(h.state().project.doc.clips[clip as usize].frames);
+    assert!(
+        (a.visible_frames() / frames - 10.0).abs() < 0.01,
+        "zoomed out to {} frames on screen",
+        a.visible_frames()
+    );
     h.get_by_label(&label).click();
     h.run_steps(3);
     let t = &h.state().timeline;
     let visible = t.last_axis.unwrap().visible_frames();
     assert!(t.first_frame <= f64::from(r.start), "{}", t.first_frame);
     assert!(f64::from(r.stop) <= t.first_frame + visible);
-    assert!(f64::from(r.stop - r.start) * t.px_per_frame >= 100.0);
+    assert!(f64::from(r.stop - r.start) * t.px_per_frame >= 4.0);
 }
 
 #[test]

@@ -290,6 +290,11 @@ pub fn timeline_ui(
             }
         }
     }
+    // Zoomed out at most until the clip takes a tenth of the view (the zoom limit itself is
+    // for the longest clips).
+    let floor = (f64::from(tracks_rect.width()) / (frames.max(1) as f64 * 10.0))
+        .clamp(MIN_PX_PER_FRAME, MAX_PX_PER_FRAME);
+    view.px_per_frame = view.px_per_frame.max(floor);
     // Keep the view on the clip: at most half a screen of empty space either side.
     let visible = tracks_rect.width() as f64 / view.px_per_frame;
     view.first_frame = view.first_frame.clamp(
