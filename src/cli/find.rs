@@ -362,7 +362,15 @@ fn prepare_project(args: &FindArgs, joints: &JointOverrides) -> Result<Prepared,
         Ok(job) => job_features(job, &options),
         Err(e) => Err(e.clone()),
     }
-    .map_err(|e| Fail::Input(format!("the query clip `{clip_name}`: {e}")))?;
+    .map_err(|e| {
+        let m = format!("the query clip `{clip_name}`: {e}");
+        // A --joint naming no joint of the clip is a bad argument (2), not a bad file (1).
+        if crate::core::similar::features::is_override_error(&e) {
+            Fail::Usage(m)
+        } else {
+            Fail::Input(m)
+        }
+    })?;
     // The animation may have another length than the project says.
     check_range(clip_name, start, stop, query_features.0.frames).map_err(Fail::Usage)?;
     let others: Vec<usize> = (0..jobs.len()).filter(|&c| c != qc).collect();
@@ -539,7 +547,12 @@ fn prepare_files(args: &FindArgs, joints: &JointOverrides) -> Result<Prepared, F
             Ok(f) => features.push(Some(f)),
             Err(e) => {
                 let file = &files[clip_file[i]];
-                return Err(Fail::Input(format!("{}: {e}", file.display())));
+                let m = format!("{}: {e}", file.display());
+                return Err(if crate::core::similar::features::is_override_error(&e) {
+                    Fail::Usage(m)
+                } else {
+                    Fail::Input(m)
+                });
             }
         }
     }

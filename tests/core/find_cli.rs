@@ -243,7 +243,8 @@ fn project_usage_errors_exit_2_with_the_frame_count() {
         "--joint",
         "root=Nope",
     ]);
-    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    // A --joint naming no joint of the clip is a bad argument: exit 2.
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("Nope"), "{}", stderr(&o));
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -312,6 +313,10 @@ fn loose_files_search_with_units_and_a_file_query() {
         ),
         (vec!["--query", "WALK:0:30", "--clip", "x"], "--clip"),
         (vec!["--query", "WALK#Other:0:30"], "no animation named"),
+        (
+            vec!["--query", "WALK:0:30", "--joint", "left_foot=Nope"],
+            "no joint named `Nope`",
+        ),
     ] {
         let args: Vec<String> = args.iter().map(|a| a.replace("WALK", s(&walk))).collect();
         let mut all = vec!["find".to_owned(), s(&run_take).to_owned()];

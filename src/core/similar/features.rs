@@ -269,6 +269,16 @@ impl JointOverrides {
     }
 }
 
+/// In the error for a joint override that names no joint of the clip: what the user gave, not
+/// what the clip holds ([`is_override_error`]).
+const GIVEN_FOR: &str = "given for ";
+
+/// True for an error of [`FeatureJoints::find`] about a joint override naming no joint (a bad
+/// argument, where the command line exits 2), not about the clip.
+pub fn is_override_error(message: &str) -> bool {
+    message.contains(&format!("({GIVEN_FOR}"))
+}
+
 /// The joints features are computed from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FeatureJoints {
@@ -291,7 +301,7 @@ fn find_hand(skeleton: &Skeleton, over: &Option<String>, left: bool) -> Result<u
     if let Some(name) = over {
         return skeleton
             .find(name)
-            .ok_or_else(|| format!("no joint named `{name}` (given for the {side} hand)"));
+            .ok_or_else(|| format!("no joint named `{name}` ({GIVEN_FOR}the {side} hand)"));
     }
     let normalized: Vec<String> = skeleton
         .names
@@ -322,7 +332,7 @@ impl FeatureJoints {
         };
         let [lf, rf] = find_feet("", skeleton, &params).map_err(|e| match e {
             AutotagError::NoSuchJoint { joint, .. } => {
-                format!("no joint named `{joint}` (given for a foot)")
+                format!("no joint named `{joint}` ({GIVEN_FOR}a foot)")
             }
             AutotagError::NoFootJoints { side, .. } => format!(
                 "no {side} foot joint found (looked for names like LeftFoot, Foot_L, \
@@ -339,7 +349,7 @@ impl FeatureJoints {
         let root = match &over.root {
             Some(name) => skeleton
                 .find(name)
-                .ok_or_else(|| format!("no joint named `{name}` (given for the root)"))?,
+                .ok_or_else(|| format!("no joint named `{name}` ({GIVEN_FOR}the root)"))?,
             None => {
                 let common = cl.iter().zip(&cr).take_while(|(a, b)| a == b).count();
                 if common == 0 {
