@@ -251,11 +251,12 @@ impl TaglaneApp {
             .max_size((screen.width() * 0.3).max(200.0))
             .resizable(true)
             .show(ui, |ui| {
-                // Tall enough for a selected range's fields and the hint under them.
+                // Tall enough for a selected range's fields and the hint under them, but at most
+                // a third of the window: on a laptop's 640 points the clip list keeps the rest.
                 egui::Panel::bottom("inspector")
                     .resizable(true)
-                    .default_size(330.0)
-                    .min_size(240.0)
+                    .default_size((screen.height() * 0.33).clamp(160.0, 330.0))
+                    .min_size(120.0)
                     .show(ui, |ui| {
                         // Filling the panel: a scroll area shrunk to a short content (nothing
                         // selected) shrank the panel with it, to its minimum height, and a

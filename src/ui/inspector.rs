@@ -211,6 +211,9 @@ pub fn inspector_ui(
     out: &mut Vec<AppCommand>,
 ) {
     let doc = input.doc;
+    // The panel's width as laid out, before any row: the note and data fields take it (a field
+    // of unbounded width took a width a wide row had pushed past the panel's edge).
+    let panel_width = ui.available_width();
     ui.heading("Selection");
     let subject = subject_of(input.clip, input.selection, input.marker_selection);
     state.follow(doc, subject, false);
@@ -307,19 +310,13 @@ pub fn inspector_ui(
                 }
             }
         });
-    field(
-        ui,
-        "Note",
-        &mut state.note,
-        "e.g. heel strike",
-        f32::INFINITY,
-    );
+    field(ui, "Note", &mut state.note, "e.g. heel strike", panel_width);
     field(
         ui,
         "Data",
         &mut state.data,
         "key=value; key=value",
-        f32::INFINITY,
+        panel_width,
     )
     .on_hover_text("A payload for game code: key=value pairs separated by ';'");
     if esc {
@@ -357,7 +354,8 @@ pub fn inspector_ui(
         }
     }
     if let Some(e) = &state.error {
-        ui.colored_label(ui.visuals().error_fg_color, e);
+        let color = ui.visuals().error_fg_color;
+        ui.add(egui::Label::new(egui::RichText::new(e).color(color)).wrap());
     } else {
         ui.weak("Enter applies, Esc restores.");
     }

@@ -72,6 +72,9 @@ impl Replaced {
 pub struct ApplyReport {
     /// Tags the edit creates, in order.
     pub tags_created: Vec<String>,
+    /// Proposed tags the project does not have and that got no frame on any clip applied to:
+    /// not created (an empty lane would only clutter the timeline).
+    pub tags_not_created: Vec<String>,
     /// Number of (tag, clip) range lists that change.
     pub lists_changed: usize,
     /// Frames newly covered, summed over tags and clips.
@@ -102,6 +105,13 @@ impl ApplyReport {
         );
         if !self.tags_created.is_empty() {
             let _ = write!(s, "; new tags: {}", self.tags_created.join(", "));
+        }
+        if !self.tags_not_created.is_empty() {
+            let _ = write!(
+                s,
+                "; no frames proposed, so not created: {}",
+                self.tags_not_created.join(", ")
+            );
         }
         if !self.replaced.is_empty() {
             let _ = write!(s, "; {} existing frame(s) removed:", self.frames_removed());
@@ -163,6 +173,15 @@ pub fn proposals_edit(
     }
     let mut created: Vec<Edit> = Vec::new();
     // The colours of the tags created here, in order, apart from each other and the document's.
+    // A tag the project lacks is created only where some clip got frames of it.
+    let proposed = |tag: &str| wanted[tag].values().any(|l| !l.is_empty());
+    order.retain(|t| {
+        let keep = doc.tag_index(t).is_some() || proposed(t);
+        if !keep {
+            report.tags_not_created.push((*t).to_owned());
+        }
+        keep
+    });
     let new_tags = order.iter().filter(|t| doc.tag_index(t).is_none()).count();
     let mut colors = doc.new_tag_colors(new_tags).into_iter();
     let mut changed: Vec<Edit> = Vec::new();
@@ -298,6 +317,27 @@ mod tests {
         let mut replaced = d.clone();
         edit.apply(&mut replaced).unwrap();
         assert_eq!(replaced.tags[0].ranges[&0], [r(5, 20)]);
+    }
+
+    /// A proposed tag that is new and got no frame anywhere is not created, and the report says so.
+    #[test]
+    fn a_new_tag_without_frames_is_not_created() {
+        let d = doc();
+        let props = [
+            p("locomotion:Run", &[r(1, 3)]),
+            p("locomotion:TurnLeft", &[]),
+            // The project has it: an empty proposal leaves it as it is.
+            p("locomotion:Walk", &[]),
+        ];
+        let (edit, rep) = proposals_edit(&d, &[(0, &props)], &ApplyPolicy::default()).unwrap();
+        assert_eq!(rep.tags_created, ["locomotion:Run"]);
+        assert_eq!(rep.tags_not_created, ["locomotion:TurnLeft"]);
+        assert!(rep.summary().contains("not created: locomotion:TurnLeft"));
+        let mut after = d.clone();
+        edit.apply(&mut after).unwrap();
+        assert!(after.tag_index("locomotion:TurnLeft").is_none());
+        assert!(after.tag_index("locomotion:Run").is_some());
+        assert_eq!(after.tags[0].ranges, d.tags[0].ranges);
     }
 
     /// The tags a pass creates get colours apart in hue from each other and the document's.

@@ -161,14 +161,14 @@ fn header_ui(
         if button.clicked() {
             panel.start_apply(input, queue);
         }
-        if panel.job.is_none()
-            && let Some(s) = &panel.status
-        {
-            ui.separator();
-            ui.add(egui::Label::new(RichText::new(s).weak()).truncate())
-                .on_hover_text(s);
-        }
     });
+    // On its own lines, wrapped: what an apply did (the tags it created, those it did not) is
+    // read whole, not cut at the panel's edge.
+    if panel.job.is_none()
+        && let Some(s) = &panel.status
+    {
+        ui.add(egui::Label::new(RichText::new(s).weak()).wrap());
+    }
     if let Some(j) = &panel.job {
         crate::ui::jobs::progress_ui(ui, &j.job, "clips");
     }
