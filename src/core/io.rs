@@ -23,11 +23,23 @@ pub fn write_atomic(path: &Path, bytes: &[u8], keep_backup: bool) -> io::Result<
         .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "path has no file name"))?
         .to_string_lossy()
         .into_owned();
+    // The file it replaces keeps its permissions (a private project stays private, and so does
+    // its backup), and a read-only one is not replaced: the user made it so.
+    let perms = fs::metadata(path).ok().map(|m| m.permissions());
+    if perms.as_ref().is_some_and(fs::Permissions::readonly) {
+        return Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            format!(
+                "{} is read-only; expected a writable file (make it writable to save over it)",
+                path.display()
+            ),
+        ));
+    }
     if keep_backup && path.exists() {
         let backup = backup_path(path);
-        write_via_temp(&dir, &file_name, &backup, &fs::read(path)?)?;
+        write_via_temp(&dir, &file_name, &backup, &fs::read(path)?, perms.clone())?;
     }
-    write_via_temp(&dir, &file_name, path, bytes)?;
+    write_via_temp(&dir, &file_name, path, bytes, perms)?;
     remove_stale_temps(&dir, &file_name);
     Ok(())
 }
@@ -275,7 +287,13 @@ fn temp_stem(file_name: &str) -> std::borrow::Cow<'_, str> {
     format!("{}~{h:016x}", &file_name[..cut]).into()
 }
 
-fn write_via_temp(dir: &Path, file_name: &str, target: &Path, bytes: &[u8]) -> io::Result<()> {
+fn write_via_temp(
+    dir: &Path,
+    file_name: &str,
+    target: &Path,
+    bytes: &[u8],
+    perms: Option<fs::Permissions>,
+) -> io::Result<()> {
     let tmp = dir.join(format!(
         ".{}.{}.tmp",
         temp_stem(file_name),
@@ -286,6 +304,9 @@ fn write_via_temp(dir: &Path, file_name: &str, target: &Path, bytes: &[u8]) -> i
         file.write_all(bytes)?;
         file.sync_all()?;
         drop(file);
+        if let Some(p) = perms {
+            fs::set_permissions(&tmp, p)?;
+        }
         fs::rename(&tmp, target)?;
         // Make the rename itself durable where the platform allows opening a directory.
         if let Ok(d) = fs::File::open(dir) {
@@ -440,6 +461,31 @@ mod tests {
             "first"
         );
         assert_eq!(shift_backup(&f).unwrap(), Some(dir.join("take.bvh.bak.3")));
+        fs::remove_dir_all(&dir).ok();
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_save_keeps_the_files_permissions_and_refuses_a_read_only_file() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = std::env::temp_dir().join(format!("taglane-io-perm-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let f = dir.join("p.taglane.json");
+        fs::write(&f, "old").unwrap();
+        fs::set_permissions(&f, fs::Permissions::from_mode(0o600)).unwrap();
+        write_atomic(&f, b"new", true).unwrap();
+        assert_eq!(
+            fs::metadata(&f).unwrap().permissions().mode() & 0o777,
+            0o600
+        );
+        assert_eq!(
+            fs::metadata(backup_path(&f)).unwrap().permissions().mode() & 0o777,
+            0o600
+        );
+        fs::set_permissions(&f, fs::Permissions::from_mode(0o444)).unwrap();
+        let e = write_atomic(&f, b"newer", false).unwrap_err();
+        assert!(e.to_string().contains("read-only"), "{e}");
+        assert_eq!(fs::read_to_string(&f).unwrap(), "new");
         fs::remove_dir_all(&dir).ok();
     }
 }

@@ -524,3 +524,52 @@ fn import_sidecar_of_the_projects_own_folder_opens_again() {
         text(&tags.stdout)
     );
 }
+
+/// A BVH take with `#` in its name holds one animation: its sidecar is `TAKE.tags.json`, the one
+/// already there is adopted, and importing again adds nothing (its clip name read as
+/// `FILE#ANIMATION` once put the tags in `t#1.bvh#1.tags.json` and the clips multiplied).
+#[test]
+fn a_take_with_a_hash_in_its_name_keeps_its_one_sidecar() {
+    let dir = temp_dir("sidecar-hash");
+    let lib = dir.join("lib");
+    std::fs::create_dir_all(&lib).unwrap();
+    let (_, bvh) = DEMO_CLIP_FILES[0];
+    std::fs::write(lib.join("t#1.bvh"), bvh).unwrap();
+    let frames = taglane::core::anim::load_animation(
+        &lib.join("t#1.bvh"),
+        &taglane::core::anim::ImportOptions::default(),
+    )
+    .unwrap()
+    .clips[0]
+        .frame_count;
+    let fps = taglane::core::anim::load_animation(
+        &lib.join("t#1.bvh"),
+        &taglane::core::anim::ImportOptions::default(),
+    )
+    .unwrap()
+    .clips[0]
+        .fps;
+    std::fs::write(
+        lib.join("t#1.bvh.tags.json"),
+        format!(
+            "{{\"format\": \"taglane.cliptags\", \"version\": 1, \"clip\": \"t#1\", \"frames\": {frames}, \"fps\": {fps:?}, \"tags\": {{\"Walk\": [[0, 20]]}}}}"
+        ),
+    )
+    .unwrap();
+    let project = dir.join("p.taglane.json");
+    let (l, p) = (lib.to_str().unwrap(), project.to_str().unwrap());
+    for extra in [&["--sidecar"][..], &[][..]] {
+        let out = run(&[&["import", l, "-o", p][..], extra].concat());
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        let mut files: Vec<String> = std::fs::read_dir(&lib)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        files.sort();
+        assert_eq!(files, ["t#1.bvh", "t#1.bvh.tags.json"]);
+        let out = run(&["tags", p]);
+        let listing = text(&out.stdout);
+        assert!(listing.contains("1 tags, 1 clips"), "{listing}");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -71,6 +71,18 @@ pub struct SidecarProject {
     pub autotag: Option<crate::core::settings::AutotagSettings>,
 }
 
+/// Which animation of `take` the clip `name` is, for its sidecar's name: the part after `#` of a
+/// clip of a file that holds several animations (a glTF, or any take `shared` by several clips),
+/// else none. A BVH holds one animation, so a `#` in its clip's name (a take called `t#1.bvh`)
+/// is part of the name: its sidecar is `t#1.bvh.tags.json`, as for any take.
+fn animation_part<'a>(take: &Path, name: &'a str, shared: bool) -> Option<&'a str> {
+    let several = matches!(
+        crate::core::anim::AnimFormat::from_path(take),
+        Some(crate::core::anim::AnimFormat::Glb | crate::core::anim::AnimFormat::Gltf)
+    );
+    (shared || (several && name.contains(ANIMATION_SEPARATOR))).then(|| animation_of(name))
+}
+
 /// The sidecar of a take (`walk.bvh.tags.json`), or of one animation of it (`Fox.glb#Walk.tags.json`).
 pub fn sidecar_path(take: &Path, animation: Option<&str>) -> PathBuf {
     let mut name = take
@@ -1319,8 +1331,7 @@ fn sidecar_paths(
     let mut out = Vec::with_capacity(takes.len());
     for (i, take) in takes.into_iter().enumerate() {
         let name = &doc.clips[i].name;
-        let animation =
-            (name.contains(ANIMATION_SEPARATOR) || count[&take] > 1).then(|| animation_of(name));
+        let animation = animation_part(&take, name, count[&take] > 1);
         let sidecar = sidecar_path(&take, animation);
         if let Some(&j) = seen.get(&sidecar) {
             return Err(invalid(
@@ -1685,8 +1696,7 @@ fn new_clips(
         };
         // Where the clip's tags would be saved: as `sidecar_paths` places them.
         let shared = paths.iter().any(|(t, _)| *t == take);
-        let animation =
-            (ct.clip.contains(ANIMATION_SEPARATOR) || shared).then(|| animation_of(&ct.clip));
+        let animation = animation_part(&take, &ct.clip, shared);
         if sidecar_path(&take, animation) != *s {
             continue;
         }
