@@ -281,6 +281,11 @@ fn check_report_path(report: &Path, project: &Path, inputs: &[PathBuf]) -> Resul
         super::check_output(input, report, "the report", super::autotag::TAKE_EXTENSIONS)
             .map_err(|e| format!("--report {e}"))?;
     }
+    // An earlier report is replaced; any other file there (notes, say) is kept.
+    super::check_replaceable(report, "an import report", |head| {
+        head.starts_with(b"added ")
+    })
+    .map_err(|e| format!("--report {e}"))?;
     Ok(())
 }
 

@@ -255,7 +255,7 @@ fn import_report_is_saved_atomically() {
     let project = dir.join("p.taglane.json");
     let report = dir.join("report.txt");
     let other = dir.join("other-name.txt");
-    std::fs::write(&report, "the old report\n").unwrap();
+    std::fs::write(&report, "added 0 clip(s): the old report\n").unwrap();
     std::fs::hard_link(&report, &other).unwrap();
     let out = import_with_report(&lib, &project, &report);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
@@ -266,7 +266,7 @@ fn import_report_is_saved_atomically() {
     );
     assert_eq!(
         std::fs::read_to_string(&other).unwrap(),
-        "the old report\n",
+        "added 0 clip(s): the old report\n",
         "the report was written into the old file instead of replacing it"
     );
     let mut names: Vec<String> = std::fs::read_dir(&*dir)
@@ -491,6 +491,22 @@ fn import_report_refuses_the_project_a_take_and_a_folder() {
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
     assert!(text(&out.stderr).contains("cannot write the report"));
     assert!(!dir.join("other.taglane.json").exists() && !dir.join("out.tlc").exists());
+    // Any other file at the report's path is kept (exit 2); an earlier report is replaced.
+    let notes = dir.join("notes.txt");
+    std::fs::write(&notes, "my notes").unwrap();
+    let out = import_with_report(&lib, &project, &notes);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert_eq!(std::fs::read_to_string(&notes).unwrap(), "my notes");
+    let report = dir.join("report.txt");
+    for _ in 0..2 {
+        let out = import_with_report(&lib, &project, &report);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    }
+    assert!(
+        std::fs::read_to_string(&report)
+            .unwrap()
+            .starts_with("added ")
+    );
 }
 
 /// A sidecar project whose takes lie in its own folder lists that folder as `.`, and opens; one
