@@ -70,7 +70,9 @@ pub fn import(args: ImportArgs) -> ExitCode {
     let adopt = args.sidecar && !exists;
     let loaded = if was_sidecar || adopt {
         let load = if adopt {
-            let base = args.project.parent().map(walk::absolute);
+            let base = crate::core::io::resolve_link(&args.project)
+                .parent()
+                .map(walk::absolute);
             // A take file given alone: its folder, which the save adds to the project for it.
             let mut folders: Vec<String> = Vec::new();
             for d in &args.dirs {

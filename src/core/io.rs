@@ -44,6 +44,16 @@ pub fn write_atomic(path: &Path, bytes: &[u8], keep_backup: bool) -> io::Result<
     Ok(())
 }
 
+/// The file `path` names through symbolic links (itself when it is none, or when the chain
+/// cannot be followed): a project opened through a link has its sources relative to the folder
+/// of the file the link names, where its saves go.
+pub fn resolve_link(path: &Path) -> PathBuf {
+    match link_target(path) {
+        Ok(Some(target)) => target,
+        _ => path.to_path_buf(),
+    }
+}
+
 /// The file a symbolic link at `path` names, following links up to 40 deep (relative targets
 /// from the link's folder); `None` when `path` is no link. A loop, or a longer chain, is an
 /// error (nothing is written: replacing a link in the middle would save somewhere unexpected).

@@ -410,9 +410,12 @@ impl Project {
 
     /// Folder that clip `source` paths are relative to.
     pub fn base_dir(&self) -> Option<PathBuf> {
-        self.path
-            .as_ref()
-            .and_then(|p| p.parent().map(Path::to_path_buf))
+        // Through a link: the folder of the file it names (where the saves go).
+        self.path.as_ref().and_then(|p| {
+            crate::core::io::resolve_link(p)
+                .parent()
+                .map(Path::to_path_buf)
+        })
     }
 
     /// Loads the animation of clip `clip` (see [`resolve`] and [`load`]).
@@ -435,6 +438,7 @@ struct Rebase {
 impl Rebase {
     /// `None` when a save of `project` to `path` changes no source (the same folder).
     fn new(project: &Project, path: &Path) -> Option<Self> {
+        let path = &crate::core::io::resolve_link(path);
         let new_base = crate::core::library::walk::absolute(
             path.parent()
                 .filter(|p| !p.as_os_str().is_empty())

@@ -589,3 +589,59 @@ fn a_take_with_a_hash_in_its_name_keeps_its_one_sidecar() {
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// An import through a symbolic link to the project writes its sources relative to the folder
+/// of the file the link names, where the save goes (they were relative to the link's folder, so
+/// the clips it added were broken when the project was opened by its real path).
+#[cfg(unix)]
+#[test]
+fn an_import_through_a_link_to_the_project_keeps_its_sources_right() {
+    let dir = temp_dir("import-link");
+    let lib = library(&dir);
+    let store = dir.join("store");
+    std::fs::create_dir_all(&store).unwrap();
+    let real = store.join("p.taglane.json");
+    let out = run(&[
+        "import",
+        lib.to_str().unwrap(),
+        "-o",
+        real.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let link = dir.join("link.taglane.json");
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    let (name, bvh) = DEMO_CLIP_FILES[0];
+    std::fs::write(lib.join(format!("new_{name}")), bvh).unwrap();
+    let out = run(&[
+        "import",
+        lib.to_str().unwrap(),
+        "-o",
+        link.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(
+        std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    // Opened by its real path, every clip's take is found, and importing again adds nothing.
+    let (project, _) = taglane::core::project::Project::load(&real).unwrap();
+    for c in 0..project.doc.clips.len() as u32 {
+        project
+            .load_clip(c)
+            .unwrap_or_else(|e| panic!("{}: {e}", project.doc.clips[c as usize].name));
+    }
+    let out = run(&[
+        "import",
+        lib.to_str().unwrap(),
+        "-o",
+        real.to_str().unwrap(),
+    ]);
+    assert!(
+        text(&out.stderr).contains("added 0 clip(s)"),
+        "{}",
+        text(&out.stderr)
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -968,7 +968,8 @@ impl SidecarLoad {
 }
 
 fn project_dir(path: &Path) -> PathBuf {
-    absolute(path)
+    // Through a link: the folder of the file it names.
+    absolute(&crate::core::io::resolve_link(path))
         .parent()
         .map_or_else(|| PathBuf::from("/"), Path::to_path_buf)
 }
