@@ -1674,7 +1674,10 @@ mod tests {
         };
         let c = Note::combine([&a, &b, &a]);
         assert_eq!(c.text, "a; b");
-        assert_eq!(c.data_text(), "j=3;k=1");
+        // Both values of `k` are kept (the first note's first), each once.
+        assert_eq!(c.data["k"], "1; 2");
+        assert_eq!(c.data_text(), "j=3;k=1\\; 2");
+        assert_eq!(Note::parse_data(&c.data_text()).unwrap(), c.data);
         // A text already combined adds only its new parts, in either order.
         assert_eq!(Note::combine([&b, &c]).text, "b; a");
         assert_eq!(Note::combine([&c, &b]).text, "a; b");

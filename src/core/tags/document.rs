@@ -139,8 +139,9 @@ impl Note {
         self.text.trim().is_empty() && self.data.is_empty()
     }
 
-    /// Several notes as one (ranges merged): texts joined with `; ` (each once), payloads merged,
-    /// the first note's value winning on a shared key.
+    /// Several notes as one (ranges merged): texts joined with `; ` (each once), payloads merged;
+    /// a key the notes give different values keeps them all, joined with `; ` in order (each
+    /// once), so that no value is dropped.
     pub fn combine<'a>(notes: impl IntoIterator<Item = &'a Note>) -> Note {
         let mut out = Note::default();
         for n in notes {
@@ -154,7 +155,19 @@ impl Note {
                 }
             }
             for (k, v) in &n.data {
-                out.data.entry(k.clone()).or_insert_with(|| v.clone());
+                match out.data.get_mut(k) {
+                    None => {
+                        out.data.insert(k.clone(), v.clone());
+                    }
+                    Some(have) => {
+                        for part in v.split("; ") {
+                            if !have.split("; ").any(|x| x == part) {
+                                have.push_str("; ");
+                                have.push_str(part);
+                            }
+                        }
+                    }
+                }
             }
         }
         out
