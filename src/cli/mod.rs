@@ -210,9 +210,10 @@ pub(crate) fn report_load_warnings(
         .count();
     if unloaded > 0 {
         return Err(format!(
-            "{}: {unloaded} sidecar(s) cannot be read (listed above), so their clips are not in \
-             the project and the result would leave them out; expected every sidecar to read \
-             (fix them, or rename them to *.removed to drop their clips)",
+            "{}: {unloaded} sidecar(s) or folder(s) cannot be read (listed above), so their \
+             clips are not in the project and the result would leave them out; expected every \
+             sidecar and folder to read (fix them, rename a sidecar to *.removed to drop its \
+             clip, or take a folder out of the project's `folders`)",
             file.display()
         ));
     }

@@ -138,6 +138,7 @@ fn import_units_sidecar_and_exit_codes() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     // A sidecar that cannot be read: its clip is not in the project, so a query, a cut, a search
     // and the tag list would answer for the others only: each fails (1), naming the sidecar once.
+    let good_side = std::fs::read_to_string(&side).unwrap();
     std::fs::write(&side, "{ \"clip\": \"run\", \"frames\": x }").unwrap();
     let cuts = dir.join("cuts");
     for args in [
@@ -151,12 +152,27 @@ fn import_units_sidecar_and_exit_codes() {
         assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
         assert!(err.contains("run.bvh.tags.json"), "{args:?}: {err}");
         assert!(
-            err.contains("1 sidecar(s) cannot be read"),
+            err.contains("1 sidecar(s) or folder(s) cannot be read"),
             "{args:?}: {err}"
         );
         assert!(!err.contains(&format!("{p}: {p}")), "{args:?}: {err}");
     }
     assert!(!cuts.exists());
+    // A folder of the project that is gone (unmounted, say) leaves its clips out the same way.
+    std::fs::write(&side, &good_side).unwrap();
+    let saved = std::fs::read_to_string(&project).unwrap();
+    let gone = saved.replacen("\"folders\": [", "\"folders\": [\"gone\", ", 1);
+    assert_ne!(gone, saved);
+    std::fs::write(&project, gone).unwrap();
+    for args in [vec!["tags", p], vec!["query", p, "Walk"]] {
+        let out = run(&args);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert!(
+            err.contains("gone") && err.contains("folder(s) cannot be read"),
+            "{args:?}: {err}"
+        );
+    }
     std::fs::remove_dir_all(&dir).ok();
 }
 

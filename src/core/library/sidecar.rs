@@ -949,7 +949,9 @@ impl SidecarLoad {
             .iter()
             .map(|e| format!("{NOT_LOADED}{e}"))
             .collect();
-        m.extend(self.problems.iter().cloned());
+        // A folder that cannot be read (missing, unmounted) leaves its clips out as a bad
+        // sidecar does: a query or a cut over the rest would answer for part of the project.
+        m.extend(self.problems.iter().map(|p| format!("{NOT_LOADED}{p}")));
         m.extend(self.orphans.iter().map(|p| {
             format!(
                 "{}: sidecar without its take (kept, not loaded)",
