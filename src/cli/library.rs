@@ -54,6 +54,21 @@ pub fn import(args: ImportArgs) -> ExitCode {
     {
         return super::fail_usage(e);
     }
+    // `NAME.tags.json` is a take's sidecar (`walk.bvh.tags.json`) or a per-clip export: a project
+    // written there would be taken for one, or written over a take's tags.
+    let project_name = args
+        .project
+        .file_name()
+        .map(|n| n.to_string_lossy().to_lowercase())
+        .unwrap_or_default();
+    if project_name.ends_with(crate::core::library::walk::SIDECAR_SUFFIX) {
+        return super::fail_usage(format!(
+            "{}: a name ending in {} is a take's sidecar; expected a project name such as \
+             NAME.taglane.json (nothing imported)",
+            args.project.display(),
+            crate::core::library::walk::SIDECAR_SUFFIX
+        ));
+    }
     let exists = args.project.exists();
     let was_sidecar = exists && is_sidecar_project(&args.project);
     // A single file: what it held when read, so that the save merges a change made during the

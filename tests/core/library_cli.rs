@@ -507,6 +507,22 @@ fn import_report_refuses_the_project_a_take_and_a_folder() {
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
     assert!(text(&out.stderr).contains("cannot write the report"));
     assert!(!dir.join("other.taglane.json").exists() && !dir.join("out.tlc").exists());
+    // A project named like a take's sidecar is refused before anything is written.
+    let sidecar_named = lib.join("s1/walk.bvh.tags.json");
+    let out = run(&[
+        "import",
+        lib.to_str().unwrap(),
+        "-o",
+        sidecar_named.to_str().unwrap(),
+        "--sidecar",
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("sidecar"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(!sidecar_named.exists());
     // Any other file at the report's path is kept (exit 2); an earlier report is replaced.
     let notes = dir.join("notes.txt");
     std::fs::write(&notes, "my notes").unwrap();
