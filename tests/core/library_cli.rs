@@ -583,20 +583,14 @@ fn a_take_with_a_hash_in_its_name_keeps_its_one_sidecar() {
     std::fs::create_dir_all(&lib).unwrap();
     let (_, bvh) = DEMO_CLIP_FILES[0];
     std::fs::write(lib.join("t#1.bvh"), bvh).unwrap();
-    let frames = taglane::core::anim::load_animation(
+    let clip = taglane::core::anim::load_animation(
         &lib.join("t#1.bvh"),
         &taglane::core::anim::ImportOptions::default(),
     )
     .unwrap()
-    .clips[0]
-        .frame_count;
-    let fps = taglane::core::anim::load_animation(
-        &lib.join("t#1.bvh"),
-        &taglane::core::anim::ImportOptions::default(),
-    )
-    .unwrap()
-    .clips[0]
-        .fps;
+    .clips
+    .remove(0);
+    let (frames, fps) = (clip.frame_count, clip.fps);
     std::fs::write(
         lib.join("t#1.bvh.tags.json"),
         format!(
