@@ -168,6 +168,10 @@ impl SidePanel {
         if let Some(c) = out.clicked {
             pose.selected = c;
         }
+        // The captions of what is overlaid (the ghost of a compression candidate, a tool's
+        // overlay) are drawn inside the viewport, at its top left: shown under it, they pushed
+        // the Pose/Compression tabs down when they appeared, so a second click missed them.
+        let mut captions: Vec<String> = Vec::new();
         if let Some(g) = &ghost {
             let max = g.errors_cm.iter().copied().fold(0.0f32, f32::max);
             let mut text = format!(
@@ -180,10 +184,31 @@ impl SidePanel {
                 let name = clip_a.skeleton.names.get(j).map_or("?", String::as_str);
                 text += &format!("; {name}: {e:.4} cm");
             }
-            ui.weak(text);
+            captions.push(text);
         }
         if let Some(o) = tool_overlay {
-            ui.weak(&o.label);
+            captions.push(o.label.clone());
+        }
+        if !captions.is_empty() {
+            // An area of its own: over the viewport, out of the panel's layout, and read by
+            // screen readers (and the UI tests) as labels.
+            let width = (out.rect.width() - 16.0).max(40.0);
+            egui::Area::new(ui.scope_id().with("viewport_captions"))
+                .fixed_pos(out.rect.left_top() + egui::vec2(6.0, 6.0))
+                .constrain_to(out.rect)
+                .interactable(false)
+                .show(ui.ctx(), |ui| {
+                    egui::Frame::new()
+                        .fill(ui.visuals().extreme_bg_color.gamma_multiply(0.85))
+                        .inner_margin(4.0)
+                        .corner_radius(3.0)
+                        .show(ui, |ui| {
+                            ui.set_max_width(width);
+                            for text in captions {
+                                ui.add(egui::Label::new(egui::RichText::new(text).weak()).wrap());
+                            }
+                        });
+                });
         }
         if let Some(m) = &pose.message {
             ui.colored_label(theme::palette(input.dark).warning, m);

@@ -60,6 +60,9 @@ fn compression_app() -> TaglaneApp {
 #[test]
 fn a_comparison_runs_in_the_background_and_fills_the_table() {
     let mut h = harness_with(compression_app());
+    // Where the side panel's tabs are before: the ghost's caption, once there, must not move
+    // them (it is drawn over the viewport, not above the tabs).
+    let tabs_y = h.get_by_label("Pose").rect().min.y;
     h.get_by_label("Compress").click();
     h.step();
     assert!(
@@ -68,6 +71,8 @@ fn a_comparison_runs_in_the_background_and_fills_the_table() {
     );
     // The UI keeps drawing frames while the job runs.
     run_until_done(&mut h, 2000);
+    h.get_by_label_contains("Ghost: candidate decoded");
+    assert_eq!(h.get_by_label("Pose").rect().min.y, tabs_y);
     let app = h.state();
     let cmp = app.side.compression.comparison.as_ref().expect("results");
     assert!(!cmp.cancelled);
