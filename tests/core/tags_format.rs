@@ -439,6 +439,19 @@ fn a_sidecar_mode_project_is_named_as_such_by_the_single_file_loader() {
     let (path, message) = invalid(text);
     assert_eq!(path, "storage");
     assert!(message.contains("sidecar-mode project"), "{message}");
+    // Another value is a mistake in the file, named as such (not taken for a sidecar project).
+    for (value, found) in [
+        ("\"sidecars\"", "\"sidecars\""),
+        ("3", "a number"),
+        ("{}", "an object"),
+    ] {
+        let (path, message) = invalid(&text.replace("\"sidecar\"", value));
+        assert_eq!(path, "storage");
+        assert!(
+            message.contains("unknown storage") && message.contains(found),
+            "{value}: {message}"
+        );
+    }
 }
 
 /// A UTF-8 byte order mark before the JSON (some Windows editors write one) is skipped, as a

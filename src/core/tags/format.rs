@@ -866,6 +866,7 @@ impl<'de> Shape<'de> for Top<'_, '_> {
         let (mut clips, mut tags, mut queries) =
             (Section::Absent, Section::Absent, Section::Absent);
         let mut autotag: Option<&'de RawValue> = None;
+        let mut storage: Option<Small> = None;
         let mut dup = false;
         while let Some(Key(k)) = a.next_key()? {
             if dup || keys.contains(&k) {
@@ -902,6 +903,7 @@ impl<'de> Shape<'de> for Top<'_, '_> {
                 }
                 "queries" => queries = Section::Raw(a.next_value()?),
                 "autotag" => autotag = Some(a.next_value()?),
+                "storage" => storage = Some(a.next_value::<Small>()?),
                 _ => {
                     a.next_value::<Check>()?;
                 }
@@ -926,7 +928,23 @@ impl<'de> Shape<'de> for Top<'_, '_> {
             }
         };
         if keys.iter().any(|k| k == "storage") {
-            l.error = Some(l.fail("storage", SIDECAR_PROJECT_MESSAGE));
+            // `"sidecar"` is a sidecar-mode project; any other value is a mistake in the file
+            // (`"sidecars"`), named as such rather than taken for one.
+            let message = match &storage {
+                Some(Small::Str(v)) if v == "sidecar" => SIDECAR_PROJECT_MESSAGE.to_owned(),
+                other => {
+                    let found = match other {
+                        Some(Small::Str(v)) => format!("\"{v}\""),
+                        Some(o) => o.kind().to_string(),
+                        None => "nothing".to_owned(),
+                    };
+                    format!(
+                        "unknown storage {found}; expected \"sidecar\" (a sidecar-mode project), \
+                         or no `storage` field for a project in one file"
+                    )
+                }
+            };
+            l.error = Some(l.fail("storage", message));
             return Ok(());
         }
         if let Some(e) = section_error {
