@@ -239,10 +239,8 @@ fn settings_from_file(path: &Path) -> Result<CompressSettings, String> {
     // A UTF-8 byte order mark (written by some Windows editors) is skipped.
     let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
     let s: CompressSettings = serde_json::from_str(text).map_err(|e| {
-        // serde_json ends its message with the place, which is given first here.
-        let place = format!(" at line {} column {}", e.line(), e.column());
-        let full = e.to_string();
-        let what = full.strip_suffix(&place).unwrap_or(&full);
+        // The place is given first, as every reader gives it.
+        let (line, column, what) = crate::core::json::syntax_place(&e);
         // The enum forms, which serde's wording ("unit variant", "struct variant") does not say.
         let hint = if what.contains("variant") {
             "; `bits` is {\"auto\": {\"error_cm\": E}} or {\"fixed\": {\"rotation_bits\": R, \"translation_bits\": T, \"scale_bits\": S}}, `rotation_format` one of \"full\", \"drop_w\", \"smallest_three32\", \"smallest_three48\""
@@ -251,12 +249,7 @@ fn settings_from_file(path: &Path) -> Result<CompressSettings, String> {
         } else {
             ""
         };
-        format!(
-            "{}: line {}, column {}: {what}{hint}",
-            path.display(),
-            e.line(),
-            e.column().max(1)
-        )
+        format!("{}: line {line}, column {column}: {what}{hint}", path.display())
     })?;
     s.validate()
         .map_err(|e| format!("{}: {e}", path.display()))?;

@@ -7,6 +7,17 @@ use std::fmt;
 
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 
+/// Where a `serde_json` error is and what it says, as every reader reports a syntax error:
+/// `(line, column, message)`, the message without serde's own " at line L column C" (the place is
+/// given first), and columns counted from 1 (serde_json says column 0 at the end of a line, as in
+/// an empty or cut file).
+pub fn syntax_place(e: &serde_json::Error) -> (usize, usize, String) {
+    let suffix = format!(" at line {} column {}", e.line(), e.column());
+    let full = e.to_string();
+    let what = full.strip_suffix(&suffix).unwrap_or(&full).to_owned();
+    (e.line(), e.column().max(1), what)
+}
+
 /// A JSON value.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Json {

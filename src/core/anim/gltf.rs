@@ -136,9 +136,10 @@ fn import_json(
     options: &ImportOptions,
 ) -> Result<Imported, ImportError> {
     let mut root: json::Root = serde_json::from_slice(json_bytes).map_err(|e| {
+        let (line, column, what) = crate::core::json::syntax_place(&e);
         json_err(
-            format!("JSON line {}, column {}", e.line(), e.column().max(1)),
-            format!("expected a glTF JSON document: {e}"),
+            format!("JSON line {line}, column {column}"),
+            format!("expected a glTF JSON document: {what}"),
         )
     })?;
     // Required extensions about meshes, materials or textures do not change skins, nodes or

@@ -9,14 +9,7 @@ pub(crate) use crate::core::json::{Json, key_path};
 pub(crate) fn parse(text: &str, file: &str) -> Result<Json, TagsFileError> {
     // A UTF-8 byte order mark (written by some Windows editors) is skipped.
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    serde_json::from_str(text).map_err(|e| TagsFileError::Syntax {
-        file: file.to_owned(),
-        line: e.line(),
-        // serde_json says column 0 at the end of a line (an empty or cut file): the first is 1.
-        column: e.column().max(1),
-        message: format!("not valid JSON: {e}")
-            .replace(&format!(" at line {} column {}", e.line(), e.column()), ""),
-    })
+    serde_json::from_str(text).map_err(|e| crate::core::tags::format::syntax_error(file, &e))
 }
 
 /// Checks an object: no key twice; unknown keys (not in `known`) are returned for warnings.

@@ -10,11 +10,12 @@ pub use crate::core::json::{Json, key_path};
 pub fn parse(text: &str) -> Result<Json, SettingsError> {
     // A UTF-8 byte order mark (written by some Windows editors) is skipped.
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    serde_json::from_str(text).map_err(|e| SettingsError {
-        // serde_json says column 0 at the end of a line (an empty or cut file): the first is 1.
-        path: format!("line {}, column {}", e.line(), e.column().max(1)),
-        message: format!("not valid JSON: {e}")
-            .replace(&format!(" at line {} column {}", e.line(), e.column()), ""),
+    serde_json::from_str(text).map_err(|e| {
+        let (line, column, what) = crate::core::json::syntax_place(&e);
+        SettingsError {
+            path: format!("line {line}, column {column}"),
+            message: format!("not valid JSON: {what}"),
+        }
     })
 }
 

@@ -1387,14 +1387,14 @@ impl<'de> Shape<'de> for PairShape<'_, 'de> {
     }
 }
 
-fn syntax_error(file_label: &str, e: &serde_json::Error) -> TagsFileError {
+/// A JSON syntax error of the tag file `file_label` (also of sidecars and the reference loader).
+pub(crate) fn syntax_error(file_label: &str, e: &serde_json::Error) -> TagsFileError {
+    let (line, column, what) = crate::core::json::syntax_place(e);
     TagsFileError::Syntax {
         file: file_label.to_string(),
-        line: e.line(),
-        // serde_json says column 0 at the end of a line (an empty or cut file): the first is 1.
-        column: e.column().max(1),
-        message: format!("not valid JSON: {e}")
-            .replace(&format!(" at line {} column {}", e.line(), e.column()), ""),
+        line,
+        column,
+        message: format!("not valid JSON: {what}"),
     }
 }
 

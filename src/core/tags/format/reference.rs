@@ -444,14 +444,7 @@ pub fn load_tags_str(
             message: crate::core::limits::size_message(text.len() as u64, max),
         });
     }
-    let root: J = serde_json::from_str(text).map_err(|e| TagsFileError::Syntax {
-        file: file_label.to_string(),
-        line: e.line(),
-        // serde_json says column 0 at the end of a line (an empty or cut file): the first is 1.
-        column: e.column().max(1),
-        message: format!("not valid JSON: {e}")
-            .replace(&format!(" at line {} column {}", e.line(), e.column()), ""),
-    })?;
+    let root: J = serde_json::from_str(text).map_err(|e| super::syntax_error(file_label, &e))?;
     let mut loader = Loader {
         file: file_label,
         warnings: Vec::new(),
