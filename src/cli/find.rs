@@ -165,6 +165,16 @@ enum Fail {
 }
 
 impl Fail {
+    /// A clip's features could not be built (`error`), said as `message`: a `--joint` naming no
+    /// joint of the clip is a bad argument (2), anything else a bad file (1).
+    fn features(message: String, error: &str) -> Self {
+        if crate::core::similar::features::is_override_error(error) {
+            Fail::Usage(message)
+        } else {
+            Fail::Input(message)
+        }
+    }
+
     fn exit(self) -> ExitCode {
         match self {
             Fail::Input(e) => super::fail_input(e),
@@ -362,15 +372,7 @@ fn prepare_project(args: &FindArgs, joints: &JointOverrides) -> Result<Prepared,
         Ok(job) => job_features(job, &options),
         Err(e) => Err(e.clone()),
     }
-    .map_err(|e| {
-        let m = format!("the query clip `{clip_name}`: {e}");
-        // A --joint naming no joint of the clip is a bad argument (2), not a bad file (1).
-        if crate::core::similar::features::is_override_error(&e) {
-            Fail::Usage(m)
-        } else {
-            Fail::Input(m)
-        }
-    })?;
+    .map_err(|e| Fail::features(format!("the query clip `{clip_name}`: {e}"), &e))?;
     // The animation may have another length than the project says.
     check_range(clip_name, start, stop, query_features.0.frames).map_err(Fail::Usage)?;
     let others: Vec<usize> = (0..jobs.len()).filter(|&c| c != qc).collect();
@@ -547,12 +549,7 @@ fn prepare_files(args: &FindArgs, joints: &JointOverrides) -> Result<Prepared, F
             Ok(f) => features.push(Some(f)),
             Err(e) => {
                 let file = &files[clip_file[i]];
-                let m = format!("{}: {e}", file.display());
-                return Err(if crate::core::similar::features::is_override_error(&e) {
-                    Fail::Usage(m)
-                } else {
-                    Fail::Input(m)
-                });
+                return Err(Fail::features(format!("{}: {e}", file.display()), &e));
             }
         }
     }
