@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::naming::{ANIMATION_SEPARATOR, NameRequest, base_name, unique_names};
+use super::naming::{NameRequest, base_name, unique_names};
 use super::scan::LibraryScan;
 use super::units::{UnitChoice, choose_unit, describe_unit};
 use super::walk::normalize;
@@ -255,13 +255,11 @@ pub fn plan_import(doc: &TagDocument, base_dir: Option<&Path>, scan: &LibrarySca
     // named like an existing one gets its folder even when the existing clip was named otherwise.
     let mut taken: HashSet<String> = doc.clips.iter().map(|c| c.name.clone()).collect();
     for c in &doc.clips {
-        if let Some(stem) = source_path(c, base)
-            .and_then(|p| p.file_stem().map(|s| s.to_string_lossy().into_owned()))
+        if let Some(take) = source_path(c, base)
+            && let Some(stem) = take.file_stem().map(|s| s.to_string_lossy().into_owned())
         {
-            let animation = c
-                .name
-                .contains(ANIMATION_SEPARATOR)
-                .then(|| animation_of(&c.name));
+            // As the sidecars are named: a BVH's clip is never `FILE#ANIMATION`.
+            let animation = super::sidecar::animation_part(&take, &c.name, false);
             taken.insert(base_name(&stem, animation));
         }
     }

@@ -75,7 +75,7 @@ pub struct SidecarProject {
 /// clip of a file that holds several animations (a glTF, or any take `shared` by several clips),
 /// else none. A BVH holds one animation, so a `#` in its clip's name (a take called `t#1.bvh`)
 /// is part of the name: its sidecar is `t#1.bvh.tags.json`, as for any take.
-fn animation_part<'a>(take: &Path, name: &'a str, shared: bool) -> Option<&'a str> {
+pub(crate) fn animation_part<'a>(take: &Path, name: &'a str, shared: bool) -> Option<&'a str> {
     let several = matches!(
         crate::core::anim::AnimFormat::from_path(take),
         Some(crate::core::anim::AnimFormat::Glb | crate::core::anim::AnimFormat::Gltf)
