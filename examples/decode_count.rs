@@ -18,7 +18,7 @@
 //! `$B checksum /tmp/tlc CLIP N` (a hash of the decoded poses, to check that two builds decode
 //! the same bits), `$B info /tmp/tlc CLIP 0` (joints, tracks, segments of the file), and, in a
 //! build of `scripts/decode_ab_inprocess.sh` only, `$B ab /tmp/tlc CLIP ROUNDS` and
-//! `$B abcold /tmp/tlc CLIP N` (this revision's AVX-512 decoder against another's in one
+//! `$B abcold /tmp/tlc CLIP N` (this revision's AVX2 decoder against another's in one
 //! process: rounds of the 256 times, or single cold poses, alternating; medians of the ratios).
 //! A take other than the nine shared ones: `$B prepare DIR FILE@UNIT_CM@ERROR_CM...` compresses
 //! those takes instead (automatic mode at that error), and a CLIP of `FILE@UNIT_CM` names one

@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
-# A/B of the vector pose decoders against another revision's, in one process: this tree is built
-# with BASE's `src/core/compress/decode_avx512.rs` and `decode_avx2.rs` compiled beside its own
-# (`--cfg taglane_decoder_ab`, its own target directory; the switch between them is in
-# `decode.rs`; a CPU with AVX-512 compares the AVX-512 decoders, one without the AVX2 ones), and
+# A/B of the AVX2 pose decoder against another revision's, in one process: this tree is built
+# with BASE's `src/core/compress/decode_avx2.rs` compiled beside its own (`--cfg
+# taglane_decoder_ab`, its own target directory; the switch between them is in `decode.rs`), and
 # `examples/decode_count.rs` alternates the two decoders round by round on the same clip, so both
 # see the same machine from one moment to the next.
 # On a shared machine whose speed doubles and halves within minutes this is the steady
@@ -28,7 +27,7 @@ out="$root/target/decoder_ab"
 mkdir -p "$out"
 # Included into a module of `src/core/compress/mod.rs`, where inner attributes and comments are
 # not allowed: those lines are taken out (the module allows `unsafe_code` itself).
-for decoder in decode_avx512 decode_avx2; do
+for decoder in decode_avx2; do
   git -C "$root" show "$base:src/core/compress/$decoder.rs" |
     grep -v -E '^\s*(//!|#!\[)' >"$out/${decoder}_base.rs"
 done

@@ -1,7 +1,7 @@
 //! Compressed clip reader (`.tlc`): any bytes, read twice: as they are (the size and checksum
 //! checks), and with the size field and CRC-32 patched to match, so mutations reach the body
 //! validation behind the checksum. A clip that parses must sample every joint at several frames and
-//! decompress without panicking, and the fast decoders (AVX-512 and AVX2 where the CPU has them)
+//! decompress without panicking, and the fast decoder (AVX2 where the CPU has it)
 //! must give the same bits as the portable one at every frame, half frame and the sampled times.
 #![no_main]
 

@@ -27,7 +27,7 @@ CLIP = os.environ.get("CLIP", "kick")
 SIDES = [
     ("ACL", "tl_acl_sample"),
     # `sample_pose` is inlined into its caller since 2026-11-27 (a few instructions that pick
-    # the decoder): then the AVX2 sample it calls (a CPU with AVX2, not AVX-512).
+    # the decoder): then the AVX2 sample it calls (a CPU with AVX2).
     ("taglane", "CompressedClip$GT$11sample_pose17h|decode_avx211sample_avx217h"),
     ("uncompressed", "_ZN7taglane4core4anim6sample11sample_clip17h"),
 ]

@@ -35,7 +35,7 @@ gdb.execute("set pagination off")
 gdb.execute("set language c")
 symbols = subprocess.run(["nm", BIN], capture_output=True, text=True, check=True).stdout
 # `sample_pose` is inlined into its caller since 2026-11-27 (a few instructions that pick the
-# decoder); the count then starts at the AVX2 sample it calls (on a CPU with AVX2, not AVX-512).
+# decoder); the count then starts at the AVX2 sample it calls (on a CPU with AVX2).
 entry = []
 for pattern in ["CompressedClip$GT$11sample_pose17h", "decode_avx211sample_avx217h"]:
     entry = entry or [

@@ -59,10 +59,11 @@ pub(super) const ONE_KEY: u8 = 0;
 const PAIR_IN_SEGMENT: u8 = 1;
 pub(super) const PAIR_ACROSS: u8 = 2;
 
-/// Which decoder of rotation groups a pose uses: the fastest the CPU has (on a CPU with AVX2 but
-/// not AVX-512, that is [`AVX2_INSIDE`]), the portable one (for tests and fuzzing), or the AVX2
-/// one from inside [`decode_avx2::sample`](super::decode_avx2::sample), a function compiled for
-/// AVX2 that the whole sample is inlined into.
+/// Which decoder of rotation groups a pose uses: the fastest the CPU has outside the AVX2 sample
+/// (SSE2 stores of the rest pose, the portable groups), the portable one (for tests and fuzzing),
+/// or the AVX2 one from inside [`decode_avx2::sample`](super::decode_avx2::sample), a function
+/// compiled for AVX2 that the whole sample is inlined into (every drop-W sample of a CPU with
+/// AVX2).
 const BEST: u8 = 0;
 const PORTABLE: u8 = 1;
 pub(super) const AVX2_INSIDE: u8 = 2;
@@ -80,32 +81,22 @@ pub struct Decoder(u8);
 impl Decoder {
     const PORTABLE: u8 = 0;
     const AVX2: u8 = 1;
-    const AVX512: u8 = 2;
 
-    /// The fastest decoder this CPU runs.
+    /// The fastest decoder this CPU runs: AVX2 where the CPU has it, also on CPUs with AVX-512
+    /// (a decoder of four groups on sixteen lanes ran there until 2026-11-28: its larger code made
+    /// a cold pose 1.5-2.0x slower than this one's; docs/PERFORMANCE.md).
     pub(super) fn detect() -> Self {
         #[cfg(target_arch = "x86_64")]
-        {
-            if super::decode_avx512::available() {
-                return Self(Self::AVX512);
-            }
-            if super::decode_avx2::available() {
-                return Self(Self::AVX2);
-            }
+        if super::decode_avx2::available() {
+            return Self(Self::AVX2);
         }
         Self(Self::PORTABLE)
     }
 
-    /// The CPU has AVX2 (it has AVX-512 where [`Self::avx512`]).
+    /// The CPU has AVX2.
     #[inline(always)]
     pub(super) fn avx2(self) -> bool {
-        self.0 >= Self::AVX2
-    }
-
-    /// The CPU runs the AVX-512 decoder.
-    #[inline(always)]
-    pub(super) fn avx512(self) -> bool {
-        self.0 == Self::AVX512
+        self.0 == Self::AVX2
     }
 }
 
@@ -131,13 +122,11 @@ impl CompressedClip {
     /// Samples the local pose at a (fractional) frame position of the original clip.
     #[inline]
     pub fn sample_pose_at_frame(&self, frame: f32, out: &mut [Transform]) {
-        // A CPU with AVX2 but not AVX-512 takes a sample compiled for AVX2 as one function: one
-        // body of code (a cold pose waits for each line of code it runs, and each page of it),
-        // with nothing passed through memory between its parts, called straight from here.
+        // A CPU with AVX2 takes a sample compiled for AVX2 as one function: one body of code (a
+        // cold pose waits for each line of code it runs, and each page of it), with nothing
+        // passed through memory between its parts, called straight from here.
         #[cfg(target_arch = "x86_64")]
-        if !self.layout.decoder.avx512()
-            && super::decode_avx2::sample(self.layout.decoder, self, frame, out)
-        {
+        if super::decode_avx2::sample(self.layout.decoder, self, frame, out) {
             return;
         }
         self.sample_best(frame, out);
@@ -151,7 +140,7 @@ impl CompressedClip {
     }
 
     /// [`Self::sample_pose_at_frame`] through the portable decoder only, so tests and the `tlc`
-    /// fuzz target check every decoder on machines with AVX2 or AVX-512.
+    /// fuzz target check both decoders on machines with AVX2.
     #[cfg(any(test, fuzzing))]
     #[doc(hidden)]
     pub fn sample_pose_portable(&self, frame: f32, out: &mut [Transform]) {
@@ -159,7 +148,7 @@ impl CompressedClip {
     }
 
     /// [`Self::sample_pose_at_frame`] through the AVX2 decoder where the CPU has AVX2 (the
-    /// portable one otherwise), even on CPUs with AVX-512.
+    /// portable one otherwise), for the rotation packings the AVX2 sample takes.
     #[cfg(any(test, fuzzing))]
     #[doc(hidden)]
     pub fn sample_pose_avx2(&self, frame: f32, out: &mut [Transform]) {
@@ -262,16 +251,11 @@ impl CompressedClip {
         let b = &self.bytes[..];
         let l = &self.layout;
         let at = l.rest_translations_at as usize;
-        // Three stores a joint where the layout allows, four joints in three with AVX-512 (not
-        // for the portable decoder, so that the tests also run the field-by-field writes; the
-        // AVX2 one takes the three stores).
+        // Three stores a joint where the layout allows (not for the portable decoder, so that
+        // the tests also run the field-by-field writes).
         #[cfg(target_arch = "x86_64")]
-        let wide = WAY != PORTABLE
-            && super::rest_sse::write_rest(
-                b.get(at..).unwrap_or_default(),
-                out,
-                WAY == BEST && l.decoder.avx512(),
-            );
+        let wide =
+            WAY != PORTABLE && super::rest_sse::write_rest(b.get(at..).unwrap_or_default(), out);
         #[cfg(not(target_arch = "x86_64"))]
         let wide = false;
         let rest = if wide {
@@ -349,15 +333,6 @@ impl CompressedClip {
             };
             let groups = rot_count.div_ceil(4);
             let vector_headers = [ha + groups * header, hb + groups * header];
-            // A closure of its own type at each call, so that each is inlined into its decoder
-            // (one closure type called from two decoders is not).
-            macro_rules! vectors {
-                () => {
-                    |out: &mut [Transform], bits: [usize; 2]| {
-                        self.walk_vectors(mode, vector_headers, bits, alpha, out);
-                    }
-                };
-            }
             let keys = Keys {
                 mode,
                 alpha,
@@ -369,7 +344,7 @@ impl CompressedClip {
             // interpolated, so their reads overlap that work.
             #[cfg(target_arch = "x86_64")]
             {
-                use super::{decode_avx2 as avx2, decode_avx512 as avx512};
+                use super::decode_avx2 as avx2;
                 let run = GroupRun {
                     bytes,
                     table,
@@ -377,17 +352,8 @@ impl CompressedClip {
                     keys,
                     bits: [bit_a, bit_b],
                 };
-                if WAY == BEST && l.decoder.avx512() {
-                    // Here, not in `decode_avx512.rs`, so that the other revision's file (which
-                    // may be this one's) never calls itself.
-                    #[cfg(taglane_decoder_ab)]
-                    if super::DECODE_WITH_BASE.load(std::sync::atomic::Ordering::Relaxed) {
-                        return super::decode_avx512_base::decode_groups(run, out, vectors!());
-                    }
-                    return avx512::decode_groups(run, out, vectors!());
-                }
                 // Only from inside the AVX2 sample: `sample_pose_at_frame` sends every sample
-                // of a CPU with AVX2 and not AVX-512 there.
+                // of a CPU with AVX2 there.
                 if WAY == AVX2_INSIDE {
                     // The groups, then the translations and scales of module `$m` (this
                     // revision's AVX2 decoder, or the other revision's for the A/B switch, a
@@ -1554,14 +1520,12 @@ mod tests {
     }
 
     /// On a CPU with AVX2 the groups of an ordinary clip go through the AVX2 decoder (not all
-    /// handed back to the portable one), and with AVX-512 through the AVX-512 one, in one key, a
-    /// pair in one segment and a pair across two.
+    /// handed back to the portable one), in one key, a pair in one segment and a pair across two.
     #[cfg(target_arch = "x86_64")]
     #[test]
     fn the_vector_decoders_take_ordinary_groups() {
-        use crate::core::compress::{decode_avx2, decode_avx512};
+        use crate::core::compress::decode_avx2;
         use decode_avx2::{FAST_GROUPS, FAST_VECTORS};
-        use decode_avx512::FAST_QUADS;
         if !decode_avx2::available() {
             return;
         }
@@ -1574,12 +1538,12 @@ mod tests {
         let tracks = (counts[1] + counts[2]) as usize;
         assert!(tracks > 0);
         for frame in [0.0, 1.5, sf - 0.5] {
-            let (groups, quads) = (FAST_GROUPS.get(), FAST_QUADS.get());
+            let (groups, vectors) = (FAST_GROUPS.get(), FAST_VECTORS.get());
             c.sample_pose_at_frame(frame, &mut pose);
-            // Nine tracks: three groups, one quad.
+            // Nine tracks: three groups.
             assert_eq!(FAST_GROUPS.get() - groups, 3, "frame {frame}");
-            let wide = usize::from(decode_avx512::available());
-            assert_eq!(FAST_QUADS.get() - quads, wide, "frame {frame}");
+            let fast = if frame == sf - 0.5 { 0 } else { tracks };
+            assert_eq!(FAST_VECTORS.get() - vectors, fast, "frame {frame}");
             let (groups, vectors) = (FAST_GROUPS.get(), FAST_VECTORS.get());
             c.sample_pose_avx2(frame, &mut pose);
             assert_eq!(FAST_GROUPS.get() - groups, 3, "avx2, frame {frame}");
@@ -1591,14 +1555,14 @@ mod tests {
         check_against_model(&c, &all_frames(&c, &[])).unwrap();
     }
 
-    /// Quads that hold a raw float32 slot next to ordinary groups go to the AVX2 decoder, pair by
-    /// pair (and the pair holding the raw slot on to the portable one): the same bits.
+    /// Groups that hold a raw float32 slot next to ordinary groups: the pair holding the raw slot
+    /// goes on to the portable decoder, the others are read by the AVX2 one; the same bits.
     #[cfg(target_arch = "x86_64")]
     #[test]
-    fn quads_with_raw_slots_decode_like_the_model() {
-        use crate::core::compress::decode_avx512::{AVX2_QUADS, FAST_QUADS, available};
+    fn groups_with_raw_slots_decode_like_the_model() {
+        use crate::core::compress::decode_avx2::{FAST_GROUPS, available};
         // A tight budget on long chains: some segments need more than 16 bits for some slots
-        // (checked below), and their quads go to AVX2.
+        // (checked below), and their pairs go to the portable decoder.
         let clip = jumpy_clip(23, 48, 17, 0.9);
         let c = compress(&clip, &CompressSettings::auto(0.01)).unwrap().clip;
         assert_eq!(c.rotation_format(), RotationFormat::DropW);
@@ -1606,11 +1570,10 @@ mod tests {
             !c.segments_with_raw_slots().is_empty(),
             "no segment holds a raw float32 slot"
         );
-        let (fast, handed) = (FAST_QUADS.get(), AVX2_QUADS.get());
+        let fast = FAST_GROUPS.get();
         check_against_model(&c, &all_frames(&c, &[0.4])).unwrap();
         if available() {
-            assert!(FAST_QUADS.get() > fast, "no quad decoded with AVX-512");
-            assert!(AVX2_QUADS.get() > handed, "no quad handed to AVX2");
+            assert!(FAST_GROUPS.get() > fast, "no group decoded with AVX2");
         }
     }
 
@@ -1644,11 +1607,9 @@ mod tests {
         #[cfg(target_arch = "x86_64")]
         {
             use crate::core::compress::decode_avx2::{FAST_GROUPS, available};
-            use crate::core::compress::decode_avx512::FAST_QUADS;
             if !available() {
                 return;
             }
-            let wide = crate::core::compress::decode_avx512::available();
             let rotations = c
                 .animated_tracks()
                 .iter()
@@ -1657,16 +1618,13 @@ mod tests {
             let mut pose = vec![Transform::IDENTITY; c.joint_count()];
             let sf = c.segment_frames() as f32;
             for frame in [0.0, 1.5, sf - 0.5] {
-                let (before, quads) = (FAST_GROUPS.get(), FAST_QUADS.get());
+                let before = FAST_GROUPS.get();
                 c.sample_pose_at_frame(frame, &mut pose);
                 assert_eq!(
                     FAST_GROUPS.get() - before,
                     rotations.div_ceil(4),
                     "frame {frame}"
                 );
-                // Three quads (4 + 4 + 3 groups), more than one batch.
-                let expect = if wide { rotations.div_ceil(16) } else { 0 };
-                assert_eq!(FAST_QUADS.get() - quads, expect, "frame {frame}");
                 let before = FAST_GROUPS.get();
                 c.sample_pose_avx2(frame, &mut pose);
                 assert_eq!(
@@ -1678,24 +1636,26 @@ mod tests {
         }
     }
 
-    /// 21 rotations (as the Bandai takes): six groups, a full quad and a quad of two groups whose
-    /// keys, when they share a segment, are read together (key A in lanes 0-7, key B in 8-15);
-    /// 5 rotations: one quad of two groups, the second with one track.
+    /// 21 rotations (as the Bandai takes): six groups, three pairs, the last group with one track;
+    /// 5 rotations: one pair, its second group with one track. Every group is read by the AVX2
+    /// decoder where the CPU has it (the lanes past the last track are read and not written).
     #[test]
-    fn short_quads_read_both_keys_at_once_like_the_model() {
+    fn pairs_with_a_short_last_group_decode_like_the_model() {
         for (rotations, seed) in [(21, 3), (5, 4)] {
             let clip = jumpy_clip(rotations, 40, seed, 0.6);
             let c = compress(&clip, &fixed_bits(11, 10, 8)).unwrap().clip;
             assert_eq!(c.rotation_format(), RotationFormat::DropW);
             #[cfg(target_arch = "x86_64")]
-            let before = crate::core::compress::decode_avx512::HALVES_QUADS.get();
-            check_against_model(&c, &all_frames(&c, &[0.2, 0.9])).unwrap();
+            let before = crate::core::compress::decode_avx2::FAST_GROUPS.get();
+            let frames = all_frames(&c, &[0.2, 0.9]);
+            check_against_model(&c, &frames).unwrap();
             #[cfg(target_arch = "x86_64")]
-            if crate::core::compress::decode_avx512::available() {
-                let after = crate::core::compress::decode_avx512::HALVES_QUADS.get();
+            if crate::core::compress::decode_avx2::available() {
+                let after = crate::core::compress::decode_avx2::FAST_GROUPS.get();
+                // At least every group of every frame's fast sample.
                 assert!(
-                    after > before,
-                    "{rotations} rotations: no quad read both keys at once"
+                    after - before >= frames.len() * rotations.div_ceil(4),
+                    "{rotations} rotations: groups handed to the portable decoder"
                 );
             }
         }

@@ -547,7 +547,7 @@ fn rebuild([c0, c1, c2, drops]: [__m256; 4]) -> ([__m256; 4], bool) {
 /// same order.
 #[target_feature(enable = "avx2")]
 #[inline]
-pub(super) fn nlerp8(a: [__m256; 4], b: [__m256; 4], t: f32) -> [__m256; 4] {
+fn nlerp8(a: [__m256; 4], b: [__m256; 4], t: f32) -> [__m256; 4] {
     let [ax, ay, az, aw] = a;
     let [bx, by, bz, bw] = b;
     let add = |x: __m256, y: __m256| _mm256_add_ps(x, y);
@@ -603,29 +603,6 @@ fn scatter8([x, y, z, w]: [__m256; 4], joints: &[u16; 8], out: &mut [Transform])
             if let Some(o) = out.get_mut(usize::from(joints[4 * h + l])) {
                 o.rotation = Quat::from_vec4(Vec4::from(half));
             }
-        }
-    }
-}
-
-/// The four rotations (x, y, z, w lanes) transposed into quaternions and written to the joints of
-/// the first `lanes` lanes (16 bits each in `joints`).
-#[target_feature(enable = "avx2")]
-#[inline]
-pub(super) fn scatter([x, y, z, w]: [__m128; 4], joints: u64, lanes: usize, out: &mut [Transform]) {
-    let xy_lo = _mm_unpacklo_ps(x, y); // x0 y0 x1 y1
-    let xy_hi = _mm_unpackhi_ps(x, y); // x2 y2 x3 y3
-    let zw_lo = _mm_unpacklo_ps(z, w);
-    let zw_hi = _mm_unpackhi_ps(z, w);
-    let q = [
-        _mm_movelh_ps(xy_lo, zw_lo),
-        _mm_movehl_ps(zw_lo, xy_lo),
-        _mm_movelh_ps(xy_hi, zw_hi),
-        _mm_movehl_ps(zw_hi, xy_hi),
-    ];
-    for (lane, q) in q.into_iter().enumerate().take(lanes) {
-        let j = ((joints >> (16 * lane)) & 0xFFFF) as usize;
-        if let Some(o) = out.get_mut(j) {
-            o.rotation = Quat::from_vec4(Vec4::from(q));
         }
     }
 }

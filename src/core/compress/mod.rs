@@ -9,20 +9,9 @@ pub mod bits;
 pub mod decode;
 #[cfg(target_arch = "x86_64")]
 mod decode_avx2;
-#[cfg(target_arch = "x86_64")]
-mod decode_avx512;
-/// Another revision's AVX-512 decoder, compiled beside this one for an A/B in one process
+/// Another revision's AVX2 decoder, compiled beside this one for an A/B in one process
 /// (`scripts/decode_ab_inprocess.sh` writes the file, its inner attributes and comments taken
 /// out, and builds with `--cfg taglane_decoder_ab`; never part of a normal build).
-#[cfg(all(target_arch = "x86_64", taglane_decoder_ab))]
-#[allow(unsafe_code, dead_code)]
-mod decode_avx512_base {
-    include!(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/target/decoder_ab/decode_avx512_base.rs"
-    ));
-}
-/// Another revision's AVX2 decoder, for the same A/B on CPUs without AVX-512.
 #[cfg(all(target_arch = "x86_64", taglane_decoder_ab))]
 #[allow(unsafe_code, dead_code)]
 mod decode_avx2_base {
@@ -31,7 +20,7 @@ mod decode_avx2_base {
         "/target/decoder_ab/decode_avx2_base.rs"
     ));
 }
-/// With `--cfg taglane_decoder_ab`: poses decoded by the other revision's vector decoders while
+/// With `--cfg taglane_decoder_ab`: poses decoded by the other revision's vector decoder while
 /// set.
 #[cfg(taglane_decoder_ab)]
 #[doc(hidden)]

@@ -24,24 +24,16 @@ const LAYOUT: bool = offset_of!(Transform, rotation) == 0
 /// Writes the rest pose into `out` from the rest translations `rest` (12 bytes a joint, from
 /// byte 0) and returns true; or writes nothing and returns false when `Transform` has another
 /// layout or `rest` holds fewer than `12 * out.len() + 4` bytes (a translation is read with a
-/// 16-byte load, its last 4 bytes replaced by the scale's x). With `avx512` on a CPU that runs
-/// the AVX-512 decoder, four joints at a time take three 64-byte stores instead of twelve
-/// 16-byte ones.
+/// 16-byte load, its last 4 bytes replaced by the scale's x).
 #[inline]
-pub(super) fn write_rest(rest: &[u8], out: &mut [Transform], avx512: bool) -> bool {
+pub(super) fn write_rest(rest: &[u8], out: &mut [Transform]) -> bool {
     if !LAYOUT || rest.len() < 12 * out.len() + 4 {
         return false;
     }
     let n = out.len();
     let (src, dst) = (rest.as_ptr(), out.as_mut_ptr().cast::<u8>());
-    if avx512 && super::decode_avx512::available() {
-        // SAFETY: the CPU has AVX-512 F (among the decoder's features, checked above); the reads
-        // and writes as below.
-        unsafe { four_at_a_time(src, dst, n) };
-    } else {
-        // SAFETY: joints `0..n` of `out`, reading `12 * n + 4` bytes of `rest` (checked above).
-        unsafe { one_at_a_time(src, dst, 0..n) };
-    }
+    // SAFETY: joints `0..n` of `out`, reading `12 * n + 4` bytes of `rest` (checked above).
+    unsafe { one_at_a_time(src, dst, 0..n) };
     true
 }
 
@@ -68,48 +60,6 @@ unsafe fn one_at_a_time(src: *const u8, dst: *mut u8, joints: std::ops::Range<us
             _mm_storeu_ps(o.add(16).cast(), _mm_or_ps(_mm_and_ps(t, xyz), identity));
             _mm_storel_epi64(o.add(32).cast(), _mm_castps_si128(one));
         }
-    }
-}
-
-/// The rest pose of joints `0..n`, four joints (192 bytes) at a time with three 64-byte stores
-/// from the first joint that starts a 64-byte line (so the stores do not straddle lines), the
-/// joints before and after one at a time.
-///
-/// # Safety
-/// The CPU has AVX-512 F; `dst` points to `n` transforms laid out as [`LAYOUT`] says, and `src`
-/// to at least `12 * n + 4` readable bytes.
-#[target_feature(enable = "avx512f")]
-unsafe fn four_at_a_time(src: *const u8, dst: *mut u8, n: usize) {
-    // Joint `j` starts at `dst + 48 j`: with `dst` on 16 bytes (a `Transform`'s alignment), joint
-    // `(dst / 16) % 4` is the first to start a line, and every fourth one after it.
-    let first = ((dst.addr() >> 4) & 3).min(n);
-    let blocks = (n - first) / 4;
-    // Four joints are 16 floats: [rotation, translation, scale x, scale y, scale z, (padding)]
-    // each. Each store is a constant (the identity rotations, unit scales and zero padding: ones
-    // in the lanes of its first mask) with the translations that fall in it expand-loaded into
-    // the lanes of its second mask (consecutive floats from the given one; no other is read).
-    let one = _mm512_set1_ps(1.0);
-    let (c0, c1, c2) = (
-        _mm512_maskz_mov_ps(0x8388, one),
-        _mm512_maskz_mov_ps(0x8838, one),
-        _mm512_maskz_mov_ps(0x3883, one),
-    );
-    // SAFETY: joints `0..first` and `first + 4 * blocks..n` as the caller guarantees. Block `b`
-    // reads the 48 bytes of joints `j..j + 4` (`j = first + 4 b`) of `src` and writes the 192
-    // bytes of their transforms: rotations, translations, scales and the padding after each
-    // scale (zeros), all inside `out`.
-    unsafe {
-        one_at_a_time(src, dst, 0..first);
-        for b in 0..blocks {
-            let j = first + 4 * b;
-            let (t, o) = (src.add(12 * j).cast::<f32>(), dst.add(48 * j).cast::<f32>());
-            // Joint j's translation in lanes 4-6; joint j + 1's in lanes 0-2 and j + 2's in
-            // lanes 12-14 of the next 16 floats; joint j + 3's in lanes 8-10 of the last.
-            _mm512_storeu_ps(o, _mm512_mask_expandloadu_ps(c0, 0x0070, t));
-            _mm512_storeu_ps(o.add(16), _mm512_mask_expandloadu_ps(c1, 0x7007, t.add(3)));
-            _mm512_storeu_ps(o.add(32), _mm512_mask_expandloadu_ps(c2, 0x0700, t.add(9)));
-        }
-        one_at_a_time(src, dst, first + 4 * blocks..n);
     }
 }
 
@@ -148,7 +98,7 @@ mod tests {
             scale: Vec3::splat(9.0),
         };
         let mut out = vec![garbage; 6];
-        assert!(write_rest(&bytes, &mut out[..5], false));
+        assert!(write_rest(&bytes, &mut out[..5]));
         for (j, o) in out[..5].iter().enumerate() {
             let want = Transform {
                 translation: t[j],
@@ -167,52 +117,11 @@ mod tests {
         let mut out = vec![Transform::IDENTITY; 2];
         out[0].scale = Vec3::splat(3.0);
         assert!(
-            !write_rest(&bytes, &mut out, false),
+            !write_rest(&bytes, &mut out),
             "the last load would read past the bytes"
         );
         assert_eq!(out[0].scale, Vec3::splat(3.0));
-        assert!(write_rest(&bytes, &mut out[..1], false));
+        assert!(write_rest(&bytes, &mut out[..1]));
         assert_eq!(out[0].scale, Vec3::ONE);
-    }
-
-    /// Four at a time: every length and every place of the slice against a 64-byte line (the
-    /// joints before the first line start and after the last block one at a time), rest
-    /// translations ending where the 16-byte loads need them to.
-    #[test]
-    fn four_at_a_time_writes_the_same_rest_pose() {
-        let garbage = Transform {
-            translation: Vec3::NAN,
-            rotation: Quat::from_xyzw(f32::NAN, 7.0, f32::NAN, -3.0),
-            scale: Vec3::splat(9.0),
-        };
-        let mut blocks = 0;
-        for n in 0..14 {
-            let t: Vec<Vec3> = (0..n)
-                .map(|j| Vec3::new(j as f32 + 0.5, -2.5 * j as f32, 1e-3 - j as f32))
-                .collect();
-            let mut bytes = rest_bytes(&t);
-            bytes.extend([0xAB; 4]);
-            for skip in 0..4 {
-                let mut out = vec![garbage; skip + n + 1];
-                let avx512 = crate::core::compress::decode_avx512::available();
-                let start = out[skip..].as_ptr().addr();
-                blocks += usize::from(avx512 && n >= 4 + ((start >> 4) & 3));
-                assert!(write_rest(&bytes, &mut out[skip..skip + n], true));
-                for (j, o) in out[skip..skip + n].iter().enumerate() {
-                    let want = Transform {
-                        translation: t[j],
-                        rotation: Quat::IDENTITY,
-                        scale: Vec3::ONE,
-                    };
-                    assert_eq!(o, &want, "{n} joints from {skip}: joint {j}");
-                }
-                for o in out[..skip].iter().chain(&out[skip + n..]) {
-                    assert!(o.translation.x.is_nan() && o.scale == Vec3::splat(9.0));
-                }
-            }
-        }
-        if crate::core::compress::decode_avx512::available() {
-            assert!(blocks > 0, "no block of four written");
-        }
     }
 }
