@@ -177,27 +177,43 @@ pub fn import(args: ImportArgs) -> ExitCode {
         !bad
     });
     let plan = plan_import(&project.doc, project.base_dir().as_deref(), &scan);
-    {
-        use std::io::Write as _;
-        // As `say!`: a stderr nobody reads is no reason to panic.
-        let text = plan.report_text_updating(false, args.update_changed);
-        let _ = std::io::stderr().write_all(text.as_bytes());
-    }
-    // A report asked for and not written fails the command (exit 1), after the import.
-    let mut report_failed = false;
-    if let Some(path) = &args.report
-        && let Err(e) = crate::core::io::write_atomic(
-            path,
-            plan.report_text_updating(true, args.update_changed)
-                .as_bytes(),
-            false,
-        )
-    {
-        say!("taglane: {}: cannot write the report: {e}", path.display());
-        report_failed = true;
-    }
+    // What the import found (printed, and written to `--report`) once the project is saved, or
+    // before the error when nothing can be imported: "added N" is never followed by a failed save.
+    // True when a report was asked for and could not be written (the command then exits 1,
+    // after the import).
+    let report = || -> bool {
+        {
+            use std::io::Write as _;
+            // As `say!`: a stderr nobody reads is no reason to panic.
+            let text = plan.report_text_updating(false, args.update_changed);
+            let _ = std::io::stderr().write_all(text.as_bytes());
+        }
+        if let Some(path) = &args.report
+            && let Err(e) = crate::core::io::write_atomic(
+                path,
+                plan.report_text_updating(true, args.update_changed)
+                    .as_bytes(),
+                false,
+            )
+        {
+            say!("taglane: {}: cannot write the report: {e}", path.display());
+            return true;
+        }
+        false
+    };
+    // A failure after the scan: the error, and that nothing the scan found was imported.
+    let not_imported = |e: String| {
+        let n = plan.added.len();
+        let what = if n > 0 {
+            format!(" ({n} clip(s) found to add were not added)")
+        } else {
+            String::new()
+        };
+        super::fail_input(format!("{e}; nothing imported{what}"))
+    };
     let found = plan.added.len() + plan.unchanged + plan.changed.len();
     if found == 0 {
+        report();
         return super::fail_input(format!(
             "nothing imported: no readable take in {}",
             super::path_list(&args.dirs)
@@ -206,7 +222,7 @@ pub fn import(args: ImportArgs) -> ExitCode {
     if !plan.edit.is_empty()
         && let Err(e) = project.apply(plan.edit.clone(), "import folders")
     {
-        return super::fail_input(format!("{}: {e}", args.project.display()));
+        return not_imported(format!("{}: {e}", args.project.display()));
     }
     if args.update_changed {
         // What the shorter takes cut off, said before it is gone (the project's previous file
@@ -218,12 +234,12 @@ pub fn import(args: ImportArgs) -> ExitCode {
         if !update.is_empty()
             && let Err(e) = project.apply(update, "update changed takes")
         {
-            return super::fail_input(format!("{}: {e}", args.project.display()));
+            return not_imported(format!("{}: {e}", args.project.display()));
         }
     }
     let converting = sidecar && !was_sidecar;
     if exists && !converting && !project.history.is_dirty() {
-        return if report_failed {
+        return if report() {
             ExitCode::from(1)
         } else {
             ExitCode::SUCCESS
@@ -266,9 +282,9 @@ pub fn import(args: ImportArgs) -> ExitCode {
         })
     };
     match result {
-        Ok(()) if report_failed => ExitCode::from(1),
+        Ok(()) if report() => ExitCode::from(1),
         Ok(()) => ExitCode::SUCCESS,
-        Err(e) => super::fail_input(e),
+        Err(e) => not_imported(e),
     }
 }
 

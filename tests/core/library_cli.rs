@@ -671,3 +671,79 @@ fn an_import_through_a_link_to_the_project_keeps_its_sources_right() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// An import whose save fails says so and that nothing was imported, and prints no "added N" (nor
+/// writes a report saying so) before the error: the project and the report are unchanged.
+#[test]
+fn a_failed_save_reports_nothing_imported() {
+    let dir = temp_dir("import_save_fails");
+    let lib = library(&dir);
+    let project = dir.join("p.taglane.json");
+    let p = project.to_str().unwrap();
+    let out = run(&["import", lib.join("s1").to_str().unwrap(), "-o", p]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let before = std::fs::read(&project).unwrap();
+    let mut perms = std::fs::metadata(&project).unwrap().permissions();
+    perms.set_readonly(true);
+    std::fs::set_permissions(&project, perms).unwrap();
+    let report = dir.join("report.txt");
+    let out = import_with_report(&lib, &project, &report);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("read-only"), "{err}");
+    assert!(
+        err.contains("nothing imported (1 clip(s) found to add were not added)"),
+        "{err}"
+    );
+    assert!(!err.contains("added 1 clip(s)"), "{err}");
+    assert!(
+        !report.exists(),
+        "a report of an import that did not happen"
+    );
+    assert_eq!(std::fs::read(&project).unwrap(), before);
+}
+
+/// A take reached by two paths (a symbolic link to it in another folder) is imported once: in one
+/// import, the second path is reported; in a later one, the link finds the clip already there.
+#[cfg(unix)]
+#[test]
+fn a_linked_take_is_imported_once() {
+    let dir = temp_dir("import_link");
+    let lib = dir.join("lib");
+    std::fs::create_dir_all(lib.join("takes")).unwrap();
+    std::fs::create_dir_all(lib.join("picks")).unwrap();
+    std::fs::write(lib.join("takes/run.bvh"), DEMO_CLIP_FILES[1].1).unwrap();
+    std::fs::write(lib.join("takes/walk.bvh"), DEMO_CLIP_FILES[0].1).unwrap();
+    std::os::unix::fs::symlink("../takes/run.bvh", lib.join("picks/run.bvh")).unwrap();
+    let project = dir.join("p.taglane.json");
+    let p = project.to_str().unwrap();
+    let out = run(&["import", lib.to_str().unwrap(), "-o", p]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(err.contains("added 2 clip(s)"), "{err}");
+    assert!(
+        err.contains("the same file as") && err.contains("imported once"),
+        "{err}"
+    );
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&project).unwrap()).unwrap();
+    let sources: Vec<&str> = doc["clips"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["source"].as_str().unwrap())
+        .collect();
+    // From the take's own path, not the link's (walked first).
+    assert!(sources.contains(&"lib/takes/run.bvh"), "{sources:?}");
+    assert_eq!(sources.len(), 2, "{sources:?}");
+    // The link's folder alone: the take is in the project already.
+    let before = std::fs::read(&project).unwrap();
+    let out = run(&["import", lib.join("picks").to_str().unwrap(), "-o", p]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("added 0 clip(s)") && err.contains("1 already in the project"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(&project).unwrap(), before);
+}

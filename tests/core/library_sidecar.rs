@@ -1398,3 +1398,65 @@ fn a_clip_renamed_here_merges_with_its_sidecar_changed_on_disk() {
     assert_eq!(now.doc.tags[0].ranges[&c], vec![Range::new(30, 35)]);
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// A sidecar or project file laid out by hand (or by another tool) that holds what the document
+/// would write is left as it is by a save: no rewrite for its layout alone, so version control
+/// sees no change and another session that has the project open sees nothing changed on disk.
+#[test]
+fn files_in_another_layout_with_the_same_tags_are_not_rewritten() {
+    let dir = temp_dir("layout");
+    let doc = library(&dir);
+    let project = dir.join("lib.taglane.json");
+    save_sidecar_project(&project, &doc, Some(&["takes".to_owned()])).unwrap();
+    let take0 = dir.join(doc.clips[0].source.as_deref().unwrap());
+    let side0 = sidecar_path(&take0, None);
+    // One line each, as a hand or another JSON writer might leave them.
+    let one_line = |p: &Path| {
+        let text = std::fs::read_to_string(p).unwrap();
+        let compact: String = text.lines().map(str::trim).collect();
+        assert_ne!(compact, text);
+        std::fs::write(p, &compact).unwrap();
+        compact
+    };
+    let side_text = one_line(&side0);
+    let project_text = one_line(&project);
+    // Two sessions open the project; the first tags clip 2 and saves.
+    let (mut first, _) = Project::load(&project).unwrap();
+    let (mut second, _) = Project::load(&project).unwrap();
+    first
+        .apply(
+            Edit::SetRanges {
+                tag: 1,
+                clip: 2,
+                ranges: vec![Range::new(1, 3)],
+            },
+            "tag",
+        )
+        .unwrap();
+    first.save_to(&project).unwrap();
+    assert_eq!(std::fs::read_to_string(&side0).unwrap(), side_text);
+    assert_eq!(std::fs::read_to_string(&project).unwrap(), project_text);
+    // The second tags clip 0, whose sidecar it read as it still is: nothing to merge.
+    second
+        .apply(
+            Edit::SetRanges {
+                tag: 1,
+                clip: 0,
+                ranges: vec![Range::new(5, 9)],
+            },
+            "tag",
+        )
+        .unwrap();
+    second.save_to(&project).unwrap();
+    assert!(
+        second.merged_from_disk.iter().all(|f| *f != side0),
+        "{:?}",
+        second.merged_from_disk
+    );
+    let (back, _) = Project::load(&project).unwrap();
+    assert_eq!(back.doc.tags[1].ranges[&0], vec![Range::new(5, 9)]);
+    assert_eq!(back.doc.tags[1].ranges[&2], vec![Range::new(1, 3)]);
+    // Its own edit rewrote clip 0's sidecar (in taglane's layout).
+    assert_ne!(std::fs::read_to_string(&side0).unwrap(), side_text);
+    std::fs::remove_dir_all(&dir).ok();
+}

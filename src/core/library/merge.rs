@@ -768,8 +768,11 @@ fn new_clip(
     let taken = |b: &Builder, name: &str| b.work.clip_index(name).is_some();
     // The name of a clip of a file of several animations says which animation (and so which
     // sidecar): another would move its tags to another file. Such a clip is left out (its
-    // sidecar stays one of no clip, loaded at the next open).
-    if ct.clip.contains(super::naming::ANIMATION_SEPARATOR) && taken(b, &ct.clip) {
+    // sidecar stays one of no clip, loaded at the next open). A BVH's clip has one animation:
+    // a `#` in its name is part of the name, and it is renamed as any other.
+    let names_animation =
+        super::sidecar::animation_part(std::path::Path::new(source), &ct.clip, false).is_some();
+    if names_animation && taken(b, &ct.clip) {
         return Ok(());
     }
     let mut name = ct.clip.clone();
@@ -1155,6 +1158,38 @@ mod tests {
             theirs,
             ours_unchanged: false,
         }
+    }
+
+    /// A clip added on disk under a name the document has: renamed beside it when its take is a
+    /// BVH (a `#` in the name is part of it), left out when its name says an animation of a glTF
+    /// (another name would send its tags to another animation's sidecar).
+    #[test]
+    fn a_new_clip_named_like_one_here_is_renamed_unless_it_names_an_animation() {
+        let mut base = doc();
+        base.clips[0].name = "t#1".into();
+        let ours = base.clone();
+        let added = |source: &str| {
+            let mut tags = sidecar(&base);
+            tags.clip = "t#1".into();
+            let edit = merge_on_disk(
+                Some(&base),
+                &ours,
+                &[on_disk(Theirs::NewClip {
+                    source: source.into(),
+                    tags,
+                })],
+            )
+            .unwrap();
+            let mut merged = ours.clone();
+            edit.apply(&mut merged).unwrap();
+            merged
+                .clips
+                .iter()
+                .map(|c| c.name.clone())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(added("t#1.bvh"), ["t#1", "t#1_2"]);
+        assert_eq!(added("t.glb"), ["t#1"]);
     }
 
     #[test]

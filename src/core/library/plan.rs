@@ -10,7 +10,7 @@ use std::time::Duration;
 use super::naming::{NameRequest, base_name, unique_names};
 use super::scan::LibraryScan;
 use super::units::{UnitChoice, choose_unit, describe_unit};
-use super::walk::normalize;
+use super::walk::{FileId, file_id_of, normalize};
 use crate::core::doc::Edit;
 use crate::core::tags::{ClipId, ClipInfo, TagDocument};
 
@@ -165,6 +165,28 @@ pub fn plan_import(doc: &TagDocument, base_dir: Option<&Path>, scan: &LibrarySca
     let mut requests = Vec::new();
     let mut pending = Vec::new();
     let mut seen: HashSet<&Path> = HashSet::new();
+    // A take reached by another path than its clip's source (a link to it): the clips of each
+    // file, read from the file system the first time a take is not found by its path.
+    let mut doc_files: Option<HashMap<FileId, Vec<ClipId>>> = None;
+    // A take found at several paths (links to it) is imported from one: the path that is the
+    // file's own (no link in it), else the first.
+    let mut paths_of: HashMap<&FileId, Vec<&Path>> = HashMap::new();
+    for f in &scan.files {
+        if let Some(id) = &f.file.id {
+            paths_of.entry(id).or_default().push(&f.file.path);
+        }
+    }
+    let chosen: HashMap<&FileId, &Path> = paths_of
+        .into_iter()
+        .filter(|(_, paths)| paths.len() > 1)
+        .map(|(id, paths)| {
+            let own = paths
+                .iter()
+                .copied()
+                .find(|p| std::fs::canonicalize(p).is_ok_and(|real| normalize(&real) == **p));
+            (id, own.unwrap_or(paths[0]))
+        })
+        .collect();
     for f in &scan.files {
         let path = &f.file.path;
         seen.insert(path.as_path());
@@ -178,6 +200,19 @@ pub fn plan_import(doc: &TagDocument, base_dir: Option<&Path>, scan: &LibrarySca
                 continue;
             }
         };
+        if let Some(first) = f.file.id.as_ref().and_then(|id| chosen.get(id))
+            && *first != path.as_path()
+        {
+            plan.warnings.push(FileWarning {
+                path: path.clone(),
+                message: format!(
+                    "{}: the same file as {} (a link to it): imported once",
+                    path.display(),
+                    first.display()
+                ),
+            });
+            continue;
+        }
         for w in &scanned.warnings {
             plan.warnings.push(FileWarning {
                 path: path.clone(),
@@ -194,7 +229,24 @@ pub fn plan_import(doc: &TagDocument, base_dir: Option<&Path>, scan: &LibrarySca
             });
         }
         let multi = scanned.clips.len() > 1;
-        let existing = by_path.get(path).map(Vec::as_slice).unwrap_or(&[]);
+        let mut existing = by_path.get(path).map(Vec::as_slice).unwrap_or(&[]);
+        if existing.is_empty()
+            && let Some(id) = &f.file.id
+        {
+            let files = doc_files.get_or_insert_with(|| {
+                let mut files: HashMap<FileId, Vec<ClipId>> = HashMap::new();
+                for (p, ids) in &by_path {
+                    if let Some(id) = file_id_of(p) {
+                        files.entry(id).or_default().extend(ids);
+                    }
+                }
+                for ids in files.values_mut() {
+                    ids.sort_unstable();
+                }
+                files
+            });
+            existing = files.get(id).map(Vec::as_slice).unwrap_or(&[]);
+        }
         for c in &scanned.clips {
             let found = existing.iter().copied().find(|&id| {
                 !multi || {

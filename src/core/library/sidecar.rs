@@ -28,6 +28,7 @@ use super::naming::ANIMATION_SEPARATOR;
 use super::plan::{animation_of, source_for, source_path};
 use super::walk::{SIDECAR_SUFFIX, absolute, find_takes};
 use crate::core::json::{f32_text, string_text};
+use crate::core::project::KEEP_BOTH_ADVICE;
 use crate::core::tags::format::annotations::{self, Tree};
 use crate::core::tags::format::{FORMAT_TAG, MAX_CLIP_FRAMES, push_queries};
 use crate::core::tags::{
@@ -1479,9 +1480,19 @@ fn save_sidecars(
     // Existing files: unchanged ones are skipped; a sidecar that cannot be read is never written
     // over (it may hold tags the document does not have).
     let mut changed = Vec::with_capacity(files.len());
+    // Files that hold what the document would write in another layout (formatted by hand or by
+    // another tool): left as they are, and the baseline takes their bytes.
+    let mut same_content: HashMap<&PathBuf, u64> = HashMap::new();
     for (i, (file, text, is_project)) in files.iter().enumerate() {
         match crate::core::limits::read_limited(file, crate::core::limits::MAX_TAGS_FILE_BYTES) {
             Ok(old) if old == text.as_bytes() => report.unchanged += 1,
+            // Rewriting such a file would change nothing but its layout: a change in version
+            // control for nothing, and for another session that has the project open, a change
+            // made on disk to merge (or a conflict, where it edited the clip too).
+            Ok(old) if same_tags(&old, text, *is_project) => {
+                report.unchanged += 1;
+                same_content.insert(file, SidecarBaseline::hash(&old));
+            }
             // Changed on disk since this project last saw it, to be merged by the caller: read
             // and parsed here.
             Ok(old)
@@ -1522,8 +1533,8 @@ fn save_sidecars(
                             format!(
                                 "this file changed on disk since the project was opened or last \
                                  saved, and it was edited here too, but the version on disk \
-                                 cannot be read to merge the two ({e}): nothing was saved. Save \
-                                 As keeps your version elsewhere"
+                                 cannot be read to merge the two ({e}): nothing was saved; \
+                                 {KEEP_BOTH_ADVICE}"
                             ),
                         ));
                     }
@@ -1571,9 +1582,8 @@ fn save_sidecars(
                         &file.display().to_string(),
                         place,
                         format!(
-                            "{what}: nothing was saved, so that neither version is lost. Save As \
-                             keeps your version elsewhere; reopening the project shows the one on \
-                             disk"
+                            "{what}: nothing was saved, so that neither version is lost: \
+                             {KEEP_BOTH_ADVICE}"
                         ),
                     ));
                 }
@@ -1641,7 +1651,9 @@ fn save_sidecars(
     if let Some(b) = baseline {
         let kept: HashSet<&PathBuf> = report.kept.iter().collect();
         for (file, text, _) in &files {
-            if !kept.contains(file) {
+            if let Some(&hash) = same_content.get(file) {
+                b.set_hash(file, hash);
+            } else if !kept.contains(file) {
                 b.set(file, text.as_bytes());
             }
         }
@@ -1659,6 +1671,30 @@ fn save_sidecars(
         .cloned()
         .collect();
     Ok(Ok(report))
+}
+
+/// Whether `old` (a file's bytes on disk) holds the same tags as `text` (what a save would write
+/// there): both read, as a sidecar or, with `is_project`, as the project file of sidecar mode, to
+/// the same values. Warnings aside: a key this build does not know, which a rewrite would drop,
+/// stays in the file left as it is. A file that does not read is never the same.
+fn same_tags(old: &[u8], text: &str, is_project: bool) -> bool {
+    let Ok(old) = std::str::from_utf8(old) else {
+        return false;
+    };
+    if is_project {
+        match (
+            parse_sidecar_project(old, ""),
+            parse_sidecar_project(text, ""),
+        ) {
+            (Ok((a, _)), Ok((b, _))) => a == b,
+            _ => false,
+        }
+    } else {
+        match (parse_cliptags(old, ""), parse_cliptags(text, "")) {
+            (Ok((a, _)), Ok((b, _))) => a == b,
+            _ => false,
+        }
+    }
 }
 
 /// The sidecars in the project's folders (`sidecars`, with their `takes`) that belong to no clip

@@ -4,7 +4,9 @@
 //! - Hidden entries (a name starting with `.`: `.git`, the temporary files of atomic saves) and the
 //!   sidecar tag files (`*.tags.json`) are skipped silently; any other file is listed as ignored.
 //! - Symbolic links are followed; a folder reached twice (a link loop, overlapping roots) is
-//!   walked once, and a file reached twice is listed once.
+//!   walked once, and a file reached twice by one path is listed once. A take reached by two
+//!   paths (a link to it) is listed at each, with its [`FileId`]: the import adds it once
+//!   (`plan_import`), and a sidecar project keeps the clips it has at either.
 //! - A folder that cannot be read is reported and the walk goes on.
 //! - Paths are made absolute and normalised lexically (`.` and `..` folded), never resolved through
 //!   links, so the sources written into a project stay as the user sees them.
@@ -31,6 +33,38 @@ pub struct TakeFile {
     pub format: AnimFormat,
     /// Size in bytes.
     pub bytes: u64,
+    /// The file itself, however it is reached (`None` where the system cannot say).
+    pub id: Option<FileId>,
+}
+
+/// What identifies a file however it is reached (through a symbolic link, or by another spelling
+/// of its path): its device and inode on Unix, its resolved path elsewhere.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum FileId {
+    Inode(u64, u64),
+    Resolved(PathBuf),
+}
+
+/// The [`FileId`] of the file at `path` (links followed), whose metadata is `meta`.
+pub fn file_id(path: &Path, meta: &std::fs::Metadata) -> Option<FileId> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt as _;
+        let _ = path;
+        Some(FileId::Inode(meta.dev(), meta.ino()))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = meta;
+        std::fs::canonicalize(path).ok().map(FileId::Resolved)
+    }
+}
+
+/// The [`FileId`] of the file at `path`, read from the file system.
+pub fn file_id_of(path: &Path) -> Option<FileId> {
+    std::fs::metadata(path)
+        .ok()
+        .and_then(|meta| file_id(path, &meta))
 }
 
 impl TakeFile {
@@ -136,6 +170,7 @@ pub fn find_takes_until(roots: &[PathBuf], cancel: &AtomicBool) -> Walk {
                         .unwrap_or_default(),
                     format,
                     bytes: meta.len(),
+                    id: file_id(root, &meta),
                 }),
                 Some(_) => {}
                 None => walk.problems.push(format!(
@@ -207,6 +242,7 @@ pub fn find_takes_until(roots: &[PathBuf], cancel: &AtomicBool) -> Walk {
                 } else if let Some((format, meta)) = format.zip(meta) {
                     if seen_files.insert(path.clone()) {
                         walk.files.push(TakeFile {
+                            id: file_id(&path, &meta),
                             path,
                             root: index,
                             folders: folders.clone(),
