@@ -416,3 +416,57 @@ fn a_range_and_a_marker_selected_together_move_together() {
     assert_eq!(h.state().selection, vec![(idle, moved)]);
     assert_eq!(h.state().marker_selection, vec![(left, 160)]);
 }
+
+/// The lane headers widen for a long tag name (the lanes start further right), and the wheel over
+/// the names scrolls the lanes as it does over the lanes.
+#[test]
+fn lane_headers_fit_long_names_and_scroll_with_the_wheel() {
+    use taglane::core::doc::Edit;
+    use taglane::core::tags::Tag;
+    let mut h = harness();
+    let male = tag_index(h.state(), "Male");
+    let before = h.state().timeline.lane_point(male, 0).unwrap();
+    // Thirty more tags, the last with a long name: more lanes than the timeline shows.
+    let count = h.state().project.doc.tags.len();
+    for k in 0..30 {
+        let name = if k == 29 {
+            "a_long_tag_name_that_no_header_of_200_points_holds".to_owned()
+        } else {
+            format!("Extra{k}")
+        };
+        h.state_mut().queue.push(AppCommand::Edit {
+            edit: Edit::InsertTag {
+                index: count + k,
+                tag: Tag::new(name),
+            },
+            label: "add tag".into(),
+            select: None,
+        });
+    }
+    h.run_steps(3);
+    let after = h.state().timeline.lane_point(male, 0).unwrap();
+    assert!(
+        after.x > before.x + 30.0,
+        "the lanes start at {} (before: {})",
+        after.x,
+        before.x
+    );
+    // The wheel over Male's name: the lanes scroll.
+    assert_eq!(h.state().timeline.scroll_y, 0.0);
+    let over_name = Pos2::new(after.x - 60.0, after.y);
+    h.event(Event::PointerMoved(over_name));
+    h.step();
+    h.event(Event::MouseWheel {
+        unit: egui::MouseWheelUnit::Point,
+        delta: egui::vec2(0.0, -120.0),
+        phase: egui::TouchPhase::Move,
+        source: egui::MouseWheelSource::Wheel,
+        modifiers: Modifiers::NONE,
+    });
+    h.run_steps(20);
+    assert!(
+        h.state().timeline.scroll_y > 0.0,
+        "scroll_y {}",
+        h.state().timeline.scroll_y
+    );
+}

@@ -2,12 +2,12 @@
 //! ranges as bands and the playhead; threshold lines are dragged with the pointer (mapped to plot
 //! values through the plot's transform) and written back through `AutotagSettings::set_threshold`.
 
-use egui::{Color32, RichText, Ui};
-use egui_plot::{HLine, Line, LineStyle, Plot, PlotPoint, PlotPoints, Span, Text, VLine};
+use egui::{Color32, Ui};
+use egui_plot::{HLine, Line, LineStyle, Plot, PlotPoints, Span, VLine};
 
 use super::AutotagPanel;
 use super::model::{Grab, ThresholdDrag, round_for_span, rules_text, threshold_shape};
-use crate::core::autotag::{Autotagged, ThresholdKey};
+use crate::core::autotag::{Autotagged, Threshold, ThresholdKey};
 use crate::core::tags::Range;
 use crate::ui::command::AppCommand;
 use crate::ui::theme;
@@ -55,7 +55,8 @@ pub(super) fn plot_ui(
         let label = ui.label("Signal");
         egui::ComboBox::from_id_salt("autotag_signal")
             .selected_text(&chosen)
-            .width(260.0)
+            // Narrower in a narrow panel, so that the "(?)" after it stays in view.
+            .width((width - 110.0).clamp(120.0, 260.0))
             .show_ui(ui, |ui| {
                 for n in &names {
                     ui.selectable_value(&mut chosen, n.clone(), n)
@@ -107,10 +108,6 @@ pub(super) fn plot_ui(
         .x_axis_label("frame")
         .y_axis_label(unit)
         .show(ui, |plot| {
-            // Labels at the right edge of the view, but never past the last frame: text widens
-            // the automatic bounds, which would move it further right on the next frame.
-            let last = signal.values.len().saturating_sub(1) as f64;
-            let right = plot.plot_bounds().max()[0].min(last);
             for (color, ranges) in &tag_colors {
                 for r in ranges {
                     plot.span(
@@ -125,46 +122,21 @@ pub(super) fn plot_ui(
                     .color(line_color)
                     .width(1.5),
             );
-            // Each threshold: the "on" line solid, the "off" line dashed, each labelled on its
-            // outer side (the higher line above, the lower below) so close lines stay readable.
+            // Each threshold: the "on" line solid, the "off" line dashed (labelled below).
             for t in &thresholds {
-                let (above, below) = (egui::Align2::RIGHT_BOTTOM, egui::Align2::RIGHT_TOP);
-                let (enter_at, leave_at) = if t.enter >= t.leave {
-                    (above, below)
-                } else {
-                    (below, above)
-                };
                 let is_held = |g| held == Some((t.key, g));
                 let color = |g| if is_held(g) { held_color } else { th_color };
-                let on = format!("{} {} {unit}", t.label, short_number(t.enter));
                 plot.hline(
-                    HLine::new(on.clone(), f64::from(t.enter))
+                    HLine::new(threshold_text(t, Grab::Enter, unit), f64::from(t.enter))
                         .color(color(Grab::Enter))
                         .width(if is_held(Grab::Enter) { 2.5 } else { 1.5 }),
                 );
-                plot.text(
-                    Text::new(
-                        "",
-                        PlotPoint::new(right, f64::from(t.enter)),
-                        RichText::new(on).strong().color(text_color),
-                    )
-                    .anchor(enter_at),
-                );
                 if t.leave != t.enter {
-                    let off = format!("off {} {unit}", short_number(t.leave));
                     plot.hline(
-                        HLine::new(off.clone(), f64::from(t.leave))
+                        HLine::new(threshold_text(t, Grab::Leave, unit), f64::from(t.leave))
                             .color(color(Grab::Leave))
                             .style(LineStyle::dashed_loose())
                             .width(if is_held(Grab::Leave) { 2.5 } else { 1.2 }),
-                    );
-                    plot.text(
-                        Text::new(
-                            "",
-                            PlotPoint::new(right, f64::from(t.leave)),
-                            RichText::new(off).strong().color(text_color),
-                        )
-                        .anchor(leave_at),
                     );
                 }
             }
@@ -172,6 +144,7 @@ pub(super) fn plot_ui(
         });
     let transform = response.transform;
     panel.plot = Some(transform);
+    threshold_labels(ui, &transform, &thresholds, unit, text_color);
     let r = &response.response;
     let grab_at = |pos: egui::Pos2| -> Option<(ThresholdKey, Grab, f32, f32)> {
         if !transform.frame().contains(pos) {
@@ -256,6 +229,57 @@ pub(super) fn plot_ui(
             t.label,
             short_number(v)
         ));
+    }
+}
+
+/// The label of a threshold's line: `walk / run 2.25 m/s` for the "on" line, `off 2.15 m/s` for
+/// the other.
+fn threshold_text(t: &Threshold, grab: Grab, unit: &str) -> String {
+    match grab {
+        Grab::Enter => format!("{} {} {unit}", t.label, short_number(t.enter)),
+        Grab::Leave => format!("off {} {unit}", short_number(t.leave)),
+    }
+}
+
+/// The thresholds' labels, painted over the plot in the body font at the right edge of its frame
+/// (inside it, so none is cut), each on the outer side of its line (the higher line's above it,
+/// the lower's below) so that close lines stay readable, on a backing of the plot's background.
+fn threshold_labels(
+    ui: &Ui,
+    transform: &egui_plot::PlotTransform,
+    thresholds: &[Threshold],
+    unit: &str,
+    color: Color32,
+) {
+    let frame = *transform.frame();
+    let painter = ui.painter().with_clip_rect(frame);
+    let font = egui::TextStyle::Body.resolve(ui.style());
+    let backing = ui.visuals().extreme_bg_color.gamma_multiply(0.85);
+    for t in thresholds {
+        let mut lines = vec![(Grab::Enter, t.enter)];
+        if t.leave != t.enter {
+            lines.push((Grab::Leave, t.leave));
+        }
+        for (grab, value) in lines {
+            let other = if grab == Grab::Enter {
+                t.leave
+            } else {
+                t.enter
+            };
+            let above = value > other || (value == other && grab == Grab::Enter);
+            let y = transform.position_from_point_y(f64::from(value));
+            if !(frame.top()..=frame.bottom()).contains(&y) {
+                continue;
+            }
+            let galley = painter.layout_no_wrap(threshold_text(t, grab, unit), font.clone(), color);
+            let size = galley.size();
+            let x = frame.right() - 6.0 - size.x;
+            let top = if above { y - 2.0 - size.y } else { y + 2.0 };
+            let top = top.clamp(frame.top(), (frame.bottom() - size.y).max(frame.top()));
+            let rect = egui::Rect::from_min_size(egui::pos2(x, top), size);
+            painter.rect_filled(rect.expand(1.0), 2.0, backing);
+            painter.galley(rect.min, galley, color);
+        }
     }
 }
 

@@ -577,52 +577,84 @@ fn table_ui(ui: &mut Ui, cmp: &Comparison, current: ClipId) {
     let has_current = (0..cmp.candidates.len()).any(|k| cmp.outcome(k, current).is_some());
     let clips = cmp.outcomes.first().map_or(0, Vec::len);
     ui.label(format!("Results over {clips} clip(s)"));
+    // One column a candidate and one row a figure: a comparison holds a few candidates and nine
+    // figures, and the panel is narrow (a row a candidate needed scrolling for its last columns).
+    let summaries: Vec<_> = cmp
+        .candidates
+        .iter()
+        .enumerate()
+        .filter_map(|(k, cand)| cmp.summary(k).map(|s| (cand, s)))
+        .collect();
+    type Cell = fn(&Summary, usize) -> String;
+    let rows: [(&str, &str, Cell); 9] = [
+        ("size (B)", "compressed size in bytes", |s, _| {
+            s.compressed_bytes.to_string()
+        }),
+        ("ratio", "uncompressed size / compressed size", |s, _| {
+            format!("{:.2}", s.ratio)
+        }),
+        (
+            "max (cm)",
+            "largest error at a frame (ACL's metric: vertices 3 cm along each joint's axes)",
+            |s, _| format!("{:.4}", s.max_error_cm),
+        ),
+        (
+            "worst",
+            "where the largest error at a frame is: joint @ frame",
+            |s, clips| {
+                if clips > 1 {
+                    format!("{} {} @{}", s.worst_clip, s.worst_joint, s.worst_frame)
+                } else {
+                    format!("{} @{}", s.worst_joint, s.worst_frame)
+                }
+            },
+        ),
+        (
+            "between (cm)",
+            "largest error between frames: the decoded pose against the original sampled with nlerp",
+            |s, _| format!("{:.4}", s.between_max_error_cm),
+        ),
+        (
+            "mean (cm)",
+            "mean error over every joint and frame of every clip",
+            |s, _| format!("{:.4}", s.mean_error_cm),
+        ),
+        (
+            "p99 (cm)",
+            "largest 99th percentile of a clip's errors",
+            |s, _| format!("{:.4}", s.p99_error_cm),
+        ),
+        ("encode (ms)", "time to compress the clips", |s, _| {
+            format!("{:.1}", s.encode_ms)
+        }),
+        (
+            "decode (us/pose)",
+            "mean time to decode one pose, over every frame of the clips",
+            |s, _| format!("{:.2}", s.decode_us_per_pose),
+        ),
+    ];
     egui::ScrollArea::horizontal()
         .id_salt("compression_table")
-            // A visible bar: the last columns may lie past the panel's edge.
-            .scroll_bar_visibility(egui::scroll_area::ScrollBarVisibility::AlwaysVisible)
         .show(ui, |ui| {
             egui::Grid::new("compression_grid")
                 .striped(true)
-                .num_columns(10)
+                .num_columns(1 + summaries.len())
                 .show(ui, |ui| {
-                    for h in [
-                        "candidate",
-                        "size (B)",
-                        "ratio",
-                        "max (cm)",
-                        "worst",
-                        "between (cm)",
-                        "mean (cm)",
-                        "p99 (cm)",
-                        "encode (ms)",
-                        "decode (us/pose)",
-                    ] {
-                        ui.strong(h);
+                    ui.strong("candidate");
+                    for (cand, _) in &summaries {
+                        ui.strong(&cand.label).on_hover_text(cand.describe());
                     }
                     ui.end_row();
-                    for (k, cand) in cmp.candidates.iter().enumerate() {
-                        let Some(s) = cmp.summary(k) else { continue };
-                        ui.label(format!("{} {}", cand.label, cand.describe()));
-                        ui.label(s.compressed_bytes.to_string());
-                        ui.label(format!("{:.2}", s.ratio));
-                        ui.label(format!("{:.4}", s.max_error_cm))
-                            .on_hover_text("largest error at a frame (ACL's metric)");
-                        let worst = if clips > 1 {
-                            format!("{} {} @{}", s.worst_clip, s.worst_joint, s.worst_frame)
-                        } else {
-                            format!("{} @{}", s.worst_joint, s.worst_frame)
-                        };
-                        ui.label(worst)
-                            .on_hover_text("where the largest error at a frame is");
-                        ui.label(format!("{:.4}", s.between_max_error_cm))
-                            .on_hover_text(
-                                "largest error between frames: the decoded pose against the original sampled with nlerp",
-                            );
-                        ui.label(format!("{:.4}", s.mean_error_cm));
-                        ui.label(format!("{:.4}", s.p99_error_cm));
-                        ui.label(format!("{:.1}", s.encode_ms));
-                        ui.label(format!("{:.2}", s.decode_us_per_pose));
+                    ui.label("settings");
+                    for (cand, _) in &summaries {
+                        ui.label(cand.describe());
+                    }
+                    ui.end_row();
+                    for (name, hover, cell) in rows {
+                        ui.label(name).on_hover_text(hover);
+                        for (_, s) in &summaries {
+                            ui.label(cell(s, clips)).on_hover_text(hover);
+                        }
                         ui.end_row();
                     }
                 });

@@ -35,11 +35,28 @@ const COLUMNS: [(&str, f32); 7] = [
         "poses",
         POSE_WIDTH * super::model::THUMBNAIL_POSES as f32 + 4.0,
     ),
-    ("clip", 116.0),
+    ("clip", CLIP_WIDTH),
     ("start", 34.0),
     ("stop", 34.0),
     ("seconds", 52.0),
 ];
+/// The clip column's width at least; it takes the room the list has beyond the other columns
+/// (and the "in TAG" note), up to [`CLIP_WIDTH_MAX`], so that long names are not cut while there is
+/// room for them.
+const CLIP_WIDTH: f32 = 116.0;
+const CLIP_WIDTH_MAX: f32 = 420.0;
+/// Room kept after the last column for the "in TAG" note.
+const IN_TAG_WIDTH: f32 = 110.0;
+
+/// The columns' widths in a list `width` points wide.
+fn column_widths(ui: &Ui, width: f32) -> [f32; 7] {
+    let mut w = COLUMNS.map(|c| c.1);
+    let gaps = ui.spacing().item_spacing.x * (w.len() as f32 + 1.0);
+    let others: f32 = w.iter().sum::<f32>() - w[3];
+    w[3] = (width - others - gaps - IN_TAG_WIDTH).clamp(CLIP_WIDTH, CLIP_WIDTH_MAX);
+    w
+}
+
 /// Scores drawn as bars up to this (about two unrelated frames).
 const SCORE_SCALE: f32 = 1.4;
 
@@ -319,7 +336,7 @@ fn query_column_ui(
     if let Some(t) = &r.query_thumb {
         paint_strip(&painter, rect, t, colors.query, colors.query_far);
     }
-    ui.add(egui::Label::new(RichText::new(&r.headline).small().weak()).wrap())
+    ui.add(egui::Label::new(RichText::new(&r.headline).weak()).wrap())
         .on_hover_text(&r.summary);
     if !r.problems.is_empty() {
         ui.colored_label(
@@ -371,9 +388,10 @@ fn list_ui(
     colors: &SimilarColors,
     queue: &mut Vec<AppCommand>,
 ) {
+    let widths = column_widths(ui, ui.available_width());
     ui.horizontal(|ui| {
-        for (name, w) in COLUMNS {
-            cell(ui, w, 18.0, |ui| ui.strong(name));
+        for ((name, _), w) in COLUMNS.iter().zip(widths) {
+            cell(ui, w, 18.0, |ui| ui.strong(*name));
         }
     });
     if r.matches.is_empty() {
@@ -390,7 +408,7 @@ fn list_ui(
     }
     area.show_rows(ui, ROW_HEIGHT, r.matches.len(), |ui, rows| {
         for i in rows {
-            row_ui(ui, r, i, doc, tag, threshold, colors, queue);
+            row_ui(ui, r, i, &widths, doc, tag, threshold, colors, queue);
         }
     });
 }
@@ -400,6 +418,7 @@ fn row_ui(
     ui: &mut Ui,
     r: &mut Results,
     i: usize,
+    widths: &[f32; 7],
     doc: &TagDocument,
     tag: &str,
     threshold: f32,
@@ -412,7 +431,7 @@ fn row_ui(
     let frames = m.stop - m.start;
     let in_tag = r.is_in_tag(doc, tag, i);
     ui.horizontal(|ui| {
-        let [c0, c1, c2, c3, c4, c5, c6] = COLUMNS.map(|c| c.1);
+        let [c0, c1, c2, c3, c4, c5, c6] = *widths;
         cell(ui, c0, ROW_HEIGHT, |ui| {
             ui.checkbox(&mut r.checked[i], format!("#{}", i + 1))
                 .on_hover_text("Check to accept it with the others checked");

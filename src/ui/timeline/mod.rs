@@ -204,13 +204,9 @@ pub fn timeline_ui(
     let frames = clip.frames;
     let pal = theme::palette(input.dark);
     let full = ui.available_rect_before_wrap();
-    // The lane names give way in a narrow timeline (a laptop's window): the lanes keep most of
-    // it, and long names are cut (their tooltip has them whole).
-    let header_width = if full.width() >= 600.0 {
-        HEADER_WIDTH
-    } else {
-        HEADER_WIDTH.min((full.width() * 0.3).max(130.0))
-    };
+    let mut row_list = rows(doc, &view.collapsed);
+    row_list.extend((0..input.extra_lanes.len()).map(Row::Extra));
+    let header_width = header_width(ui, &row_list, input, full.width());
     let header_rect = Rect::from_min_max(
         pos2(full.left(), full.top() + RULER_HEIGHT),
         pos2(full.left() + header_width, full.bottom()),
@@ -239,8 +235,6 @@ pub fn timeline_ui(
         view.fit_pending = false;
         view.fitted_width = Some(tracks_rect.width());
     }
-    let mut row_list = rows(doc, &view.collapsed);
-    row_list.extend((0..input.extra_lanes.len()).map(Row::Extra));
     let row_layout = RowLayout::new(
         &row_list,
         tracks_rect.top(),
@@ -289,6 +283,11 @@ pub fn timeline_ui(
                 view.fitted_width = None;
             }
         }
+    }
+    // The wheel over the lane names scrolls the lanes, as over the lanes.
+    if !response.hovered() && ui.rect_contains_pointer(header_rect) {
+        let dy = ui.input(|i| i.smooth_scroll_delta().y);
+        view.scroll_y -= dy;
     }
     // Zoomed out at most until the clip takes a tenth of the view (the zoom limit itself is
     // for the longest clips).
@@ -859,6 +858,49 @@ pub fn timeline_ui(
     ui.advance_cursor_after_rect(full);
 }
 
+/// Points of a lane header besides its name: the colour swatch, the H and S buttons, the name
+/// button's padding and the gaps (and [`INDENT`] for a lane in a namespace).
+const LANE_CHROME: f32 = 22.0 + 38.0 + 4.0 + 24.0;
+/// Indent of a lane in a namespace.
+const INDENT: f32 = 14.0;
+/// Points of a read-only lane's header besides its label.
+const EXTRA_CHROME: f32 = 12.0;
+/// The widest the lane headers grow for long names, and at most this share of the timeline.
+const HEADER_WIDTH_MAX: f32 = 380.0;
+const HEADER_SHARE_MAX: f32 = 0.35;
+
+/// The width of the lane headers: [`HEADER_WIDTH`], wider for names that would be cut (up to
+/// [`HEADER_WIDTH_MAX`] and a third of the timeline), narrower in a narrow timeline (a laptop's
+/// window: the lanes keep most of it). Names still too long are cut; their tooltip has them whole.
+fn header_width(ui: &Ui, row_list: &[Row], input: &TimelineInput<'_>, full_width: f32) -> f32 {
+    if full_width < 600.0 {
+        return HEADER_WIDTH.min((full_width * 0.3).max(130.0));
+    }
+    let font = egui::TextStyle::Button.resolve(ui.style());
+    let color = ui.visuals().text_color();
+    let needed = row_list
+        .iter()
+        .map(|row| {
+            let (text, chrome) = match row {
+                Row::Lane { tag, indent: true } => {
+                    (short_name(&input.doc.tags[*tag].name), LANE_CHROME + INDENT)
+                }
+                Row::Lane { tag, .. } => (input.doc.tags[*tag].name.as_str(), LANE_CHROME),
+                Row::Extra(e) => (input.extra_lanes[*e].label.as_str(), EXTRA_CHROME),
+                Row::Group { .. } => return 0.0,
+            };
+            let galley = ui
+                .painter()
+                .layout_no_wrap(text.to_owned(), font.clone(), color);
+            galley.size().x + chrome
+        })
+        .fold(0.0f32, f32::max);
+    needed.clamp(
+        HEADER_WIDTH,
+        HEADER_WIDTH.max(HEADER_WIDTH_MAX.min(full_width * HEADER_SHARE_MAX)),
+    )
+}
+
 fn header_ui(
     ui: &mut Ui,
     header_rect: Rect,
@@ -912,7 +954,7 @@ fn header_ui(
             Row::Lane { tag, indent } => {
                 let t = &doc.tags[*tag];
                 if *indent {
-                    child.add_space(14.0);
+                    child.add_space(INDENT);
                 }
                 let mut rgb = crate::core::tags::color::shown_color(t.color, &t.name);
                 let before = rgb;
