@@ -201,15 +201,21 @@ pub fn import(args: ImportArgs) -> ExitCode {
         }
         false
     };
-    // A failure after the scan: the error, and that nothing the scan found was imported.
+    // A failure after the scan: that nothing the scan found was imported, and why.
     let not_imported = |e: String| {
         let n = plan.added.len();
-        let what = if n > 0 {
+        let mut what = if n > 0 {
             format!(" ({n} clip(s) found to add were not added)")
         } else {
             String::new()
         };
-        super::fail_input(format!("{e}; nothing imported{what}"))
+        if args.update_changed && !plan.changed.is_empty() {
+            what += &format!(
+                ", and the {} changed take(s) were not updated",
+                plan.changed.len()
+            );
+        }
+        super::fail_input(format!("nothing imported{what}: {e}"))
     };
     let found = plan.added.len() + plan.unchanged + plan.changed.len();
     if found == 0 {

@@ -44,6 +44,50 @@ pub fn write_atomic(path: &Path, bytes: &[u8], keep_backup: bool) -> io::Result<
     Ok(())
 }
 
+/// Checks, without changing anything, that [`write_atomic`] could replace or create `path`: the
+/// file (through links) is not read-only, and its folder exists and takes a new file (one is
+/// created and removed). For a save of several files that writes this one last: the others are
+/// not written when this one would fail.
+pub fn check_writable(path: &Path) -> io::Result<()> {
+    let target = link_target(path)?;
+    let path = target.as_deref().unwrap_or(path);
+    if fs::metadata(path).is_ok_and(|m| m.permissions().readonly()) {
+        return Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            format!(
+                "{} is read-only; expected a writable file (make it writable to save over it)",
+                path.display()
+            ),
+        ));
+    }
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let name = path
+        .file_name()
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "path has no file name"))?
+        .to_string_lossy()
+        .into_owned();
+    let probe = dir.join(format!(".{name}.{}.check.tmp", std::process::id()));
+    match fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&probe)
+    {
+        Ok(f) => {
+            drop(f);
+            let _ = fs::remove_file(&probe);
+            Ok(())
+        }
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) => Err(io::Error::new(
+            e.kind(),
+            format!("{}: cannot write a file in this folder: {e}", dir.display()),
+        )),
+    }
+}
+
 /// The file `path` names through symbolic links (itself when it is none, or when the chain
 /// cannot be followed): a project opened through a link has its sources relative to the folder
 /// of the file the link names, where its saves go.

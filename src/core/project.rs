@@ -46,18 +46,14 @@ type Before = (History, TagDocument);
 /// The undo label of a merge of changes made on disk.
 const MERGE_LABEL: &str = "changes made on disk";
 
-/// What to do after a save that stopped so as not to lose either version, in the app (Save As)
-/// and on the command line (which has no Save As: it starts again from the file on disk).
-pub(crate) const KEEP_BOTH_ADVICE: &str = "to keep this version, save it to another file (Save As \
-     in the app); reopening the project, or running the command again, starts from the one on disk";
-
 /// The error of a save that found `file` changed on disk and could not merge it: why.
 fn changed_on_disk(file: &Path, why: &str) -> String {
     format!(
         "{}: changed on disk since the project was opened or last saved (another session, a \
          version-control update), and here too: {why}. Nothing was saved, so that neither version \
-         is lost: {KEEP_BOTH_ADVICE}",
-        file.display()
+         is lost. {}",
+        file.display(),
+        crate::core::library::sidecar::KEEP_BOTH_ADVICE
     )
 }
 

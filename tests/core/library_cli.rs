@@ -747,3 +747,61 @@ fn a_linked_take_is_imported_once() {
     );
     assert_eq!(std::fs::read(&project).unwrap(), before);
 }
+
+/// A folder reached through a link that sorts before the folder itself (`alias -> takes`), and a
+/// library reached through a link: the takes are imported at their own paths, once each.
+#[cfg(unix)]
+#[test]
+fn linked_folders_give_way_to_the_folders_themselves() {
+    let dir = temp_dir("import_link_dir");
+    let lib = dir.join("lib");
+    std::fs::create_dir_all(lib.join("takes")).unwrap();
+    std::fs::create_dir_all(lib.join("picks")).unwrap();
+    std::fs::write(lib.join("takes/run.bvh"), DEMO_CLIP_FILES[1].1).unwrap();
+    std::fs::write(lib.join("takes/walk.bvh"), DEMO_CLIP_FILES[0].1).unwrap();
+    std::os::unix::fs::symlink("takes", lib.join("alias")).unwrap();
+    std::os::unix::fs::symlink("../takes/run.bvh", lib.join("picks/run.bvh")).unwrap();
+    let sources = |project: &Path| -> Vec<String> {
+        let doc: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(project).unwrap()).unwrap();
+        let mut s: Vec<String> = doc["clips"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["source"].as_str().unwrap().to_owned())
+            .collect();
+        s.sort();
+        s
+    };
+    let project = dir.join("p.taglane.json");
+    let out = run(&[
+        "import",
+        lib.to_str().unwrap(),
+        "-o",
+        project.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(
+        sources(&project),
+        ["lib/takes/run.bvh", "lib/takes/walk.bvh"]
+    );
+    // The library through a link: each take once, at the path with no link of its own.
+    std::os::unix::fs::symlink("lib", dir.join("libl")).unwrap();
+    let linked = dir.join("q.taglane.json");
+    let out = run(&[
+        "import",
+        dir.join("libl").to_str().unwrap(),
+        "-o",
+        linked.to_str().unwrap(),
+    ]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert_eq!(
+        sources(&linked),
+        ["libl/takes/run.bvh", "libl/takes/walk.bvh"]
+    );
+    assert!(
+        err.contains("picks/run.bvh: the same file as"),
+        "the link is the one left out: {err}"
+    );
+}

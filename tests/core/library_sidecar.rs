@@ -1460,3 +1460,146 @@ fn files_in_another_layout_with_the_same_tags_are_not_rewritten() {
     assert_ne!(std::fs::read_to_string(&side0).unwrap(), side_text);
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// A sidecar in another layout that changes on disk while a project has it open, where this
+/// session did not change its clip: the save keeps the version on disk (no conflict). The project
+/// knows what such a file holds in the writer's layout too, so its own unchanged clip does not
+/// look edited.
+#[test]
+fn a_file_in_another_layout_changed_on_disk_is_kept_when_its_clip_was_not_edited_here() {
+    use taglane::core::library::save_sidecar_project_since;
+    let dir = temp_dir("layout_changed");
+    let doc = library(&dir);
+    let project = dir.join("lib.taglane.json");
+    save_sidecar_project(&project, &doc, Some(&["takes".to_owned()])).unwrap();
+    let take0 = dir.join(doc.clips[0].source.as_deref().unwrap());
+    let side0 = sidecar_path(&take0, None);
+    let one_line = |text: &str| -> String { text.lines().map(str::trim).collect() };
+    std::fs::write(&side0, one_line(&std::fs::read_to_string(&side0).unwrap())).unwrap();
+    std::fs::write(
+        &project,
+        one_line(&std::fs::read_to_string(&project).unwrap()),
+    )
+    .unwrap();
+    let mut load = load_sidecar_project(&project).unwrap();
+    // Someone else tags clip 0 (its sidecar rewritten), and renames nothing in the project file.
+    let (mut other, _) = Project::load(&project).unwrap();
+    other
+        .apply(
+            Edit::SetRanges {
+                tag: 1,
+                clip: 0,
+                ranges: vec![Range::new(100, 120)],
+            },
+            "tag",
+        )
+        .unwrap();
+    other.save_to(&project).unwrap();
+    let theirs = std::fs::read_to_string(&side0).unwrap();
+    // This session tags clip 2 and saves as the command line does.
+    Edit::SetRanges {
+        tag: 1,
+        clip: 2,
+        ranges: vec![Range::new(1, 3)],
+    }
+    .apply(&mut load.doc)
+    .unwrap();
+    let saved =
+        save_sidecar_project_since(&project, &load.doc, None, Some(&mut load.baseline)).unwrap();
+    assert!(saved.kept.contains(&side0), "{saved:?}");
+    assert_eq!(std::fs::read_to_string(&side0).unwrap(), theirs);
+    let (back, _) = Project::load(&project).unwrap();
+    assert_eq!(back.doc.tags[1].ranges[&0], vec![Range::new(100, 120)]);
+    assert_eq!(back.doc.tags[1].ranges[&2], vec![Range::new(1, 3)]);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// The tags of a sidecar in another order are the same tags: the file is not rewritten (and an
+/// unknown key in it stays).
+#[test]
+fn a_sidecar_with_its_tags_in_another_order_is_not_rewritten() {
+    let dir = temp_dir("tag_order");
+    let mut doc = library(&dir);
+    let project = dir.join("lib.taglane.json");
+    Edit::SetRanges {
+        tag: 1,
+        clip: 0,
+        ranges: vec![Range::new(3, 4)],
+    }
+    .apply(&mut doc)
+    .unwrap();
+    save_sidecar_project(&project, &doc, Some(&["takes".to_owned()])).unwrap();
+    let take0 = dir.join(doc.clips[0].source.as_deref().unwrap());
+    let side0 = sidecar_path(&take0, None);
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&side0).unwrap()).unwrap();
+    // Tags reversed (serde_json keeps the order it is given) and a key of another tool.
+    let tags = v["tags"].as_object().unwrap().clone();
+    assert!(tags.len() >= 2, "{tags:?}");
+    let reversed: serde_json::Map<String, serde_json::Value> = tags.into_iter().rev().collect();
+    v["tags"] = serde_json::Value::Object(reversed);
+    v["reviewed_by"] = serde_json::json!("ana");
+    let text = serde_json::to_string_pretty(&v).unwrap();
+    std::fs::write(&side0, &text).unwrap();
+    let (mut p, _) = Project::load(&project).unwrap();
+    p.apply(
+        Edit::SetRanges {
+            tag: 1,
+            clip: 2,
+            ranges: vec![Range::new(1, 3)],
+        },
+        "tag",
+    )
+    .unwrap();
+    p.save_to(&project).unwrap();
+    assert_eq!(std::fs::read_to_string(&side0).unwrap(), text);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// A sidecar save whose project file cannot be written (read-only) writes nothing, not the
+/// sidecars alone.
+#[test]
+fn a_sidecar_save_writes_nothing_when_the_project_file_cannot_be_written() {
+    let dir = temp_dir("readonly_project");
+    let doc = library(&dir);
+    let project = dir.join("lib.taglane.json");
+    save_sidecar_project(&project, &doc, Some(&["takes".to_owned()])).unwrap();
+    let (mut p, _) = Project::load(&project).unwrap();
+    // A new tag: the project file and clip 2's sidecar change.
+    p.apply(
+        Edit::InsertTag {
+            index: p.doc.tags.len(),
+            tag: Tag::new("Fresh"),
+        },
+        "tag",
+    )
+    .unwrap();
+    let fresh = p.doc.tags.len() - 1;
+    p.apply(
+        Edit::SetRanges {
+            tag: fresh,
+            clip: 2,
+            ranges: vec![Range::new(1, 3)],
+        },
+        "tag",
+    )
+    .unwrap();
+    let take2 = dir.join(p.doc.clips[2].source.as_deref().unwrap());
+    let side2 = sidecar_path(&take2, None);
+    let before = std::fs::read(&side2).unwrap();
+    let mut perms = std::fs::metadata(&project).unwrap().permissions();
+    perms.set_readonly(true);
+    std::fs::set_permissions(&project, perms).unwrap();
+    let e = p.save_to(&project).unwrap_err();
+    assert!(e.to_string().contains("read-only"), "{e}");
+    assert_eq!(
+        std::fs::read(&side2).unwrap(),
+        before,
+        "the sidecar was written"
+    );
+    let mut perms = std::fs::metadata(&project).unwrap().permissions();
+    #[allow(clippy::permissions_set_readonly_false)]
+    perms.set_readonly(false);
+    std::fs::set_permissions(&project, perms).unwrap();
+    std::fs::remove_dir_all(&dir).ok();
+}

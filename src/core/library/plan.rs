@@ -169,7 +169,7 @@ pub fn plan_import(doc: &TagDocument, base_dir: Option<&Path>, scan: &LibrarySca
     // file, read from the file system the first time a take is not found by its path.
     let mut doc_files: Option<HashMap<FileId, Vec<ClipId>>> = None;
     // A take found at several paths (links to it) is imported from one: the path that is the
-    // file's own (no link in it), else the first.
+    // file's own (no link in it), else one that is no link itself, else the first.
     let mut paths_of: HashMap<&FileId, Vec<&Path>> = HashMap::new();
     for f in &scan.files {
         if let Some(id) = &f.file.id {
@@ -184,7 +184,12 @@ pub fn plan_import(doc: &TagDocument, base_dir: Option<&Path>, scan: &LibrarySca
                 .iter()
                 .copied()
                 .find(|p| std::fs::canonicalize(p).is_ok_and(|real| normalize(&real) == **p));
-            (id, own.unwrap_or(paths[0]))
+            let no_link = || {
+                paths.iter().copied().find(|p| {
+                    std::fs::symlink_metadata(p).is_ok_and(|m| !m.file_type().is_symlink())
+                })
+            };
+            (id, own.or_else(no_link).unwrap_or(paths[0]))
         })
         .collect();
     for f in &scan.files {
@@ -206,7 +211,7 @@ pub fn plan_import(doc: &TagDocument, base_dir: Option<&Path>, scan: &LibrarySca
             plan.warnings.push(FileWarning {
                 path: path.clone(),
                 message: format!(
-                    "{}: the same file as {} (a link to it): imported once",
+                    "{}: the same file as {} (a link, or another path to it): imported once",
                     path.display(),
                     first.display()
                 ),
@@ -290,9 +295,18 @@ pub fn plan_import(doc: &TagDocument, base_dir: Option<&Path>, scan: &LibrarySca
             });
         }
     }
-    // Clips whose source is under an imported root but was not found.
+    // Clips whose source is under an imported root but was not found (at its path, nor as a
+    // file found at another: a folder walked at its own path instead of through a link).
+    let seen_files: HashSet<&FileId> = scan
+        .files
+        .iter()
+        .filter_map(|f| f.file.id.as_ref())
+        .collect();
     for (p, ids) in &by_path {
-        if !seen.contains(p.as_path()) && scan.roots.iter().any(|r| p.starts_with(r)) {
+        if !seen.contains(p.as_path())
+            && scan.roots.iter().any(|r| p.starts_with(r))
+            && !file_id_of(p).is_some_and(|id| seen_files.contains(&id))
+        {
             for &id in ids {
                 plan.missing.push(MissingClip {
                     clip: id,

@@ -28,13 +28,18 @@ use super::naming::ANIMATION_SEPARATOR;
 use super::plan::{animation_of, source_for, source_path};
 use super::walk::{SIDECAR_SUFFIX, absolute, find_takes};
 use crate::core::json::{f32_text, string_text};
-use crate::core::project::KEEP_BOTH_ADVICE;
 use crate::core::tags::format::annotations::{self, Tree};
 use crate::core::tags::format::{FORMAT_TAG, MAX_CLIP_FRAMES, push_queries};
 use crate::core::tags::{
     Anchor, ClipId, ClipInfo, ClipRanges, LoadWarning, Note, Range, SavedQuery, Tag, TagDocument,
     TagsFileError, load_tags_str, parse_query,
 };
+
+/// What to do after a save that stopped so as not to lose either version, in the app (which has
+/// Save As) and on the command line (which starts again from the files on disk).
+pub(crate) const KEEP_BOTH_ADVICE: &str = "In the app, Save As keeps this version in another \
+     file, and reopening the project shows the one on disk; on the command line, run the command \
+     again: it starts from the files on disk";
 
 /// The `format` of a sidecar.
 pub const CLIPTAGS_FORMAT: &str = "taglane.cliptags";
@@ -202,7 +207,8 @@ fn warn_unknown(
         warnings.push(LoadWarning {
             path: format!("{file}: {}", key_path(path, k)),
             message: format!(
-                "unknown field `{k}` is ignored and will not be saved (known: {})",
+                "unknown field `{k}` is ignored, and dropped when this file's tags are next \
+                 changed and saved (known: {})",
                 known.join(", ")
             ),
         });
@@ -890,7 +896,7 @@ type SeenEntry = (PathBuf, u64);
 /// with it to tell its own edits from changes made meanwhile by someone else (another session, a
 /// version-control update), which it never writes over.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct SidecarBaseline(HashMap<PathBuf, u64>);
+pub struct SidecarBaseline(HashMap<PathBuf, [u64; 2]>);
 
 impl SidecarBaseline {
     /// The hash a baseline keeps of a file's bytes (also [`Seen::File`]'s).
@@ -907,12 +913,26 @@ impl SidecarBaseline {
 
     /// Records that `file` holds bytes of [`SidecarBaseline::hash`] `hash`.
     pub fn set_hash(&mut self, file: &Path, hash: u64) {
-        self.0.insert(Self::key(file), hash);
+        self.0.insert(Self::key(file), [hash; 2]);
     }
 
     /// Records that `file` holds `bytes`.
     pub fn set(&mut self, file: &Path, bytes: &[u8]) {
-        self.0.insert(Self::key(file), Self::hash(bytes));
+        self.0.insert(Self::key(file), [Self::hash(bytes); 2]);
+    }
+
+    /// Records that `file` holds bytes of hash `hash`, which read as what `same` holds (the same
+    /// tags in the writer's layout): either is the content last seen.
+    pub fn set_same(&mut self, file: &Path, hash: u64, same: &[u8]) {
+        self.0.insert(Self::key(file), [hash, Self::hash(same)]);
+    }
+
+    /// Adds `same` (the content `file` was last seen holding, in the writer's layout) to what
+    /// `file` was seen holding.
+    fn also(&mut self, file: &Path, same: &[u8]) {
+        if let Some(h) = self.0.get_mut(&Self::key(file)) {
+            h[1] = Self::hash(same);
+        }
     }
 
     /// Whether the project saw `file` (read it at open, or wrote or found it at a save).
@@ -925,11 +945,12 @@ impl SidecarBaseline {
         self.0.remove(&Self::key(file));
     }
 
-    /// Whether `file` was last seen holding `bytes`; `None` when it was never seen.
+    /// Whether `file` was last seen holding `bytes` (or, for a file in another layout, the same
+    /// tags in the writer's layout); `None` when it was never seen.
     pub fn holds(&self, file: &Path, bytes: &[u8]) -> Option<bool> {
         self.0
             .get(&Self::key(file))
-            .map(|&h| h == Self::hash(bytes))
+            .map(|h| h.contains(&Self::hash(bytes)))
     }
 
     pub fn len(&self) -> usize {
@@ -1067,9 +1088,22 @@ pub fn load_sidecar_project_text(path: &Path, text: &str) -> Result<SidecarLoad,
                 list.sort_by(|a, b| a.0.cmp(&b.0));
                 jobs.extend(list.iter().map(|(_, s)| (f.path.as_path(), *s)));
             }
-            None => untracked.push(f.path.clone()),
+            None => untracked.push(f),
         }
     }
+    // A take with no sidecar that is the same file as one with a sidecar (a link to it) is that
+    // take's clip, not a take to import.
+    let tracked_files: HashSet<&super::walk::FileId> = walk
+        .files
+        .iter()
+        .filter(|f| by_take.contains_key(f.path.as_path()))
+        .filter_map(|f| f.id.as_ref())
+        .collect();
+    let untracked: Vec<PathBuf> = untracked
+        .into_iter()
+        .filter(|f| f.id.as_ref().is_none_or(|id| !tracked_files.contains(id)))
+        .map(|f| f.path.clone())
+        .collect();
     let mut doc = TagDocument::default();
     let mut bad_sidecars = Vec::new();
     let mut bad_takes: Vec<PathBuf> = Vec::new();
@@ -1099,10 +1133,13 @@ pub fn load_sidecar_project_text(path: &Path, text: &str) -> Result<SidecarLoad,
     });
     let mut baseline = SidecarBaseline::default();
     baseline.set(path, text.as_bytes());
+    // Sidecars read through the JSON tree (not in the writer's layout, or with markers or
+    // notes): what a save would write for them is also what they were seen holding.
+    let mut in_other_layout: Vec<(ClipId, &Path)> = Vec::new();
     for ((take, sidecar), result) in read {
         let mut read = match result {
             Ok((r, (key, hash))) => {
-                baseline.0.insert(key, hash);
+                baseline.0.insert(key, [hash; 2]);
                 r
             }
             Err(e) => {
@@ -1113,6 +1150,9 @@ pub fn load_sidecar_project_text(path: &Path, text: &str) -> Result<SidecarLoad,
                 continue;
             }
         };
+        if let Sidecar::Tree(..) = &read {
+            in_other_layout.push((doc.clips.len() as ClipId, sidecar));
+        }
         if let Sidecar::Tree(_, w) = &mut read {
             warnings.append(w);
         }
@@ -1205,6 +1245,16 @@ pub fn load_sidecar_project_text(path: &Path, text: &str) -> Result<SidecarLoad,
     doc.queries = project.queries;
     doc.autotag = project.autotag;
     doc.touch_all();
+    for (clip, sidecar) in in_other_layout {
+        baseline.also(sidecar, cliptags_text(&doc, clip).as_bytes());
+    }
+    let as_saved = SidecarProject {
+        folders: project.folders.clone(),
+        tags: doc.tags.iter().map(|t| (t.name.clone(), t.color)).collect(),
+        queries: doc.queries.clone(),
+        autotag: doc.autotag.clone(),
+    };
+    baseline.also(path, sidecar_project_text(&as_saved).as_bytes());
     Ok(SidecarLoad {
         doc,
         folders: project.folders,
@@ -1533,7 +1583,7 @@ fn save_sidecars(
                             format!(
                                 "this file changed on disk since the project was opened or last \
                                  saved, and it was edited here too, but the version on disk \
-                                 cannot be read to merge the two ({e}): nothing was saved; \
+                                 cannot be read to merge the two ({e}): nothing was saved. \
                                  {KEEP_BOTH_ADVICE}"
                             ),
                         ));
@@ -1582,7 +1632,7 @@ fn save_sidecars(
                         &file.display().to_string(),
                         place,
                         format!(
-                            "{what}: nothing was saved, so that neither version is lost: \
+                            "{what}: nothing was saved, so that neither version is lost. \
                              {KEEP_BOTH_ADVICE}"
                         ),
                     ));
@@ -1642,6 +1692,14 @@ fn save_sidecars(
     }
     // The sidecars first, several at a time (each write waits for its fsync), then the project.
     let (project_file, sidecars): (Vec<_>, Vec<_>) = changed.into_iter().partition(|c| c.2);
+    // The project file is written last: when it could not be (read-only, its folder missing or
+    // closed), nothing is written, not the sidecars alone.
+    if let Some((file, _, _)) = project_file.first() {
+        crate::core::io::check_writable(file).map_err(|e| TagsFileError::Io {
+            file: file.display().to_string(),
+            message: format!("cannot save: {e}"),
+        })?;
+    }
     write_files(&sidecars)?;
     write_files(&project_file)?;
     report
@@ -1652,7 +1710,7 @@ fn save_sidecars(
         let kept: HashSet<&PathBuf> = report.kept.iter().collect();
         for (file, text, _) in &files {
             if let Some(&hash) = same_content.get(file) {
-                b.set_hash(file, hash);
+                b.set_same(file, hash, text.as_bytes());
             } else if !kept.contains(file) {
                 b.set(file, text.as_bytes());
             }
@@ -1690,8 +1748,16 @@ fn same_tags(old: &[u8], text: &str, is_project: bool) -> bool {
             _ => false,
         }
     } else {
+        // The order of a sidecar's tags says nothing (the project's tag order is in the project
+        // file, and tags only a sidecar has are sorted by name at load).
+        let sorted = |mut c: ClipTags| {
+            c.tags.sort_by(|a, b| a.0.cmp(&b.0));
+            c.markers.sort_by(|a, b| a.0.cmp(&b.0));
+            c.notes.sort_by(|a, b| a.0.cmp(&b.0));
+            c
+        };
         match (parse_cliptags(old, ""), parse_cliptags(text, "")) {
-            (Ok((a, _)), Ok((b, _))) => a == b,
+            (Ok((a, _)), Ok((b, _))) => sorted(a) == sorted(b),
             _ => false,
         }
     }

@@ -4,9 +4,11 @@
 //! - Hidden entries (a name starting with `.`: `.git`, the temporary files of atomic saves) and the
 //!   sidecar tag files (`*.tags.json`) are skipped silently; any other file is listed as ignored.
 //! - Symbolic links are followed; a folder reached twice (a link loop, overlapping roots) is
-//!   walked once, and a file reached twice by one path is listed once. A take reached by two
-//!   paths (a link to it) is listed at each, with its [`FileId`]: the import adds it once
-//!   (`plan_import`), and a sidecar project keeps the clips it has at either.
+//!   walked once, at its own path when it is also reached through a link (folders reached through
+//!   a link are walked after the others), and a file reached twice by one path is listed once. A
+//!   take reached by two paths (a link to it, a hard link) is listed at each, with its [`FileId`]:
+//!   the import adds it once (`plan_import`), and a sidecar project keeps the clips it has at
+//!   either.
 //! - A folder that cannot be read is reported and the walk goes on.
 //! - Paths are made absolute and normalised lexically (`.` and `..` folded), never resolved through
 //!   links, so the sources written into a project stay as the user sees them.
@@ -181,8 +183,12 @@ pub fn find_takes_until(roots: &[PathBuf], cancel: &AtomicBool) -> Walk {
             continue;
         }
         // Depth-first, entries sorted by name, with an explicit stack (deep trees cannot overflow).
+        // Folders reached through a symbolic link wait until every other folder of the root is
+        // walked: a folder reached both ways is walked once, at its own path, which then names
+        // its takes in the project.
         let mut stack = vec![(root.clone(), vec![root_name])];
-        while let Some((dir, folders)) = stack.pop() {
+        let mut linked: Vec<(PathBuf, Vec<String>)> = Vec::new();
+        while let Some((dir, folders)) = stack.pop().or_else(|| linked.pop()) {
             if cancel.load(Ordering::Relaxed) {
                 return walk;
             }
@@ -238,7 +244,11 @@ pub fn find_takes_until(roots: &[PathBuf], cancel: &AtomicBool) -> Walk {
                 if meta.as_ref().is_some_and(std::fs::Metadata::is_dir) {
                     let mut f = folders.clone();
                     f.push(name);
-                    subdirs.push((path, f));
+                    if kind.is_some_and(|k| k.is_symlink()) {
+                        linked.insert(0, (path, f));
+                    } else {
+                        subdirs.push((path, f));
+                    }
                 } else if let Some((format, meta)) = format.zip(meta) {
                     if seen_files.insert(path.clone()) {
                         walk.files.push(TakeFile {
@@ -260,6 +270,14 @@ pub fn find_takes_until(roots: &[PathBuf], cancel: &AtomicBool) -> Walk {
             stack.extend(subdirs.into_iter().rev());
         }
     }
+    // In walk order as if no folder waited for its links: in each folder its takes by name, then
+    // each subfolder's by name (the folders reached through a link were walked last).
+    walk.files.sort_by_cached_key(|f| {
+        let mut k: Vec<(u8, String)> = f.folders.iter().skip(1).map(|d| (1, d.clone())).collect();
+        let name = f.path.file_name().map(|n| n.to_string_lossy().into_owned());
+        k.push((0, name.unwrap_or_default()));
+        (f.root, k)
+    });
     walk
 }
 
