@@ -14,6 +14,22 @@ pub fn write_atomic(path: &Path, bytes: &[u8], keep_backup: bool) -> io::Result<
     // saves), instead of the link being replaced by a file.
     let target = link_target(path)?;
     let path = target.as_deref().unwrap_or(path);
+    // The file it replaces keeps its permissions (a private project stays private, and so does
+    // its backup), and a read-only one is not replaced: the user made it so.
+    let (dir, file_name, perms) = save_place(path)?;
+    if keep_backup && path.exists() {
+        let backup = backup_path(path);
+        write_via_temp(&dir, &file_name, &backup, &fs::read(path)?, perms.clone())?;
+    }
+    write_via_temp(&dir, &file_name, path, bytes, perms)?;
+    remove_stale_temps(&dir, &file_name);
+    Ok(())
+}
+
+/// Where a save of `path` (links already followed) writes: its folder, its file name, and the
+/// permissions of the file it replaces (none when there is none yet); an error when that file is
+/// read-only.
+fn save_place(path: &Path) -> io::Result<(PathBuf, String, Option<fs::Permissions>)> {
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
@@ -23,8 +39,6 @@ pub fn write_atomic(path: &Path, bytes: &[u8], keep_backup: bool) -> io::Result<
         .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "path has no file name"))?
         .to_string_lossy()
         .into_owned();
-    // The file it replaces keeps its permissions (a private project stays private, and so does
-    // its backup), and a read-only one is not replaced: the user made it so.
     let perms = fs::metadata(path).ok().map(|m| m.permissions());
     if perms.as_ref().is_some_and(fs::Permissions::readonly) {
         return Err(io::Error::new(
@@ -35,13 +49,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8], keep_backup: bool) -> io::Result<
             ),
         ));
     }
-    if keep_backup && path.exists() {
-        let backup = backup_path(path);
-        write_via_temp(&dir, &file_name, &backup, &fs::read(path)?, perms.clone())?;
-    }
-    write_via_temp(&dir, &file_name, path, bytes, perms)?;
-    remove_stale_temps(&dir, &file_name);
-    Ok(())
+    Ok((dir, file_name, perms))
 }
 
 /// Checks, without changing anything, that [`write_atomic`] could replace or create `path`: the
@@ -51,24 +59,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8], keep_backup: bool) -> io::Result<
 pub fn check_writable(path: &Path) -> io::Result<()> {
     let target = link_target(path)?;
     let path = target.as_deref().unwrap_or(path);
-    if fs::metadata(path).is_ok_and(|m| m.permissions().readonly()) {
-        return Err(io::Error::new(
-            io::ErrorKind::PermissionDenied,
-            format!(
-                "{} is read-only; expected a writable file (make it writable to save over it)",
-                path.display()
-            ),
-        ));
-    }
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let name = path
-        .file_name()
-        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "path has no file name"))?
-        .to_string_lossy()
-        .into_owned();
+    let (dir, name, _) = save_place(path)?;
     let probe = dir.join(format!(".{name}.{}.check.tmp", std::process::id()));
     match fs::OpenOptions::new()
         .write(true)

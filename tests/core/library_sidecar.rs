@@ -1399,6 +1399,15 @@ fn a_clip_renamed_here_merges_with_its_sidecar_changed_on_disk() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// `doc` saved as a sidecar project `dir/lib.taglane.json` listing `takes`: the project file and
+/// clip 0's sidecar.
+fn saved(dir: &Path, doc: &TagDocument) -> (PathBuf, PathBuf) {
+    let project = dir.join("lib.taglane.json");
+    save_sidecar_project(&project, doc, Some(&["takes".to_owned()])).unwrap();
+    let take0 = dir.join(doc.clips[0].source.as_deref().unwrap());
+    (project, sidecar_path(&take0, None))
+}
+
 /// A sidecar or project file laid out by hand (or by another tool) that holds what the document
 /// would write is left as it is by a save: no rewrite for its layout alone, so version control
 /// sees no change and another session that has the project open sees nothing changed on disk.
@@ -1406,10 +1415,7 @@ fn a_clip_renamed_here_merges_with_its_sidecar_changed_on_disk() {
 fn files_in_another_layout_with_the_same_tags_are_not_rewritten() {
     let dir = temp_dir("layout");
     let doc = library(&dir);
-    let project = dir.join("lib.taglane.json");
-    save_sidecar_project(&project, &doc, Some(&["takes".to_owned()])).unwrap();
-    let take0 = dir.join(doc.clips[0].source.as_deref().unwrap());
-    let side0 = sidecar_path(&take0, None);
+    let (project, side0) = saved(&dir, &doc);
     // One line each, as a hand or another JSON writer might leave them.
     let one_line = |p: &Path| {
         let text = std::fs::read_to_string(p).unwrap();
@@ -1470,10 +1476,7 @@ fn a_file_in_another_layout_changed_on_disk_is_kept_when_its_clip_was_not_edited
     use taglane::core::library::save_sidecar_project_since;
     let dir = temp_dir("layout_changed");
     let doc = library(&dir);
-    let project = dir.join("lib.taglane.json");
-    save_sidecar_project(&project, &doc, Some(&["takes".to_owned()])).unwrap();
-    let take0 = dir.join(doc.clips[0].source.as_deref().unwrap());
-    let side0 = sidecar_path(&take0, None);
+    let (project, side0) = saved(&dir, &doc);
     let one_line = |text: &str| -> String { text.lines().map(str::trim).collect() };
     std::fs::write(&side0, one_line(&std::fs::read_to_string(&side0).unwrap())).unwrap();
     std::fs::write(
@@ -1562,8 +1565,7 @@ fn a_sidecar_with_its_tags_in_another_order_is_not_rewritten() {
 fn a_sidecar_save_writes_nothing_when_the_project_file_cannot_be_written() {
     let dir = temp_dir("readonly_project");
     let doc = library(&dir);
-    let project = dir.join("lib.taglane.json");
-    save_sidecar_project(&project, &doc, Some(&["takes".to_owned()])).unwrap();
+    let (project, _) = saved(&dir, &doc);
     let (mut p, _) = Project::load(&project).unwrap();
     // A new tag: the project file and clip 2's sidecar change.
     p.apply(
