@@ -56,7 +56,7 @@ pub(super) fn plot_ui(
         egui::ComboBox::from_id_salt("autotag_signal")
             .selected_text(&chosen)
             // Narrower in a narrow panel, so that the "(?)" after it stays in view.
-            .width((width - 110.0).clamp(120.0, 260.0))
+            .width((width - 110.0).clamp(60.0, 260.0))
             .show_ui(ui, |ui| {
                 for n in &names {
                     ui.selectable_value(&mut chosen, n.clone(), n)
@@ -254,7 +254,7 @@ fn threshold_labels(
     let frame = *transform.frame();
     let painter = ui.painter().with_clip_rect(frame);
     let font = egui::TextStyle::Body.resolve(ui.style());
-    let backing = ui.visuals().extreme_bg_color.gamma_multiply(0.85);
+    let backing = ui.visuals().extreme_bg_color.gamma_multiply(0.6);
     for t in thresholds {
         let mut lines = vec![(Grab::Enter, t.enter)];
         if t.leave != t.enter {
@@ -274,8 +274,13 @@ fn threshold_labels(
             let galley = painter.layout_no_wrap(threshold_text(t, grab, unit), font.clone(), color);
             let size = galley.size();
             let x = frame.right() - 6.0 - size.x;
-            let top = if above { y - 2.0 - size.y } else { y + 2.0 };
-            let top = top.clamp(frame.top(), (frame.bottom() - size.y).max(frame.top()));
+            // On its side of the line; on the other where the frame has no room there (the
+            // outermost lines lie at the frame's edges), so the text never covers its line.
+            let (over, under) = (y - 2.0 - size.y, y + 2.0);
+            let top = match (above, over >= frame.top(), under + size.y <= frame.bottom()) {
+                (true, true, _) | (false, true, false) => over,
+                _ => under,
+            };
             let rect = egui::Rect::from_min_size(egui::pos2(x, top), size);
             painter.rect_filled(rect.expand(1.0), 2.0, backing);
             painter.galley(rect.min, galley, color);

@@ -633,32 +633,58 @@ fn table_ui(ui: &mut Ui, cmp: &Comparison, current: ClipId) {
             |s, _| format!("{:.2}", s.decode_us_per_pose),
         ),
     ];
-    egui::ScrollArea::horizontal()
-        .id_salt("compression_table")
-        .show(ui, |ui| {
-            egui::Grid::new("compression_grid")
-                .striped(true)
-                .num_columns(1 + summaries.len())
-                .show(ui, |ui| {
-                    ui.strong("candidate");
-                    for (cand, _) in &summaries {
-                        ui.strong(&cand.label).on_hover_text(cand.describe());
-                    }
+    // The figures' names stay in view; the candidates' columns scroll beside them when there
+    // are more than the panel holds. Each cell is one line (cut, whole in its tooltip), so the
+    // rows of the two grids line up.
+    let names = std::iter::once(("candidate", "the candidate's letter"))
+        .chain(std::iter::once(("settings", "the candidate's preset")))
+        .chain(rows.iter().map(|(name, hover, _)| (*name, *hover)));
+    ui.horizontal_top(|ui| {
+        egui::Grid::new("compression_names")
+            .striped(true)
+            .show(ui, |ui| {
+                for (k, (name, hover)) in names.enumerate() {
+                    let text = if k == 0 {
+                        egui::RichText::new(name).strong()
+                    } else {
+                        egui::RichText::new(name)
+                    };
+                    ui.label(text).on_hover_text(hover);
                     ui.end_row();
-                    ui.label("settings");
-                    for (cand, _) in &summaries {
-                        ui.label(cand.describe());
-                    }
-                    ui.end_row();
-                    for (name, hover, cell) in rows {
-                        ui.label(name).on_hover_text(hover);
-                        for (_, s) in &summaries {
-                            ui.label(cell(s, clips)).on_hover_text(hover);
+                }
+            });
+        egui::ScrollArea::horizontal()
+            .id_salt("compression_table")
+            .scroll_bar_visibility(egui::scroll_area::ScrollBarVisibility::AlwaysVisible)
+            .show(ui, |ui| {
+                egui::Grid::new("compression_grid")
+                    .striped(true)
+                    .max_col_width(120.0)
+                    .num_columns(summaries.len())
+                    .show(ui, |ui| {
+                        let cell = |ui: &mut Ui, text: egui::RichText, hover: &str| {
+                            ui.add(egui::Label::new(text).truncate())
+                                .on_hover_text(hover);
+                        };
+                        for (cand, _) in &summaries {
+                            let text = egui::RichText::new(&cand.label).strong();
+                            cell(ui, text, &cand.describe());
                         }
                         ui.end_row();
-                    }
-                });
-        });
+                        for (cand, _) in &summaries {
+                            cell(ui, cand.describe().into(), &cand.describe());
+                        }
+                        ui.end_row();
+                        for (_, hover, value) in &rows {
+                            for (_, s) in &summaries {
+                                let text = value(s, clips);
+                                cell(ui, text.clone().into(), &format!("{text}: {hover}"));
+                            }
+                            ui.end_row();
+                        }
+                    });
+            });
+    });
     if !has_current && clips > 0 {
         ui.weak("The current clip is not in this comparison.");
     }

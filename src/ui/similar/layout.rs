@@ -46,7 +46,7 @@ const COLUMNS: [(&str, f32); 7] = [
 const CLIP_WIDTH: f32 = 116.0;
 const CLIP_WIDTH_MAX: f32 = 420.0;
 /// Room kept after the last column for the "in TAG" note.
-const IN_TAG_WIDTH: f32 = 110.0;
+const IN_TAG_WIDTH: f32 = 50.0;
 
 /// The columns' widths in a list `width` points wide.
 fn column_widths(ui: &Ui, width: f32) -> [f32; 7] {

@@ -860,7 +860,7 @@ pub fn timeline_ui(
 
 /// Points of a lane header besides its name: the colour swatch, the H and S buttons, the name
 /// button's padding and the gaps (and [`INDENT`] for a lane in a namespace).
-const LANE_CHROME: f32 = 22.0 + 38.0 + 4.0 + 24.0;
+const LANE_CHROME: f32 = 22.0 + 44.0 + 4.0 + 24.0;
 /// Indent of a lane in a namespace.
 const INDENT: f32 = 14.0;
 /// Points of a read-only lane's header besides its label.
@@ -870,12 +870,15 @@ const HEADER_WIDTH_MAX: f32 = 380.0;
 const HEADER_SHARE_MAX: f32 = 0.35;
 
 /// The width of the lane headers: [`HEADER_WIDTH`], wider for names that would be cut (up to
-/// [`HEADER_WIDTH_MAX`] and a third of the timeline), narrower in a narrow timeline (a laptop's
-/// window: the lanes keep most of it). Names still too long are cut; their tooltip has them whole.
+/// [`HEADER_WIDTH_MAX`] and about a third of the timeline), narrower in a narrow timeline (a
+/// laptop's window: the lanes keep most of it) unless names need more. Names still too long are
+/// cut; their tooltip has them whole.
 fn header_width(ui: &Ui, row_list: &[Row], input: &TimelineInput<'_>, full_width: f32) -> f32 {
-    if full_width < 600.0 {
-        return HEADER_WIDTH.min((full_width * 0.3).max(130.0));
-    }
+    let least = if full_width < 600.0 {
+        HEADER_WIDTH.min((full_width * 0.3).max(130.0))
+    } else {
+        HEADER_WIDTH
+    };
     let font = egui::TextStyle::Button.resolve(ui.style());
     let color = ui.visuals().text_color();
     let needed = row_list
@@ -887,7 +890,13 @@ fn header_width(ui: &Ui, row_list: &[Row], input: &TimelineInput<'_>, full_width
                 }
                 Row::Lane { tag, .. } => (input.doc.tags[*tag].name.as_str(), LANE_CHROME),
                 Row::Extra(e) => (input.extra_lanes[*e].label.as_str(), EXTRA_CHROME),
-                Row::Group { .. } => return 0.0,
+                Row::Group {
+                    namespace, count, ..
+                } => {
+                    let text = format!("- {namespace}  ({count})");
+                    let galley = ui.painter().layout_no_wrap(text, font.clone(), color);
+                    return galley.size().x + EXTRA_CHROME;
+                }
             };
             let galley = ui
                 .painter()
@@ -896,8 +905,8 @@ fn header_width(ui: &Ui, row_list: &[Row], input: &TimelineInput<'_>, full_width
         })
         .fold(0.0f32, f32::max);
     needed.clamp(
-        HEADER_WIDTH,
-        HEADER_WIDTH.max(HEADER_WIDTH_MAX.min(full_width * HEADER_SHARE_MAX)),
+        least,
+        least.max(HEADER_WIDTH_MAX.min(full_width * HEADER_SHARE_MAX)),
     )
 }
 
@@ -944,8 +953,14 @@ fn header_ui(
             } => {
                 let arrow = if *collapsed { "+" } else { "-" };
                 if child
-                    .add(egui::Button::new(format!("{arrow} {namespace}  ({count})")).frame(false))
-                    .on_hover_text("Show or hide the tags of this namespace")
+                    .add(
+                        egui::Button::new(format!("{arrow} {namespace}  ({count})"))
+                            .frame(false)
+                            .truncate(),
+                    )
+                    .on_hover_text(format!(
+                        "{namespace}: show or hide the tags of this namespace"
+                    ))
                     .clicked()
                 {
                     out.push(AppCommand::ToggleGroup(namespace.clone()));
@@ -990,7 +1005,8 @@ fn header_ui(
                     child.visuals().strong_text_color()
                 };
                 // The name is cut short of the H and S buttons (laid out after it, at the right).
-                let room = (child.available_width() - 38.0).max(24.0);
+                // A gap of 6 points, so the H does not read as part of the name.
+                let room = (child.available_width() - 44.0).max(24.0);
                 let name = child
                     .scope(|ui| {
                         ui.set_max_width(room);
