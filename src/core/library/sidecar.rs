@@ -1245,8 +1245,13 @@ pub fn load_sidecar_project_text(path: &Path, text: &str) -> Result<SidecarLoad,
     doc.queries = project.queries;
     doc.autotag = project.autotag;
     doc.touch_all();
-    for (clip, sidecar) in in_other_layout {
-        baseline.also(sidecar, cliptags_text(&doc, clip).as_bytes());
+    // All texts in one pass over the tags' lists when there is any such file (a text a clip,
+    // each made alone, would look up every tag for each clip: quadratic on a large library).
+    if !in_other_layout.is_empty() {
+        let texts = cliptags_texts(&doc);
+        for (clip, sidecar) in in_other_layout {
+            baseline.also(sidecar, texts[clip as usize].as_bytes());
+        }
     }
     let as_saved = SidecarProject {
         folders: project.folders.clone(),
