@@ -557,3 +557,26 @@ fn opening_another_project_drops_a_running_apply() {
     let status = app.autotag.status.clone().unwrap_or_default();
     assert!(status.contains("dropped"), "{status}");
 }
+
+/// In a 1024 x 768 window the plot's column is narrow: the signal list and its "(?)" stay inside
+/// the bottom panel (the list cuts a long name), so nothing is cut off at the right panel.
+#[test]
+fn narrow_window_keeps_the_signal_list_in_the_panel() {
+    let mut app = TaglaneApp::demo_for_tests();
+    app.bottom_tab = BottomTab::Autotag;
+    app.queue.push(AppCommand::SelectClip(3));
+    app.queue.push(AppCommand::SetPlayhead(120.0));
+    app.autotag.signal = Some("root horizontal speed".to_owned());
+    let mut h = Harness::builder()
+        .with_size([1024.0, 768.0])
+        .build_ui_state(|ui, app: &mut TaglaneApp| app.ui(ui), app);
+    h.run_steps(6);
+    let panel_right = h.get_by_label("Frame").rect().min.x;
+    let list = h.get_by_label("Signal").rect();
+    let help = h.get_by_label("(?)").rect();
+    assert!(list.min.x < panel_right, "{list:?}");
+    assert!(
+        help.max.x <= panel_right,
+        "the (?) at {help:?}, the panel ends at {panel_right}"
+    );
+}

@@ -719,3 +719,77 @@ fn a_search_on_an_untagged_clip_takes_mark_in_to_the_playhead() {
     assert_eq!(r.query.range, STRIDE);
     assert!(!r.matches.is_empty());
 }
+
+/// In a 1024 x 768 window the list is narrower than its columns: it scrolls sideways with its
+/// headers, so every column can be brought into view under its header, and nothing of the tab is
+/// painted over the panel at its right.
+#[test]
+fn narrow_window_scrolls_the_columns_with_their_headers() {
+    let mut app = TaglaneApp::demo_for_tests();
+    with_example(&mut app);
+    app.bottom_tab = BottomTab::Similar;
+    app.similar.top = 20;
+    let mut h = Harness::builder()
+        .with_size([1024.0, 768.0])
+        .with_options(SnapshotOptions::default().max_failed_pixels(400))
+        .wgpu()
+        .build_ui_state(|ui, app: &mut TaglaneApp| app.ui(ui), app);
+    h.run_steps(2);
+    h.state_mut()
+        .queue
+        .push(AppCommand::Similar(SimilarCommand::Find));
+    wait_search(&mut h);
+    // The "clip" header and the first row's clip (its name is also in the clips list: the one
+    // right of the "#" header is the row's).
+    let rects = |h: &Harness<'static, TaglaneApp>| {
+        let hash = h.get_by_label("#").rect();
+        let header = h.get_by_label("clip").rect();
+        let row = h
+            .get_all_by_label("walk_male_01")
+            .map(|n| n.rect())
+            .find(|r| r.min.x > hash.min.x)
+            .expect("the first match's clip");
+        (hash, header, row)
+    };
+    let panel_right = h.get_by_label("Frame").rect().min.x;
+    let (hash, header, row) = rects(&h);
+    assert!(
+        header.max.x > panel_right,
+        "the clip column fits ({header:?}, the panel ends at {panel_right}): not a narrow list"
+    );
+    assert!((header.min.x - row.min.x).abs() < 2.0, "{header:?} {row:?}");
+    // The wheel sideways over the list.
+    h.event(egui::Event::PointerMoved(egui::pos2(
+        hash.min.x + 60.0,
+        row.center().y,
+    )));
+    h.step();
+    for _ in 0..4 {
+        h.event(egui::Event::MouseWheel {
+            unit: egui::MouseWheelUnit::Point,
+            delta: egui::vec2(-120.0, 0.0),
+            phase: egui::TouchPhase::Move,
+            source: egui::MouseWheelSource::Wheel,
+            modifiers: egui::Modifiers::NONE,
+        });
+        h.run_steps(5);
+    }
+    h.run_steps(20);
+    let (hash_after, header_after, row_after) = rects(&h);
+    let moved = header.min.x - header_after.min.x;
+    assert!(moved > 50.0, "the columns moved {moved} points");
+    assert!(
+        (header_after.min.x - row_after.min.x).abs() < 2.0,
+        "{header_after:?} {row_after:?}"
+    );
+    assert!(
+        (hash.min.x - hash_after.min.x - moved).abs() < 2.0,
+        "the headers moved together"
+    );
+    // The clip column is in the panel now, and the list did not scroll up or down.
+    assert!(
+        header_after.max.x <= panel_right,
+        "{header_after:?} {panel_right}"
+    );
+    assert!((row.min.y - row_after.min.y).abs() < 1.0);
+}

@@ -51,12 +51,15 @@ pub(super) fn plot_ui(
         .unwrap_or_else(|| names[0].clone());
     let mut chosen = current.clone();
     let width = ui.available_width();
-    ui.horizontal(|ui| {
+    // Wrapped: in a narrow panel the "(?)" goes under the list instead of out of view.
+    ui.horizontal_wrapped(|ui| {
         let label = ui.label("Signal");
         egui::ComboBox::from_id_salt("autotag_signal")
             .selected_text(&chosen)
             // Narrower in a narrow panel, so that the "(?)" after it stays in view.
             .width((width - 110.0).clamp(60.0, 260.0))
+            // A long name is cut with "…" (its whole text in the list and the tooltip).
+            .truncate()
             .show_ui(ui, |ui| {
                 for n in &names {
                     ui.selectable_value(&mut chosen, n.clone(), n)
@@ -241,8 +244,20 @@ fn threshold_text(t: &Threshold, grab: Grab, unit: &str) -> String {
     }
 }
 
+/// Shorter forms of [`threshold_text`] for a narrow plot, longest first: the value and unit, then
+/// the value alone.
+fn threshold_short_texts(t: &Threshold, grab: Grab, unit: &str) -> [String; 2] {
+    let v = short_number(if grab == Grab::Enter {
+        t.enter
+    } else {
+        t.leave
+    });
+    [format!("{v} {unit}"), v]
+}
+
 /// The thresholds' labels, painted over the plot in the body font at the right edge of its frame
-/// (inside it, so none is cut), each on the outer side of its line (the higher line's above it,
+/// (inside it, so none is cut: a narrow plot shows the shorter forms of
+/// [`threshold_short_texts`]), each on the outer side of its line (the higher line's above it,
 /// the lower's below) so that close lines stay readable, on a backing of the plot's background.
 fn threshold_labels(
     ui: &Ui,
@@ -271,9 +286,19 @@ fn threshold_labels(
             if !(frame.top()..=frame.bottom()).contains(&y) {
                 continue;
             }
-            let galley = painter.layout_no_wrap(threshold_text(t, grab, unit), font.clone(), color);
+            // The longest form that fits the frame (a narrow plot drops the name, then the unit).
+            let room = frame.width() - 8.0;
+            let [short, shortest] = threshold_short_texts(t, grab, unit);
+            let mut galley =
+                painter.layout_no_wrap(threshold_text(t, grab, unit), font.clone(), color);
+            for text in [short, shortest] {
+                if galley.size().x <= room {
+                    break;
+                }
+                galley = painter.layout_no_wrap(text, font.clone(), color);
+            }
             let size = galley.size();
-            let x = frame.right() - 6.0 - size.x;
+            let x = (frame.right() - 6.0 - size.x).max(frame.left() + 2.0);
             // On its side of the line; on the other where the frame has no room there (the
             // outermost lines lie at the frame's edges), so the text never covers its line.
             let (over, under) = (y - 2.0 - size.y, y + 2.0);

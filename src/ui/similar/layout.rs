@@ -389,28 +389,38 @@ fn list_ui(
     queue: &mut Vec<AppCommand>,
 ) {
     let widths = column_widths(ui, ui.available_width());
-    ui.horizontal(|ui| {
-        for ((name, _), w) in COLUMNS.iter().zip(widths) {
-            cell(ui, w, 18.0, |ui| ui.strong(*name));
-        }
-    });
-    if r.matches.is_empty() {
-        ui.weak("No match.");
-        return;
-    }
-    let row_step = ROW_HEIGHT + ui.spacing().item_spacing.y;
-    let mut area = egui::ScrollArea::both()
-        .id_salt("similar_matches")
+    // In a narrow panel the columns scroll sideways, the headers with them; the rows scroll up
+    // and down under the headers.
+    let spacing = ui.spacing().item_spacing.x;
+    let content_width = widths.iter().sum::<f32>() + spacing * widths.len() as f32 + IN_TAG_WIDTH;
+    egui::ScrollArea::horizontal()
+        .id_salt("similar_matches_columns")
         .auto_shrink([false, false])
-        .min_scrolled_height(row_step * LIST_ROWS);
-    if let Some(i) = scroll_to.take() {
-        area = area.vertical_scroll_offset((i as f32 - 1.0).max(0.0) * row_step);
-    }
-    area.show_rows(ui, ROW_HEIGHT, r.matches.len(), |ui, rows| {
-        for i in rows {
-            row_ui(ui, r, i, &widths, doc, tag, threshold, colors, queue);
-        }
-    });
+        .show(ui, |ui| {
+            ui.set_min_width(content_width);
+            ui.horizontal(|ui| {
+                for ((name, _), w) in COLUMNS.iter().zip(widths) {
+                    cell(ui, w, 18.0, |ui| ui.strong(*name));
+                }
+            });
+            if r.matches.is_empty() {
+                ui.weak("No match.");
+                return;
+            }
+            let row_step = ROW_HEIGHT + ui.spacing().item_spacing.y;
+            let mut area = egui::ScrollArea::vertical()
+                .id_salt("similar_matches")
+                .auto_shrink([false, false])
+                .min_scrolled_height(row_step * LIST_ROWS);
+            if let Some(i) = scroll_to.take() {
+                area = area.vertical_scroll_offset((i as f32 - 1.0).max(0.0) * row_step);
+            }
+            area.show_rows(ui, ROW_HEIGHT, r.matches.len(), |ui, rows| {
+                for i in rows {
+                    row_ui(ui, r, i, &widths, doc, tag, threshold, colors, queue);
+                }
+            });
+        });
 }
 
 #[allow(clippy::too_many_arguments)]
