@@ -70,6 +70,17 @@ impl TaglaneApp {
             ),
             many => format!("import {} folders or files", many.len()),
         };
+        // The project's clip sources: their file identities (a take reached through a link is
+        // matched by them) are read in the background, not when the plan is made.
+        let base = self
+            .project
+            .base_dir()
+            .map(|b| crate::core::library::walk::absolute(&b));
+        let mut sources: Vec<PathBuf> = (self.project.doc.clips.iter())
+            .filter_map(|c| crate::core::library::source_path(c, base.as_deref()))
+            .collect();
+        sources.sort_unstable();
+        sources.dedup();
         let (r, m) = (roots.clone(), Arc::clone(&mb));
         let job = Job::spawn(label, Some(ctx), move |p| {
             let report = |prog: &crate::core::library::Progress| {
@@ -78,7 +89,10 @@ impl TaglaneApp {
                 *m.lock().unwrap_or_else(|e| e.into_inner()) =
                     (prog.bytes_done as f64 / 1e6, prog.bytes_total as f64 / 1e6);
             };
-            crate::core::library::scan_library(&r, &settings, &report, p.cancel_flag())
+            let mut scan =
+                crate::core::library::scan_library(&r, &settings, &report, p.cancel_flag())?;
+            crate::core::library::identify_sources(&mut scan, &sources);
+            Ok(scan)
         });
         self.library.import = Some(ImportJob { roots, job, mb });
         self.message(Level::Info, "importing in the background…");

@@ -478,3 +478,50 @@ fn the_walk_follows_links_and_sorts_entries_by_kind() {
     assert!(walk.problems[0].contains("d.bvh"), "{:?}", walk.problems);
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// A take in the project through a link (its clip's source is the link) and scanned at its own
+/// path: `identify_sources`, run where the scan ran, reads the sources' file identities, and the
+/// plan matches the take by them without reading the file system (the link is gone when it is
+/// made, and the take is still known); a scan whose takes are all at the sources' paths reads
+/// nothing.
+#[cfg(unix)]
+#[test]
+fn source_identities_are_read_with_the_scan() {
+    use taglane::core::library::identify_sources;
+    use taglane::core::tags::ClipInfo;
+    let dir = temp_dir("source_ids");
+    let lib = dir.join("lib");
+    write(&lib.join("walk.bvh"), demo("walk_male_01.bvh"));
+    std::fs::create_dir_all(dir.join("picks")).unwrap();
+    let link = dir.join("picks/walk.bvh");
+    std::os::unix::fs::symlink(lib.join("walk.bvh"), &link).unwrap();
+    let mut doc = TagDocument::default();
+    doc.add_clip(ClipInfo {
+        name: "walk".into(),
+        frames: 241,
+        fps: 30.0,
+        source: Some("picks/walk.bvh".into()),
+        unit_cm: Some(1.0),
+    })
+    .unwrap();
+    let mut s = scan(std::slice::from_ref(&lib), &ImportSettings::default());
+    let sources = vec![link.clone()];
+    identify_sources(&mut s, &sources);
+    let take_id = s.files[0].file.id.clone();
+    assert!(take_id.is_some());
+    assert_eq!(s.source_ids.get(&link), Some(&take_id));
+    std::fs::remove_file(&link).unwrap();
+    let plan = plan_import(&doc, Some(&dir), &s);
+    assert!(plan.added.is_empty(), "{}", plan.report_text(true));
+    assert_eq!(plan.unchanged, 1);
+    // Without the identities read beforehand, the plan reads them itself: the link is gone, so the
+    // take is new.
+    s.source_ids.clear();
+    let plan = plan_import(&doc, Some(&dir), &s);
+    assert_eq!(plan.added.len(), 1, "{}", plan.report_text(true));
+    // Every take at a source's path: nothing to read.
+    let mut s = scan(std::slice::from_ref(&lib), &ImportSettings::default());
+    identify_sources(&mut s, &[lib.join("walk.bvh")]);
+    assert!(s.source_ids.is_empty());
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -240,3 +240,41 @@ fn a_real_library_imported_auto_tagged_and_browsed_snapshot() {
     assert_eq!(h.state().side.pose.load_error, None);
     h.snapshot("browser_real");
 }
+
+/// A take already in the project through a link, imported again at its own path: matched by its
+/// file identity (read with the scan, in the background), so it is not added twice.
+#[cfg(unix)]
+#[test]
+fn a_take_in_the_project_through_a_link_is_not_imported_again() {
+    let dir = temp_dir("library-ui-link");
+    let spec = LibrarySpec {
+        takes: 2,
+        bytes_per_take: 20_000,
+        takes_per_session: 2,
+    };
+    write_library(&dir.join("lib"), &spec).unwrap();
+    let take = walk_first_take(&dir.join("lib"));
+    std::fs::create_dir_all(dir.join("picks")).unwrap();
+    std::os::unix::fs::symlink(&take, dir.join("picks/pick.bvh")).unwrap();
+    let mut h = demo_harness([1600.0, 1000.0]);
+    let before = h.state().project.doc.clips.len();
+    for folder in ["picks", "lib"] {
+        h.state_mut()
+            .queue
+            .push(AppCommand::ImportFolder(Some(dir.join(folder))));
+        h.step();
+        wait_import(&mut h);
+    }
+    let app = h.state();
+    assert_eq!(app.project.doc.clips.len(), before + spec.takes);
+    let plan = app.library.last.as_ref().expect("a report");
+    assert_eq!(plan.unchanged, 1, "{}", plan.report_text(false));
+    assert_eq!(plan.added.len(), spec.takes - 1);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// The first take (by path) under `dir`.
+fn walk_first_take(dir: &std::path::Path) -> std::path::PathBuf {
+    let walk = taglane::core::library::find_takes(&[dir.to_path_buf()]);
+    walk.files[0].path.clone()
+}

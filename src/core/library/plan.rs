@@ -137,6 +137,22 @@ pub fn source_path(info: &ClipInfo, base_dir: Option<&Path>) -> Option<PathBuf> 
 
 pub use crate::core::source::animation_of;
 
+/// Reads the file identities of `sources` (a project's clip sources, absolute and normalised as
+/// [`source_path`] gives them) into `scan.source_ids`, where some take of the scan is at none of
+/// those paths (it may be one of them reached another way: a link). [`plan_import`] reads them
+/// itself otherwise, one `stat` a clip: an app calls this where the scan ran, off its UI thread.
+pub fn identify_sources(scan: &mut LibraryScan, sources: &[PathBuf]) {
+    let known: HashSet<&Path> = sources.iter().map(PathBuf::as_path).collect();
+    if scan
+        .files
+        .iter()
+        .all(|f| f.file.id.is_none() || known.contains(f.file.path.as_path()))
+    {
+        return;
+    }
+    scan.source_ids = sources.iter().map(|p| (p.clone(), file_id_of(p))).collect();
+}
+
 /// Plans the import of `scan` into `doc`, whose file is in `base_dir` (`None`: an unsaved project;
 /// sources are then absolute).
 pub fn plan_import(doc: &TagDocument, base_dir: Option<&Path>, scan: &LibraryScan) -> ImportPlan {
@@ -161,6 +177,11 @@ pub fn plan_import(doc: &TagDocument, base_dir: Option<&Path>, scan: &LibrarySca
         files: scan.files.len(),
         bytes: scan.bytes(),
         elapsed: scan.elapsed,
+    };
+    // A source's file identity: read by `identify_sources` where the scan ran, else here.
+    let id_of = |p: &Path| match scan.source_ids.get(p) {
+        Some(id) => id.clone(),
+        None => file_id_of(p),
     };
     let mut requests = Vec::new();
     let mut pending = Vec::new();
@@ -241,7 +262,7 @@ pub fn plan_import(doc: &TagDocument, base_dir: Option<&Path>, scan: &LibrarySca
             let files = doc_files.get_or_insert_with(|| {
                 let mut files: HashMap<FileId, Vec<ClipId>> = HashMap::new();
                 for (p, ids) in &by_path {
-                    if let Some(id) = file_id_of(p) {
+                    if let Some(id) = id_of(p) {
                         files.entry(id).or_default().extend(ids);
                     }
                 }
@@ -305,7 +326,7 @@ pub fn plan_import(doc: &TagDocument, base_dir: Option<&Path>, scan: &LibrarySca
     for (p, ids) in &by_path {
         if !seen.contains(p.as_path())
             && scan.roots.iter().any(|r| p.starts_with(r))
-            && !file_id_of(p).is_some_and(|id| seen_files.contains(&id))
+            && !id_of(p).is_some_and(|id| seen_files.contains(&id))
         {
             for &id in ids {
                 plan.missing.push(MissingClip {

@@ -5,6 +5,7 @@
 //! into one edit of whatever the document is when the scan ends. A UI runs the scan on a
 //! background thread and polls or receives [`Progress`].
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -12,7 +13,7 @@ use std::time::{Duration, Instant};
 use rayon::prelude::*;
 
 use super::units::UnitSetting;
-use super::walk::{TakeFile, Walk, find_takes_until};
+use super::walk::{FileId, TakeFile, Walk, find_takes_until};
 use crate::core::anim::{FileScan, ImportError, ImportOptions, scan_animation};
 
 /// Settings of a library import.
@@ -73,6 +74,10 @@ pub struct LibraryScan {
     /// Unit setting the scan was made with (used by the plan).
     pub units: UnitSetting,
     pub elapsed: Duration,
+    /// File identities of a project's clip sources, read where the scan ran
+    /// ([`super::identify_sources`]) so that [`super::plan_import`] need not read them itself
+    /// (`None`: no file at that path). Empty unless asked for.
+    pub source_ids: HashMap<PathBuf, Option<FileId>>,
 }
 
 impl LibraryScan {
@@ -172,5 +177,6 @@ fn scan_walk(
         problems: walk.problems,
         units: settings.units,
         elapsed: started.elapsed(),
+        source_ids: HashMap::new(),
     })
 }

@@ -455,8 +455,10 @@ fn row_ui(
         cell(ui, c3, ROW_HEIGHT, |ui| {
             let name = clip_name(doc, m.clip as u32);
             if ui
-                .add(egui::Button::selectable(current, name).truncate())
-                .on_hover_text("Show this match: its clip, the playhead at its start")
+                .add(egui::Button::selectable(current, name.as_str()).truncate())
+                .on_hover_text(format!(
+                    "{name}: show this match (its clip, the playhead at its start)"
+                ))
                 .clicked()
             {
                 push(queue, SimilarCommand::Select(i));
