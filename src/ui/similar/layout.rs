@@ -45,16 +45,18 @@ const COLUMNS: [(&str, f32); 7] = [
 /// room for them.
 const CLIP_WIDTH: f32 = 116.0;
 const CLIP_WIDTH_MAX: f32 = 420.0;
-/// Room kept after the last column for the "in TAG" note.
+/// Room kept after the last column for the "in TAG" note, when some match has it.
 const IN_TAG_WIDTH: f32 = 50.0;
 
-/// The columns' widths in a list `width` points wide.
-fn column_widths(ui: &Ui, width: f32) -> [f32; 7] {
+/// The columns' widths in a list `width` points wide, and the room after them (for the "in TAG"
+/// note where `in_tag`: some match lies in the tag already).
+fn column_widths(ui: &Ui, width: f32, in_tag: bool) -> ([f32; 7], f32) {
     let mut w = COLUMNS.map(|c| c.1);
     let gaps = ui.spacing().item_spacing.x * (w.len() as f32 + 1.0);
     let others: f32 = w.iter().sum::<f32>() - w[3];
-    w[3] = (width - others - gaps - IN_TAG_WIDTH).clamp(CLIP_WIDTH, CLIP_WIDTH_MAX);
-    w
+    let after = if in_tag { IN_TAG_WIDTH } else { 0.0 };
+    w[3] = (width - others - gaps - after).clamp(CLIP_WIDTH, CLIP_WIDTH_MAX);
+    (w, after)
 }
 
 /// Scores drawn as bars up to this (about two unrelated frames).
@@ -388,11 +390,12 @@ fn list_ui(
     colors: &SimilarColors,
     queue: &mut Vec<AppCommand>,
 ) {
-    let widths = column_widths(ui, ui.available_width());
+    let in_tag = (0..r.matches.len()).any(|i| r.is_in_tag(doc, tag, i));
+    let (widths, after) = column_widths(ui, ui.available_width(), in_tag);
     // In a narrow panel the columns scroll sideways, the headers with them; the rows scroll up
     // and down under the headers.
     let spacing = ui.spacing().item_spacing.x;
-    let content_width = widths.iter().sum::<f32>() + spacing * widths.len() as f32 + IN_TAG_WIDTH;
+    let content_width = widths.iter().sum::<f32>() + spacing * widths.len() as f32 + after;
     egui::ScrollArea::horizontal()
         .id_salt("similar_matches_columns")
         .auto_shrink([false, false])
