@@ -390,7 +390,7 @@ fn list_ui(
     colors: &SimilarColors,
     queue: &mut Vec<AppCommand>,
 ) {
-    let in_tag = (0..r.matches.len()).any(|i| r.is_in_tag(doc, tag, i));
+    let in_tag = r.any_in_tag(doc, tag);
     let (widths, after) = column_widths(ui, ui.available_width(), in_tag);
     // In a narrow panel the columns scroll sideways, the headers with them; the rows scroll up
     // and down under the headers.

@@ -23,7 +23,7 @@ use crate::core::similar::{
     Query, SearchError, SearchIndex, SearchSettings, Weights, accept_matches, build_features_par,
     par_map_with_progress,
 };
-use crate::core::tags::{ClipId, Range, TagDocument};
+use crate::core::tags::{ClipId, Range, Tag, TagDocument};
 
 /// Poses per thumbnail strip.
 pub const THUMBNAIL_POSES: usize = 5;
@@ -618,6 +618,14 @@ impl Results {
         Ok((edit, label))
     }
 
+    /// True when some match lies in `tag` already (see [`Results::is_in_tag`]).
+    pub fn any_in_tag(&self, doc: &TagDocument, tag: &str) -> bool {
+        doc.tags
+            .iter()
+            .find(|t| t.name == tag)
+            .is_some_and(|t| self.matches.iter().any(|m| lies_in(t, m)))
+    }
+
     /// True when the range of match `i` already lies in `tag`'s ranges.
     pub fn is_in_tag(&self, doc: &TagDocument, tag: &str, i: usize) -> bool {
         let Some(m) = self.matches.get(i) else {
@@ -626,12 +634,16 @@ impl Results {
         doc.tags
             .iter()
             .find(|t| t.name == tag)
-            .and_then(|t| t.ranges.get(&(m.clip as ClipId)))
-            .is_some_and(|list| {
-                list.iter()
-                    .any(|r| r.start as usize <= m.start && r.stop as usize >= m.stop)
-            })
+            .is_some_and(|t| lies_in(t, m))
     }
+}
+
+/// True when match `m`'s frames lie in one range of `tag` on its clip.
+fn lies_in(tag: &Tag, m: &Match) -> bool {
+    tag.ranges.get(&(m.clip as ClipId)).is_some_and(|list| {
+        list.iter()
+            .any(|r| r.start as usize <= m.start && r.stop as usize >= m.stop)
+    })
 }
 
 /// The query time, in seconds, at `frame` of a match: the match's range maps linearly onto the
@@ -856,7 +868,6 @@ pub fn aligned_pose(
 mod tests {
     use super::*;
     use crate::core::similar::turn_and_move;
-    use crate::core::tags::Tag;
 
     fn demo() -> Project {
         Project::demo()
@@ -1040,9 +1051,15 @@ mod tests {
         let idle = p.doc.tag_index("Idle").unwrap();
         let (edit, label) = r.accept_edit(&p.doc, "Idle", &[0, 1]).unwrap();
         assert_eq!(label, "accept 2 similar matches as Idle");
+        let third = results(vec![m(3, 0, 30, 0.9)]);
+        let each = |r: &Results, d: &TagDocument| (0..3).any(|i| r.is_in_tag(d, "Idle", i));
+        assert_eq!(r.any_in_tag(&p.doc, "Idle"), each(&r, &p.doc));
+        assert!(!third.any_in_tag(&p.doc, "Idle"));
         p.apply(edit, label).unwrap();
         assert!(r.is_in_tag(&p.doc, "Idle", 0) && r.is_in_tag(&p.doc, "Idle", 1));
         assert!(!r.is_in_tag(&p.doc, "Idle", 2));
+        assert!(r.any_in_tag(&p.doc, "Idle") && !third.any_in_tag(&p.doc, "Idle"));
+        assert!(!r.any_in_tag(&p.doc, "No such tag"));
         assert!(p.doc.tags[idle].ranges[&1].contains(&Range::new(40, 70)));
         p.history.undo(&mut p.doc).unwrap();
         let ranges = |d: &TagDocument| -> Vec<_> {
