@@ -479,6 +479,37 @@ fn the_walk_follows_links_and_sorts_entries_by_kind() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// A folder reached through a link under the first root and at its own path under the second is
+/// walked at its own path: links wait for every root's other folders, not only their own root's.
+#[cfg(unix)]
+#[test]
+fn a_folder_linked_from_one_root_is_walked_at_its_own_path_under_another() {
+    use taglane::core::library::find_takes;
+    let dir = temp_dir("walk_two_roots");
+    let walk_text = demo("walk_male_01.bvh");
+    write(&dir.join("b/sub/x.bvh"), walk_text);
+    write(&dir.join("a/own.bvh"), walk_text);
+    std::os::unix::fs::symlink(dir.join("b/sub"), dir.join("a/link")).unwrap();
+    let roots = [dir.join("a"), dir.join("b")];
+    let walk = find_takes(&roots);
+    let found: Vec<(PathBuf, usize)> = walk
+        .files
+        .iter()
+        .map(|f| (f.path.clone(), f.root))
+        .collect();
+    assert_eq!(
+        found,
+        [(dir.join("a/own.bvh"), 0), (dir.join("b/sub/x.bvh"), 1)],
+        "{:?}",
+        walk.problems
+    );
+    // The link alone (its target under no root) is still walked, through the link.
+    let walk = find_takes(&roots[..1]);
+    let found: Vec<PathBuf> = walk.files.iter().map(|f| f.path.clone()).collect();
+    assert_eq!(found, [dir.join("a/own.bvh"), dir.join("a/link/x.bvh")]);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 /// A take in the project through a link (its clip's source is the link) and scanned at its own
 /// path: `identify_sources`, run where the scan ran, reads the sources' file identities, and the
 /// plan matches the take by them without reading the file system (the link is gone when it is

@@ -139,19 +139,43 @@ pub fn find_takes(roots: &[PathBuf]) -> Walk {
     find_takes_until(roots, &AtomicBool::new(false))
 }
 
+/// A folder to walk: the index of its root, its path, and the folders from the root's own name
+/// down to it.
+type Pending = (usize, PathBuf, Vec<String>);
+
+/// What the walk keeps while it goes.
+struct Walker {
+    walk: Walk,
+    seen_dirs: HashSet<PathBuf>,
+    seen_files: HashSet<PathBuf>,
+    /// Folders to walk, depth-first (an explicit stack: deep trees cannot overflow).
+    stack: Vec<Pending>,
+    /// Folders reached through a symbolic link, walked after every other folder of every root
+    /// (first found, first walked).
+    linked: Vec<Pending>,
+}
+
 /// [`find_takes`] that stops early (with what it found so far) once `cancel` is set.
 pub fn find_takes_until(roots: &[PathBuf], cancel: &AtomicBool) -> Walk {
-    let mut walk = Walk {
-        roots: roots.iter().map(|r| absolute(r)).collect(),
-        ..Walk::default()
+    let mut w = Walker {
+        walk: Walk {
+            roots: roots.iter().map(|r| absolute(r)).collect(),
+            ..Walk::default()
+        },
+        seen_dirs: HashSet::new(),
+        seen_files: HashSet::new(),
+        stack: Vec::new(),
+        linked: Vec::new(),
     };
-    let mut seen_dirs: HashSet<PathBuf> = HashSet::new();
-    let mut seen_files: HashSet<PathBuf> = HashSet::new();
-    for (index, root) in walk.roots.clone().iter().enumerate() {
+    // Depth-first, entries sorted by name. Folders reached through a symbolic link wait until
+    // every other folder of every root is walked: a folder reached both ways (under one root or
+    // two) is walked once, at its own path, which then names its takes in the project.
+    for (index, root) in w.walk.roots.clone().iter().enumerate() {
         let meta = match std::fs::metadata(root) {
             Ok(m) => m,
             Err(e) => {
-                walk.problems
+                w.walk
+                    .problems
                     .push(format!("{}: cannot read: {e}", root.display()));
                 continue;
             }
@@ -162,7 +186,7 @@ pub fn find_takes_until(roots: &[PathBuf], cancel: &AtomicBool) -> Walk {
             .unwrap_or_default();
         if meta.is_file() {
             match AnimFormat::from_path(root) {
-                Some(format) if seen_files.insert(root.clone()) => walk.files.push(TakeFile {
+                Some(format) if w.seen_files.insert(root.clone()) => w.walk.files.push(TakeFile {
                     path: root.clone(),
                     root: index,
                     folders: root
@@ -175,101 +199,28 @@ pub fn find_takes_until(roots: &[PathBuf], cancel: &AtomicBool) -> Walk {
                     id: file_id(root, &meta),
                 }),
                 Some(_) => {}
-                None => walk.problems.push(format!(
+                None => w.walk.problems.push(format!(
                     "{}: not a take: expected a folder or a .bvh, .glb or .gltf file",
                     root.display()
                 )),
             }
             continue;
         }
-        // Depth-first, entries sorted by name, with an explicit stack (deep trees cannot overflow).
-        // Folders reached through a symbolic link wait until every other folder of the root is
-        // walked: a folder reached both ways is walked once, at its own path, which then names
-        // its takes in the project.
-        let mut stack = vec![(root.clone(), vec![root_name])];
-        let mut linked: Vec<(PathBuf, Vec<String>)> = Vec::new();
-        while let Some((dir, folders)) = stack.pop().or_else(|| linked.pop()) {
+        w.stack.push((index, root.clone(), vec![root_name]));
+        while let Some(next) = w.stack.pop() {
             if cancel.load(Ordering::Relaxed) {
-                return walk;
+                return w.walk;
             }
-            let key = std::fs::canonicalize(&dir).unwrap_or_else(|_| dir.clone());
-            if !seen_dirs.insert(key) {
-                continue;
-            }
-            let entries = match std::fs::read_dir(&dir) {
-                Ok(e) => e,
-                Err(e) => {
-                    walk.problems
-                        .push(format!("{}: cannot read the folder: {e}", dir.display()));
-                    continue;
-                }
-            };
-            // With the kind of each entry as the folder listing gives it (no `stat` on most file
-            // systems): a sidecar or another file that is not a take needs no `stat` of its own.
-            let mut names: Vec<(String, PathBuf, Option<std::fs::FileType>)> = Vec::new();
-            for entry in entries {
-                match entry {
-                    Ok(e) => names.push((
-                        e.file_name().to_string_lossy().into_owned(),
-                        e.path(),
-                        e.file_type().ok(),
-                    )),
-                    Err(e) => walk
-                        .problems
-                        .push(format!("{}: cannot list an entry: {e}", dir.display())),
-                }
-            }
-            names.sort_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
-            let mut subdirs = Vec::new();
-            for (name, path, kind) in names {
-                if is_hidden(&name) {
-                    continue;
-                }
-                let format = AnimFormat::from_path(&path);
-                // A take needs its size, a symbolic link (or an entry of unknown kind) its target's
-                // kind: those are read with `stat`.
-                let plain_file = kind.is_some_and(|k| k.is_file());
-                let meta = if plain_file && format.is_none() {
-                    None
-                } else {
-                    match std::fs::metadata(&path) {
-                        Ok(m) => Some(m),
-                        Err(e) => {
-                            walk.problems
-                                .push(format!("{}: cannot read: {e}", path.display()));
-                            continue;
-                        }
-                    }
-                };
-                if meta.as_ref().is_some_and(std::fs::Metadata::is_dir) {
-                    let mut f = folders.clone();
-                    f.push(name);
-                    if kind.is_some_and(|k| k.is_symlink()) {
-                        linked.insert(0, (path, f));
-                    } else {
-                        subdirs.push((path, f));
-                    }
-                } else if let Some((format, meta)) = format.zip(meta) {
-                    if seen_files.insert(path.clone()) {
-                        walk.files.push(TakeFile {
-                            id: file_id(&path, &meta),
-                            path,
-                            root: index,
-                            folders: folders.clone(),
-                            format,
-                            bytes: meta.len(),
-                        });
-                    }
-                } else if name.to_ascii_lowercase().ends_with(SIDECAR_SUFFIX) {
-                    walk.sidecars.push(path);
-                } else {
-                    walk.ignored.push(path);
-                }
-            }
-            // Pushed in reverse so the first folder is walked first.
-            stack.extend(subdirs.into_iter().rev());
+            w.folder(next);
         }
     }
+    while let Some(next) = w.stack.pop().or_else(|| w.linked.pop()) {
+        if cancel.load(Ordering::Relaxed) {
+            return w.walk;
+        }
+        w.folder(next);
+    }
+    let mut walk = w.walk;
     // In walk order as if no folder waited for its links: in each folder its takes by name, then
     // each subfolder's by name (the folders reached through a link were walked last).
     walk.files.sort_by_cached_key(|f| {
@@ -279,6 +230,90 @@ pub fn find_takes_until(roots: &[PathBuf], cancel: &AtomicBool) -> Walk {
         (f.root, k)
     });
     walk
+}
+
+impl Walker {
+    /// Lists one folder: its takes, sidecars and other files, its subfolders pushed to be walked
+    /// next and those reached through a link kept for the end.
+    fn folder(&mut self, (index, dir, folders): Pending) {
+        let key = std::fs::canonicalize(&dir).unwrap_or_else(|_| dir.clone());
+        if !self.seen_dirs.insert(key) {
+            return;
+        }
+        let walk = &mut self.walk;
+        let entries = match std::fs::read_dir(&dir) {
+            Ok(e) => e,
+            Err(e) => {
+                walk.problems
+                    .push(format!("{}: cannot read the folder: {e}", dir.display()));
+                return;
+            }
+        };
+        // With the kind of each entry as the folder listing gives it (no `stat` on most file
+        // systems): a sidecar or another file that is not a take needs no `stat` of its own.
+        let mut names: Vec<(String, PathBuf, Option<std::fs::FileType>)> = Vec::new();
+        for entry in entries {
+            match entry {
+                Ok(e) => names.push((
+                    e.file_name().to_string_lossy().into_owned(),
+                    e.path(),
+                    e.file_type().ok(),
+                )),
+                Err(e) => walk
+                    .problems
+                    .push(format!("{}: cannot list an entry: {e}", dir.display())),
+            }
+        }
+        names.sort_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
+        let mut subdirs = Vec::new();
+        for (name, path, kind) in names {
+            if is_hidden(&name) {
+                continue;
+            }
+            let format = AnimFormat::from_path(&path);
+            // A take needs its size, a symbolic link (or an entry of unknown kind) its target's
+            // kind: those are read with `stat`.
+            let plain_file = kind.is_some_and(|k| k.is_file());
+            let meta = if plain_file && format.is_none() {
+                None
+            } else {
+                match std::fs::metadata(&path) {
+                    Ok(m) => Some(m),
+                    Err(e) => {
+                        walk.problems
+                            .push(format!("{}: cannot read: {e}", path.display()));
+                        continue;
+                    }
+                }
+            };
+            if meta.as_ref().is_some_and(std::fs::Metadata::is_dir) {
+                let mut f = folders.clone();
+                f.push(name);
+                if kind.is_some_and(|k| k.is_symlink()) {
+                    self.linked.insert(0, (index, path, f));
+                } else {
+                    subdirs.push((index, path, f));
+                }
+            } else if let Some((format, meta)) = format.zip(meta) {
+                if self.seen_files.insert(path.clone()) {
+                    walk.files.push(TakeFile {
+                        id: file_id(&path, &meta),
+                        path,
+                        root: index,
+                        folders: folders.clone(),
+                        format,
+                        bytes: meta.len(),
+                    });
+                }
+            } else if name.to_ascii_lowercase().ends_with(SIDECAR_SUFFIX) {
+                walk.sidecars.push(path);
+            } else {
+                walk.ignored.push(path);
+            }
+        }
+        // Pushed in reverse so the first folder is walked first.
+        self.stack.extend(subdirs.into_iter().rev());
+    }
 }
 
 #[cfg(test)]
