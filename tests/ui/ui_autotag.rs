@@ -443,18 +443,24 @@ fn the_viewport_marks_planted_feet() {
     h.get_by_label(&want);
 }
 
-#[test]
-fn autotag_panel_snapshot() {
+/// The demo with the Auto-tag tab in front on walk_to_run_female_01 at frame 120, plotting the
+/// root's horizontal speed (the walk/run thresholds).
+fn speed_plot_app() -> TaglaneApp {
     let mut app = TaglaneApp::demo_for_tests();
     app.bottom_tab = BottomTab::Autotag;
     app.queue.push(AppCommand::SelectClip(3));
     app.queue.push(AppCommand::SetPlayhead(120.0));
     app.autotag.signal = Some("root horizontal speed".to_owned());
+    app
+}
+
+#[test]
+fn autotag_panel_snapshot() {
     let mut h = Harness::builder()
         .with_size([1600.0, 1000.0])
         .with_options(SnapshotOptions::default().max_failed_pixels(400))
         .wgpu()
-        .build_ui_state(|ui, app: &mut TaglaneApp| app.ui(ui), app);
+        .build_ui_state(|ui, app: &mut TaglaneApp| app.ui(ui), speed_plot_app());
     h.run_steps(6);
     assert!(h.state().autotag.output_for(3).is_some());
     h.snapshot("autotag");
@@ -562,14 +568,9 @@ fn opening_another_project_drops_a_running_apply() {
 /// the bottom panel (the list cuts a long name), so nothing is cut off at the right panel.
 #[test]
 fn narrow_window_keeps_the_signal_list_in_the_panel() {
-    let mut app = TaglaneApp::demo_for_tests();
-    app.bottom_tab = BottomTab::Autotag;
-    app.queue.push(AppCommand::SelectClip(3));
-    app.queue.push(AppCommand::SetPlayhead(120.0));
-    app.autotag.signal = Some("root horizontal speed".to_owned());
     let mut h = Harness::builder()
         .with_size([1024.0, 768.0])
-        .build_ui_state(|ui, app: &mut TaglaneApp| app.ui(ui), app);
+        .build_ui_state(|ui, app: &mut TaglaneApp| app.ui(ui), speed_plot_app());
     h.run_steps(6);
     let panel_right = h.get_by_label("Frame").rect().min.x;
     let list = h.get_by_label("Signal").rect();

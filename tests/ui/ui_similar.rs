@@ -347,20 +347,7 @@ fn a_search_can_be_cancelled_and_needs_a_range() {
 /// with the query over it in the viewport, the ghost lanes.
 #[test]
 fn screenshot_of_the_matches_view() {
-    let mut app = TaglaneApp::demo_for_tests();
-    with_example(&mut app);
-    app.bottom_tab = BottomTab::Similar;
-    app.similar.top = 20;
-    let mut h = Harness::builder()
-        .with_size([1600.0, 1000.0])
-        .with_options(SnapshotOptions::default().max_failed_pixels(400))
-        .wgpu()
-        .build_ui_state(|ui, app: &mut TaglaneApp| app.ui(ui), app);
-    h.run_steps(2);
-    h.state_mut()
-        .queue
-        .push(AppCommand::Similar(SimilarCommand::Find));
-    wait_search(&mut h);
+    let mut h = searched([1600.0, 1000.0], true);
     h.get_by_label("#1").click();
     h.get_by_label("#2").click();
     h.run_steps(1);
@@ -720,25 +707,35 @@ fn a_search_on_an_untagged_clip_takes_mark_in_to_the_playhead() {
     assert!(!r.matches.is_empty());
 }
 
-/// In a 1024 x 768 window the list is narrower than its columns: it scrolls sideways with its
-/// headers, so every column can be brought into view under its header, and nothing of the tab is
-/// painted over the panel at its right.
-#[test]
-fn narrow_window_scrolls_the_columns_with_their_headers() {
+/// The demo in a `size` window (rendered with wgpu, for a snapshot, where `wgpu`), the example
+/// selected, the tool's tab open and a search for 20 matches done.
+fn searched(size: [f32; 2], wgpu: bool) -> Harness<'static, TaglaneApp> {
     let mut app = TaglaneApp::demo_for_tests();
     with_example(&mut app);
     app.bottom_tab = BottomTab::Similar;
     app.similar.top = 20;
-    let mut h = Harness::builder()
-        .with_size([1024.0, 768.0])
-        .with_options(SnapshotOptions::default().max_failed_pixels(400))
-        .wgpu()
-        .build_ui_state(|ui, app: &mut TaglaneApp| app.ui(ui), app);
+    let builder = Harness::builder().with_size(size);
+    let builder = if wgpu {
+        builder
+            .with_options(SnapshotOptions::default().max_failed_pixels(400))
+            .wgpu()
+    } else {
+        builder
+    };
+    let mut h = builder.build_ui_state(|ui, app: &mut TaglaneApp| app.ui(ui), app);
     h.run_steps(2);
     h.state_mut()
         .queue
         .push(AppCommand::Similar(SimilarCommand::Find));
     wait_search(&mut h);
+    h
+}
+
+/// In a 1024 x 768 window the list is narrower than its columns: it scrolls sideways with its
+/// headers, so every column can be brought into view, under its header and inside the panel.
+#[test]
+fn narrow_window_scrolls_the_columns_with_their_headers() {
+    let mut h = searched([1024.0, 768.0], false);
     // The "clip" header and the first row's clip (its name is also in the clips list: the one
     // right of the "#" header is the row's).
     let rects = |h: &Harness<'static, TaglaneApp>| {
