@@ -430,6 +430,11 @@ impl TaglaneApp {
         crate::ui::keymap::help_ui(&ctx, &mut self.show_help);
 
         let queue = std::mem::take(&mut self.queue);
+        if !queue.is_empty() {
+            // The commands change what this frame drew: draw again, without waiting for the next
+            // input (a shortcut or a click with the pointer still would show the old state).
+            ctx.request_repaint();
+        }
         for cmd in queue {
             self.apply(cmd, &ctx);
         }

@@ -986,3 +986,17 @@ fn undo_shows_the_clip_it_changes() {
     assert_eq!(h.state().current_clip, 0);
     assert!(ranges(h.state(), idle).contains(&Range::new(100, 110)));
 }
+
+/// A command applied at the end of a frame (a shortcut, a click with the pointer held still) asks
+/// for the next frame at once: the screen shows its result without waiting for more input.
+#[test]
+fn a_frame_that_applies_commands_asks_for_another() {
+    let mut h = harness();
+    h.run();
+    h.step();
+    assert!(!h.ctx.has_requested_repaint(), "the app is idle");
+    h.state_mut().queue.push(AppCommand::SetPlayhead(10.0));
+    h.step();
+    assert!(h.ctx.has_requested_repaint());
+    assert_eq!(h.state().playback.playhead, 10.0);
+}

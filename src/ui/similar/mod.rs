@@ -219,6 +219,15 @@ impl SimilarPanel {
                     Ok((edit, label)) => {
                         self.accept_tag = tag.trim().to_owned();
                         self.message = None;
+                        // Accepted: unchecked, so that they are not accepted again (their rows say
+                        // "in TAG" now).
+                        if let Some(r) = &mut self.results {
+                            for &i in &indices {
+                                if let Some(c) = r.checked.get_mut(i) {
+                                    *c = false;
+                                }
+                            }
+                        }
                         return vec![AppCommand::Edit {
                             edit,
                             label,
