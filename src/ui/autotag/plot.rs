@@ -244,21 +244,95 @@ fn threshold_text(t: &Threshold, grab: Grab, unit: &str) -> String {
     }
 }
 
-/// Shorter forms of [`threshold_text`] for a narrow plot, longest first: the value and unit, then
+/// Shorter forms of [`threshold_text`] for a narrow plot, longest first: without the unit, then
 /// the value alone.
-fn threshold_short_texts(t: &Threshold, grab: Grab, unit: &str) -> [String; 2] {
+fn threshold_short_texts(t: &Threshold, grab: Grab) -> [String; 2] {
     let v = short_number(if grab == Grab::Enter {
         t.enter
     } else {
         t.leave
     });
-    [format!("{v} {unit}"), v]
+    let named = match grab {
+        Grab::Enter => format!("{} {v}", t.label),
+        Grab::Leave => format!("off {v}"),
+    };
+    [named, v]
+}
+
+/// A label to place beside its line: the line's height on screen, the label's height, and the
+/// side it goes on first (above the line, or below).
+#[derive(Debug, Clone, Copy)]
+struct Wanted {
+    line_y: f32,
+    height: f32,
+    above: bool,
+}
+
+/// Gap between a label and its line, and between two labels.
+const LABEL_GAP: f32 = 2.0;
+
+/// The top of each label in a frame from `top` to `bottom`, in the order given (the first are
+/// placed first): beside its line on its side, else on the other side, else moved away from its
+/// line past the labels in the way, so that no two labels overlap and none covers its own line;
+/// `None` for a label with no room left.
+fn place_labels(top: f32, bottom: f32, wanted: &[Wanted]) -> Vec<Option<f32>> {
+    let mut placed: Vec<(f32, f32)> = Vec::new();
+    let free = |placed: &[(f32, f32)], t: f32, h: f32| {
+        t >= top
+            && t + h <= bottom
+            && placed
+                .iter()
+                .all(|&(pt, pb)| t + h + LABEL_GAP <= pt || t >= pb + LABEL_GAP)
+    };
+    wanted
+        .iter()
+        .map(|w| {
+            let over = w.line_y - LABEL_GAP - w.height;
+            let under = w.line_y + LABEL_GAP;
+            let sides = if w.above {
+                [over, under]
+            } else {
+                [under, over]
+            };
+            let mut found = sides.into_iter().find(|&t| free(&placed, t, w.height));
+            // Past the labels in the way, away from the line: upwards from above it, downwards
+            // from below it, the preferred side first.
+            for start in sides {
+                if found.is_some() {
+                    break;
+                }
+                let up = start < w.line_y;
+                let mut t = start;
+                while found.is_none() && t >= top && t + w.height <= bottom {
+                    match placed
+                        .iter()
+                        .find(|&&(pt, pb)| !(t + w.height + LABEL_GAP <= pt || t >= pb + LABEL_GAP))
+                    {
+                        None => found = Some(t),
+                        Some(&(pt, pb)) => {
+                            t = if up {
+                                pt - LABEL_GAP - w.height
+                            } else {
+                                pb + LABEL_GAP
+                            }
+                        }
+                    }
+                }
+            }
+            if let Some(t) = found {
+                placed.push((t, t + w.height));
+            }
+            found
+        })
+        .collect()
 }
 
 /// The thresholds' labels, painted over the plot in the body font at the right edge of its frame
 /// (inside it, so none is cut: a narrow plot shows the shorter forms of
 /// [`threshold_short_texts`]), each on the outer side of its line (the higher line's above it,
-/// the lower's below) so that close lines stay readable, on a backing of the plot's background.
+/// the lower's below) so that close lines stay readable, on a backing of the plot's background;
+/// labels that would overlap are moved apart ([`place_labels`]), the pairs' first lines placed
+/// first.
 fn threshold_labels(
     ui: &Ui,
     transform: &egui_plot::PlotTransform,
@@ -270,25 +344,21 @@ fn threshold_labels(
     let painter = ui.painter().with_clip_rect(frame);
     let font = egui::TextStyle::Body.resolve(ui.style());
     let backing = ui.visuals().extreme_bg_color.gamma_multiply(0.6);
-    for t in thresholds {
-        let mut lines = vec![(Grab::Enter, t.enter)];
-        if t.leave != t.enter {
-            lines.push((Grab::Leave, t.leave));
-        }
-        for (grab, value) in lines {
-            let other = if grab == Grab::Enter {
-                t.leave
-            } else {
-                t.enter
+    let room = frame.width() - 8.0;
+    let mut labels = Vec::new();
+    for grab in [Grab::Enter, Grab::Leave] {
+        for t in thresholds {
+            let (value, other) = match grab {
+                Grab::Enter => (t.enter, t.leave),
+                Grab::Leave if t.leave != t.enter => (t.leave, t.enter),
+                Grab::Leave => continue,
             };
-            let above = value > other || (value == other && grab == Grab::Enter);
             let y = transform.position_from_point_y(f64::from(value));
             if !(frame.top()..=frame.bottom()).contains(&y) {
                 continue;
             }
-            // The longest form that fits the frame (a narrow plot drops the name, then the unit).
-            let room = frame.width() - 8.0;
-            let [short, shortest] = threshold_short_texts(t, grab, unit);
+            // The longest form that fits the frame (a narrow plot drops the unit, then the name).
+            let [short, shortest] = threshold_short_texts(t, grab);
             let mut galley =
                 painter.layout_no_wrap(threshold_text(t, grab, unit), font.clone(), color);
             for text in [short, shortest] {
@@ -297,19 +367,23 @@ fn threshold_labels(
                 }
                 galley = painter.layout_no_wrap(text, font.clone(), color);
             }
-            let size = galley.size();
-            let x = (frame.right() - 6.0 - size.x).max(frame.left() + 2.0);
-            // On its side of the line; on the other where the frame has no room there (the
-            // outermost lines lie at the frame's edges), so the text never covers its line.
-            let (over, under) = (y - 2.0 - size.y, y + 2.0);
-            let top = match (above, over >= frame.top(), under + size.y <= frame.bottom()) {
-                (true, true, _) | (false, true, false) => over,
-                _ => under,
+            let wanted = Wanted {
+                line_y: y,
+                height: galley.size().y,
+                above: value > other || (value == other && grab == Grab::Enter),
             };
-            let rect = egui::Rect::from_min_size(egui::pos2(x, top), size);
-            painter.rect_filled(rect.expand(1.0), 2.0, backing);
-            painter.galley(rect.min, galley, color);
+            labels.push((wanted, galley));
         }
+    }
+    let wanted: Vec<Wanted> = labels.iter().map(|l| l.0).collect();
+    let tops = place_labels(frame.top(), frame.bottom(), &wanted);
+    for ((_, galley), top) in labels.into_iter().zip(tops) {
+        let Some(top) = top else { continue };
+        let size = galley.size();
+        let x = (frame.right() - 6.0 - size.x).max(frame.left() + 2.0);
+        let rect = egui::Rect::from_min_size(egui::pos2(x, top), size);
+        painter.rect_filled(rect.expand(1.0), 2.0, backing);
+        painter.galley(rect.min, galley, color);
     }
 }
 
@@ -363,4 +437,73 @@ fn decimated(values: &[f32], max: usize) -> PlotPoints<'static> {
         }
     }
     PlotPoints::from(pts)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Labels of height 14 in a frame from 0 to 200 (screen y grows downwards).
+    fn place(lines: &[(f32, bool)]) -> Vec<Option<f32>> {
+        let wanted: Vec<Wanted> = lines
+            .iter()
+            .map(|&(line_y, above)| Wanted {
+                line_y,
+                height: 14.0,
+                above,
+            })
+            .collect();
+        place_labels(0.0, 200.0, &wanted)
+    }
+
+    /// No two placed labels overlap, and none covers its own line.
+    fn check(lines: &[(f32, bool)], tops: &[Option<f32>]) {
+        let rects: Vec<(f32, f32, f32)> = lines
+            .iter()
+            .zip(tops)
+            .filter_map(|(&(y, _), t)| t.map(|t| (y, t, t + 14.0)))
+            .collect();
+        for (i, &(y, t, b)) in rects.iter().enumerate() {
+            assert!(t >= 0.0 && b <= 200.0, "{tops:?}");
+            assert!(b <= y || t >= y, "label {i} covers its line: {tops:?}");
+            for &(_, t2, b2) in &rects[i + 1..] {
+                assert!(b + LABEL_GAP <= t2 || t >= b2 + LABEL_GAP, "{tops:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn labels_apart_stay_beside_their_lines() {
+        let lines = [(100.0, true), (150.0, false)];
+        let tops = place(&lines);
+        assert_eq!(tops, [Some(84.0), Some(152.0)]);
+        check(&lines, &tops);
+    }
+
+    #[test]
+    fn close_lines_get_labels_that_do_not_overlap() {
+        // Two pairs 8 points apart, as walk/run 2.25 and off 2.15 on a short plot: the second
+        // label of each side goes past the first.
+        let lines = [(60.0, true), (68.0, false), (64.0, true), (70.0, false)];
+        let tops = place(&lines);
+        assert!(tops.iter().all(Option::is_some), "{tops:?}");
+        check(&lines, &tops);
+        // The first keeps its place above its line.
+        assert_eq!(tops[0], Some(44.0));
+    }
+
+    #[test]
+    fn at_the_frame_edges_labels_flip_and_too_many_are_left_out() {
+        // A line at the top edge: its label goes below it.
+        let tops = place(&[(1.0, true)]);
+        assert_eq!(tops, [Some(3.0)]);
+        // Twenty labels for lines in 40 points: as many as fit, the rest left out.
+        let lines: Vec<(f32, bool)> = (0..20)
+            .map(|i| (80.0 + 2.0 * i as f32, i % 2 == 0))
+            .collect();
+        let tops = place(&lines);
+        check(&lines, &tops);
+        let shown = tops.iter().flatten().count();
+        assert!((8..20).contains(&shown), "{shown}: {tops:?}");
+    }
 }
