@@ -152,6 +152,15 @@ fn find_accept_two_matches_and_undo_in_one_step() {
     // The rows say "in Stride" and are no longer checked (nothing to accept twice).
     h.run_steps(2);
     assert!(h.get_all_by_label("in Stride").count() >= 2);
+    // Under its own header, at the end of the row.
+    let (header, note) = (
+        h.get_by_label("tag").rect(),
+        h.get_all_by_label("in Stride").next().unwrap().rect(),
+    );
+    assert!(
+        (header.min.x - note.min.x).abs() < 2.0,
+        "{header:?} {note:?}"
+    );
     h.get_by_label("Accept checked (0)");
     h.run_steps(2);
     let app = h.state();

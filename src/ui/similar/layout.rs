@@ -45,16 +45,16 @@ const COLUMNS: [(&str, f32); 7] = [
 /// room for them.
 const CLIP_WIDTH: f32 = 116.0;
 const CLIP_WIDTH_MAX: f32 = 420.0;
-/// Room kept after the last column for the "in TAG" note, when some match has it.
+/// Room kept after the last column for the "in TAG" note at least, when some match has it.
 const IN_TAG_WIDTH: f32 = 50.0;
 
-/// The columns' widths in a list `width` points wide, and the room after them (for the "in TAG"
-/// note where `in_tag`: some match lies in the tag already).
-fn column_widths(ui: &Ui, width: f32, in_tag: bool) -> ([f32; 7], f32) {
+/// The columns' widths in a list `width` points wide, and the room after them: the "in TAG"
+/// note's width where some match lies in the tag already (`note`), else none.
+fn column_widths(ui: &Ui, width: f32, note: Option<f32>) -> ([f32; 7], f32) {
     let mut w = COLUMNS.map(|c| c.1);
     let gaps = ui.spacing().item_spacing.x * (w.len() as f32 + 1.0);
     let others: f32 = w.iter().sum::<f32>() - w[3];
-    let after = if in_tag { IN_TAG_WIDTH } else { 0.0 };
+    let after = note.unwrap_or(0.0);
     w[3] = (width - others - gaps - after).clamp(CLIP_WIDTH, CLIP_WIDTH_MAX);
     (w, after)
 }
@@ -390,12 +390,25 @@ fn list_ui(
     colors: &SimilarColors,
     queue: &mut Vec<AppCommand>,
 ) {
-    let in_tag = r.any_in_tag(doc, tag);
-    let (widths, after) = column_widths(ui, ui.available_width(), in_tag);
+    // The "in TAG" note's room: as wide as the note (a long tag name is not cut).
+    let note_width = r.any_in_tag(doc, tag).then(|| {
+        let font = egui::TextStyle::Body.resolve(ui.style());
+        let galley =
+            ui.painter()
+                .layout_no_wrap(format!("in {tag}"), font, ui.visuals().text_color());
+        galley.size().x.max(IN_TAG_WIDTH)
+    });
+    // The vertical scroll bar, at its widest (a floating one widens when hovered), is kept clear
+    // of the last column.
+    let bar = {
+        let s = &ui.spacing().scroll;
+        s.bar_inner_margin + s.bar_width + s.bar_outer_margin
+    };
+    let (widths, after) = column_widths(ui, ui.available_width() - bar, note_width);
     // In a narrow panel the columns scroll sideways, the headers with them; the rows scroll up
     // and down under the headers.
     let spacing = ui.spacing().item_spacing.x;
-    let content_width = widths.iter().sum::<f32>() + spacing * widths.len() as f32 + after;
+    let content_width = widths.iter().sum::<f32>() + spacing * widths.len() as f32 + after + bar;
     egui::ScrollArea::horizontal()
         .id_salt("similar_matches_columns")
         .auto_shrink([false, false])
@@ -404,6 +417,9 @@ fn list_ui(
             ui.horizontal(|ui| {
                 for ((name, _), w) in COLUMNS.iter().zip(widths) {
                     cell(ui, w, 18.0, |ui| ui.strong(*name));
+                }
+                if after > 0.0 {
+                    cell(ui, after, 18.0, |ui| ui.strong("tag"));
                 }
             });
             if r.matches.is_empty() {
