@@ -248,7 +248,9 @@ impl FileBrowser {
                 });
                 return;
             }
-            self.folder_row(ui);
+            // Enter in the Folder field goes to that folder; it does not confirm the dialog.
+            let in_folder_field = self.folder_row(ui);
+            let enter = enter && !in_folder_field;
             ui.separator();
             let double_clicked = self.list_ui(ui);
             ui.separator();
@@ -289,7 +291,9 @@ impl FileBrowser {
         outcome
     }
 
-    fn folder_row(&mut self, ui: &mut Ui) {
+    /// Up, Home and the Folder field; true when Enter was pressed in the field (it then went to
+    /// the folder typed there).
+    fn folder_row(&mut self, ui: &mut Ui) -> bool {
         ui.horizontal(|ui| {
             if ui
                 .add_enabled(self.dir.parent().is_some(), egui::Button::new("Up"))
@@ -315,8 +319,11 @@ impl FileBrowser {
                 } else {
                     self.error = Some(format!("{} is not a folder", p.display()));
                 }
+                return true;
             }
-        });
+            false
+        })
+        .inner
     }
 
     /// The folder's entries. A click on a folder opens it, on a file selects it; a double click

@@ -1006,3 +1006,47 @@ fn an_idle_window_with_unsaved_changes_wakes_for_the_autosave() {
         "{delay:?}"
     );
 }
+
+/// In the app's own folder browser (Import folder), a folder typed in the Folder field and Enter
+/// goes to that folder; only "Choose folder" (or Enter elsewhere) imports it.
+#[test]
+fn enter_in_the_folder_field_goes_there_without_importing() {
+    let dir = temp_dir("fallback_folder_enter");
+    std::fs::create_dir_all(dir.join("takes/day1")).unwrap();
+    std::fs::write(
+        dir.join("takes/day1/walk.bvh"),
+        taglane::core::project::DEMO_CLIP_FILES[0].1,
+    )
+    .unwrap();
+    let app = demo_without_system_dialogs();
+    let mut h = harness_with(app);
+    let clips = h.state().project.doc.clips.len();
+    h.state_mut().queue.push(AppCommand::ImportFolder(None));
+    h.run_steps(3);
+    browse_to(&mut h, &dir);
+    h.run_steps(2);
+    let target = dir.join("takes");
+    h.state_mut().files.browser.as_mut().unwrap().dir_text = String::new();
+    h.get_by_label("Folder").click();
+    h.run_steps(1);
+    h.get_by_label("Folder")
+        .type_text(&target.display().to_string());
+    h.run_steps(1);
+    h.key_press(Key::Enter);
+    h.run_steps(3);
+    let browser = h
+        .state()
+        .files
+        .browser
+        .as_ref()
+        .expect("the browser stays open");
+    assert_eq!(browser.dir, target);
+    assert!(!h.state().library.importing());
+    assert_eq!(h.state().project.doc.clips.len(), clips);
+    h.get_by_label("Choose folder").click();
+    h.run_steps(2);
+    crate::common::wait_import(&mut h);
+    assert!(h.state().files.browser.is_none());
+    assert_eq!(h.state().project.doc.clips.len(), clips + 1);
+    let _ = std::fs::remove_dir_all(&dir);
+}
