@@ -587,7 +587,8 @@ impl TaglaneApp {
     pub(crate) fn after_structure_change(&mut self) {
         let tags = self.project.doc.tags.len();
         // The same clip stays current wherever it moved (by name and take).
-        if let Some(i) = self.find_current() {
+        let found = self.find_current();
+        if let Some(i) = found {
             self.current_clip = i;
         }
         let doc = &self.project.doc;
@@ -612,6 +613,11 @@ impl TaglaneApp {
         }
         if self.current_clip as usize >= self.project.doc.clips.len() {
             self.current_clip = self.project.doc.clips.len().saturating_sub(1) as ClipId;
+        }
+        // The clip shown is gone (an import undone): another is shown, fitted as when it is
+        // selected.
+        if found.is_none() && self.current_key.is_some() {
+            self.timeline.fit_pending = true;
         }
         self.note_current_key();
         let frames = self.frames();

@@ -278,3 +278,44 @@ fn walk_first_take(dir: &std::path::Path) -> std::path::PathBuf {
     let walk = taglane::core::library::find_takes(&[dir.to_path_buf()]);
     walk.files[0].path.clone()
 }
+
+/// Undoing an import removes the clip shown (the first imported): the clip shown after it is
+/// fitted in the timeline, as when it is selected, not left at the removed clip's length.
+#[test]
+fn undoing_an_import_fits_the_clip_shown_after_it() {
+    let dir = temp_dir("library-ui-undo-fit");
+    std::fs::create_dir_all(dir.join("lib")).unwrap();
+    // A short take: a tenth of the demo's walk.
+    let (_, walk) = taglane::core::project::DEMO_CLIP_FILES[0];
+    let motion = walk.find("Frame Time").unwrap();
+    let rows_at = motion + walk[motion..].find('\n').unwrap() + 1;
+    let rows: Vec<&str> = walk[rows_at..].lines().take(24).collect();
+    let short = format!(
+        "{}Frames: 24\n{}{}\n",
+        &walk[..walk.find("Frames:").unwrap()],
+        &walk[motion..rows_at],
+        rows.join("\n")
+    );
+    std::fs::write(dir.join("lib/short.bvh"), short).unwrap();
+    let mut h = demo_harness([1600.0, 1000.0]);
+    h.state_mut()
+        .queue
+        .push(AppCommand::ImportFolder(Some(dir.join("lib"))));
+    h.step();
+    wait_import(&mut h);
+    h.run_steps(3);
+    let shown = h.state().current_clip as usize;
+    assert_eq!(h.state().project.doc.clips[shown].frames, 24);
+    h.state_mut().queue.push(AppCommand::Undo);
+    h.run_steps(4);
+    let app = h.state();
+    let frames = f64::from(app.project.doc.clips[app.current_clip as usize].frames);
+    assert!(frames > 100.0);
+    let visible = app.timeline.last_axis.unwrap().visible_frames();
+    assert!(
+        visible >= frames && app.timeline.first_frame <= 0.0,
+        "{visible} frames visible from {} for a clip of {frames}",
+        app.timeline.first_frame
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
