@@ -59,6 +59,13 @@ impl Default for Prefs {
     }
 }
 
+/// The ranges of one clip by tag name, and the number of clips, before an undo or redo
+/// ([`TaglaneApp::ranges_before`]).
+pub(crate) type RangesBefore = (
+    usize,
+    std::collections::HashMap<String, std::collections::HashSet<crate::core::tags::Range>>,
+);
+
 /// The whole application state.
 pub struct TaglaneApp {
     pub project: Project,
@@ -518,6 +525,46 @@ impl TaglaneApp {
         self.playback.loop_range = None;
         self.playback.wrapped = None;
         self.timeline.fit_pending = true;
+    }
+
+    /// The ranges of clip `clip` (by tag name) and the number of clips, before an undo or redo,
+    /// for [`Self::select_restored`].
+    pub(crate) fn ranges_before(&self, clip: ClipId) -> RangesBefore {
+        let doc = &self.project.doc;
+        let ranges = doc
+            .tags
+            .iter()
+            .filter_map(|t| {
+                let list = t.ranges.get(&clip)?;
+                Some((t.name.clone(), list.iter().copied().collect()))
+            })
+            .collect();
+        (doc.clips.len(), ranges)
+    }
+
+    /// After an undo or redo that brought ranges back on the clip shown (a deleted range, a
+    /// range moved back): those ranges become the selection, as they were before the edit
+    /// undone. Nothing changes where no range came back, or where clips were added or removed
+    /// (the clip indices moved).
+    pub(crate) fn select_restored(&mut self, (clips, before): RangesBefore) {
+        let doc = &self.project.doc;
+        if doc.clips.len() != clips {
+            return;
+        }
+        let clip = self.current_clip;
+        let mut back = Vec::new();
+        for (i, t) in doc.tags.iter().enumerate() {
+            let had = before.get(&t.name);
+            for r in t.ranges.get(&clip).unwrap_or_default() {
+                if !had.is_some_and(|h| h.contains(r)) {
+                    back.push((i, *r));
+                }
+            }
+        }
+        if !back.is_empty() {
+            self.selection = back;
+            self.marker_selection.clear();
+        }
     }
 
     /// The tag names and the active lane before an undo or redo, for [`Self::follow_lanes`].

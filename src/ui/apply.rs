@@ -51,6 +51,8 @@ impl TaglaneApp {
             AppCommand::Undo => {
                 let lanes = self.lanes_before();
                 let clip = self.project.history.undo_clip();
+                // An edit of one clip's ranges: what it brings back is selected.
+                let ranges = clip.map(|c| self.ranges_before(c));
                 match self.project.history.undo(&mut self.project.doc) {
                     Some(l) => {
                         let on = self.show_clip_of_undo(clip);
@@ -63,10 +65,15 @@ impl TaglaneApp {
                 }
                 self.after_structure_change();
                 self.follow_lanes(lanes);
+                if let Some(r) = ranges {
+                    self.select_restored(r);
+                }
             }
             AppCommand::Redo => {
                 let lanes = self.lanes_before();
                 let clip = self.project.history.redo_clip();
+                // An edit of one clip's ranges: what it brings back is selected.
+                let ranges = clip.map(|c| self.ranges_before(c));
                 match self.project.history.redo(&mut self.project.doc) {
                     Some(l) => {
                         let on = self.show_clip_of_undo(clip);
@@ -79,6 +86,9 @@ impl TaglaneApp {
                 }
                 self.after_structure_change();
                 self.follow_lanes(lanes);
+                if let Some(r) = ranges {
+                    self.select_restored(r);
+                }
             }
             AppCommand::SelectClip(c) => {
                 if (c as usize) < self.project.doc.clips.len() && c != self.current_clip {

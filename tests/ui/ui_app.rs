@@ -122,6 +122,19 @@ fn move_and_delete_selected_range() {
     h.key_press(Key::Delete);
     h.run_steps(2);
     assert!(!ranges(h.state(), idle).contains(&Range::new(170, 180)));
+    assert!(h.state().selection.is_empty());
+    // Undo brings the range back selected, as it was; undoing the move selects it where it was.
+    h.key_press_modifiers(Modifiers::COMMAND, Key::Z);
+    h.run_steps(2);
+    assert_eq!(h.state().selection, vec![(idle, Range::new(170, 180))]);
+    h.key_press_modifiers(Modifiers::COMMAND, Key::Z);
+    h.run_steps(2);
+    assert!(ranges(h.state(), idle).contains(&Range::new(150, 160)));
+    assert_eq!(h.state().selection, vec![(idle, Range::new(150, 160))]);
+    // Redo of the move: the moved range selected again.
+    h.key_press_modifiers(Modifiers::COMMAND | Modifiers::SHIFT, Key::Z);
+    h.run_steps(2);
+    assert_eq!(h.state().selection, vec![(idle, Range::new(170, 180))]);
 }
 
 #[test]
