@@ -29,7 +29,7 @@ pub struct ImportArgs {
     #[arg(long)]
     pub skip_first_frame: bool,
     /// Frames per second at which glTF animations are resampled. Default: each animation's own
-    /// key rate (30 when its keys are not evenly spaced).
+    /// key rate (when its keys are not evenly spaced: the rate of most of its gaps, else 30).
     #[arg(long)]
     pub gltf_fps: Option<f32>,
 }

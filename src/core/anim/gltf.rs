@@ -6,8 +6,8 @@
 //!   ancestors of a root joint) are folded into the joint's local transform. Without a skin, every
 //!   node of the node forest is a joint.
 //! - Each animation becomes one [`Clip`] resampled at [`ImportOptions::gltf_fps`], by default the
-//!   animation's own key rate ([`key_rate`]; 30 fps, with a warning, when its keys are not evenly
-//!   spaced): frame `i` is at `start + i / fps`, `start = min(0, first key)`, and the frame count
+//!   animation's own key rate ([`key_rate`]; with a warning when its keys are not evenly spaced,
+//!   the rate of most of its gaps ([`closest_key_rate`]), else 30 fps): frame `i` is at `start + i / fps`, `start = min(0, first key)`, and the frame count
 //!   is rounded up so the last key time is covered (times past it hold the last key). STEP,
 //!   LINEAR (slerp for rotations) and CUBICSPLINE (Hermite, rotations normalised) are supported. Joints an animation does not touch
 //!   keep their rest transform. Morph-target weights and channels on non-joint nodes are ignored
@@ -989,20 +989,32 @@ fn prepare_animation(
     }
     let fps = match options.gltf_fps {
         Some(fps) => fps,
-        None => match key_rate(tracks.iter().map(|(_, _, t)| t.times.as_slice()), start) {
-            Some(fps) => fps,
-            None => {
-                if end > start {
-                    warnings.push(ImportWarning {
-                        place: Place::Json(format!("animations[{ai}]")),
-                        message: format!(
-                            "its keys are not evenly spaced: resampled at {DEFAULT_GLTF_FPS} fps, the default rate (`inspect` and `sample` take another with --gltf-fps)"
-                        ),
-                    });
+        None => {
+            let times = || tracks.iter().map(|(_, _, t)| t.times.as_slice());
+            match key_rate(times(), start) {
+                Some(fps) => fps,
+                None => {
+                    let closest = closest_key_rate(times(), start);
+                    if end > start {
+                        let how = match closest {
+                            Some(fps) => format!(
+                                "its keys are not all evenly spaced: resampled at {fps} fps, the rate of most of them"
+                            ),
+                            None => format!(
+                                "its keys are not evenly spaced: resampled at {DEFAULT_GLTF_FPS} fps, the default rate"
+                            ),
+                        };
+                        warnings.push(ImportWarning {
+                            place: Place::Json(format!("animations[{ai}]")),
+                            message: format!(
+                                "{how} (`inspect` and `sample` take another with --gltf-fps)"
+                            ),
+                        });
+                    }
+                    closest.unwrap_or(DEFAULT_GLTF_FPS)
                 }
-                DEFAULT_GLTF_FPS
             }
-        },
+        }
     };
     let span = (end - start).max(0.0);
     let intervals = (f64::from(span) * f64::from(fps) - 1e-3).ceil().max(0.0);
@@ -1033,7 +1045,8 @@ fn prepare_animation(
     })
 }
 
-/// The rate glTF animations are resampled at when their keys are not evenly spaced.
+/// The rate glTF animations are resampled at when their keys are not evenly spaced (nor mostly:
+/// [`closest_key_rate`]).
 pub const DEFAULT_GLTF_FPS: f32 = 30.0;
 
 /// The lowest key rate a clip keeps: sparser keys are resampled at the smallest multiple of
@@ -1046,13 +1059,40 @@ pub const MIN_KEY_RATE: f64 = 24.0;
 /// of a frame of the grid and the rate is at most 1000 fps; below [`MIN_KEY_RATE`], its smallest
 /// multiple at or above it. `None` otherwise, or for fewer than two distinct times.
 pub fn key_rate<'a>(times: impl Iterator<Item = &'a [f32]>, start: f32) -> Option<f32> {
+    grid_rate(times, start)
+}
+
+/// Share of the gaps between an animation's consecutive distinct key times that must be its
+/// smallest gap for [`closest_key_rate`] to resample at that gap's rate.
+pub const MOSTLY_EVEN: f64 = 0.8;
+
+/// [`key_rate`] for an animation whose keys are mostly evenly spaced: the rate of its smallest
+/// gap (raised as [`key_rate`] raises it) where at least [`MOSTLY_EVEN`] of the gaps between its
+/// consecutive distinct key times are that gap (to 1 %). The Fox's Run is keyed every 1/24 s but
+/// for one jump of 4.8/24 s: resampled at 24 fps, as its other clips, the keys before the jump
+/// on frames. `None` otherwise.
+pub fn closest_key_rate<'a>(times: impl Iterator<Item = &'a [f32]>, _start: f32) -> Option<f32> {
+    let all = distinct_times(times);
+    let gaps: Vec<f64> = all.windows(2).map(|w| w[1] - w[0]).collect();
+    let gap = gaps.iter().copied().fold(f64::INFINITY, f64::min);
+    let rate = rate_of_gap(gap)?;
+    let even = gaps
+        .iter()
+        .filter(|&&g| (g - gap).abs() < 0.01 * gap)
+        .count();
+    (even as f64 >= MOSTLY_EVEN * gaps.len() as f64).then(|| raised(rate))
+}
+
+/// The distinct key times (to 1e-6 s), sorted.
+fn distinct_times<'a>(times: impl Iterator<Item = &'a [f32]>) -> Vec<f64> {
     let mut all: Vec<f64> = times.flatten().map(|&t| f64::from(t)).collect();
     all.sort_by(f64::total_cmp);
     all.dedup_by(|a, b| (*a - *b).abs() < 1e-6);
-    let gap = all
-        .windows(2)
-        .map(|w| w[1] - w[0])
-        .fold(f64::INFINITY, f64::min);
+    all
+}
+
+/// `1 / gap`, an integer when it is within 1/1000 of one; `None` past 1000 fps or for no gap.
+fn rate_of_gap(gap: f64) -> Option<f64> {
     if !(gap.is_finite() && gap > 0.0) {
         return None;
     }
@@ -1060,14 +1100,28 @@ pub fn key_rate<'a>(times: impl Iterator<Item = &'a [f32]>, start: f32) -> Optio
     if (rate - rate.round()).abs() < 1e-3 * rate {
         rate = rate.round();
     }
-    if !(rate > 0.0 && rate <= 1000.0) {
-        return None;
-    }
+    (rate > 0.0 && rate <= 1000.0).then_some(rate)
+}
+
+/// `rate`, or below [`MIN_KEY_RATE`] its smallest multiple at or above it.
+fn raised(rate: f64) -> f32 {
+    (rate * (MIN_KEY_RATE / rate).ceil().max(1.0)) as f32
+}
+
+/// The rate of the grid of the closest key times from `start`, where every distinct key time
+/// lies on it ([`key_rate`]).
+fn grid_rate<'a>(times: impl Iterator<Item = &'a [f32]>, start: f32) -> Option<f32> {
+    let all = distinct_times(times);
+    let gap = all
+        .windows(2)
+        .map(|w| w[1] - w[0])
+        .fold(f64::INFINITY, f64::min);
+    let rate = rate_of_gap(gap)?;
     let on_grid = all.iter().all(|&t| {
         let x = (t - f64::from(start)) * rate;
         (x - x.round()).abs() < 0.01
     });
-    on_grid.then_some((rate * (MIN_KEY_RATE / rate).ceil().max(1.0)) as f32)
+    on_grid.then(|| raised(rate))
 }
 
 /// Resamples a prepared animation into a clip.
