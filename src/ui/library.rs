@@ -139,6 +139,7 @@ impl TaglaneApp {
         self.library.show_report = !plan.failed.is_empty()
             || !plan.changed.is_empty()
             || !plan.missing.is_empty()
+            || !plan.linked.is_empty()
             || plan.added.iter().any(|a| !a.unit.confident)
             || plan.added.len() > 1;
         self.library.last = Some(plan);

@@ -545,6 +545,23 @@ fn source_identities_are_read_with_the_scan() {
     let plan = plan_import(&doc, Some(&dir), &s);
     assert!(plan.added.is_empty(), "{}", plan.report_text(true));
     assert_eq!(plan.unchanged, 1);
+    // The report says which take it is, and that the project has it through another path.
+    assert_eq!(plan.linked.len(), 1);
+    assert_eq!(
+        (plan.linked[0].name.as_str(), plan.linked[0].source.as_str()),
+        ("walk", "picks/walk.bvh")
+    );
+    assert!(
+        plan.summary()
+            .contains("1 already in the project (1 through another path to the same file)"),
+        "{}",
+        plan.summary()
+    );
+    let report = plan.report_text(false);
+    assert!(
+        report.contains("  walk (") && report.contains("): the clip's source is picks/walk.bvh"),
+        "{report}"
+    );
     // Without the identities read beforehand, the plan reads them itself: the link is gone, so the
     // take is new.
     s.source_ids.clear();

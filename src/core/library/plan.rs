@@ -65,6 +65,18 @@ pub struct MissingClip {
     pub path: PathBuf,
 }
 
+/// A take already in the project whose clip's source is another path to the same file (a link
+/// to it, or the link it is reached through): found by its file identity.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LinkedClip {
+    pub clip: ClipId,
+    pub name: String,
+    /// Where the import found the take.
+    pub path: PathBuf,
+    /// The clip's source, as the project has it.
+    pub source: String,
+}
+
 /// What an import will do, and the edit that does it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ImportPlan {
@@ -74,6 +86,9 @@ pub struct ImportPlan {
     pub added: Vec<AddedClip>,
     /// Takes already in the project, unchanged.
     pub unchanged: usize,
+    /// Those of `unchanged` and `changed` found at another path than their clip's source (the
+    /// same file through a link).
+    pub linked: Vec<LinkedClip>,
     pub changed: Vec<ChangedClip>,
     pub missing: Vec<MissingClip>,
     pub failed: Vec<FailedFile>,
@@ -168,6 +183,7 @@ pub fn plan_import(doc: &TagDocument, base_dir: Option<&Path>, scan: &LibrarySca
         edit: Edit::Batch(Vec::new()),
         added: Vec::new(),
         unchanged: 0,
+        linked: Vec::new(),
         changed: Vec::new(),
         missing: Vec::new(),
         failed: Vec::new(),
@@ -256,6 +272,7 @@ pub fn plan_import(doc: &TagDocument, base_dir: Option<&Path>, scan: &LibrarySca
         }
         let multi = scanned.clips.len() > 1;
         let mut existing = by_path.get(path).map(Vec::as_slice).unwrap_or(&[]);
+        let by_identity = existing.is_empty();
         if existing.is_empty()
             && let Some(id) = &f.file.id
         {
@@ -282,6 +299,14 @@ pub fn plan_import(doc: &TagDocument, base_dir: Option<&Path>, scan: &LibrarySca
             });
             if let Some(id) = found {
                 let info = &doc.clips[id as usize];
+                if by_identity {
+                    plan.linked.push(LinkedClip {
+                        clip: id,
+                        name: info.name.clone(),
+                        path: path.clone(),
+                        source: info.source.clone().unwrap_or_default(),
+                    });
+                }
                 if u64::from(info.frames) != c.frames as u64 || info.fps != c.fps {
                     plan.changed.push(ChangedClip {
                         clip: id,
@@ -470,7 +495,17 @@ impl ImportPlan {
         );
         let mut parts = Vec::new();
         if self.unchanged > 0 {
-            parts.push(format!("{} already in the project", self.unchanged));
+            let linked = (self.linked.iter())
+                .filter(|l| !self.changed.iter().any(|c| c.clip == l.clip))
+                .count();
+            parts.push(if linked > 0 {
+                format!(
+                    "{} already in the project ({linked} through another path to the same file)",
+                    self.unchanged
+                )
+            } else {
+                format!("{} already in the project", self.unchanged)
+            });
         }
         if !self.changed.is_empty() {
             parts.push(format!("{} changed", self.changed.len()));
@@ -526,6 +561,22 @@ impl ImportPlan {
                     s,
                     "  {} <- {}: {} frames at {} fps, {} joints; unit {}",
                     a.name, a.source, a.frames, a.fps, a.joints, a.unit.reason
+                );
+            }
+        }
+        if !self.linked.is_empty() {
+            let _ = writeln!(
+                s,
+                "already in the project through another path to the same file ({}):",
+                self.linked.len()
+            );
+            for l in &self.linked {
+                let _ = writeln!(
+                    s,
+                    "  {} ({}): the clip's source is {}",
+                    l.name,
+                    l.path.display(),
+                    l.source
                 );
             }
         }
