@@ -415,8 +415,15 @@ fn list_ui(
         .show(ui, |ui| {
             ui.set_min_width(content_width);
             ui.horizontal(|ui| {
-                for ((name, _), w) in COLUMNS.iter().zip(widths) {
-                    cell(ui, w, 18.0, |ui| ui.strong(*name));
+                for (k, ((name, _), w)) in COLUMNS.iter().zip(widths).enumerate() {
+                    cell(ui, w, 18.0, |ui| {
+                        // "#" over the ranks, after the rows' check boxes.
+                        if k == 0 {
+                            let s = ui.spacing();
+                            ui.add_space(s.icon_width + s.icon_spacing);
+                        }
+                        ui.strong(*name)
+                    });
                 }
                 if after > 0.0 {
                     cell(ui, after, 18.0, |ui| ui.strong("tag"));

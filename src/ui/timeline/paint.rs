@@ -102,12 +102,16 @@ pub fn lane(
             );
         }
         if selected.contains(r) {
-            painter.rect_stroke(
-                rr.expand(1.0),
-                2.0,
-                Stroke::new(2.0, pal.selection),
-                StrokeKind::Outside,
-            );
+            // Outside the range, above and below it, but not past the lanes' ends.
+            let keep = Rect::from_x_y_ranges(rect.x_range(), rect.y_range().expand(3.0));
+            painter
+                .with_clip_rect(painter.clip_rect().intersect(keep))
+                .rect_stroke(
+                    rr.expand(1.0),
+                    2.0,
+                    Stroke::new(2.0, pal.selection),
+                    StrokeKind::Outside,
+                );
         }
     }
 }
