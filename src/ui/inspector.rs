@@ -273,11 +273,20 @@ pub fn inspector_ui(
         .num_columns(3)
         .spacing([6.0, 4.0])
         .show(ui, |ui| {
+            // Names are cut (whole in their tooltips) so that they do not widen the fields'
+            // column and push the seconds out of a narrow panel.
+            let name = |ui: &mut Ui, text: egui::RichText, full: &str| {
+                ui.scope(|ui| {
+                    ui.set_max_width(NAME_WIDTH);
+                    ui.add(egui::Label::new(text).truncate())
+                        .on_hover_text(full);
+                });
+            };
             ui.label("Tag");
-            ui.strong(&tag.name);
+            name(ui, egui::RichText::new(&tag.name).strong(), &tag.name);
             ui.end_row();
             ui.label("Clip");
-            ui.label(&clip.name);
+            name(ui, egui::RichText::new(&clip.name), &clip.name);
             ui.end_row();
             match s.anchor {
                 Anchor::Range(_) => {
@@ -290,16 +299,20 @@ pub fn inspector_ui(
                     seconds(ui, secs(&state.stop));
                     ui.end_row();
                     ui.label("Length");
-                    let len = match (
+                    // Frames under the fields, seconds under the seconds: a long text in the
+                    // fields' column would push the seconds out of a narrow panel.
+                    match (
                         state.start.trim().parse::<u32>(),
                         state.stop.trim().parse::<u32>(),
                     ) {
                         (Ok(a), Ok(b)) if b > a => {
-                            format!("{} frames, {:.3} s", b - a, f64::from(b - a) / fps)
+                            ui.label(format!("{} frames", b - a));
+                            seconds(ui, format!("{:.3} s", f64::from(b - a) / fps));
                         }
-                        _ => "-".to_owned(),
-                    };
-                    ui.label(len);
+                        _ => {
+                            ui.label("-");
+                        }
+                    }
                     ui.end_row();
                 }
                 Anchor::Marker(_) => {
@@ -363,6 +376,9 @@ pub fn inspector_ui(
 
 /// A frame's time beside its field, never broken inside ("1.30 s", not "1" over ".30 s" in a
 /// narrow panel).
+/// Widest a tag or clip name is shown in the inspector's grid, in points.
+const NAME_WIDTH: f32 = 110.0;
+
 fn seconds(ui: &mut Ui, text: String) {
     ui.add(egui::Label::new(egui::RichText::new(text).weak()).extend());
 }

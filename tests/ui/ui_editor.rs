@@ -470,3 +470,42 @@ fn lane_headers_fit_long_names_and_scroll_with_the_wheel() {
         h.state().timeline.scroll_y
     );
 }
+
+/// In a 1024 x 768 window the inspector's seconds stay inside the left panel: a long clip name is
+/// cut (whole in its tooltip) instead of widening the fields' column.
+#[test]
+fn narrow_inspector_keeps_the_seconds_in_view() {
+    let mut h = Harness::builder()
+        .with_size([1024.0, 768.0])
+        .build_ui_state(
+            |ui, app: &mut TaglaneApp| app.ui(ui),
+            TaglaneApp::demo_for_tests(),
+        );
+    h.state_mut().queue.push(AppCommand::SelectClip(3));
+    h.run_steps(3);
+    assert_eq!(h.state().project.doc.clips[3].name, "walk_to_run_female_01");
+    let running = crate::common::tag_index(h.state(), "Running");
+    let range = *h.state().project.doc.tags[running]
+        .ranges
+        .get(&3)
+        .unwrap()
+        .first()
+        .unwrap();
+    h.state_mut().selection = vec![(running, range)];
+    h.run_steps(3);
+    let panel_right = h.get_by_label("Start").rect().min.x;
+    let start_s = format!("{:.2} s", f64::from(range.start) / 30.0);
+    let seconds = h.get_by_label(&start_s).rect();
+    assert!(
+        seconds.max.x <= panel_right,
+        "{start_s} ends at {} past the panel's {panel_right}",
+        seconds.max.x
+    );
+    // The clip's name in the inspector (the row above the start frame's), cut before the seconds.
+    let name = h
+        .get_all_by_label_contains("walk_to_run")
+        .map(|n| n.rect())
+        .find(|r| r.min.y < seconds.min.y && r.min.y > seconds.min.y - 40.0)
+        .expect("the inspector's clip name");
+    assert!(name.max.x < seconds.min.x, "{name:?} {seconds:?}");
+}
