@@ -374,11 +374,11 @@ pub fn inspector_ui(
     }
 }
 
-/// A frame's time beside its field, never broken inside ("1.30 s", not "1" over ".30 s" in a
-/// narrow panel).
 /// Widest a tag or clip name is shown in the inspector's grid, in points.
 const NAME_WIDTH: f32 = 110.0;
 
+/// A frame's time beside its field, never broken inside ("1.30 s", not "1" over ".30 s" in a
+/// narrow panel).
 fn seconds(ui: &mut Ui, text: String) {
     ui.add(egui::Label::new(egui::RichText::new(text).weak()).extend());
 }
