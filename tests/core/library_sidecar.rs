@@ -1429,30 +1429,12 @@ fn files_in_another_layout_with_the_same_tags_are_not_rewritten() {
     // Two sessions open the project; the first tags clip 2 and saves.
     let (mut first, _) = Project::load(&project).unwrap();
     let (mut second, _) = Project::load(&project).unwrap();
-    first
-        .apply(
-            Edit::SetRanges {
-                tag: 1,
-                clip: 2,
-                ranges: vec![Range::new(1, 3)],
-            },
-            "tag",
-        )
-        .unwrap();
+    crate::project_merge::set(&mut first, 1, 2, &[Range::new(1, 3)]);
     first.save_to(&project).unwrap();
     assert_eq!(std::fs::read_to_string(&side0).unwrap(), side_text);
     assert_eq!(std::fs::read_to_string(&project).unwrap(), project_text);
     // The second tags clip 0, whose sidecar it read as it still is: nothing to merge.
-    second
-        .apply(
-            Edit::SetRanges {
-                tag: 1,
-                clip: 0,
-                ranges: vec![Range::new(5, 9)],
-            },
-            "tag",
-        )
-        .unwrap();
+    crate::project_merge::set(&mut second, 1, 0, &[Range::new(5, 9)]);
     second.save_to(&project).unwrap();
     assert!(
         second.merged_from_disk.iter().all(|f| *f != side0),
@@ -1487,16 +1469,7 @@ fn a_file_in_another_layout_changed_on_disk_is_kept_when_its_clip_was_not_edited
     let mut load = load_sidecar_project(&project).unwrap();
     // Someone else tags clip 0 (its sidecar rewritten), and renames nothing in the project file.
     let (mut other, _) = Project::load(&project).unwrap();
-    other
-        .apply(
-            Edit::SetRanges {
-                tag: 1,
-                clip: 0,
-                ranges: vec![Range::new(100, 120)],
-            },
-            "tag",
-        )
-        .unwrap();
+    crate::project_merge::set(&mut other, 1, 0, &[Range::new(100, 120)]);
     other.save_to(&project).unwrap();
     let theirs = std::fs::read_to_string(&side0).unwrap();
     // This session tags clip 2 and saves as the command line does.
@@ -1545,15 +1518,7 @@ fn a_sidecar_with_its_tags_in_another_order_is_not_rewritten() {
     let text = serde_json::to_string_pretty(&v).unwrap();
     std::fs::write(&side0, &text).unwrap();
     let (mut p, _) = Project::load(&project).unwrap();
-    p.apply(
-        Edit::SetRanges {
-            tag: 1,
-            clip: 2,
-            ranges: vec![Range::new(1, 3)],
-        },
-        "tag",
-    )
-    .unwrap();
+    crate::project_merge::set(&mut p, 1, 2, &[Range::new(1, 3)]);
     p.save_to(&project).unwrap();
     assert_eq!(std::fs::read_to_string(&side0).unwrap(), text);
     std::fs::remove_dir_all(&dir).ok();
@@ -1577,15 +1542,7 @@ fn a_sidecar_save_writes_nothing_when_the_project_file_cannot_be_written() {
     )
     .unwrap();
     let fresh = p.doc.tags.len() - 1;
-    p.apply(
-        Edit::SetRanges {
-            tag: fresh,
-            clip: 2,
-            ranges: vec![Range::new(1, 3)],
-        },
-        "tag",
-    )
-    .unwrap();
+    crate::project_merge::set(&mut p, fresh, 2, &[Range::new(1, 3)]);
     let take2 = dir.join(p.doc.clips[2].source.as_deref().unwrap());
     let side2 = sidecar_path(&take2, None);
     let before = std::fs::read(&side2).unwrap();

@@ -994,7 +994,7 @@ fn prepare_animation(
             match key_rate(times(), start) {
                 Some(fps) => fps,
                 None => {
-                    let closest = closest_key_rate(times(), start);
+                    let closest = closest_key_rate(times());
                     if end > start {
                         let how = match closest {
                             Some(fps) => format!(
@@ -1059,7 +1059,17 @@ pub const MIN_KEY_RATE: f64 = 24.0;
 /// of a frame of the grid and the rate is at most 1000 fps; below [`MIN_KEY_RATE`], its smallest
 /// multiple at or above it. `None` otherwise, or for fewer than two distinct times.
 pub fn key_rate<'a>(times: impl Iterator<Item = &'a [f32]>, start: f32) -> Option<f32> {
-    grid_rate(times, start)
+    let all = distinct_times(times);
+    let gap = all
+        .windows(2)
+        .map(|w| w[1] - w[0])
+        .fold(f64::INFINITY, f64::min);
+    let rate = rate_of_gap(gap)?;
+    let on_grid = all.iter().all(|&t| {
+        let x = (t - f64::from(start)) * rate;
+        (x - x.round()).abs() < 0.01
+    });
+    on_grid.then(|| raised(rate))
 }
 
 /// Share of the gaps between an animation's consecutive distinct key times that must be its
@@ -1071,7 +1081,7 @@ pub const MOSTLY_EVEN: f64 = 0.8;
 /// consecutive distinct key times are that gap (to 1 %). The Fox's Run is keyed every 1/24 s but
 /// for one jump of 4.8/24 s: resampled at 24 fps, as its other clips, the keys before the jump
 /// on frames. `None` otherwise.
-pub fn closest_key_rate<'a>(times: impl Iterator<Item = &'a [f32]>, _start: f32) -> Option<f32> {
+pub fn closest_key_rate<'a>(times: impl Iterator<Item = &'a [f32]>) -> Option<f32> {
     let all = distinct_times(times);
     let gaps: Vec<f64> = all.windows(2).map(|w| w[1] - w[0]).collect();
     let gap = gaps.iter().copied().fold(f64::INFINITY, f64::min);
@@ -1106,22 +1116,6 @@ fn rate_of_gap(gap: f64) -> Option<f64> {
 /// `rate`, or below [`MIN_KEY_RATE`] its smallest multiple at or above it.
 fn raised(rate: f64) -> f32 {
     (rate * (MIN_KEY_RATE / rate).ceil().max(1.0)) as f32
-}
-
-/// The rate of the grid of the closest key times from `start`, where every distinct key time
-/// lies on it ([`key_rate`]).
-fn grid_rate<'a>(times: impl Iterator<Item = &'a [f32]>, start: f32) -> Option<f32> {
-    let all = distinct_times(times);
-    let gap = all
-        .windows(2)
-        .map(|w| w[1] - w[0])
-        .fold(f64::INFINITY, f64::min);
-    let rate = rate_of_gap(gap)?;
-    let on_grid = all.iter().all(|&t| {
-        let x = (t - f64::from(start)) * rate;
-        (x - x.round()).abs() < 0.01
-    });
-    on_grid.then(|| raised(rate))
 }
 
 /// Resamples a prepared animation into a clip.
