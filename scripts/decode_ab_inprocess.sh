@@ -12,9 +12,10 @@
 #   scripts/decode_ab_inprocess.sh HEAD 1500 200 /tmp/tlc kick cmu_01_01
 #
 # COLD_POSES 0 skips the cold rounds. BASE's decoder must fit this tree's interfaces
-# (`GroupRun`, `Keys`, the AVX2 decoder's helpers, and since 615f481 the `Decoder` argument of
-# its entries); a self-check: BASE = the working tree's own revision gives ratios of 1.00 within
-# the noise. Only the groups and the translations switch: the rest of the sample is this tree's.
+# (`GroupRun`, `Keys`, the AVX2 decoder's helpers, since 615f481 the `Decoder` argument of its
+# entries, and since the EVEX sample (2026-11-28, stop 47) the `evex` argument of `decode_groups`
+# and `decode_vectors`); a self-check: BASE = the working tree's own revision gives ratios of 1.00
+# within the noise. Only the groups and the translations switch: the rest of the sample is this tree's.
 set -euo pipefail
 if [ $# -lt 5 ]; then
   echo "usage: $0 BASE_REV ROUNDS COLD_POSES TLC_DIR CLIP..." >&2

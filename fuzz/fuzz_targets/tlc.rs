@@ -1,8 +1,9 @@
 //! Compressed clip reader (`.tlc`): any bytes, read twice: as they are (the size and checksum
 //! checks), and with the size field and CRC-32 patched to match, so mutations reach the body
 //! validation behind the checksum. A clip that parses must sample every joint at several frames and
-//! decompress without panicking, and the fast decoder (AVX2 where the CPU has it)
-//! must give the same bits as the portable one at every frame, half frame and the sampled times.
+//! decompress without panicking, and the fast decoder (AVX2 where the CPU has it, with AVX-512
+//! instructions where it has those) and the AVX2 one without them must give the same bits as the
+//! portable one at every frame, half frame and the sampled times.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;

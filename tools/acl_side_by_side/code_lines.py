@@ -24,11 +24,15 @@ import gdb  # noqa: F401  (provided by gdb)
 BIN = gdb.current_progspace().filename
 WORK = os.environ.get("SIDES_WORK", "/tmp/acl_side_by_side")
 CLIP = os.environ.get("CLIP", "kick")
+FLAGS = open("/proc/cpuinfo").read()
+EVEX = all(f" {flag}" in FLAGS for flag in ["avx512f", "avx512vl", "avx512_vbmi2"])
+SAMPLE = "decode_avx211sample_evex17h" if EVEX else "decode_avx211sample_avx217h"
 SIDES = [
     ("ACL", "tl_acl_sample"),
     # `sample_pose` is inlined into its caller since 2026-11-27 (a few instructions that pick
-    # the decoder): then the AVX2 sample it calls (a CPU with AVX2).
-    ("taglane", "CompressedClip$GT$11sample_pose17h|decode_avx211sample_avx217h"),
+    # the decoder): then the vector sample it calls (a CPU with AVX2; the EVEX one where it also
+    # has AVX-512 F, VL and VBMI2).
+    ("taglane", "CompressedClip$GT$11sample_pose17h|" + SAMPLE),
     ("uncompressed", "_ZN7taglane4core4anim6sample11sample_clip17h"),
 ]
 CALL = 3

@@ -1,10 +1,13 @@
 #!/bin/bash
 # For `acl-side-by-side pfcold`: prints the exports of TL_SYM and UN_SYM (the code of
-# taglane's AVX2 sample and of the uncompressed sample, `OFFSET:SIZE` from `nm -S`) and TL_RO
+# taglane's vector sample and of the uncompressed sample, `OFFSET:SIZE` from `nm -S`) and TL_RO
 # and UN_RO (the read-only data lines that code reads, from `objdump -d`) for the harness
 # binary $1: `eval $(tools/acl_side_by_side/pf_syms.sh BINARY)`.
 B=$1
-tl=$(nm -S -C $B | grep "decode_avx2::sample_avx2$" | awk '{print "0x"$1":0x"$2}')
+# The sample the CPU runs: the EVEX one where it has AVX-512 F, VL and VBMI2 (`Decoder::detect`).
+sample=sample_avx2
+if grep -q avx512_vbmi2 /proc/cpuinfo && grep -q avx512vl /proc/cpuinfo; then sample=sample_evex; fi
+tl=$(nm -S -C $B | grep "decode_avx2::$sample$" | awk '{print "0x"$1":0x"$2}')
 un=$(nm -S -C $B | grep "sample::sample_clip$" | awk '{print "0x"$1":0x"$2}')
 echo "export TL_SYM=$tl UN_SYM=$un"
 for pair in "TL $tl" "UN $un"; do set -- $pair; a=${2%%:*}; l=${2##*:}

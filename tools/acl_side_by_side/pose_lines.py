@@ -10,8 +10,8 @@ working on the decoder. Run under gdb (no debug information needed):
       target/release/examples/decode_count
 
 It starts `decode_count compressed TLC_DIR CLIP 3`, stops at the entry of
-`CompressedClip::sample_pose` (or, where that is inlined into its caller, of the AVX2 sample it
-calls) on its third call, single-steps it to its return and prints the
+`CompressedClip::sample_pose` (or, where that is inlined into its caller, of the vector sample
+it calls) on its third call, single-steps it to its return and prints the
 instructions run, the distinct 64-byte lines of code they lie in, and how many of those lines lie
 in each function (by symbol; inlined code counts for the function it was inlined into).
 """
@@ -35,9 +35,13 @@ gdb.execute("set pagination off")
 gdb.execute("set language c")
 symbols = subprocess.run(["nm", BIN], capture_output=True, text=True, check=True).stdout
 # `sample_pose` is inlined into its caller since 2026-11-27 (a few instructions that pick the
-# decoder); the count then starts at the AVX2 sample it calls (on a CPU with AVX2).
+# decoder); the count then starts at the vector sample it calls (on a CPU with AVX2: the EVEX
+# one where the CPU also has AVX-512 F, VL and VBMI2, as `Decoder::detect` chooses).
+FLAGS = open("/proc/cpuinfo").read()
+EVEX = all(f" {flag}" in FLAGS for flag in ["avx512f", "avx512vl", "avx512_vbmi2"])
+SAMPLE = "decode_avx211sample_evex17h" if EVEX else "decode_avx211sample_avx217h"
 entry = []
-for pattern in ["CompressedClip$GT$11sample_pose17h", "decode_avx211sample_avx217h"]:
+for pattern in ["CompressedClip$GT$11sample_pose17h", SAMPLE]:
     entry = entry or [
         int(r[0], 16)
         for r in (line.split() for line in symbols.splitlines())

@@ -59,14 +59,16 @@ pub(super) const ONE_KEY: u8 = 0;
 const PAIR_IN_SEGMENT: u8 = 1;
 pub(super) const PAIR_ACROSS: u8 = 2;
 
-/// Which decoder of rotation groups a pose uses: the fastest the CPU has outside the AVX2 sample
-/// (SSE2 stores of the rest pose, the portable groups), the portable one (for tests and fuzzing),
-/// or the AVX2 one from inside [`decode_avx2::sample`](super::decode_avx2::sample), a function
-/// compiled for AVX2 that the whole sample is inlined into (every drop-W sample of a CPU with
-/// AVX2).
+/// Which decoder of rotation groups a pose uses: the fastest the CPU has outside the vector
+/// samples (SSE2 stores of the rest pose, the portable groups), the portable one (for tests and
+/// fuzzing), or the AVX2 one from inside [`decode_avx2::sample`](super::decode_avx2::sample),
+/// in a function compiled for AVX2 that the whole sample is inlined into (every drop-W sample of
+/// a CPU with AVX2), or in one compiled for AVX-512 that uses its instructions on 256-bit vectors
+/// (every drop-W sample of a CPU with AVX-512 F, VL and VBMI2).
 const BEST: u8 = 0;
 const PORTABLE: u8 = 1;
 pub(super) const AVX2_INSIDE: u8 = 2;
+pub(super) const EVEX_INSIDE: u8 = 3;
 
 /// The decoder of the animated tracks this CPU runs
 /// ([`Layout::decoder`](super::format::Layout::decoder)), asked of the CPU. Only asking the CPU
@@ -81,14 +83,22 @@ pub struct Decoder(u8);
 impl Decoder {
     const PORTABLE: u8 = 0;
     const AVX2: u8 = 1;
+    const EVEX: u8 = 2;
 
-    /// The fastest decoder this CPU runs: AVX2 where the CPU has it, also on CPUs with AVX-512
+    /// The fastest decoder this CPU runs: the AVX2 decoder where the CPU has AVX2, compiled with
+    /// some AVX-512 instructions on 256-bit vectors where it also has AVX-512 F, VL and VBMI2
     /// (a decoder of four groups on sixteen lanes ran there until 2026-11-28: its larger code made
-    /// a cold pose 1.5-2.0x slower than this one's; docs/PERFORMANCE.md).
+    /// a cold pose 1.5-2.0x slower than the AVX2 one's; docs/PERFORMANCE.md).
     pub(super) fn detect() -> Self {
         #[cfg(target_arch = "x86_64")]
-        if super::decode_avx2::available() {
-            return Self(Self::AVX2);
+        {
+            use super::decode_avx2 as v;
+            if v::available_evex() {
+                return Self(Self::EVEX);
+            }
+            if v::available() {
+                return Self(Self::AVX2);
+            }
         }
         Self(Self::PORTABLE)
     }
@@ -96,7 +106,20 @@ impl Decoder {
     /// The CPU has AVX2.
     #[inline(always)]
     pub(super) fn avx2(self) -> bool {
-        self.0 == Self::AVX2
+        self.0 >= Self::AVX2
+    }
+
+    /// The CPU has AVX2 and AVX-512 F, VL and VBMI2.
+    #[inline(always)]
+    pub(super) fn evex(self) -> bool {
+        self.0 == Self::EVEX
+    }
+
+    /// This decoder without the AVX-512 instructions (the AVX2 decoder where the CPU has AVX2),
+    /// so that tests check both on a CPU that has AVX-512.
+    #[cfg(any(test, fuzzing))]
+    pub(super) fn without_evex(self) -> Self {
+        Self(self.0.min(Self::AVX2))
     }
 }
 
@@ -147,13 +170,14 @@ impl CompressedClip {
         self.sample_at_frame::<PORTABLE>(frame, out);
     }
 
-    /// [`Self::sample_pose_at_frame`] through the AVX2 decoder where the CPU has AVX2 (the
-    /// portable one otherwise), for the rotation packings the AVX2 sample takes.
+    /// [`Self::sample_pose_at_frame`] through the AVX2 decoder where the CPU has AVX2, without
+    /// AVX-512 instructions also where it has them (the portable one otherwise), for the rotation
+    /// packings the AVX2 sample takes.
     #[cfg(any(test, fuzzing))]
     #[doc(hidden)]
     pub fn sample_pose_avx2(&self, frame: f32, out: &mut [Transform]) {
         #[cfg(target_arch = "x86_64")]
-        if super::decode_avx2::sample(self.layout.decoder, self, frame, out) {
+        if super::decode_avx2::sample(self.layout.decoder.without_evex(), self, frame, out) {
             return;
         }
         self.sample_at_frame::<PORTABLE>(frame, out);
@@ -324,8 +348,8 @@ impl CompressedClip {
         let (mut bit_a, mut bit_b) = (a.data_bit + ia * a.key_bits, b.data_bit + ib * b.key_bits);
         // Rotations, then translations and scales.
         let rot_count = l.track_counts[0] as usize;
-        // (The AVX2 sample is only entered for drop-W rotations: `decode_avx2::sample`.)
-        if WAY == AVX2_INSIDE || l.rotation_format == RotationFormat::DropW {
+        // (The vector samples are only entered for drop-W rotations: `decode_avx2::sample`.)
+        if WAY >= AVX2_INSIDE || l.rotation_format == RotationFormat::DropW {
             let header = if ranges {
                 GROUP3_HEADER
             } else {
@@ -352,9 +376,9 @@ impl CompressedClip {
                     keys,
                     bits: [bit_a, bit_b],
                 };
-                // Only from inside the AVX2 sample: `sample_pose_at_frame` sends every sample
+                // Only from inside the vector samples: `sample_pose_at_frame` sends every sample
                 // of a CPU with AVX2 there.
-                if WAY == AVX2_INSIDE {
+                if WAY >= AVX2_INSIDE {
                     // The groups, then the translations and scales of module `$m` (this
                     // revision's AVX2 decoder, or the other revision's for the A/B switch, a
                     // revision since this one's `Decoder` argument).
@@ -370,8 +394,9 @@ impl CompressedClip {
                                 },
                             };
                             let cpu = l.decoder;
-                            return $m::decode_groups(cpu, run, out, |out, bits| {
-                                if !$m::decode_vectors(cpu, &vectors, bits, out) {
+                            let evex = WAY == EVEX_INSIDE;
+                            return $m::decode_groups(cpu, evex, run, out, |out, bits| {
+                                if !$m::decode_vectors(cpu, evex, &vectors, bits, out) {
                                     self.walk_vectors_cold(mode, vector_headers, bits, alpha, out);
                                 }
                             });
@@ -1520,12 +1545,14 @@ mod tests {
     }
 
     /// On a CPU with AVX2 the groups of an ordinary clip go through the AVX2 decoder (not all
-    /// handed back to the portable one), in one key, a pair in one segment and a pair across two.
+    /// handed back to the portable one), in one key, a pair in one segment and a pair across two:
+    /// a sample through the EVEX decoder where the CPU has AVX-512 (F, VL, VBMI2), and the test
+    /// hook `sample_pose_avx2` through the AVX2 one without AVX-512 instructions.
     #[cfg(target_arch = "x86_64")]
     #[test]
     fn the_vector_decoders_take_ordinary_groups() {
         use crate::core::compress::decode_avx2;
-        use decode_avx2::{FAST_GROUPS, FAST_VECTORS};
+        use decode_avx2::{EVEX_GROUPS, FAST_GROUPS, FAST_VECTORS};
         if !decode_avx2::available() {
             return;
         }
@@ -1537,16 +1564,22 @@ mod tests {
         let counts = c.layout().track_counts;
         let tracks = (counts[1] + counts[2]) as usize;
         assert!(tracks > 0);
+        let evex = if decode_avx2::available_evex() { 3 } else { 0 };
+        assert_eq!(c.layout().decoder.evex(), evex > 0);
         for frame in [0.0, 1.5, sf - 0.5] {
-            let (groups, vectors) = (FAST_GROUPS.get(), FAST_VECTORS.get());
+            let (groups, vectors, evex_groups) =
+                (FAST_GROUPS.get(), FAST_VECTORS.get(), EVEX_GROUPS.get());
             c.sample_pose_at_frame(frame, &mut pose);
             // Nine tracks: three groups.
             assert_eq!(FAST_GROUPS.get() - groups, 3, "frame {frame}");
+            assert_eq!(EVEX_GROUPS.get() - evex_groups, evex, "frame {frame}");
             let fast = if frame == sf - 0.5 { 0 } else { tracks };
             assert_eq!(FAST_VECTORS.get() - vectors, fast, "frame {frame}");
-            let (groups, vectors) = (FAST_GROUPS.get(), FAST_VECTORS.get());
+            let (groups, vectors, evex_groups) =
+                (FAST_GROUPS.get(), FAST_VECTORS.get(), EVEX_GROUPS.get());
             c.sample_pose_avx2(frame, &mut pose);
             assert_eq!(FAST_GROUPS.get() - groups, 3, "avx2, frame {frame}");
+            assert_eq!(EVEX_GROUPS.get(), evex_groups, "avx2, frame {frame}");
             // The translations and scales too, but for keys in two segments (the portable
             // code's).
             let fast = if frame == sf - 0.5 { 0 } else { tracks };
