@@ -21,6 +21,11 @@
 //! of the file, or with a rebuilt rotation whose stored part is past unit length (which the format
 //! normalises), is handed to the portable decoder group by group.
 //!
+//! Where the CPU also has AVX-512 F, VL and VBMI2, the same sample is compiled a second time for
+//! them ([`sample_evex`]): the functions below take `EVEX` and use the [`evex`] module's
+//! instructions on 256-bit vectors in a few places (the code-word lookup, the cutting of the
+//! slots, the placing of the rebuilt component, the nlerp's sign flip); the same bits.
+//!
 //! The translation and scale tracks are decoded here too ([`VectorRun`]), one track at a time on
 //! SSE lanes (x, y, z), with the same operations in the same order as the portable walk, in less
 //! code: a pose whose code is not cached waits for each line of code it runs.
@@ -374,14 +379,14 @@ struct Constants {
     offset: [__m256; 3],
     scale: [__m256; 3],
     mask: [__m256i; 3],
-    /// The first bit of slots 1 and 2 within their lane, as 64-bit shifts of the first group's
-    /// lanes (`[.., 0]`) and of the second's (`[.., 1]`).
+    /// For the AVX2 decoder: the first bit of slots 1 and 2 within their lane, as 64-bit shifts
+    /// of the first group's lanes (`[.., 0]`) and of the second's (`[.., 1]`).
     shift: [[__m256i; 2]; 2],
-    /// Each lane's first bit within its group.
+    /// For the AVX2 decoder: each lane's first bit within its group.
     start: __m256i,
     /// For the EVEX decoder: the first bit of each slot of each lane within the two groups' reads
-    /// taken as one 512-bit string (the first group's read, then the second's), less the key's
-    /// first bit within its byte.
+    /// taken as one 512-bit string (the first group's read, then the second's) when each group's
+    /// key starts on a byte; a key's first bit within its byte is added per read.
     field: [__m256i; 3],
     /// Bits of each group in one key.
     totals: [usize; 2],
@@ -684,9 +689,10 @@ fn nlerp8<const EVEX: bool>(a: [__m256; 4], b: [__m256; 4], t: f32) -> [__m256; 
 
 /// The operations of the EVEX decoder that AVX-512 does in fewer instructions than AVX2, on
 /// 256-bit vectors: never on 512-bit ones, which would take the CPU's 512-bit license and stop
-/// one of its three vector ports for every vector instruction around them (an experiment where
-/// the compiler merged two lookups into one 512-bit permute decoded 5 % slower than AVX2, where
-/// these decode 10 % faster).
+/// one of its three vector ports for every vector instruction around them (a first build, where
+/// the compiler had turned two of these into 512-bit operations, decoded 5 % slower than the AVX2
+/// sample; without them the EVEX sample is 12-20 % faster than it: docs/PERFORMANCE.md, "The
+/// EVEX sample").
 mod evex {
     use std::arch::asm;
     use std::arch::x86_64::*;
