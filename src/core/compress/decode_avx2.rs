@@ -697,24 +697,13 @@ mod evex {
     use std::arch::asm;
     use std::arch::x86_64::*;
 
-    /// Lane `i` of the result is lane `idx[i] & 15` of `a` then `b` (`vpermi2ps`). Written as the
-    /// instruction: the compiler turns this lookup in two constant tables into one 512-bit
-    /// permute.
+    /// [`permute2_epi32`] on floats (their bits moved as they are): the compiler turns this
+    /// lookup in two constant tables, written with the intrinsic, into one 512-bit permute.
     #[target_feature(enable = "avx2,avx512f,avx512vl,avx512vbmi2")]
     #[inline]
     pub(super) fn permute2_ps(a: __m256, idx: __m256i, b: __m256) -> __m256 {
-        let mut r = _mm256_castsi256_ps(idx);
-        // SAFETY: a register-only instruction of AVX-512 VL, which this function is compiled for.
-        unsafe {
-            asm!(
-                "vpermi2ps {r}, {a}, {b}",
-                r = inout(ymm_reg) r,
-                a = in(ymm_reg) a,
-                b = in(ymm_reg) b,
-                options(pure, nomem, nostack, preserves_flags),
-            );
-        }
-        r
+        let (a, b) = (_mm256_castps_si256(a), _mm256_castps_si256(b));
+        _mm256_castsi256_ps(permute2_epi32(a, idx, b))
     }
 
     /// Lane `i` of the result is lane `idx[i] & 15` of `a` then `b` (`vpermi2d`). Written as the
@@ -724,7 +713,7 @@ mod evex {
     #[inline]
     pub(super) fn permute2_epi32(a: __m256i, idx: __m256i, b: __m256i) -> __m256i {
         let mut r = idx;
-        // SAFETY: as for `permute2_ps`.
+        // SAFETY: a register-only instruction of AVX-512 VL, which this function is compiled for.
         unsafe {
             asm!(
                 "vpermi2d {r}, {a}, {b}",
