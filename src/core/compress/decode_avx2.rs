@@ -974,7 +974,9 @@ unsafe fn slots<const EVEX: bool>(
     let raw = _mm_movemask_epi8(_mm_cmpeq_epi32(codes, _mm_set1_epi32(15))) != 0;
     let none = _mm_cmpeq_epi32(codes, _mm_setzero_si128());
     let width = _mm_andnot_si128(none, _mm_add_epi32(codes, _mm_set1_epi32(2)));
-    // CODE_SCALE[code] (as `Constants::new`) and CODE_MID[code] (0.5 for code 0, else 0).
+    // CODE_SCALE[code] (as `Constants::new`, written out again: one helper for both changed how
+    // the compiler laid out the EVEX sample, and a cold pose measured 5-15 % slower;
+    // docs/PERFORMANCE.md) and CODE_MID[code] (0.5 for code 0, else 0).
     let wide = _mm256_castsi128_si256(codes);
     let inv = _mm256_castps256_ps128(if EVEX {
         // SAFETY: `EVEX` only inside `sample_evex`, run where the CPU has the EVEX extensions.
