@@ -465,11 +465,27 @@ fn accept_all_under_the_threshold_in_one_step() {
     h.run_steps(2);
     assert_eq!(h.state().project.doc.tags.len(), tags);
     assert!(h.state().project.doc.tag_index("Gait").is_none());
-    // A threshold under every score: nothing to accept, the button is disabled.
+    // A threshold under every score: nothing to accept, the button is disabled, and the panel
+    // says so and offers the threshold that takes in the best match.
     h.state_mut().similar.threshold = 0.0;
     h.run_steps(1);
     let none = h.get_by_label("Accept all <= 0.00 (0)");
     assert!(none.accesskit_node().is_disabled());
+    let best = matches
+        .iter()
+        .map(|m| m.score)
+        .fold(f32::INFINITY, f32::min);
+    let offered = ((best * 100.0).ceil() / 100.0).max(best);
+    let hint = format!("No match scores at most 0.00: the best scores {offered:.2}.");
+    h.get_by_label(&hint);
+    h.get_by_label(&format!("Raise the threshold to {offered:.2}"))
+        .click();
+    h.run_steps(2);
+    assert_eq!(h.state().similar.threshold, offered);
+    let under = matches.iter().filter(|m| m.score <= offered).count();
+    assert!(under >= 1);
+    h.get_by_label(&format!("Accept all <= {offered:.2} ({under})"));
+    assert!(h.query_by_label(&hint).is_none());
 }
 
 #[test]

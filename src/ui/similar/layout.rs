@@ -161,6 +161,28 @@ pub fn similar_ui(
             r.checked.fill(false);
         }
     });
+    // A threshold that leaves every match out (the suggested one can, on takes unlike the
+    // demo's): say so, with the best score, and offer the threshold that takes it in.
+    if r.under(*threshold).is_empty()
+        && let Some(best) = r.threshold_for_best()
+    {
+        ui.horizontal_wrapped(|ui| {
+            ui.colored_label(
+                pal.warning,
+                format!(
+                    "No match scores at most {:.2}: the best scores {best:.2}.",
+                    *threshold
+                ),
+            );
+            if ui
+                .button(format!("Raise the threshold to {best:.2}"))
+                .on_hover_text("Then raise it further to take in more matches (the list is ranked)")
+                .clicked()
+            {
+                *threshold = best;
+            }
+        });
+    }
     ui.horizontal_wrapped(|ui| {
         let l = ui.label("Accept as tag");
         let picked = egui::ComboBox::from_id_salt("similar_accept_tag")

@@ -542,6 +542,17 @@ impl Results {
             .collect()
     }
 
+    /// The lowest threshold of two decimals (as the slider sets it) that takes in the best
+    /// match; `None` without matches. Offered when the threshold leaves every match out.
+    pub fn threshold_for_best(&self) -> Option<f32> {
+        let best = self
+            .matches
+            .iter()
+            .map(|m| m.score)
+            .min_by(f32::total_cmp)?;
+        Some(((best * 100.0).ceil() / 100.0).max(best))
+    }
+
     /// Checks exactly the matches scoring at most `threshold`.
     pub fn check_under(&mut self, threshold: f32) {
         for (c, m) in self.checked.iter_mut().zip(&self.matches) {
@@ -1022,6 +1033,15 @@ mod tests {
         ]);
         assert_eq!(r.under(0.7), [0, 1, 2]);
         assert_eq!(r.under(0.1), Vec::<usize>::new());
+        // The threshold offered when none is under: the best score, to two decimals up.
+        assert_eq!(r.threshold_for_best(), Some(0.2));
+        for best in [0.8312, 0.83, 0.830_000_04, 1.0] {
+            let r = results(vec![m(0, 10, 40, 1.3), m(1, 0, 30, best)]);
+            let t = r.threshold_for_best().unwrap();
+            assert_eq!(r.under(t), [1], "{best} {t}");
+            assert!(t - best < 0.01 + 1e-6, "{best} {t}");
+        }
+        assert_eq!(results(Vec::new()).threshold_for_best(), None);
         r.checked[3] = true;
         r.check_under(0.5);
         assert_eq!(r.checked_indices(), [0, 1]);
