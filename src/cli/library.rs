@@ -217,7 +217,7 @@ pub fn import(args: ImportArgs) -> ExitCode {
         }
         super::fail_input(format!("nothing imported{what}: {e}"))
     };
-    let found = plan.added.len() + plan.unchanged + plan.changed.len();
+    let found = plan.added.len() + plan.unchanged.len() + plan.changed.len();
     if found == 0 {
         report();
         return super::fail_input(format!(

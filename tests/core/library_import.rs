@@ -229,7 +229,26 @@ fn reimporting_adds_nothing_and_reports_changed_and_missing_takes() {
         "{}",
         again.report_text(true)
     );
-    assert_eq!(again.unchanged, 5);
+    assert_eq!(again.unchanged.len(), 5);
+    // Named in the full report (with the added clips), counted in the summary.
+    let full = again.report_text(true);
+    assert!(
+        full.contains("already in the project, unchanged (5):"),
+        "{full}"
+    );
+    for u in &again.unchanged {
+        assert_eq!(u.name, doc.clips[u.clip as usize].name);
+        assert!(
+            full.contains(&format!("  {} ({})", u.name, u.path.display())),
+            "{full}"
+        );
+    }
+    assert!(!again.report_text(false).contains("unchanged (5)"));
+    assert!(
+        again.summary().contains("5 already in the project"),
+        "{}",
+        again.summary()
+    );
     // One take grows, one disappears, one is new.
     let walk = lib.join("day1/walk.bvh");
     let text = std::fs::read_to_string(&walk).unwrap();
@@ -544,7 +563,7 @@ fn source_identities_are_read_with_the_scan() {
     std::fs::remove_file(&link).unwrap();
     let plan = plan_import(&doc, Some(&dir), &s);
     assert!(plan.added.is_empty(), "{}", plan.report_text(true));
-    assert_eq!(plan.unchanged, 1);
+    assert_eq!(plan.unchanged.len(), 1);
     // The report says which take it is, and that the project has it through another path.
     assert_eq!(plan.linked.len(), 1);
     assert_eq!(

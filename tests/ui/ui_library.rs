@@ -268,7 +268,7 @@ fn a_take_in_the_project_through_a_link_is_not_imported_again() {
     let app = h.state();
     assert_eq!(app.project.doc.clips.len(), before + spec.takes);
     let plan = app.library.last.as_ref().expect("a report");
-    assert_eq!(plan.unchanged, 1, "{}", plan.report_text(false));
+    assert_eq!(plan.unchanged.len(), 1, "{}", plan.report_text(false));
     assert_eq!(plan.added.len(), spec.takes - 1);
     // The report, shown, names the take the project has through the link.
     assert_eq!(plan.linked.len(), 1);

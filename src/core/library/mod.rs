@@ -29,7 +29,7 @@ pub mod walk;
 pub use naming::{NameRequest, base_name, unique_names};
 pub use plan::{
     AddedClip, ChangedClip, FailedFile, FileWarning, ImportPlan, LinkedClip, MissingClip,
-    animation_of, identify_sources, plan_import, source_for, source_path,
+    UnchangedClip, animation_of, identify_sources, plan_import, source_for, source_path,
 };
 pub use scan::{Cancelled, ImportSettings, LibraryScan, Progress, ScannedFile, scan_library};
 pub use sidecar::{

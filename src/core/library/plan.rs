@@ -77,6 +77,14 @@ pub struct LinkedClip {
     pub source: String,
 }
 
+/// A take already in the project, unchanged: its clip and where the import found it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UnchangedClip {
+    pub clip: ClipId,
+    pub name: String,
+    pub path: PathBuf,
+}
+
 /// What an import will do, and the edit that does it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ImportPlan {
@@ -84,8 +92,8 @@ pub struct ImportPlan {
     /// (empty when nothing is new).
     pub edit: Edit,
     pub added: Vec<AddedClip>,
-    /// Takes already in the project, unchanged.
-    pub unchanged: usize,
+    /// Takes already in the project, unchanged (named in the full report).
+    pub unchanged: Vec<UnchangedClip>,
     /// Those of `unchanged` and `changed` found at another path than their clip's source (the
     /// same file through a link).
     pub linked: Vec<LinkedClip>,
@@ -182,7 +190,7 @@ pub fn plan_import(doc: &TagDocument, base_dir: Option<&Path>, scan: &LibrarySca
     let mut plan = ImportPlan {
         edit: Edit::Batch(Vec::new()),
         added: Vec::new(),
-        unchanged: 0,
+        unchanged: Vec::new(),
         linked: Vec::new(),
         changed: Vec::new(),
         missing: Vec::new(),
@@ -318,7 +326,11 @@ pub fn plan_import(doc: &TagDocument, base_dir: Option<&Path>, scan: &LibrarySca
                         fps_now: c.fps,
                     });
                 } else {
-                    plan.unchanged += 1;
+                    plan.unchanged.push(UnchangedClip {
+                        clip: id,
+                        name: info.name.clone(),
+                        path: path.clone(),
+                    });
                 }
                 continue;
             }
@@ -494,17 +506,17 @@ impl ImportPlan {
             self.elapsed.as_secs_f64()
         );
         let mut parts = Vec::new();
-        if self.unchanged > 0 {
+        if !self.unchanged.is_empty() {
             let linked = (self.linked.iter())
                 .filter(|l| !self.changed.iter().any(|c| c.clip == l.clip))
                 .count();
             parts.push(if linked > 0 {
                 format!(
                     "{} already in the project ({linked} through another path to the same file)",
-                    self.unchanged
+                    self.unchanged.len()
                 )
             } else {
-                format!("{} already in the project", self.unchanged)
+                format!("{} already in the project", self.unchanged.len())
             });
         }
         if !self.changed.is_empty() {
@@ -562,6 +574,17 @@ impl ImportPlan {
                     "  {} <- {}: {} frames at {} fps, {} joints; unit {}",
                     a.name, a.source, a.frames, a.fps, a.joints, a.unit.reason
                 );
+            }
+        }
+        // With the added clips, the takes found at their own clip's path, unchanged (those
+        // found through another path are listed next in any case).
+        let own_path: Vec<&UnchangedClip> = (self.unchanged.iter())
+            .filter(|u| !self.linked.iter().any(|l| l.clip == u.clip))
+            .collect();
+        if list_added && !own_path.is_empty() {
+            let _ = writeln!(s, "already in the project, unchanged ({}):", own_path.len());
+            for u in own_path {
+                let _ = writeln!(s, "  {} ({})", u.name, u.path.display());
             }
         }
         if !self.linked.is_empty() {
