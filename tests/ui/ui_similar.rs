@@ -476,7 +476,7 @@ fn accept_all_under_the_threshold_in_one_step() {
         .map(|m| m.score)
         .fold(f32::INFINITY, f32::min);
     let offered = ((best * 100.0).ceil() / 100.0).max(best);
-    let hint = format!("No match scores at most 0.00: the best scores {offered:.2}.");
+    let hint = format!("No match scores at most 0.00: the best scores {best:.3}.");
     h.get_by_label(&hint);
     h.get_by_label(&format!("Raise the threshold to {offered:.2}"))
         .click();

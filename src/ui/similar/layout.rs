@@ -164,13 +164,13 @@ pub fn similar_ui(
     // A threshold that leaves every match out (the suggested one can, on takes unlike the
     // demo's): say so, with the best score, and offer the threshold that takes it in.
     if r.under(*threshold).is_empty()
-        && let Some(best) = r.threshold_for_best()
+        && let (Some(score), Some(best)) = (r.best_score(), r.threshold_for_best())
     {
         ui.horizontal_wrapped(|ui| {
             ui.colored_label(
                 pal.warning,
                 format!(
-                    "No match scores at most {:.2}: the best scores {best:.2}.",
+                    "No match scores at most {:.2}: the best scores {score:.3}.",
                     *threshold
                 ),
             );

@@ -542,14 +542,15 @@ impl Results {
             .collect()
     }
 
+    /// The best (lowest) score; `None` without matches.
+    pub fn best_score(&self) -> Option<f32> {
+        self.matches.iter().map(|m| m.score).min_by(f32::total_cmp)
+    }
+
     /// The lowest threshold of two decimals (as the slider sets it) that takes in the best
     /// match; `None` without matches. Offered when the threshold leaves every match out.
     pub fn threshold_for_best(&self) -> Option<f32> {
-        let best = self
-            .matches
-            .iter()
-            .map(|m| m.score)
-            .min_by(f32::total_cmp)?;
+        let best = self.best_score()?;
         Some(((best * 100.0).ceil() / 100.0).max(best))
     }
 
@@ -1034,6 +1035,7 @@ mod tests {
         assert_eq!(r.under(0.7), [0, 1, 2]);
         assert_eq!(r.under(0.1), Vec::<usize>::new());
         // The threshold offered when none is under: the best score, to two decimals up.
+        assert_eq!(r.best_score(), Some(0.2));
         assert_eq!(r.threshold_for_best(), Some(0.2));
         for best in [0.8312, 0.83, 0.830_000_04, 1.0] {
             let r = results(vec![m(0, 10, 40, 1.3), m(1, 0, 30, best)]);
