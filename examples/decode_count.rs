@@ -15,6 +15,9 @@
 //! `$B cold /tmp/tlc CLIP N` (the bench's cold paired timing, N poses a side, twice the
 //! last-level cache streamed before each pose as the bench does; with `WARM_CODE=OTHER` a pose of
 //! clip OTHER is decoded after the eviction, so only the data is cold),
+//! `$B parts /tmp/tlc CLIP N` (where a cold pose's time goes: N rounds of cold poses, each with
+//! one thing the pose reads warmed first, in one process; the sample's code and constants from
+//! `eval $(tools/acl_side_by_side/pf_syms.sh $B)`),
 //! `$B checksum /tmp/tlc CLIP N` (a hash of the decoded poses, to check that two builds decode
 //! the same bits), `$B info /tmp/tlc CLIP 0` (joints, tracks, segments of the file), and, in a
 //! build of `scripts/decode_ab_inprocess.sh` only, `$B ab /tmp/tlc CLIP ROUNDS` and
@@ -37,6 +40,140 @@ use taglane::core::compress::{CompressSettings, CompressedClip, compress};
 mod cold_cache;
 #[path = "../benches/common/paired.rs"]
 mod paired;
+
+/// `parts`: where a cold pose's time goes. Each of `n` rounds runs every variant in turn, in one
+/// process (so the host's slow and fast minutes fall on all of them alike): the bench's eviction,
+/// then one thing the pose reads warmed outside the timed part, then one timed compressed pose;
+/// and one uncompressed cold pose as the reference. Prints the median of each and what warming it
+/// saved. The sample's code and constants come from `tools/acl_side_by_side/pf_syms.sh` run on
+/// this binary (`eval $(tools/acl_side_by_side/pf_syms.sh target/release/examples/decode_count)`:
+/// `TL_SYM` and `TL_RO`, addresses in the file, as `nm` and `objdump` give them).
+#[allow(unsafe_code)]
+fn parts(
+    clip: &Clip,
+    compressed: &CompressedClip,
+    settings: &SampleSettings,
+    ts: &[f32],
+    pose: &mut [Transform],
+    name: &str,
+    n: usize,
+) {
+    // Where this binary is mapped: its first mapping (file offset 0) in /proc/self/maps.
+    let exe = std::env::current_exe().expect("current_exe");
+    let maps = std::fs::read_to_string("/proc/self/maps").expect("/proc/self/maps");
+    let line = maps
+        .lines()
+        .find(|l| l.ends_with(exe.to_str().expect("utf-8 path")))
+        .expect("this binary in /proc/self/maps");
+    let hex = |s: &str| usize::from_str_radix(s.trim().trim_start_matches("0x"), 16).expect("hex");
+    let base = hex(line.split('-').next().expect("a mapping"));
+    let env = |k: &str| std::env::var(k).unwrap_or_else(|_| panic!("{k}: from pf_syms.sh"));
+    let sym = env("TL_SYM");
+    let (at, size) = sym.split_once(':').expect("TL_SYM=OFFSET:SIZE");
+    let code = base + hex(at)..base + hex(at) + hex(size);
+    let constants: Vec<usize> = env("TL_RO").split(',').map(|a| base + hex(a)).collect();
+    // A page of code the pose never runs (this function's), and a heap page it never reads.
+    let unused_code = parts as fn(_, _, _, _, _, _, _) as usize & !4095;
+    let junk = vec![1u8; 8 << 20];
+    let unused_heap = junk.as_ptr() as usize + (4 << 20);
+    let read = |a: usize| {
+        // SAFETY: every address read is in a mapping of this process: the binary's code and
+        // read-only data (`nm`, `objdump`), or a live allocation.
+        unsafe { std::ptr::read_volatile(a as *const u8) }
+    };
+    #[inline(never)]
+    fn stack_below() {
+        let mut a = [0u8; 8192];
+        for i in (0..a.len()).step_by(64) {
+            a[i] = i as u8;
+        }
+        black_box(&a);
+    }
+    const NAMES: [&str; 12] = [
+        "nothing",
+        "the sample's code, every line read as data",
+        "the sample's code, one byte a page",
+        "its constants (TL_RO)",
+        "8 KiB of stack below the caller",
+        "the pose written to",
+        "every line of the clip's bytes",
+        "the CompressedClip",
+        "code lines and constants",
+        "all of the above",
+        "a page of code the pose never runs",
+        "a heap page the pose never reads",
+    ];
+    let mut buf = cold_cache::eviction_buffer();
+    let mut times: Vec<Vec<f64>> = vec![Vec::new(); NAMES.len() + 1];
+    for i in 0..n {
+        let t = ts[(i * 97) & 255];
+        for (v, times) in times.iter_mut().enumerate() {
+            cold_cache::evict(&mut buf);
+            let all = v == 9;
+            let mut acc = 0u8;
+            if v == 1 || v == 8 || all {
+                for a in (code.start & !63..code.end).step_by(64) {
+                    acc ^= read(a.max(code.start));
+                }
+            }
+            if v == 2 {
+                for a in (code.start & !4095..code.end).step_by(4096) {
+                    acc ^= read(a.max(code.start));
+                }
+            }
+            if v == 3 || v == 8 || all {
+                for &a in &constants {
+                    acc ^= read(a);
+                }
+            }
+            if v == 4 || all {
+                stack_below();
+            }
+            if v == 5 || all {
+                for p in pose.iter_mut() {
+                    p.scale.x = 1.0;
+                }
+            }
+            if v == 6 || all {
+                for b in compressed.bytes().iter().step_by(64) {
+                    acc ^= *b;
+                }
+            }
+            if v == 7 || all {
+                let s = std::ptr::from_ref(compressed) as usize;
+                for a in (s..s + std::mem::size_of::<CompressedClip>()).step_by(32) {
+                    acc ^= read(a);
+                }
+            }
+            if v == 10 {
+                acc ^= read(unused_code);
+            }
+            if v == 11 {
+                acc ^= read(unused_heap);
+            }
+            black_box(acc);
+            let start = std::time::Instant::now();
+            if v == NAMES.len() {
+                sample_clip(clip, f64::from(t), settings, pose).unwrap();
+            } else {
+                compressed.sample_pose(t, pose);
+            }
+            black_box(&mut *pose);
+            times.push(start.elapsed().as_secs_f64() * 1e9);
+        }
+    }
+    let uncompressed = median(&mut times[NAMES.len()]);
+    let nothing = median(&mut times[0]);
+    println!("{name} parts: uncompressed cold {uncompressed:.0} ns ({n} rounds)");
+    for (v, what) in NAMES.iter().enumerate() {
+        let m = median(&mut times[v]);
+        println!(
+            "  {m:6.0} ns  x {:.2}  saves {:5.0} ns  warmed: {what}",
+            m / uncompressed,
+            nothing - m
+        );
+    }
+}
 
 /// The middle value of `v` (sorted in place).
 fn median(v: &mut [f64]) -> f64 {
@@ -111,7 +248,7 @@ fn take_name(arg: &str) -> String {
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let usage = "usage: decode_count prepare DIR [FILE@UNIT_CM@ERROR_CM...] | (compressed|uncompressed|time|cold|checksum) DIR CLIP N";
+    let usage = "usage: decode_count prepare DIR [FILE@UNIT_CM@ERROR_CM...] | (compressed|uncompressed|time|cold|parts|checksum) DIR CLIP N";
     let mode = args.get(1).expect(usage).as_str();
     let dir = Path::new(args.get(2).expect(usage));
     if mode == "prepare" {
@@ -312,6 +449,7 @@ fn main() {
                 c / u
             );
         }
+        "parts" => parts(&clip, &compressed, &settings, &ts, &mut pose, name, n),
         "checksum" => {
             // Every frame, every half frame and n scattered times: a hash of the output bits,
             // to check that two builds decode identically.

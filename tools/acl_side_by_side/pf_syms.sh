@@ -1,8 +1,8 @@
 #!/bin/bash
-# For `acl-side-by-side pfcold`: prints the exports of TL_SYM and UN_SYM (the code of
-# taglane's vector sample and of the uncompressed sample, `OFFSET:SIZE` from `nm -S`) and TL_RO
-# and UN_RO (the read-only data lines that code reads, from `objdump -d`) for the harness
-# binary $1: `eval $(tools/acl_side_by_side/pf_syms.sh BINARY)`.
+# For `acl-side-by-side pfcold` and `decode_count parts`: prints the exports of TL_SYM and UN_SYM
+# (the code of taglane's vector sample and of the uncompressed sample, `OFFSET:SIZE` from `nm -S`)
+# and TL_RO and UN_RO (the read-only data lines that code reads, from `objdump -d`) for the binary
+# $1 (the harness, or the example): `eval $(tools/acl_side_by_side/pf_syms.sh BINARY)`.
 B=$1
 # The sample the CPU runs: the EVEX one where it has AVX-512 F, VL and VBMI2 (`Decoder::detect`).
 sample=sample_avx2
