@@ -89,71 +89,85 @@ fn parts(
         }
         black_box(&a);
     }
-    const NAMES: [&str; 12] = [
-        "nothing",
-        "the sample's code, every line read as data",
-        "the sample's code, one byte a page",
-        "its constants (TL_RO)",
-        "8 KiB of stack below the caller",
-        "the pose written to",
-        "every line of the clip's bytes",
-        "the CompressedClip",
-        "code lines and constants",
-        "all of the above",
-        "a page of code the pose never runs",
-        "a heap page the pose never reads",
+    // What each variant warms: any of these, together.
+    const CODE: u16 = 1;
+    const PAGES: u16 = 2;
+    const CONSTANTS: u16 = 4;
+    const STACK: u16 = 8;
+    const POSE: u16 = 16;
+    const BYTES: u16 = 32;
+    const STRUCT: u16 = 64;
+    const UNUSED_CODE: u16 = 128;
+    const UNUSED_HEAP: u16 = 256;
+    const VARIANTS: [(&str, u16); 12] = [
+        ("nothing", 0),
+        ("the sample's code, every line read as data", CODE),
+        ("the sample's code, one byte a page", PAGES),
+        ("its constants (TL_RO)", CONSTANTS),
+        ("8 KiB of stack below the caller", STACK),
+        ("the pose written to", POSE),
+        ("every line of the clip's bytes", BYTES),
+        ("the CompressedClip", STRUCT),
+        ("code lines and constants", CODE | CONSTANTS),
+        (
+            "all of the above",
+            CODE | CONSTANTS | STACK | POSE | BYTES | STRUCT,
+        ),
+        ("a page of code the pose never runs", UNUSED_CODE),
+        ("a heap page the pose never reads", UNUSED_HEAP),
     ];
     let mut buf = cold_cache::eviction_buffer();
-    let mut times: Vec<Vec<f64>> = vec![Vec::new(); NAMES.len() + 1];
+    // One list of times per variant, then the uncompressed reference.
+    let mut times: Vec<Vec<f64>> = vec![Vec::new(); VARIANTS.len() + 1];
     for i in 0..n {
         let t = ts[(i * 97) & 255];
         for (v, times) in times.iter_mut().enumerate() {
             cold_cache::evict(&mut buf);
-            let all = v == 9;
+            let warm = VARIANTS.get(v).map_or(0, |&(_, w)| w);
             let mut acc = 0u8;
-            if v == 1 || v == 8 || all {
+            if warm & CODE != 0 {
                 for a in (code.start & !63..code.end).step_by(64) {
                     acc ^= read(a.max(code.start));
                 }
             }
-            if v == 2 {
+            if warm & PAGES != 0 {
                 for a in (code.start & !4095..code.end).step_by(4096) {
                     acc ^= read(a.max(code.start));
                 }
             }
-            if v == 3 || v == 8 || all {
+            if warm & CONSTANTS != 0 {
                 for &a in &constants {
                     acc ^= read(a);
                 }
             }
-            if v == 4 || all {
+            if warm & STACK != 0 {
                 stack_below();
             }
-            if v == 5 || all {
+            if warm & POSE != 0 {
                 for p in pose.iter_mut() {
                     p.scale.x = 1.0;
                 }
             }
-            if v == 6 || all {
+            if warm & BYTES != 0 {
                 for b in compressed.bytes().iter().step_by(64) {
                     acc ^= *b;
                 }
             }
-            if v == 7 || all {
+            if warm & STRUCT != 0 {
                 let s = std::ptr::from_ref(compressed) as usize;
                 for a in (s..s + std::mem::size_of::<CompressedClip>()).step_by(32) {
                     acc ^= read(a);
                 }
             }
-            if v == 10 {
+            if warm & UNUSED_CODE != 0 {
                 acc ^= read(unused_code);
             }
-            if v == 11 {
+            if warm & UNUSED_HEAP != 0 {
                 acc ^= read(unused_heap);
             }
             black_box(acc);
             let start = std::time::Instant::now();
-            if v == NAMES.len() {
+            if v == VARIANTS.len() {
                 sample_clip(clip, f64::from(t), settings, pose).unwrap();
             } else {
                 compressed.sample_pose(t, pose);
@@ -162,10 +176,10 @@ fn parts(
             times.push(start.elapsed().as_secs_f64() * 1e9);
         }
     }
-    let uncompressed = median(&mut times[NAMES.len()]);
+    let uncompressed = median(&mut times[VARIANTS.len()]);
     let nothing = median(&mut times[0]);
     println!("{name} parts: uncompressed cold {uncompressed:.0} ns ({n} rounds)");
-    for (v, what) in NAMES.iter().enumerate() {
+    for (v, (what, _)) in VARIANTS.iter().enumerate() {
         let m = median(&mut times[v]);
         println!(
             "  {m:6.0} ns  x {:.2}  saves {:5.0} ns  warmed: {what}",
