@@ -199,15 +199,20 @@ impl CompressedClip {
         };
         let (s, i) = (s as usize, i as usize);
         // The reads of a cold pose wait on each other: the segment table entry, then the
-        // segment's headers, then its keys. Asking for them (and for the first lines of the
-        // static pose and of the track table, which are then read in order) as soon as their
-        // places are known lets those misses overlap.
+        // segment's headers, then its keys. Asking for them (and for the static block, read in
+        // order) as soon as their places are known lets those misses overlap.
         let b = &self.bytes[..];
         let entry = l.segment_table_at as usize + 4 * s;
         // Two lines: this segment's entry and the next one's (keys in two segments).
         prefetch::<2>(b, entry);
-        prefetch::<1>(b, l.rest_translations_at as usize);
-        prefetch::<1>(b, l.tracks_at[0] as usize);
+        // Twenty lines from the rest translations: the static block every pose reads in order
+        // (rest translations, the static lists, the track tables; the segment table follows).
+        // That is the whole block for rigs of up to about 32 joints (the nine shared takes:
+        // 924-1,136 bytes) and the first 1,280 bytes of a larger one's. With its first line
+        // and the track table's alone, the rest waited for the hardware's prefetcher; the
+        // twenty took 3-13 % off a cold pose of each of the nine (docs/PERFORMANCE.md, "The
+        // static block prefetched").
+        prefetch::<20>(b, l.rest_translations_at as usize);
         let a = (l.segment_count > 0).then(|| {
             let a = self.segment_ref(s);
             // Six lines: the headers of a 31-joint take (most of those of bigger skeletons), and
