@@ -210,7 +210,7 @@ impl CompressedClip {
         // That is the whole block for rigs of up to about 32 joints (the nine shared takes:
         // 924-1,136 bytes) and the first 1,280 bytes of a larger one's. With its first line
         // and the track table's alone, the rest waited for the hardware's prefetcher; the
-        // twenty took 3-13 % off a cold pose of each of the nine (docs/PERFORMANCE.md, "The
+        // twenty took 2-13 % off a cold pose of each of the nine (docs/PERFORMANCE.md, "The
         // static block prefetched").
         prefetch::<20>(b, l.rest_translations_at as usize);
         let a = (l.segment_count > 0).then(|| {
