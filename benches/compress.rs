@@ -8,7 +8,12 @@
 //!    (`sample_clip`, nlerp) and decoding the compressed one at the same 256 scattered times
 //!    (golden-ratio sequence, never on a frame); medians of each side and of the per-round ratios;
 //! 3. a cold paired timing: before each pose, a buffer of twice the last-level cache is streamed
-//!    through the cache, then only the one pose is timed; alternating sides, medians.
+//!    through the cache, then only the one pose is timed; alternating sides, medians. Each take is
+//!    timed in several processes of this binary, run in turn with the other takes', and the table
+//!    gives the mean over the processes and their range: one process is one placement of the
+//!    code, the clip and the pose in memory, and a cold pose's time moves with it (the ratio of
+//!    one process has a spread of about 0.05 that more poses in the same process do not shrink;
+//!    docs/PERFORMANCE.md, "One process is one sample").
 //!
 //! Then criterion groups `pose/<clip>/{sample_uncompressed,decode_compressed}` (warm).
 //!
@@ -107,8 +112,14 @@ const ACL_CONTEXT_BYTES: usize = 128;
 
 /// Rounds of the warm paired timing (each 256 poses of each kind).
 const PAIRED_ROUNDS: usize = 2000;
-/// Poses of each kind in the cold paired timing.
+/// Poses of each kind in the cold paired timing of one take, over all its processes.
 const COLD_POSES: usize = 150;
+/// Processes the cold paired timing of each take is split over.
+const COLD_PROCESSES: usize = 5;
+/// Set in a process this binary starts for the cold timing of one take: the take's index in
+/// [`CLIPS`], the number of poses of each kind, the index of the process (which picks its times)
+/// and the `.tlc` file of the take's compressed clip, separated by `;` (the path last, whole).
+const COLD_CHILD_ENV: &str = "TAGLANE_BENCH_COLD";
 
 /// Frames of each take compressed when the bench only checks that it works (`cargo test --benches`,
 /// an unoptimised build): the whole takes are the regression test's (`tests/core/compress_mocap.rs`).
@@ -127,11 +138,131 @@ struct Loaded {
     compressed: CompressedClip,
 }
 
+/// Loads take `k` of [`CLIPS`] from `dir` (its first [`CHECK_FRAMES`] frames when not measuring).
+fn load_take(dir: &str, k: usize) -> Clip {
+    let (_, file, unit, _, _) = CLIPS[k];
+    let opts = ImportOptions {
+        unit_cm: Some(unit),
+        ..Default::default()
+    };
+    let clip = load_animation(&Path::new(dir).join(file), &opts)
+        .expect("shared clip loads")
+        .clips
+        .remove(0);
+    if measuring() {
+        clip
+    } else {
+        clip.sub_clip(0, clip.frame_count.min(CHECK_FRAMES), &clip.name)
+            .expect("an excerpt of the take")
+    }
+}
+
+/// The medians of one process's cold paired timing: uncompressed ns, compressed ns, and the
+/// median of the pairs' ratios.
+struct ColdTimes {
+    uncompressed: f64,
+    compressed: f64,
+    ratio: f64,
+}
+
+/// The cold paired timing of `poses` poses of each kind, at the times of process `process`.
+fn cold_times(clip: &Clip, compressed: &CompressedClip, poses: usize, process: usize) -> ColdTimes {
+    let settings = SampleSettings::default();
+    // Every process's times are distinct: its share of `COLD_PROCESSES` times as many.
+    let all = golden_times(clip.duration_s(), poses * COLD_PROCESSES);
+    let ts: Vec<f32> = all
+        .iter()
+        .skip(process)
+        .step_by(COLD_PROCESSES)
+        .copied()
+        .collect();
+    let mut buf = eviction_buffer();
+    let mut pose = vec![Transform::IDENTITY; clip.joint_count()];
+    let (mut nu, mut nc, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
+    for (i, &t) in ts.iter().enumerate() {
+        let time_one = |side_compressed: bool| {
+            evict(&mut buf);
+            let start = Instant::now();
+            if side_compressed {
+                compressed.sample_pose(t, &mut pose);
+            } else {
+                sample_clip(clip, f64::from(t), &settings, &mut pose).unwrap();
+            }
+            black_box(&mut pose);
+            start.elapsed().as_secs_f64() * 1e9
+        };
+        let (u, d) = paired::alternate(i, time_one);
+        nu.push(u);
+        nc.push(d);
+        ratios.push(d / u);
+    }
+    ColdTimes {
+        uncompressed: median(&mut nu),
+        compressed: median(&mut nc),
+        ratio: median(&mut ratios),
+    }
+}
+
+/// A process started for the cold timing of one take ([`COLD_CHILD_ENV`]): prints its
+/// [`ColdTimes`] on one line of stdout.
+fn cold_child(dir: &str, spec: &str) {
+    let f: Vec<&str> = spec.splitn(4, ';').collect();
+    let [k, poses, process, tlc] = f[..] else {
+        panic!("{COLD_CHILD_ENV}: expected 4 fields separated by ';', found {spec:?}");
+    };
+    let clip = load_take(dir, k.parse().expect("take index"));
+    let compressed = CompressedClip::from_bytes(std::fs::read(tlc).expect("the take's .tlc"))
+        .expect("a valid .tlc");
+    let c = cold_times(
+        &clip,
+        &compressed,
+        poses.parse().expect("poses"),
+        process.parse().expect("process index"),
+    );
+    println!("{} {} {}", c.uncompressed, c.compressed, c.ratio);
+}
+
+/// Runs [`cold_child`] in a new process of this binary and reads its line.
+fn cold_in_process(k: usize, tlc: &Path, poses: usize, process: usize) -> ColdTimes {
+    let exe = std::env::current_exe().expect("the bench binary's path");
+    let mut cmd = std::process::Command::new(exe);
+    if measuring() {
+        // Measuring in the child too (`measuring`); a filter no criterion group matches.
+        cmd.args(["--bench", "cold-child-runs-no-group"]);
+    }
+    let out = cmd
+        .env(
+            COLD_CHILD_ENV,
+            format!("{k};{poses};{process};{}", tlc.display()),
+        )
+        .stderr(std::process::Stdio::inherit())
+        .output()
+        .expect("the cold timing's process starts");
+    assert!(out.status.success(), "the cold timing's process failed");
+    let line = String::from_utf8_lossy(&out.stdout);
+    let v: Vec<f64> = line
+        .split_whitespace()
+        .map(|x| x.parse().expect("a number"))
+        .collect();
+    let [uncompressed, compressed, ratio] = v[..] else {
+        panic!("the cold timing's process printed {line:?}: expected three numbers");
+    };
+    ColdTimes {
+        uncompressed,
+        compressed,
+        ratio,
+    }
+}
+
 fn bench(c: &mut Criterion) {
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/mocap");
     if !Path::new(dir).exists() {
         eprintln!("compress bench: {dir} not found, skipping");
         return;
+    }
+    if let Ok(spec) = std::env::var(COLD_CHILD_ENV) {
+        cold_child(dir, &spec);
+        std::process::exit(0);
     }
     let (mut raw, mut comp) = (0usize, 0usize);
     let mut loaded = Vec::new();
@@ -139,20 +270,8 @@ fn bench(c: &mut Criterion) {
         "| clip | frames | ratio | ACL ratio | at frames cm | between cm | of which scattered | ACL max cm | worst at frames | worst between | compress ms | resident B | uncompressed B | ACL B |"
     );
     eprintln!("|---|---:|---:|---:|---:|---:|---:|---:|---|---|---:|---:|---:|---:|");
-    for (short, file, unit, acl_err, acl_ratio) in CLIPS {
-        let opts = ImportOptions {
-            unit_cm: Some(unit),
-            ..Default::default()
-        };
-        let mut clip = load_animation(&Path::new(dir).join(file), &opts)
-            .expect("shared clip loads")
-            .clips
-            .remove(0);
-        if !measuring() {
-            clip = clip
-                .sub_clip(0, clip.frame_count.min(CHECK_FRAMES), &clip.name)
-                .expect("an excerpt of the take");
-        }
+    for (k, (short, _, _, acl_err, acl_ratio)) in CLIPS.into_iter().enumerate() {
+        let clip = load_take(dir, k);
         let r =
             compress(&clip, &CompressSettings::auto(acl_err * BUDGET_OF_ACL)).expect("compresses");
         raw += r.raw_bytes;
@@ -226,52 +345,53 @@ fn bench(c: &mut Criterion) {
         );
     }
 
-    // Cold paired timing.
+    // Cold paired timing: each take in `COLD_PROCESSES` processes, the takes in turn.
+    // Checking (not measuring): one take, one process of two poses a side, to run the code.
+    let takes = if measuring() { loaded.len() } else { 1 };
+    let (processes, poses) = if measuring() {
+        (COLD_PROCESSES, COLD_POSES / COLD_PROCESSES)
+    } else {
+        (1, 2)
+    };
     let llc = last_level_cache_bytes();
-    let mut buf = eviction_buffer();
     eprintln!(
-        "cold: {} bytes streamed before each pose (2 x the {} byte last-level cache)",
-        buf.len(),
-        llc
+        "cold: {} bytes streamed before each pose (2 x the {llc} byte last-level cache); each take in {processes} processes of {poses} poses a side",
+        2 * llc,
     );
     eprintln!(
-        "| clip | cold: sample uncompressed ns | cold: decode compressed ns | cold x (ratio of medians) | cold x (median of pairs) |"
+        "| clip | cold: sample uncompressed ns | cold: decode compressed ns | cold x (mean of the processes' medians of pairs) | cold x, the processes' range |"
     );
-    eprintln!("|---|---:|---:|---:|---:|");
-    // Checking (not measuring): one take is enough to run the code.
-    for l in loaded.iter().take(if measuring() { usize::MAX } else { 1 }) {
-        let ts = golden_times(
-            l.clip.duration_s(),
-            if measuring() { COLD_POSES } else { 2 },
-        );
-        let mut pose = vec![Transform::IDENTITY; l.clip.joint_count()];
-        let (mut nu, mut nc, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
-        for (i, &t) in ts.iter().enumerate() {
-            let time_one = |compressed: bool| {
-                evict(&mut buf);
-                let start = Instant::now();
-                if compressed {
-                    l.compressed.sample_pose(t, &mut pose);
-                } else {
-                    sample_clip(&l.clip, f64::from(t), &settings, &mut pose).unwrap();
-                }
-                black_box(&mut pose);
-                start.elapsed().as_secs_f64() * 1e9
-            };
-            let (u, d) = paired::alternate(i, time_one);
-            nu.push(u);
-            nc.push(d);
-            ratios.push(d / u);
+    eprintln!("|---|---:|---:|---:|---|");
+    let tmp = std::env::temp_dir().join(format!("taglane-bench-cold-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp).expect("a temporary folder");
+    let files: Vec<_> = loaded[..takes]
+        .iter()
+        .map(|l| {
+            let f = tmp.join(format!("{}.tlc", l.short));
+            std::fs::write(&f, l.compressed.bytes()).expect("the take's .tlc written");
+            f
+        })
+        .collect();
+    let mut runs: Vec<Vec<ColdTimes>> = (0..takes).map(|_| Vec::new()).collect();
+    for p in 0..processes {
+        for (k, f) in files.iter().enumerate() {
+            runs[k].push(cold_in_process(k, f, poses, p));
         }
-        let (mu, mc) = (median(&mut nu), median(&mut nc));
+    }
+    let _ = std::fs::remove_dir_all(&tmp);
+    for (l, r) in loaded.iter().zip(&runs) {
+        let mean = |f: fn(&ColdTimes) -> f64| r.iter().map(f).sum::<f64>() / r.len() as f64;
+        let (lo, hi) = r.iter().fold((f64::MAX, f64::MIN), |(lo, hi), c| {
+            (lo.min(c.ratio), hi.max(c.ratio))
+        });
         eprintln!(
-            "| {} | {mu:.0} | {mc:.0} | {:.2} | {:.2} |",
+            "| {} | {:.0} | {:.0} | {:.2} | {lo:.2}-{hi:.2} |",
             l.short,
-            mc / mu,
-            median(&mut ratios)
+            mean(|c| c.uncompressed),
+            mean(|c| c.compressed),
+            mean(|c| c.ratio),
         );
     }
-    drop(buf);
 
     let mut group = c.benchmark_group("pose");
     for l in &loaded {
