@@ -1,6 +1,6 @@
-//! Asking the caches for the bytes a pose will read before it reads them, so that the misses of
-//! a cold pose overlap instead of each waiting for the one before (the segment's offset, then its
-//! headers, then its keys) and for the code in between.
+//! Asking the caches for the bytes a pose will read, and for its code's pages, before it reads
+//! them, so that the misses of a cold pose overlap instead of each waiting for the one before (the
+//! segment's offset, then its headers, then its keys) and for the code in between.
 // `_mm_prefetch` takes a raw pointer; it never faults and reads nothing into the program.
 #![allow(unsafe_code)]
 
@@ -44,7 +44,7 @@ pub(super) const CODE_SPAN: usize = 12 << 10;
 /// pose otherwise waits for each page's translation and then for its lines, one after the
 /// other, as the instructions run into them: on a host whose memory answered slowly that was
 /// most of a cold pose, 1.2-1.26x the uncompressed clip's (docs/PERFORMANCE.md, "The code's pages
-/// asked for first"). Seven instructions: 2-3 ns of a warm pose. A no-op where the target has no
+/// asked for first"). Seven instructions: 0-2 ns of a warm pose. A no-op where the target has no
 /// prefetch instruction.
 #[inline(always)]
 pub(super) fn prefetch_code(start: *const u8) {
