@@ -159,29 +159,10 @@ pub(super) fn sample(
     true
 }
 
-/// The address of the instruction after this one, a few bytes into the function that runs it: an
-/// address computed from the instruction's own (a function pointer to the sample would be read
-/// from the global offset table, one more cold read for a cold pose to wait on before its first
-/// prefetch; and naming the sample in `asm!` with `sym` changed what the compiler inlined into it).
-macro_rules! code_here {
-    () => {{
-        let here: *const u8;
-        // SAFETY: computes an address only (`lea`): no memory is read or written.
-        unsafe {
-            std::arch::asm!(
-                "lea {here}, [rip]",
-                here = out(reg) here,
-                options(pure, nomem, nostack, preserves_flags),
-            );
-        }
-        here
-    }};
-}
-
 #[target_feature(enable = "avx2")]
 fn sample_avx2(clip: &CompressedClip, frame: f32, out: &mut [Transform]) {
-    // Its own code's pages, first (`prefetch_code`).
-    prefetch_code(code_here!());
+    // Its own code's pages, first.
+    prefetch_code();
     clip.sample_at_frame::<AVX2_INSIDE>(frame, out);
 }
 
@@ -190,8 +171,8 @@ fn sample_avx2(clip: &CompressedClip, frame: f32, out: &mut [Transform]) {
 /// EVEX, with 32 vector registers). The same bits.
 #[target_feature(enable = "avx2,avx512f,avx512vl,avx512vbmi2")]
 fn sample_evex(clip: &CompressedClip, frame: f32, out: &mut [Transform]) {
-    // Its own code's pages, first (`prefetch_code`).
-    prefetch_code(code_here!());
+    // Its own code's pages, first.
+    prefetch_code();
     clip.sample_at_frame::<EVEX_INSIDE>(frame, out);
 }
 
