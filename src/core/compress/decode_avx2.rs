@@ -11,20 +11,26 @@
 //!   `1 / (2^w - 1)` is looked up in the table held in two registers, the mask `2^w - 1` is a
 //!   shift; the `qmin`/`qext` bytes of the two headers are widened and their halves put in place;
 //! - where each lane's bits start within its group: a prefix sum within each half;
-//! - the reads, per key: one 32-byte load per group (the four lanes' bits), each lane's 64 bits
-//!   put in place by in-register dword permutes and two variable shifts, then shifted by each
-//!   slot's offset (`vpsrlvq`) to cut the three slots, the low halves packed back into 8 lanes;
+//! - the reads, per key ([`read_pair`]): four 16-byte loads (each group's first bytes and those
+//!   from its lane 2 on), from which a byte shuffle takes each lane's 8 bytes into 64 bits of a
+//!   vector, shifted to the lane's first bit, then by each slot's offset (`vpsrlvq`) to cut the
+//!   three slots, the low halves put back into 8 lanes by one shuffle;
 //! - the dequantisation, the rebuild of the dropped component (placed with blends) and the nlerp
 //!   on 8 lanes; the rotations written to their joints.
+//!
+//! Sixteen vector registers do not hold a segment's constants: the AVX2 decoder works them out
+//! slot by slot and dequantises that slot of both keys at once, so that none is written out and
+//! read back (2026-11-29: about 8 % off a warm pose).
 //!
 //! A pair of groups whose slots include a raw float32, whose key reads would reach past the end
 //! of the file, or with a rebuilt rotation whose stored part is past unit length (which the format
 //! normalises), is handed to the portable decoder group by group.
 //!
 //! Where the CPU also has AVX-512 F, VL and VBMI2, the same sample is compiled a second time for
-//! them ([`sample_evex`]): the functions below take `EVEX` and use the [`evex`] module's
-//! instructions on 256-bit vectors in a few places (the code-word lookup, the cutting of the
-//! slots, the placing of the rebuilt component, the nlerp's sign flip); the same bits.
+//! them ([`sample_evex`]), with the [`evex`] module's instructions on 256-bit vectors in a few
+//! places (the code-word lookup, the cutting of the slots, the placing of the rebuilt component,
+//! the nlerp's sign flip) and 32 vector registers, which hold a pair's constants ([`Constants`]):
+//! its reads cut each slot of the eight lanes straight from two 32-byte loads. The same bits.
 //!
 //! The translation and scale tracks are decoded here too ([`VectorRun`]), one track at a time on
 //! SSE lanes (x, y, z), with the same operations in the same order as the portable walk, in less
@@ -245,34 +251,60 @@ fn groups<const EVEX: bool>(
             let read = fast
                 && 'pair: {
                     let [t, ga, gb] = place;
-                    // SAFETY: `all_inside`: the entries and headers are in `bytes`.
-                    let ca = unsafe { Constants::new::<EVEX>(p, t, ga, keys.ranges) };
-                    if ca.raw {
-                        break 'pair false;
-                    }
-                    // Keys of one segment share the constants; across two segments key B has
-                    // its own.
-                    let cb = if keys.mode == PAIR_ACROSS {
-                        // SAFETY: as above.
-                        match unsafe { constants_across::<EVEX>(p, t, gb, keys.ranges) } {
-                            Some(c) => c,
-                            None => break 'pair false,
+                    let ([qa, qb], over, used) = if EVEX {
+                        // SAFETY: `all_inside`: the entries and headers are in `bytes`; inside
+                        // `sample_evex`.
+                        let ca = unsafe { Constants::new(p, t, ga, keys.ranges) };
+                        if ca.raw {
+                            break 'pair false;
                         }
+                        // Keys of one segment share the constants; across two segments key B
+                        // has its own.
+                        let cb = if keys.mode == PAIR_ACROSS {
+                            // SAFETY: as above.
+                            match unsafe { constants_across(p, t, gb, keys.ranges) } {
+                                Some(c) => c,
+                                None => break 'pair false,
+                            }
+                        } else {
+                            ca
+                        };
+                        // SAFETY: `reach` of key A's first bit.
+                        let (read, used_a) = unsafe { ca.read_one(p, bit_a, second) };
+                        let (qa, over_a) = rebuild::<EVEX>(read);
+                        let (qb, over_b, used_b) = if pair {
+                            // SAFETY: `reach` of key B's first bit.
+                            let (read, used) = unsafe { cb.read_one(p, bit_b, second) };
+                            let (q, over) = rebuild::<EVEX>(read);
+                            (q, over, used)
+                        } else {
+                            (qa, false, 0)
+                        };
+                        ([qa, qb], over_a | over_b, [used_a, used_b])
                     } else {
-                        ca
+                        // One key (on a frame) is read as a pair of the same key.
+                        let bits = [bit_a, if pair { bit_b } else { bit_a }];
+                        // SAFETY: `all_inside`, and `reach` of both keys' first bits.
+                        let read = unsafe {
+                            if keys.mode == PAIR_ACROSS {
+                                read_pair_across(p, t, [ga, gb], keys.ranges, bits, second)
+                            } else {
+                                read_pair(p, t, ga, keys.ranges, bits, second)
+                                    .map(|(r, u)| (r, [u; 2]))
+                            }
+                        };
+                        let Some(([ra, rb], [used_a, used_b])) = read else {
+                            break 'pair false;
+                        };
+                        let (qa, over_a) = rebuild::<EVEX>(ra);
+                        if pair {
+                            let (qb, over_b) = rebuild::<EVEX>(rb);
+                            ([qa, qb], over_a | over_b, [used_a, used_b])
+                        } else {
+                            ([qa, qa], over_a, [used_a, 0])
+                        }
                     };
-                    // SAFETY: `reach` of key A's first bit.
-                    let (read, used_a) = unsafe { ca.read_one::<EVEX>(p, bit_a, second) };
-                    let (qa, over_a) = rebuild::<EVEX>(read);
-                    let (qb, over_b, used_b) = if pair {
-                        // SAFETY: `reach` of key B's first bit.
-                        let (read, used) = unsafe { cb.read_one::<EVEX>(p, bit_b, second) };
-                        let (q, over) = rebuild::<EVEX>(read);
-                        (q, over, used)
-                    } else {
-                        (qa, false, 0)
-                    };
-                    let (q, over, used) = ([qa, qb], over_a | over_b, [used_a, used_b]);
+                    let q = [qa, qb];
                     #[cfg(test)]
                     {
                         let read = 1 + usize::from(second);
@@ -328,26 +360,6 @@ fn groups<const EVEX: bool>(
     }
 }
 
-/// The constants of key B's segment for a pair across two segments (one pose in sixteen takes
-/// it); `None` with a raw float32 slot. Cold: the compiler inlines it all the same (it is
-/// compiled for AVX2 like its caller), but lays it out after the lines every pose runs.
-///
-/// # Safety
-/// As for [`Constants::new`].
-#[target_feature(enable = "avx2")]
-#[cold]
-#[inline(never)]
-unsafe fn constants_across<const EVEX: bool>(
-    p: *const u8,
-    t: [usize; 2],
-    hb: [usize; 2],
-    ranges: bool,
-) -> Option<Constants> {
-    // SAFETY: as the caller guarantees.
-    let c = unsafe { Constants::new::<EVEX>(p, t, hb, ranges) };
-    (!c.raw).then_some(c)
-}
-
 /// A pair of groups decoded group by group by the portable decoder (which reads raw float32
 /// slots, normalises stored parts past unit length and checks every read).
 #[cold]
@@ -376,22 +388,164 @@ fn slow_pair(
     }
 }
 
-/// The decoding constants of two groups in one segment (eight lanes: the first group's four
-/// tracks, then the second's): per slot `value = offset + scale * q` with `q` masked to its
-/// width, where each lane's bits start within its group, and the dropped components.
+/// One slot's decoding constants on eight lanes (two groups' four tracks):
+/// `value = offset + scale * (q & mask)`.
+#[derive(Clone, Copy)]
+struct Slot {
+    offset: __m256,
+    scale: __m256,
+    mask: __m256i,
+}
+
+impl Slot {
+    /// [`slot_params`](super::format::slot_params) of slot `s` on eight lanes, the same operations
+    /// in the same order, from the lanes' width codes `code`, the two groups' track table entries
+    /// at `t` and segment headers at `h` (byte offsets from `p`); with `EVEX`, the [`evex`] code
+    /// lookup.
+    ///
+    /// # Safety
+    /// As for [`Constants::new`].
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    unsafe fn new<const EVEX: bool>(
+        s: usize,
+        code: __m256i,
+        p: *const u8,
+        [t, h]: [[usize; 2]; 2],
+        ranges: bool,
+    ) -> Self {
+        let c = CODE_SCALE;
+        let scale_lo = _mm256_setr_ps(c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]);
+        let scale_hi = _mm256_setr_ps(c[8], c[9], c[10], c[11], c[12], c[13], c[14], c[15]);
+        let none = _mm256_cmpeq_epi32(code, _mm256_setzero_si256());
+        // CODE_SCALE[code]: two in-register table lookups (the low three bits of the code pick an
+        // entry of each half) and a blend on the fourth bit, or one lookup in both.
+        let inv = if EVEX {
+            // SAFETY: `EVEX` only inside `sample_evex`, run where the CPU has the EVEX
+            // extensions.
+            unsafe { evex::permute2_ps(scale_lo, code, scale_hi) }
+        } else {
+            _mm256_blendv_ps(
+                _mm256_permutevar8x32_ps(scale_lo, code),
+                _mm256_permutevar8x32_ps(scale_hi, code),
+                _mm256_castsi256_ps(_mm256_cmpgt_epi32(code, _mm256_set1_epi32(7))),
+            )
+        };
+        let mid = _mm256_and_ps(_mm256_castsi256_ps(none), _mm256_set1_ps(0.5));
+        let mask = _mm256_sub_epi32(
+            _mm256_sllv_epi32(_mm256_set1_epi32(1), width(code)),
+            _mm256_set1_epi32(1),
+        );
+        // SAFETY (every read below): inside the entries and headers, as the caller guarantees.
+        let (qmin, qext) = if ranges {
+            // Each group's 8 bytes of this slot: qmin of its four lanes, then qext; widened to
+            // [qmin | qext] and the halves of the two groups put in place.
+            let r = unsafe {
+                h.map(|h| _mm256_cvtepu8_epi32(_mm_loadl_epi64(p.add(h + 8 + 8 * s).cast())))
+            };
+            (
+                _mm256_cvtepi32_ps(_mm256_permute2x128_si256::<0x20>(r[0], r[1])),
+                _mm256_cvtepi32_ps(_mm256_permute2x128_si256::<0x31>(r[0], r[1])),
+            )
+        } else {
+            (_mm256_setzero_ps(), _mm256_set1_ps(255.0))
+        };
+        let (min, step) = unsafe {
+            let f = |k: usize, at: usize| _mm_loadu_ps(p.add(t[k] + at).cast());
+            (
+                _mm256_set_m128(f(1, 8 + 16 * s), f(0, 8 + 16 * s)),
+                _mm256_set_m128(f(1, 56 + 16 * s), f(0, 56 + 16 * s)),
+            )
+        };
+        // offset = min + step * (qmin + qext * mid); scale = step * qext * inv.
+        Slot {
+            offset: _mm256_add_ps(
+                min,
+                _mm256_mul_ps(step, _mm256_add_ps(qmin, _mm256_mul_ps(qext, mid))),
+            ),
+            scale: _mm256_mul_ps(_mm256_mul_ps(step, qext), inv),
+            mask,
+        }
+    }
+
+    /// The slot's values from the lanes' bits `q` (the slot's bits at the bottom of each lane).
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    fn dequantize(&self, q: __m256i) -> __m256 {
+        let q = _mm256_and_si256(q, self.mask);
+        _mm256_add_ps(
+            self.offset,
+            _mm256_mul_ps(self.scale, _mm256_cvtepi32_ps(q)),
+        )
+    }
+}
+
+/// The width codes of slot `s` of eight lanes from their 16-bit code words `words`.
+#[target_feature(enable = "avx2")]
+#[inline]
+fn slot_code(words: __m256i, s: usize) -> __m256i {
+    _mm256_and_si256(
+        _mm256_srl_epi32(words, _mm_cvtsi32_si128(4 * s as i32)),
+        _mm256_set1_epi32(15),
+    )
+}
+
+/// The widths of width codes: `code + 2`, 0 for code 0.
+#[target_feature(enable = "avx2")]
+#[inline]
+fn width(code: __m256i) -> __m256i {
+    let none = _mm256_cmpeq_epi32(code, _mm256_setzero_si256());
+    _mm256_andnot_si256(none, _mm256_add_epi32(code, _mm256_set1_epi32(2)))
+}
+
+/// The eight lanes' 16-bit code words from the two groups' headers at `h` (byte offsets from
+/// `p`), whether some slot is a raw float32, and the slots' widths.
+///
+/// # Safety
+/// `h[k] + 8` bytes from `p` are readable.
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn code_words(p: *const u8, h: [usize; 2]) -> (__m256i, bool, [__m256i; 3]) {
+    // SAFETY: inside the headers, as the caller guarantees.
+    let codes = unsafe { h.map(|h| p.add(h).cast::<u64>().read_unaligned()) };
+    let words = _mm256_cvtepu16_epi32(_mm_set_epi64x(codes[1] as i64, codes[0] as i64));
+    let fifteen = _mm256_set1_epi32(15);
+    let mut raw = _mm256_setzero_si256();
+    let mut widths = [raw; 3];
+    for (s, w) in widths.iter_mut().enumerate() {
+        let code = slot_code(words, s);
+        raw = _mm256_or_si256(raw, _mm256_cmpeq_epi32(code, fifteen));
+        *w = width(code);
+    }
+    (words, _mm256_movemask_epi8(raw) != 0, widths)
+}
+
+/// Where each lane's bits start within its group (an exclusive prefix sum of the lanes' bits
+/// within each half) and each group's bits in one key (its lane 3's inclusive sum), from the
+/// lanes' slot widths.
+#[target_feature(enable = "avx2")]
+#[inline]
+fn lane_starts(width: [__m256i; 3]) -> (__m256i, [usize; 2]) {
+    let lane_bits = _mm256_add_epi32(_mm256_add_epi32(width[0], width[1]), width[2]);
+    let inc = _mm256_add_epi32(lane_bits, _mm256_slli_si256::<4>(lane_bits));
+    let inc = _mm256_add_epi32(inc, _mm256_slli_si256::<8>(inc));
+    let totals = [
+        _mm256_extract_epi32::<3>(inc) as usize,
+        _mm256_extract_epi32::<7>(inc) as usize,
+    ];
+    (_mm256_slli_si256::<4>(inc), totals)
+}
+
+/// The EVEX decoder's constants of two groups in one segment (eight lanes: the first group's
+/// four tracks, then the second's): each slot's, where each slot of each lane starts, and the
+/// dropped components. Worked out once and used by both keys of a pair (32 registers hold
+/// them).
 #[derive(Clone, Copy)]
 struct Constants {
-    offset: [__m256; 3],
-    scale: [__m256; 3],
-    mask: [__m256i; 3],
-    /// For the AVX2 decoder: the first bit of slots 1 and 2 within their lane, as 64-bit shifts
-    /// of the first group's lanes (`[.., 0]`) and of the second's (`[.., 1]`).
-    shift: [[__m256i; 2]; 2],
-    /// For the AVX2 decoder: each lane's first bit within its group.
-    start: __m256i,
-    /// For the EVEX decoder: the first bit of each slot of each lane within the two groups' reads
-    /// taken as one 512-bit string (the first group's read, then the second's) when each group's
-    /// key starts on a byte; a key's first bit within its byte is added per read.
+    slots: [Slot; 3],
+    /// The first bit of each slot of each lane within the two groups' reads taken as one
+    /// 512-bit string (the first group's read, then the second's) when each group's key starts
+    /// on a byte; a key's first bit within its byte is added per read.
     field: [__m256i; 3],
     /// Bits of each group in one key.
     totals: [usize; 2],
@@ -401,123 +555,51 @@ struct Constants {
 }
 
 impl Constants {
-    /// [`slot_params`](super::format::slot_params) on eight lanes, the same operations in the
-    /// same order, from the two groups' track table entries at `t` and segment headers at `h`
-    /// (byte offsets from `p`).
+    /// The constants of the groups whose track table entries are at `t` and segment headers at
+    /// `h` (byte offsets from `p`).
     ///
     /// # Safety
     /// `t[k] + GROUP3_TABLE` and `h[k] + 8` (`+ GROUP3_HEADER` with `ranges`) bytes from `p` are
-    /// readable.
+    /// readable. Called from inside [`sample_evex`] only (it uses the [`evex`] instructions).
     #[target_feature(enable = "avx2")]
     #[inline]
-    unsafe fn new<const EVEX: bool>(
-        p: *const u8,
-        t: [usize; 2],
-        h: [usize; 2],
-        ranges: bool,
-    ) -> Self {
-        let zero = _mm256_setzero_si256();
-        // SAFETY (every read below): inside the entries and headers, as the caller guarantees.
+    unsafe fn new(p: *const u8, t: [usize; 2], h: [usize; 2], ranges: bool) -> Self {
+        // What [`code_words`] works out, in one loop with each slot's constants: the compiler
+        // then keeps fewer values alive across the loop (33 instructions fewer a pose).
+        // SAFETY: inside the headers, as the caller guarantees.
         let codes = unsafe { h.map(|h| p.add(h).cast::<u64>().read_unaligned()) };
         let words = _mm256_cvtepu16_epi32(_mm_set_epi64x(codes[1] as i64, codes[0] as i64));
         let fifteen = _mm256_set1_epi32(15);
-        let c = CODE_SCALE;
-        let scale_lo = _mm256_setr_ps(c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]);
-        let scale_hi = _mm256_setr_ps(c[8], c[9], c[10], c[11], c[12], c[13], c[14], c[15]);
-        let mut offset = [_mm256_setzero_ps(); 3];
-        let mut scale = [_mm256_setzero_ps(); 3];
-        let mut mask = [zero; 3];
-        let mut width = [zero; 3];
+        let zero = _mm256_setzero_si256();
         let mut raw = zero;
+        let mut width = [zero; 3];
+        let mut slots = [Slot {
+            offset: _mm256_setzero_ps(),
+            scale: _mm256_setzero_ps(),
+            mask: zero,
+        }; 3];
         for s in 0..3 {
-            let code = _mm256_and_si256(
-                _mm256_srl_epi32(words, _mm_cvtsi32_si128(4 * s as i32)),
-                fifteen,
-            );
+            let code = slot_code(words, s);
             raw = _mm256_or_si256(raw, _mm256_cmpeq_epi32(code, fifteen));
-            let none = _mm256_cmpeq_epi32(code, zero);
-            let w = _mm256_andnot_si256(none, _mm256_add_epi32(code, _mm256_set1_epi32(2)));
-            // CODE_SCALE[code]: two in-register table lookups (the low three bits of the code
-            // pick an entry of each half) and a blend on the fourth bit, or one lookup in both.
-            let inv = if EVEX {
-                // SAFETY: `EVEX` only inside `sample_evex`, run where the CPU has the EVEX
-                // extensions.
-                unsafe { evex::permute2_ps(scale_lo, code, scale_hi) }
-            } else {
-                _mm256_blendv_ps(
-                    _mm256_permutevar8x32_ps(scale_lo, code),
-                    _mm256_permutevar8x32_ps(scale_hi, code),
-                    _mm256_castsi256_ps(_mm256_cmpgt_epi32(code, _mm256_set1_epi32(7))),
-                )
-            };
-            let mid = _mm256_and_ps(_mm256_castsi256_ps(none), _mm256_set1_ps(0.5));
-            mask[s] = _mm256_sub_epi32(
-                _mm256_sllv_epi32(_mm256_set1_epi32(1), w),
-                _mm256_set1_epi32(1),
-            );
-            width[s] = w;
-            let (qmin, qext) = if ranges {
-                // Each group's 8 bytes of this slot: qmin of its four lanes, then qext; widened
-                // to [qmin | qext] and the halves of the two groups put in place.
-                let r = unsafe {
-                    h.map(|h| _mm256_cvtepu8_epi32(_mm_loadl_epi64(p.add(h + 8 + 8 * s).cast())))
-                };
-                (
-                    _mm256_cvtepi32_ps(_mm256_permute2x128_si256::<0x20>(r[0], r[1])),
-                    _mm256_cvtepi32_ps(_mm256_permute2x128_si256::<0x31>(r[0], r[1])),
-                )
-            } else {
-                (_mm256_setzero_ps(), _mm256_set1_ps(255.0))
-            };
-            let (min, step) = unsafe {
-                let f = |k: usize, at: usize| _mm_loadu_ps(p.add(t[k] + at).cast());
-                (
-                    _mm256_set_m128(f(1, 8 + 16 * s), f(0, 8 + 16 * s)),
-                    _mm256_set_m128(f(1, 56 + 16 * s), f(0, 56 + 16 * s)),
-                )
-            };
-            // offset = min + step * (qmin + qext * mid); scale = step * qext * inv.
-            offset[s] = _mm256_add_ps(
-                min,
-                _mm256_mul_ps(step, _mm256_add_ps(qmin, _mm256_mul_ps(qext, mid))),
-            );
-            scale[s] = _mm256_mul_ps(_mm256_mul_ps(step, qext), inv);
+            width[s] = self::width(code);
+            // SAFETY: as the caller guarantees.
+            slots[s] = unsafe { Slot::new::<true>(s, code, p, [t, h], ranges) };
         }
-        // Where each lane starts within its group: an exclusive prefix sum within each half.
-        let s2 = _mm256_add_epi32(width[0], width[1]);
-        let lane_bits = _mm256_add_epi32(s2, width[2]);
-        let inc = _mm256_add_epi32(lane_bits, _mm256_slli_si256::<4>(lane_bits));
-        let inc = _mm256_add_epi32(inc, _mm256_slli_si256::<8>(inc));
-        let start = _mm256_slli_si256::<4>(inc);
-        let totals = [
-            _mm256_extract_epi32::<3>(inc) as usize,
-            _mm256_extract_epi32::<7>(inc) as usize,
-        ];
-        // A slot's first bit within its lane, widened to 64-bit shifts per half.
-        let halves = |v: __m256i| {
-            [
-                _mm256_cvtepu32_epi64(_mm256_castsi256_si128(v)),
-                _mm256_cvtepu32_epi64(_mm256_extracti128_si256::<1>(v)),
-            ]
-        };
+        let raw = _mm256_movemask_epi8(raw) != 0;
+        let (start, totals) = lane_starts(width);
         let second = _mm256_setr_epi32(0, 0, 0, 0, 256, 256, 256, 256);
         let in_reads = _mm256_add_epi32(start, second);
         let field = [
             in_reads,
             _mm256_add_epi32(in_reads, width[0]),
-            _mm256_add_epi32(in_reads, s2),
+            _mm256_add_epi32(in_reads, _mm256_add_epi32(width[0], width[1])),
         ];
-        let drops = _mm256_and_si256(_mm256_srli_epi32::<12>(words), _mm256_set1_epi32(3));
         Constants {
-            offset,
-            scale,
-            mask,
-            shift: [halves(width[0]), halves(s2)],
-            start,
+            slots,
             field,
             totals,
-            drops: _mm256_castsi256_ps(drops),
-            raw: _mm256_movemask_epi8(raw) != 0,
+            drops: drops(words),
+            raw,
         }
     }
 
@@ -526,15 +608,11 @@ impl Constants {
     /// in one key (the first group's alone unless `second`).
     ///
     /// # Safety
-    /// [`PAIR_REACH`] bytes from byte `bit / 8` of `p` are readable.
+    /// [`PAIR_REACH`] bytes from byte `bit / 8` of `p` are readable. Called from inside
+    /// [`sample_evex`] only.
     #[target_feature(enable = "avx2")]
     #[inline]
-    unsafe fn read_one<const EVEX: bool>(
-        &self,
-        p: *const u8,
-        bit: usize,
-        second: bool,
-    ) -> ([__m256; 4], usize) {
+    unsafe fn read_one(&self, p: *const u8, bit: usize, second: bool) -> ([__m256; 4], usize) {
         // The second group starts where the first ends, at most 24 bytes in.
         let (ka, kb) = (bit, bit + self.totals[0]);
         let first = _mm256_setr_epi32(
@@ -554,69 +632,229 @@ impl Constants {
                 _mm256_loadu_si256(p.add(kb >> 3).cast()),
             )
         };
-        let dequantize = |s: usize, q: __m256i| {
-            let q = _mm256_and_si256(q, self.mask[s]);
-            _mm256_add_ps(
-                self.offset[s],
-                _mm256_mul_ps(self.scale[s], _mm256_cvtepi32_ps(q)),
-            )
-        };
         let bits = self.totals[0] + if second { self.totals[1] } else { 0 };
-        if EVEX {
-            // Each slot of the eight lanes cut straight from the two reads: from the two 32-bit
-            // words that hold it, by one funnel shift.
-            let slot = |s: usize| {
-                let at = _mm256_add_epi32(self.field[s], first);
-                // SAFETY: as for `permute2_ps` in `Constants::new`.
-                dequantize(s, unsafe { evex::field(da, db, at) })
-            };
-            return ([slot(0), slot(1), slot(2), self.drops], bits);
-        }
-        let rel = _mm256_add_epi32(self.start, first);
-        // Each lane's 64 bits from its first bit, in 64-bit lanes: with `d` the 32-bit word
-        // holding the first bit and `r` the bit in it, `(words d, d+1) >> r | (words d+1, d+2)
-        // << (32 - r)`, the words put in place by in-register permutes.
-        let dword = _mm256_srli_epi32::<5>(rel);
-        let bit_in = _mm256_and_si256(rel, _mm256_set1_epi32(31));
-        let word64 = |data: __m256i, spread: __m256i| {
-            let lo = _mm256_add_epi32(
-                _mm256_permutevar8x32_epi32(dword, spread),
-                _mm256_setr_epi32(0, 1, 0, 1, 0, 1, 0, 1),
-            );
-            let hi = _mm256_add_epi32(lo, _mm256_set1_epi32(1));
-            let r = _mm256_and_si256(
-                _mm256_permutevar8x32_epi32(bit_in, spread),
-                _mm256_set1_epi64x(31),
-            );
-            _mm256_or_si256(
-                _mm256_srlv_epi64(_mm256_permutevar8x32_epi32(data, lo), r),
-                _mm256_sllv_epi64(
-                    _mm256_permutevar8x32_epi32(data, hi),
-                    _mm256_sub_epi64(_mm256_set1_epi64x(32), r),
-                ),
-            )
+        // Each slot of the eight lanes cut straight from the two reads: from the two 32-bit
+        // words that hold it, by one funnel shift.
+        let slot = |s: usize| {
+            let at = _mm256_add_epi32(self.field[s], first);
+            // SAFETY: inside `sample_evex`, run where the CPU has the EVEX extensions.
+            self.slots[s].dequantize(unsafe { evex::field(da, db, at) })
         };
-        let wa = word64(da, _mm256_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3));
-        let wb = word64(db, _mm256_setr_epi32(4, 4, 5, 5, 6, 6, 7, 7));
-        // The three slots: each word shifted by the slot's offset in the lane, the low 32 bits of
-        // the eight words packed back in lane order, masked and dequantised.
-        let slot = |s: usize, a: __m256i, b: __m256i| {
-            // Low dwords: a0 a1 b0 b1 | a2 a3 b2 b3, then the 64-bit pairs put in order.
-            let lo = _mm256_castps_si256(_mm256_shuffle_ps::<0b10_00_10_00>(
-                _mm256_castsi256_ps(a),
-                _mm256_castsi256_ps(b),
-            ));
-            dequantize(s, _mm256_permute4x64_epi64::<0b11_01_10_00>(lo))
-        };
-        let shifted = |s: usize| {
-            slot(
-                s,
-                _mm256_srlv_epi64(wa, self.shift[s - 1][0]),
-                _mm256_srlv_epi64(wb, self.shift[s - 1][1]),
-            )
-        };
-        ([slot(0, wa, wb), shifted(1), shifted(2), self.drops], bits)
+        ([slot(0), slot(1), slot(2), self.drops], bits)
     }
+}
+
+/// The dropped components of eight lanes from their code words.
+#[target_feature(enable = "avx2")]
+#[inline]
+fn drops(words: __m256i) -> __m256 {
+    let d = _mm256_and_si256(_mm256_srli_epi32::<12>(words), _mm256_set1_epi32(3));
+    _mm256_castsi256_ps(d)
+}
+
+/// 32-bit values of eight lanes as 64-bit ones (each the value and a zero), lanes 0, 1 of both
+/// groups (0, 1, 4, 5) in one vector, lanes 2, 3 (2, 3, 6, 7) in the other: the order of
+/// [`Lanes::words`].
+#[target_feature(enable = "avx2")]
+#[inline]
+fn halves(v: __m256i) -> [__m256i; 2] {
+    let zero = _mm256_setzero_si256();
+    [
+        _mm256_unpacklo_epi32(v, zero),
+        _mm256_unpackhi_epi32(v, zero),
+    ]
+}
+
+/// Byte `A` of each 128-bit half of `v` spread over the half's first 8 bytes and byte `B` over
+/// the other 8, counting up from it (`v + 0`, ..., `v + 7`).
+#[target_feature(enable = "avx2")]
+#[inline]
+fn spread<const A: i8, const B: i8>(v: __m256i) -> __m256i {
+    let (a, b) = (A, B);
+    let at = _mm256_setr_epi8(
+        a, a, a, a, a, a, a, a, b, b, b, b, b, b, b, b, a, a, a, a, a, a, a, a, b, b, b, b, b, b,
+        b, b,
+    );
+    let count = _mm256_setr_epi8(
+        0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3, 4, 5,
+        6, 7,
+    );
+    _mm256_add_epi8(_mm256_shuffle_epi8(v, at), count)
+}
+
+/// Where the eight lanes' bits lie in a key, for [`read_pair`]: the byte shuffles that take
+/// each lane's 8 bytes from the 16 read for it (`[0]`: lanes 0, 1 of both groups; `[1]`: lanes
+/// 2, 3), its first bit in them (64-bit shifts, in the same order) when the key starts on a
+/// byte, the byte of each group's lane 2 (where its second 16 bytes are read from), and where
+/// the second group starts (bits from the first's).
+struct Lanes {
+    pick: [__m256i; 2],
+    sub: [__m256i; 2],
+    skip: [usize; 2],
+    second: usize,
+}
+
+impl Lanes {
+    /// Each lane's bits of the key whose bits start at `bit`, from its first bit on (64 bits a
+    /// lane: lanes 0, 1 of both groups in `[0]`, lanes 2, 3 in `[1]`).
+    ///
+    /// # Safety
+    /// [`PAIR_REACH`] bytes from byte `bit / 8` of `p` are readable.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    unsafe fn words(&self, p: *const u8, bit: usize) -> [__m256i; 2] {
+        // The second group starts where the first ends, at most 24 bytes in; its lane 2 at most
+        // 12 bytes into it.
+        let (ka, kb) = (bit, bit + self.second);
+        let (ba, bb) = (ka >> 3, kb >> 3);
+        let [sa, sb] = self.skip;
+        // SAFETY: the four 16-byte reads end within PAIR_REACH bytes of byte `bit / 8`.
+        let (lo, hi) = unsafe {
+            (
+                _mm256_loadu2_m128i(p.add(bb).cast(), p.add(ba).cast()),
+                _mm256_loadu2_m128i(p.add(bb + sb).cast(), p.add(ba + sa).cast()),
+            )
+        };
+        let first = _mm256_set_m128i(
+            _mm_set1_epi64x((kb & 7) as i64),
+            _mm_set1_epi64x((ka & 7) as i64),
+        );
+        [
+            _mm256_srlv_epi64(
+                _mm256_shuffle_epi8(lo, self.pick[0]),
+                _mm256_add_epi64(self.sub[0], first),
+            ),
+            _mm256_srlv_epi64(
+                _mm256_shuffle_epi8(hi, self.pick[1]),
+                _mm256_add_epi64(self.sub[1], first),
+            ),
+        ]
+    }
+}
+
+/// The AVX2 decoder's reads of a pair of groups (eight lanes: the first group's four tracks,
+/// then the second's) in one segment, track table entries at `t`, headers at `h` (byte offsets
+/// from `p`): both keys (their bits from `bits[0]` and `bits[1]`), slot by slot, each slot's
+/// constants worked out and used by both keys at once. Sixteen registers do not hold a whole
+/// segment's constants, as the EVEX decoder's [`Constants`] keeps them: they would be written
+/// out and read back. Each key's `[c0, c1, c2, drops]` (for [`rebuild`]) and the bits the groups
+/// take in one key (the first group's alone unless `second`); `None` with a raw float32 slot.
+///
+/// Each key's bits are read 16 bytes at a time: lanes 0 and 1 of both groups from each group's
+/// first byte, lanes 2 and 3 from the byte of its lane 2. A byte shuffle takes each lane's 8
+/// bytes, from the byte of its first bit when the key starts on a byte, into 64 bits of a vector
+/// (lanes 0 and 1 of both groups in one, lanes 2 and 3 in the other); each is shifted to its
+/// first bit (at most 7 + 7 bits in: the lane's own and the key's first bit in its byte, and a
+/// lane takes at most 48 bits), then by each slot's offset in the lane.
+///
+/// # Safety
+/// As for [`Constants::new`], and [`PAIR_REACH`] bytes from byte `bits[k] / 8` of `p` are
+/// readable.
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn read_pair(
+    p: *const u8,
+    t: [usize; 2],
+    h: [usize; 2],
+    ranges: bool,
+    bits: [usize; 2],
+    second: bool,
+) -> Option<([[__m256; 4]; 2], usize)> {
+    // SAFETY: as the caller guarantees.
+    let (words, raw, width) = unsafe { code_words(p, h) };
+    if raw {
+        return None;
+    }
+    let (start, totals) = lane_starts(width);
+    // The byte shuffles: each lane's first byte (from its group's lane 2's for lanes 2, 3),
+    // spread over its 8 bytes and counted up from.
+    let byte = _mm256_srli_epi32::<3>(start);
+    let from_lane2 = _mm256_sub_epi32(byte, _mm256_shuffle_epi32::<0b10_10_10_10>(byte));
+    let pick = [spread::<0, 4>(byte), spread::<8, 12>(from_lane2)];
+    let sub = halves(_mm256_and_si256(start, _mm256_set1_epi32(7)));
+    let skip = [
+        _mm256_extract_epi32::<2>(byte) as usize,
+        _mm256_extract_epi32::<6>(byte) as usize,
+    ];
+    let at = Lanes {
+        pick,
+        sub,
+        skip,
+        second: totals[0],
+    };
+    // SAFETY: as the caller guarantees.
+    let keys = unsafe { [at.words(p, bits[0]), at.words(p, bits[1])] };
+    // Slot by slot: its constants, then its values in both keys (each lane's word shifted by
+    // the slot's offset in the lane, the low 32 bits of the eight words put back in lane order,
+    // masked and dequantised).
+    let mut values = [[_mm256_setzero_ps(); 2]; 3];
+    for (s, values) in values.iter_mut().enumerate() {
+        // SAFETY: as the caller guarantees.
+        let slot = unsafe { Slot::new::<false>(s, slot_code(words, s), p, [t, h], ranges) };
+        let shift = match s {
+            0 => None,
+            1 => Some(halves(width[0])),
+            _ => Some(halves(_mm256_add_epi32(width[0], width[1]))),
+        };
+        for (value, [mut a, mut b]) in values.iter_mut().zip(keys) {
+            if let Some([x, y]) = shift {
+                a = _mm256_srlv_epi64(a, x);
+                b = _mm256_srlv_epi64(b, y);
+            }
+            let q =
+                _mm256_shuffle_ps::<0b10_00_10_00>(_mm256_castsi256_ps(a), _mm256_castsi256_ps(b));
+            *value = slot.dequantize(_mm256_castps_si256(q));
+        }
+    }
+    let drops = drops(words);
+    let [v0, v1, v2] = values;
+    let out = [[v0[0], v1[0], v2[0], drops], [v0[1], v1[1], v2[1], drops]];
+    Some((out, totals[0] + if second { totals[1] } else { 0 }))
+}
+
+/// The reads of [`read_pair`] for a pair across two segments (one pose in sixteen takes it):
+/// key A with the first segment's constants (headers at `ha`), key B with the second's (`hb`),
+/// and the bits each key's groups take. Cold: laid out after the lines every pose runs.
+///
+/// # Safety
+/// As for [`read_pair`], for both headers.
+#[target_feature(enable = "avx2")]
+#[cold]
+#[inline(never)]
+unsafe fn read_pair_across(
+    p: *const u8,
+    t: [usize; 2],
+    [ha, hb]: [[usize; 2]; 2],
+    ranges: bool,
+    [bit_a, bit_b]: [usize; 2],
+    second: bool,
+) -> Option<([[__m256; 4]; 2], [usize; 2])> {
+    // SAFETY: as the caller guarantees.
+    let (a, used_a) = unsafe { read_pair(p, t, ha, ranges, [bit_a, bit_a], second) }?;
+    // SAFETY: as the caller guarantees.
+    let (b, used_b) = unsafe { read_pair(p, t, hb, ranges, [bit_b, bit_b], second) }?;
+    Some(([a[0], b[0]], [used_a, used_b]))
+}
+
+/// The constants of key B's segment for a pair across two segments (one pose in sixteen takes
+/// it), for the EVEX decoder; `None` with a raw float32 slot. Cold: the compiler inlines it all
+/// the same (it is compiled for AVX2 like its caller), but lays it out after the lines every
+/// pose runs.
+///
+/// # Safety
+/// As for [`Constants::new`].
+#[target_feature(enable = "avx2")]
+#[cold]
+#[inline(never)]
+unsafe fn constants_across(
+    p: *const u8,
+    t: [usize; 2],
+    hb: [usize; 2],
+    ranges: bool,
+) -> Option<Constants> {
+    // SAFETY: as the caller guarantees.
+    let c = unsafe { Constants::new(p, t, hb, ranges) };
+    (!c.raw).then_some(c)
 }
 
 /// The rotations of decoded slots `[c0, c1, c2, drops]` (8 lanes): the dropped component rebuilt
