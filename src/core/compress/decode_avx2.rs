@@ -20,7 +20,7 @@
 //!
 //! Sixteen vector registers do not hold a segment's constants: the AVX2 decoder works them out
 //! slot by slot and dequantises that slot of both keys at once, so that none is written out and
-//! read back (2026-11-29: about 8 % off a warm pose).
+//! read back (2026-11-29: 7-9 % off a warm pose).
 //!
 //! A pair of groups whose slots include a raw float32, whose key reads would reach past the end
 //! of the file, or with a rebuilt rotation whose stored part is past unit length (which the format
