@@ -45,7 +45,8 @@ mod paired;
 /// process (so the host's slow and fast minutes fall on all of them alike): the bench's eviction,
 /// then one thing the pose reads warmed outside the timed part, then one timed compressed pose;
 /// and one uncompressed cold pose as the reference. Prints the median of each and what warming it
-/// saved. The sample's code and constants come from `tools/acl_side_by_side/pf_syms.sh` run on
+/// saved; the last rows are controls (as many read-only lines as the constants that the pose
+/// never reads, and a wait that reads no memory), which a variant's saving is read against. The sample's code and constants come from `tools/acl_side_by_side/pf_syms.sh` run on
 /// this binary (`eval $(tools/acl_side_by_side/pf_syms.sh target/release/examples/decode_count)`:
 /// `TL_SYM` and `TL_RO`, addresses in the file, as `nm` and `objdump` give them).
 #[allow(unsafe_code)]
@@ -72,13 +73,35 @@ fn parts(
     let (at, size) = sym.split_once(':').expect("TL_SYM=OFFSET:SIZE");
     let code = base + hex(at)..base + hex(at) + hex(size);
     let constants: Vec<usize> = env("TL_RO").split(',').map(|a| base + hex(a)).collect();
+    // As many lines of read-only data as the constants, over as many pages, that the pose
+    // never reads: each constant's line 64 KiB on, where that is in the same mapping and not a
+    // constant's. Reading lines before the pose gives it time of its own (the eviction's traffic
+    // settling), so a variant's saving is read against this control's, not against nothing:
+    // 2026-11-29, warming four lines of constants on two pages "saved" 430-480 ns, yet a build
+    // whose pose read no line on those pages was no faster cold.
+    let mapping_of = |a: usize| {
+        maps.lines().find_map(|l| {
+            let (lo, hi) = l.split_whitespace().next()?.split_once('-')?;
+            let (lo, hi) = (hex(lo), hex(hi));
+            (lo..hi).contains(&a).then_some(lo..hi)
+        })
+    };
+    let unused_ro: Vec<usize> = constants
+        .iter()
+        .map(|&a| a + (64 << 10))
+        .filter(|&a| {
+            let here = mapping_of(a);
+            here.is_some() && here == mapping_of(a - (64 << 10)) && !constants.contains(&(a & !63))
+        })
+        .collect();
     // A page of code the pose never runs (this function's), and a heap page it never reads.
     let unused_code = parts as fn(_, _, _, _, _, _, _) as usize & !4095;
     let junk = vec![1u8; 8 << 20];
     let unused_heap = junk.as_ptr() as usize + (4 << 20);
     let read = |a: usize| {
         // SAFETY: every address read is in a mapping of this process: the binary's code and
-        // read-only data (`nm`, `objdump`), or a live allocation.
+        // read-only data (`nm`, `objdump`; the unused read-only lines checked to lie in the
+        // mapping of a constant), or a live allocation.
         unsafe { std::ptr::read_volatile(a as *const u8) }
     };
     #[inline(never)]
@@ -99,7 +122,9 @@ fn parts(
     const STRUCT: u16 = 64;
     const UNUSED_CODE: u16 = 128;
     const UNUSED_HEAP: u16 = 256;
-    const VARIANTS: [(&str, u16); 12] = [
+    const UNUSED_RO: u16 = 512;
+    const WAIT: u16 = 1024;
+    const VARIANTS: [(&str, u16); 14] = [
         ("nothing", 0),
         ("the sample's code, every line read as data", CODE),
         ("the sample's code, one byte a page", PAGES),
@@ -115,6 +140,14 @@ fn parts(
         ),
         ("a page of code the pose never runs", UNUSED_CODE),
         ("a heap page the pose never reads", UNUSED_HEAP),
+        (
+            "as many read-only lines the pose never reads (TL_RO + 64 KiB)",
+            UNUSED_RO,
+        ),
+        (
+            "no memory: 2,000 dependent multiplications (about 1 us)",
+            WAIT,
+        ),
     ];
     let mut buf = cold_cache::eviction_buffer();
     // One list of times per variant, then the uncompressed reference.
@@ -164,6 +197,18 @@ fn parts(
             }
             if warm & UNUSED_HEAP != 0 {
                 acc ^= read(unused_heap);
+            }
+            if warm & WAIT != 0 {
+                let mut x = black_box(3u64);
+                for _ in 0..2000 {
+                    x = x.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+                }
+                acc ^= x as u8;
+            }
+            if warm & UNUSED_RO != 0 {
+                for &a in &unused_ro {
+                    acc ^= read(a);
+                }
             }
             black_box(acc);
             let start = std::time::Instant::now();
