@@ -46,9 +46,10 @@ mod paired;
 /// then one thing the pose reads warmed outside the timed part, then one timed compressed pose;
 /// and one uncompressed cold pose as the reference. Prints the median of each and what warming it
 /// saved; the last rows are controls (as many read-only lines as the constants that the pose
-/// never reads, and a wait that reads no memory), which a variant's saving is read against. The sample's code and constants come from `tools/acl_side_by_side/pf_syms.sh` run on
-/// this binary (`eval $(tools/acl_side_by_side/pf_syms.sh target/release/examples/decode_count)`:
-/// `TL_SYM` and `TL_RO`, addresses in the file, as `nm` and `objdump` give them).
+/// never reads, and a wait that reads no memory), which a variant's saving is read against. The
+/// sample's code and constants come from `tools/acl_side_by_side/pf_syms.sh` run on this binary
+/// (`eval $(tools/acl_side_by_side/pf_syms.sh target/release/examples/decode_count)`: `TL_SYM`
+/// and `TL_RO`, addresses in the file, as `nm` and `objdump` give them).
 #[allow(unsafe_code)]
 fn parts(
     clip: &Clip,
