@@ -76,10 +76,10 @@ fn parts(
     let constants: Vec<usize> = env("TL_RO").split(',').map(|a| base + hex(a)).collect();
     // As many lines of read-only data as the constants, over as many pages, that the pose
     // never reads: each constant's line 64 KiB on, where that is in the same mapping and not a
-    // constant's. Reading lines before the pose gives it time of its own (the eviction's traffic
-    // settling), so a variant's saving is read against this control's, not against nothing:
-    // 2026-11-29, warming four lines of constants on two pages "saved" 430-480 ns, yet a build
-    // whose pose read no line on those pages was no faster cold.
+    // constant's. Warming these saves a cold pose about what warming its constants does (and a
+    // wait that reads nothing does not), so a variant's saving is read against this control's,
+    // not against nothing: 2026-11-29, warming four lines of constants on two pages "saved"
+    // 430-480 ns, yet a build whose pose read no line on those pages was no faster cold.
     let mapping_of = |a: usize| {
         maps.lines().find_map(|l| {
             let (lo, hi) = l.split_whitespace().next()?.split_once('-')?;
