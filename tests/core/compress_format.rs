@@ -1,8 +1,9 @@
 //! The `.tlc` reader on damaged input: truncation at every header byte (and beyond), flipped
-//! bytes, a future version, bad magic, a file of the previous version. Every case returns an
-//! error; none panics.
+//! bytes, a future version, bad magic, a file of a version no longer read. Every case returns an
+//! error; none panics. And a version 2 file, which loads as the version 3 file it converts to.
 
-use taglane::core::compress::format::{HEADER_BYTES, MAGIC, VERSION};
+use taglane::core::anim::Transform;
+use taglane::core::compress::format::{HEADER_BYTES, MAGIC, OLDEST_VERSION, VERSION};
 use taglane::core::compress::synth::synthetic_clip;
 use taglane::core::compress::{CompressSettings, CompressedClip, Preset, TlcError, compress};
 
@@ -166,8 +167,96 @@ fn version_1_file_is_refused_with_its_version_named() {
         m.contains("format version 1 at byte 8 is not supported"),
         "{m}"
     );
-    assert!(m.contains(&format!("reads version {VERSION}")), "{m}");
+    assert!(
+        m.contains(&format!("reads versions {OLDEST_VERSION} to {VERSION}")),
+        "{m}"
+    );
     assert!(m.contains("compress the source clip again"), "{m}");
+}
+
+/// FNV-1a over the bits of every pose of `c` at 160 frame positions a quarter frame apart (on
+/// and between frames, and past the end).
+fn pose_hash(c: &CompressedClip) -> u64 {
+    let mut out = vec![Transform::IDENTITY; c.joint_count()];
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for i in 0..160 {
+        c.sample_pose_at_frame(i as f32 * 0.25, &mut out);
+        for t in &out {
+            let r = t.rotation.to_array();
+            let (p, s) = (t.translation.to_array(), t.scale.to_array());
+            for v in r.iter().chain(&p).chain(&s) {
+                h = (h ^ u64::from(v.to_bits())).wrapping_mul(0x0100_0000_01b3);
+            }
+        }
+    }
+    h
+}
+
+/// `tests/fixtures/tlc_v2_synthetic.tlc` was written by the version 2 encoder (the synthetic clip
+/// of `sample_file`, three segments of drop-W rotations and translations with segment ranges).
+/// It loads: its bytes become the version 3 file of the same size, which decodes every pose to
+/// the bits the version 2 reader decoded (the hash was taken with that reader), and which is
+/// the file today's encoder writes for the same clip.
+#[test]
+fn version_2_file_loads_as_version_3() {
+    let v2 = include_bytes!("../fixtures/tlc_v2_synthetic.tlc").to_vec();
+    assert_eq!(u16::from_le_bytes([v2[8], v2[9]]), 2);
+    let c = CompressedClip::from_bytes(v2.clone()).unwrap();
+    assert_eq!(c.segment_count(), 3);
+    let v3 = c.bytes();
+    assert_eq!(u16::from_le_bytes([v3[8], v3[9]]), VERSION);
+    assert_eq!(v3.len(), v2.len());
+    assert_eq!(pose_hash(&c), 0x4308_9651_1527_9bd9);
+    // The segment table's entries are (offset, key bits); version 2 kept the key bits first in
+    // each block. Everything before the table is the same but the version.
+    let table = u32::from_le_bytes(v2[60..64].try_into().unwrap()) as usize;
+    assert_eq!(&v2[10..table], &v3[10..table]);
+    for s in 0..3 {
+        let at2 = u32::from_le_bytes(v2[table + 4 * s..][..4].try_into().unwrap()) as usize;
+        let e = &v3[table + 8 * s..][..8];
+        let at3 = u32::from_le_bytes(e[..4].try_into().unwrap()) as usize;
+        assert_eq!(&e[4..], &v2[at2..at2 + 4], "segment {s}: key bits");
+        assert_eq!(at3, at2 + 4 * 3 - 4 * s, "segment {s}: offset");
+        assert_eq!(
+            v3[at3..at3 + 16],
+            v2[at2 + 4..at2 + 20],
+            "segment {s}: headers"
+        );
+    }
+    // Byte for byte what today's encoder writes for the clip (a change to the encoder's choices
+    // may change this one line; the hash above must not change).
+    assert_eq!(v3, sample_file());
+    // Damage in a version 2 file is named at its own bytes: a segment's key bits, behind a
+    // valid checksum.
+    let at2 = u32::from_le_bytes(v2[table..table + 4].try_into().unwrap()) as usize;
+    let key_bits = u32::from_le_bytes(v2[at2..at2 + 4].try_into().unwrap());
+    let e = CompressedClip::from_bytes(patched(&v2, at2, &(key_bits + 1).to_le_bytes()))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains(&format!("segment key bits at byte {at2}")),
+        "{e}"
+    );
+    // The same field of the version 3 file is in the table.
+    let e = CompressedClip::from_bytes(patched(v3, table + 4, &(key_bits + 1).to_le_bytes()))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains(&format!("segment key bits at byte {}", table + 4)),
+        "{e}"
+    );
+    // Truncated or flipped anywhere, a version 2 file is refused as a version 3 one is.
+    for len in (0..v2.len()).step_by(5) {
+        assert!(
+            CompressedClip::from_bytes(v2[..len].to_vec()).is_err(),
+            "{len}"
+        );
+    }
+    for i in 0..v2.len() {
+        let mut b = v2.clone();
+        b[i] ^= 0x21;
+        assert!(CompressedClip::from_bytes(b).is_err(), "flip at {i}");
+    }
 }
 
 /// A track range whose step is finite but whose top (minimum + 255 x step) is not would decode to

@@ -24,9 +24,9 @@ use glam::{Quat, Vec3, Vec4};
 use super::bits::read_bits;
 use super::format::{
     CODE_MASK, CODE_MID, CODE_SCALE, CompressedClip, FLAG_SEGMENT_RANGES, NO_DROP, RAW_CODE,
-    STATIC_REST_ROTATIONS, STATIC_REST_SCALES, STATIC_ROTATIONS, STATIC_SCALES,
-    STATIC_TRANSLATIONS, TrackKind, dequantize_slot, f32_at, key_frame, rotation_from_slots,
-    slot_params, u16_at, u32_at, u64_at,
+    SEGMENT_ENTRY_BYTES, STATIC_REST_ROTATIONS, STATIC_REST_SCALES, STATIC_ROTATIONS,
+    STATIC_SCALES, STATIC_TRANSLATIONS, TrackKind, dequantize_slot, f32_at, key_frame,
+    rotation_from_slots, slot_params, u16_at, u64_at,
 };
 use super::prefetch::prefetch;
 use super::quat_pack::unpack_smallest_three;
@@ -198,11 +198,12 @@ impl CompressedClip {
             (k0 / sf, k0 % sf)
         };
         let (s, i) = (s as usize, i as usize);
-        // The reads of a cold pose wait on each other: the segment table entry, then the
-        // segment's headers, then its keys. Asking for them (and for the static block, read in
-        // order) as soon as their places are known lets those misses overlap.
+        // The reads of a cold pose wait on each other: the segment table entry (the block's
+        // offset and key bits), then the segment's headers and keys. Asking for them (and for the
+        // static block, read in order) as soon as their places are known lets those misses
+        // overlap.
         let b = &self.bytes[..];
-        let entry = l.segment_table_at as usize + 4 * s;
+        let entry = l.segment_table_at as usize + SEGMENT_ENTRY_BYTES * s;
         // Two lines: this segment's entry and the next one's (keys in two segments).
         prefetch::<2>(b, entry);
         // Twenty lines from the rest translations: the static block every pose reads in order
@@ -265,12 +266,11 @@ impl CompressedClip {
 
     #[inline(always)]
     fn segment_ref(&self, s: usize) -> SegmentRef {
-        let at = self.segment_at(s);
-        let headers = at + 4;
+        let (headers, key_bits) = self.segment_entry(s);
         SegmentRef {
             headers,
             data_bit: (headers + self.layout.segment_header_bytes as usize) * 8,
-            key_bits: u32_at(&self.bytes, at) as usize,
+            key_bits,
         }
     }
 
@@ -1336,16 +1336,18 @@ mod tests {
         }
         let b = c.bytes();
         let s = (k / c.segment_frames()) as usize;
-        let at = c.segment_at(s);
-        let key_bits = u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]]) as usize;
+        let table = c.layout().segment_table_at as usize + 8 * s;
+        let at = u32::from_le_bytes([b[table], b[table + 1], b[table + 2], b[table + 3]]) as usize;
+        let key_bits =
+            u32::from_le_bytes([b[table + 4], b[table + 5], b[table + 6], b[table + 7]]) as usize;
         let counts = c.layout().track_counts;
         let header_len: usize = TrackKind::ALL
             .iter()
             .zip(counts)
             .map(|(&k, n)| c.kind_layout(k).segment_bytes(n as usize))
             .sum();
-        let mut h = at + 4;
-        let mut pos = (at + 4 + header_len) * 8 + (k % c.segment_frames()) as usize * key_bits;
+        let mut h = at;
+        let mut pos = (at + header_len) * 8 + (k % c.segment_frames()) as usize * key_bits;
         for (kind, &tk) in TrackKind::ALL.iter().enumerate() {
             let kl = c.kind_layout(tk);
             for i in 0..counts[kind] as usize {

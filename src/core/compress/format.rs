@@ -1,5 +1,5 @@
-//! The `.tlc` compressed clip, version 2: writer, validating reader and the fixed-size layout the
-//! decoder (`decode.rs`) samples from.
+//! The `.tlc` compressed clip, version 3: writer, validating reader (which also loads version 2,
+//! converting it as it goes) and the fixed-size layout the decoder (`decode.rs`) samples from.
 //!
 //! The byte layout is documented field by field in `docs/TLC_FORMAT.md`. The encoder builds a
 //! [`Plan`], serialises it with [`write_plan`], and reads the bytes back with
@@ -22,8 +22,15 @@ use crate::core::anim::{Skeleton, Transform};
 
 /// File magic: the first 8 bytes of every `.tlc` file.
 pub const MAGIC: [u8; 8] = *b"TAGLNTLC";
-/// Format version written by this build; the reader accepts exactly this version.
-pub const VERSION: u16 = 2;
+/// Format version written by this build. The reader also loads [`OLDEST_VERSION`] files, whose
+/// bytes it converts to this version (see [`CompressedClip::from_bytes`]).
+pub const VERSION: u16 = 3;
+/// The oldest version the reader loads: version 2 differs from 3 only in where a segment's
+/// `key_bits` is stored (first in its block instead of next to its offset in the segment table).
+pub const OLDEST_VERSION: u16 = 2;
+/// Bytes of one segment table entry: the block's offset and its `key_bits` (u32 each), so that
+/// a sample finds a segment's keys from one read of the table.
+pub const SEGMENT_ENTRY_BYTES: usize = 8;
 /// Size of the fixed header in bytes.
 pub const HEADER_BYTES: usize = 64;
 /// Zero bytes between the last segment and the checksum, so that every 8-byte read that starts
@@ -495,13 +502,13 @@ pub fn write_plan(p: &Plan) -> Vec<u8> {
         .iter()
         .map(|(kl, idx)| kl.segment_bytes(idx.len()))
         .sum();
-    let mut at = seg_table + 4 * p.segments.len();
+    let mut at = seg_table + SEGMENT_ENTRY_BYTES * p.segments.len();
     for s in &p.segments {
         push_u32(&mut b, at as u32);
-        at += 4 + header_bytes + s.data.len();
+        push_u32(&mut b, s.key_bits);
+        at += header_bytes + s.data.len();
     }
     for s in &p.segments {
-        push_u32(&mut b, s.key_bits);
         for (kl, idx) in &kinds {
             let start = b.len();
             b.resize(start + kl.segment_bytes(idx.len()), 0);
@@ -574,13 +581,13 @@ pub enum TlcError {
 }
 
 fn version_message(found: u16) -> String {
-    let why = if found < VERSION {
+    let why = if found < OLDEST_VERSION {
         ": it was written by an older taglane, before the error metric and the in-between decoding changed; compress the source clip again"
     } else {
         ": it was written by a newer taglane"
     };
     format!(
-        "format version {found} at byte 8 is not supported (this build reads version {VERSION}){why}"
+        "format version {found} at byte 8 is not supported (this build reads versions {OLDEST_VERSION} to {VERSION}){why}"
     )
 }
 
@@ -738,8 +745,17 @@ impl CompressedClip {
     /// Parses and validates a `.tlc` file. Never panics; every length is checked against the bytes
     /// present before anything is allocated from it, and everything the decoder will read is
     /// checked here, so sampling needs no check beyond the fixed [`Layout`].
+    ///
+    /// A version 2 file is validated as version 2 (so an error names its bytes), then rewritten
+    /// as the version 3 file of the same size (each segment's `key_bits` moved from its block to
+    /// the segment table; [`upgrade_v2`]) and checked again: the clip keeps version 3 bytes and
+    /// decodes exactly as version 2's reader did.
     pub fn from_bytes(mut bytes: Vec<u8>) -> Result<Self, TlcError> {
-        let layout = validate(&bytes)?;
+        let (mut layout, version) = validate(&bytes)?;
+        if version == OLDEST_VERSION {
+            bytes = upgrade_v2(&bytes, &layout);
+            layout = validate(&bytes)?.0;
+        }
         // The clip keeps exactly the file (resident bytes = file size + context).
         bytes.shrink_to_fit();
         Ok(Self { bytes, layout })
@@ -942,7 +958,7 @@ impl CompressedClip {
 
     /// Byte offset in segment `s`'s block of the headers of `kind`.
     pub(crate) fn kind_header_at(&self, s: usize, kind: TrackKind) -> usize {
-        let mut at = self.segment_at(s) + 4;
+        let mut at = self.segment_at(s);
         for (k, &tk) in TrackKind::ALL.iter().enumerate().take(kind as usize) {
             at += self
                 .kind_layout(tk)
@@ -1022,11 +1038,21 @@ impl CompressedClip {
             .collect()
     }
 
-    /// Byte offset of segment `s`'s block.
+    /// Segment `s`'s table entry: the byte offset of its block (where its headers start) and its
+    /// bits of one key, from one 8-byte read.
+    #[inline(always)]
+    pub(crate) fn segment_entry(&self, s: usize) -> (usize, usize) {
+        let e = u64_at(
+            &self.bytes,
+            self.layout.segment_table_at as usize + SEGMENT_ENTRY_BYTES * s,
+        );
+        ((e & 0xFFFF_FFFF) as usize, (e >> 32) as usize)
+    }
+
+    /// Byte offset of segment `s`'s block (its first track header).
     #[inline(always)]
     pub(crate) fn segment_at(&self, s: usize) -> usize {
-        let at = self.layout.segment_table_at as usize + 4 * s;
-        u32_at(&self.bytes, at) as usize
+        self.segment_entry(s).0
     }
 }
 
@@ -1077,7 +1103,7 @@ pub(crate) fn u64_at(b: &[u8], at: usize) -> u64 {
 
 /// Checks every field of a `.tlc` file (see `docs/TLC_FORMAT.md`, "What the reader checks") and
 /// returns where everything is.
-fn validate(bytes: &[u8]) -> Result<Layout, TlcError> {
+fn validate(bytes: &[u8]) -> Result<(Layout, u16), TlcError> {
     let len = bytes.len();
     let max = crate::core::limits::MAX_TLC_FILE_BYTES;
     if len as u64 > max {
@@ -1092,7 +1118,7 @@ fn validate(bytes: &[u8]) -> Result<Layout, TlcError> {
         return Err(TlcError::BadMagic);
     }
     let version = c.u16("version")?;
-    if version != VERSION {
+    if !(OLDEST_VERSION..=VERSION).contains(&version) {
         return Err(TlcError::UnsupportedVersion { found: version });
     }
     let flags = c.u16("flags")?;
@@ -1483,7 +1509,7 @@ fn validate(bytes: &[u8]) -> Result<Layout, TlcError> {
         tracks_at: tracks_at_kind,
         segment_table_at: segment_table_at as u32,
     };
-    validate_segments(&mut c, &layout)?;
+    validate_segments(&mut c, &layout, version)?;
     if c.remaining() != 0 {
         return Err(invalid(
             "segment data",
@@ -1491,7 +1517,42 @@ fn validate(bytes: &[u8]) -> Result<Layout, TlcError> {
             format!("{} unexpected bytes after the last segment", c.remaining()),
         ));
     }
-    Ok(layout)
+    Ok((layout, version))
+}
+
+/// The version 3 file of a validated version 2 file (`l` its layout): the same bytes up to the
+/// segment table; the table's entries widened to `(offset, key_bits)`, each `key_bits` taken from
+/// the first 4 bytes of its block (which v3 blocks do not have); the blocks, padding and a new
+/// checksum. The two versions have the same size (the table grows by 4 bytes a segment, each
+/// block shrinks by 4), and every offset before the table is unchanged. Reads past the end give
+/// zeros and short copies, which the second validation refuses, so a file the first validation
+/// let through by mistake cannot panic here.
+fn upgrade_v2(v2: &[u8], l: &Layout) -> Vec<u8> {
+    let n = l.segment_count as usize;
+    let table = l.segment_table_at as usize;
+    let body_end = v2.len().saturating_sub(4);
+    let mut b = Vec::with_capacity(v2.len());
+    b.extend_from_slice(v2.get(..table).unwrap_or_default());
+    if let Some(v) = b.get_mut(8..10) {
+        v.copy_from_slice(&VERSION.to_le_bytes());
+    }
+    let block_v2 = |s: usize| u32_at(v2, table + 4 * s) as usize;
+    // Block `s` starts 4 bytes a segment later for the wider table and 4 bytes a block earlier
+    // without the key bits of the blocks before it and its own.
+    for s in 0..n {
+        push_u32(&mut b, (block_v2(s) + 4 * n - 4 * s) as u32);
+        push_u32(&mut b, u32_at(v2, block_v2(s)));
+    }
+    for s in 0..n {
+        let end = if s + 1 < n { block_v2(s + 1) } else { body_end };
+        b.extend_from_slice(v2.get(block_v2(s) + 4..end).unwrap_or_default());
+    }
+    if n == 0 {
+        b.extend_from_slice(v2.get(table..body_end).unwrap_or_default());
+    }
+    let crc = crc32(&b);
+    b.extend_from_slice(&crc.to_le_bytes());
+    b
 }
 
 /// A list of `count (u16)` entries `(joint u16, value)` with strictly increasing joints. `each` is
@@ -1527,13 +1588,20 @@ fn joint_list(
 }
 
 /// The segment table and every segment block: offsets, key bits, width codes, drops, ranges and
-/// data lengths.
-fn validate_segments(c: &mut Cursor, l: &Layout) -> Result<(), TlcError> {
+/// data lengths. In a `version` 2 file a table entry is the block's offset alone and the block
+/// starts with its key bits; in version 3 the entry holds both.
+fn validate_segments(c: &mut Cursor, l: &Layout, version: u16) -> Result<(), TlcError> {
     let segments = l.segment_count as usize;
     let table_at = c.pos;
-    // Every segment takes at least its 4-byte key bits: bound the count by the bytes present.
+    let entry_bytes = if version == OLDEST_VERSION {
+        4
+    } else {
+        SEGMENT_ENTRY_BYTES
+    };
+    // Every segment takes at least 8 bytes (its offset and its key bits): bound the count by the
+    // bytes present.
     c.room(segments, 8, "segment table")?;
-    c.pos += 4 * segments;
+    c.pos += entry_bytes * segments;
     let bytes = c.bytes;
     let ranges = l.flags & FLAG_SEGMENT_RANGES != 0;
     let kinds = TrackKind::ALL.map(|k| {
@@ -1545,7 +1613,7 @@ fn validate_segments(c: &mut Cursor, l: &Layout) -> Result<(), TlcError> {
         )
     });
     for s in 0..segments {
-        let entry_at = table_at + 4 * s;
+        let entry_at = table_at + entry_bytes * s;
         let at = u32_at(bytes, entry_at) as usize;
         if at != c.pos {
             return Err(invalid(
@@ -1554,8 +1622,11 @@ fn validate_segments(c: &mut Cursor, l: &Layout) -> Result<(), TlcError> {
                 format!("segment {s}: expected {}, found {at}", c.pos),
             ));
         }
-        let key_bits_at = c.pos;
-        let key_bits = c.u32("segment key bits")?;
+        let (key_bits_at, key_bits) = if version == OLDEST_VERSION {
+            (c.pos, c.u32("segment key bits")?)
+        } else {
+            (entry_at + 4, u32_at(bytes, entry_at + 4))
+        };
         let mut bits = 0u64;
         for (kind, (k, kl, packed_bits)) in kinds.iter().enumerate() {
             let count = l.track_counts[kind] as usize;
@@ -1703,9 +1774,9 @@ mod tests {
             older.contains("version 1 at byte 8 is not supported"),
             "{older}"
         );
-        assert!(older.contains("reads version 2"), "{older}");
+        assert!(older.contains("reads versions 2 to 3"), "{older}");
         assert!(older.contains("compress the source clip again"), "{older}");
-        let newer = TlcError::UnsupportedVersion { found: 3 }.to_string();
+        let newer = TlcError::UnsupportedVersion { found: 4 }.to_string();
         assert!(newer.contains("newer"), "{newer}");
     }
 }
