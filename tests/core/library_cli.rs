@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::common::{run, temp_dir, text};
+use crate::common::{Scratch, run, temp_dir, text};
 use taglane::core::project::DEMO_CLIP_FILES;
 
 /// `lib/s1/` with two demo takes, `lib/s2/` with one named like one of them and a broken take.
@@ -676,7 +676,7 @@ fn an_import_through_a_link_to_the_project_keeps_its_sources_right() {
 /// writes a report saying so) before the error: the project and the report are unchanged.
 #[test]
 fn a_failed_save_reports_nothing_imported() {
-    let dir = temp_dir("import_save_fails");
+    let dir = Scratch::new("import_save_fails");
     let lib = library(&dir);
     let project = dir.join("p.taglane.json");
     let p = project.to_str().unwrap();
@@ -708,7 +708,7 @@ fn a_failed_save_reports_nothing_imported() {
 #[cfg(unix)]
 #[test]
 fn a_linked_take_is_imported_once() {
-    let dir = temp_dir("import_link");
+    let dir = Scratch::new("import_link");
     let lib = dir.join("lib");
     std::fs::create_dir_all(lib.join("takes")).unwrap();
     std::fs::create_dir_all(lib.join("picks")).unwrap();
@@ -753,7 +753,7 @@ fn a_linked_take_is_imported_once() {
 #[cfg(unix)]
 #[test]
 fn linked_folders_give_way_to_the_folders_themselves() {
-    let dir = temp_dir("import_link_dir");
+    let dir = Scratch::new("import_link_dir");
     let lib = dir.join("lib");
     std::fs::create_dir_all(lib.join("takes")).unwrap();
     std::fs::create_dir_all(lib.join("picks")).unwrap();

@@ -2,7 +2,7 @@
 //! a save merges the file changed on disk into the document first (one undo step), and saves
 //! nothing on a conflict. Sidecar projects: `library_sidecar::a_save_merges_files_changed_on_disk_meanwhile`.
 
-use crate::common::temp_dir;
+use crate::common::{Scratch, temp_dir};
 use taglane::core::doc::Edit;
 use taglane::core::project::Project;
 use taglane::core::tags::{ClipInfo, Range, SavedQuery, Tag, TagDocument};
@@ -361,7 +361,7 @@ proptest::proptest! {
 
 #[test]
 fn a_new_projects_first_save_merges_a_file_another_session_created_meanwhile() {
-    let dir = temp_dir("new-file-merge");
+    let dir = Scratch::new("new-file-merge");
     let file = dir.join("p.taglane.json");
     // Two imports into a project that does not exist yet: each starts from nothing.
     let new = || Project {
@@ -412,7 +412,7 @@ fn a_new_projects_first_save_merges_a_file_another_session_created_meanwhile() {
 #[test]
 fn a_save_waits_for_another_taglane_save_of_a_project_in_its_folder() {
     use std::sync::atomic::{AtomicBool, Ordering};
-    let dir = temp_dir("save-lock");
+    let dir = Scratch::new("save-lock");
     let file = dir.join("p.taglane.json");
     let mut p = Project {
         path: Some(file.clone()),
@@ -454,7 +454,7 @@ fn a_save_waits_for_another_taglane_save_of_a_project_in_its_folder() {
 /// empty document, so this session's tags are kept, not read as removed there.
 #[test]
 fn a_new_project_made_from_tags_keeps_them_when_the_file_appears_untagged() {
-    let dir = temp_dir("new-file-tags");
+    let dir = Scratch::new("new-file-tags");
     let file = dir.join("p.taglane.json");
     let mut walk = Tag::new("Walk");
     walk.ranges.insert(0, vec![Range::new(10, 40)]);
