@@ -56,7 +56,8 @@ impl ImportArgs {
 
 #[derive(Debug, Args)]
 pub struct InspectArgs {
-    /// Animation files (.bvh, .glb, .gltf), or folders searched recursively for them.
+    /// Animation files (.bvh, .glb, .gltf) or compressed clips (.tlc), or folders searched
+    /// recursively for takes (.bvh, .glb, .gltf).
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
     #[command(flatten)]
@@ -216,8 +217,16 @@ struct Described {
     text: String,
 }
 
-/// Describes a file: a full import, or the fast scan with `fast`. The error names the file.
+/// Describes a file: a full import, or the fast scan with `fast`; a compressed clip (`.tlc`)
+/// by [`describe_tlc`]. The error names the file.
 fn describe(path: &Path, options: &ImportOptions, fast: bool) -> Result<Described, String> {
+    if path
+        .extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| e.eq_ignore_ascii_case("tlc"))
+    {
+        return describe_tlc(path, options);
+    }
     let (format, clips, warnings) = if fast {
         let s = scan_animation(path, options).map_err(|e| e.to_string())?;
         (s.format, s.clips, s.warnings)
@@ -261,6 +270,114 @@ fn describe(path: &Path, options: &ImportOptions, fast: bool) -> Result<Describe
             choose_unit(UnitSetting::Auto, format, c).reason
         );
     }
+    for w in &warnings {
+        let _ = writeln!(text, "warning: {w}");
+    }
+    Ok(Described { json, text })
+}
+
+/// A compressed clip described: what `inspect` says of a take (name, joints, frames, rate, unit),
+/// then the file's format version (and whether it was converted at load), its size and ratio
+/// against the raw clip (10 float32 a joint a frame, as `compress` reports it), the memory a
+/// loaded clip holds, and how it is stored. The file is validated as the decoder loads it, so an
+/// error names its byte. The import options do not apply: the file records its unit and rate.
+fn describe_tlc(path: &Path, options: &ImportOptions) -> Result<Described, String> {
+    use crate::core::compress::CompressedClip;
+    use crate::core::compress::format::{OLDEST_VERSION, VERSION};
+    let max = crate::core::limits::MAX_TLC_FILE_BYTES;
+    let bytes = crate::core::limits::read_limited(path, max)
+        .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
+    let clip = CompressedClip::from_bytes(bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut warnings = Vec::new();
+    if options.unit_cm.is_some() || options.skip_first_frame || options.gltf_fps.is_some() {
+        warnings.push(
+            "--unit-cm, --skip-first-frame and --gltf-fps do not apply to a compressed clip (it \
+             records its own unit, frames and rate)"
+                .to_owned(),
+        );
+    }
+    let version = clip.file_version();
+    if version < VERSION {
+        warnings.push(format!(
+            "format version {version}, written by an older taglane: read as version {VERSION} \
+             (the same size and the same poses); compressing the take again writes version \
+             {VERSION} (this build reads versions {OLDEST_VERSION} to {VERSION})"
+        ));
+    }
+    let names = clip.skeleton().names;
+    let raw = clip.frame_count() * clip.joint_count() * 40;
+    let size = clip.size_bytes();
+    let ratio = raw as f64 / size as f64;
+    let [rotations, translations, scales] = clip.layout().track_counts;
+    // As `compress --rotation` names them.
+    let format = match clip.rotation_format() {
+        crate::core::compress::RotationFormat::Full => "full",
+        crate::core::compress::RotationFormat::DropW => "drop-w",
+        crate::core::compress::RotationFormat::SmallestThree32 => "smallest3-32",
+        crate::core::compress::RotationFormat::SmallestThree48 => "smallest3-48",
+    };
+    let json = serde_json::json!({
+        "name": clip.name(),
+        "joints": clip.joint_count(),
+        "frames": clip.frame_count(),
+        "fps": clip.fps(),
+        "duration_s": clip.duration_s(),
+        "unit_cm": clip.unit_cm(),
+        "joint_names": names,
+        "tlc": {
+            "version": VERSION,
+            "file_version": version,
+            "bytes": size,
+            "raw_bytes": raw,
+            "ratio": ratio,
+            "resident_bytes": clip.resident_bytes(),
+            "rotation_format": format,
+            "frame_step": clip.frame_step(),
+            "keys": clip.key_count(),
+            "segment_frames": clip.segment_frames(),
+            "segments": clip.segment_count(),
+            "segment_ranges": clip.segment_ranges(),
+            "scale": clip.has_scale(),
+            "animated_tracks": {
+                "rotations": rotations,
+                "translations": translations,
+                "scales": scales,
+            },
+        },
+        "warnings": warnings,
+    });
+    let mut text = format!("{}\n", path.display());
+    let _ = writeln!(
+        text,
+        "clip {:?}: {} joints, {} frames at {} fps, duration {:.4} s, unit {} cm",
+        clip.name(),
+        clip.joint_count(),
+        clip.frame_count(),
+        clip.fps(),
+        clip.duration_s(),
+        clip.unit_cm()
+    );
+    let _ = writeln!(text, "  joints: {}", names.join(", "));
+    let _ = writeln!(
+        text,
+        "  compressed clip, format version {version}: {size} bytes (ratio {ratio:.2} against \
+         {raw} bytes of 10 float32 a joint a frame), {} bytes loaded",
+        clip.resident_bytes()
+    );
+    let _ = writeln!(
+        text,
+        "  rotations {format}, a key every {} frame(s), {} keys in {} segment(s) of {} keys{}; \
+         animated: {rotations} rotation(s), {translations} translation(s), {scales} scale(s)",
+        clip.frame_step(),
+        clip.key_count(),
+        clip.segment_count(),
+        clip.segment_frames(),
+        if clip.segment_ranges() {
+            " with segment ranges"
+        } else {
+            ""
+        }
+    );
     for w in &warnings {
         let _ = writeln!(text, "warning: {w}");
     }

@@ -1015,3 +1015,95 @@ fn compress_chooses_the_unit_as_import_does_and_says_what_it_cannot_meet() {
         "{err}"
     );
 }
+
+/// `inspect` of a compressed clip: what it says of a take, then its format version, size, ratio
+/// (as `compress` reported it), loaded bytes and layout; a version 2 file says it was converted;
+/// a damaged file is refused naming its byte; import options are said not to apply.
+#[test]
+fn inspect_describes_a_compressed_clip() {
+    let dir = Scratch::new("inspect-tlc");
+    let bvh = dir.join("in.bvh");
+    std::fs::write(&bvh, BVH).unwrap();
+    let tlc = dir.join("out.tlc");
+    let out = bin()
+        .args(["compress"])
+        .arg(&bvh)
+        .arg("-o")
+        .arg(&tlc)
+        .args(["--units", "cmu", "--report", "json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let path = tlc.to_str().unwrap();
+    let o = run(&["inspect", path, "--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["file"], path);
+    assert_eq!(v["joints"], 4);
+    assert_eq!(v["frames"], 6);
+    assert_eq!(
+        v["joint_names"],
+        serde_json::json!(["Hips", "Spine", "Head", "Leg"])
+    );
+    assert!((v["unit_cm"].as_f64().unwrap() - 5.644).abs() < 1e-4, "{v}");
+    let t = &v["tlc"];
+    assert_eq!(t["version"], 3);
+    assert_eq!(t["file_version"], 3);
+    assert_eq!(
+        t["bytes"].as_u64(),
+        Some(std::fs::metadata(&tlc).unwrap().len())
+    );
+    assert_eq!(t["raw_bytes"], report["raw_bytes"]);
+    assert_eq!(t["ratio"], report["ratio"]);
+    assert_eq!(
+        t["resident_bytes"].as_u64().unwrap(),
+        t["bytes"].as_u64().unwrap() + 136
+    );
+    assert_eq!(t["rotation_format"], "drop-w");
+    assert_eq!(t["frame_step"], 1);
+    assert_eq!(t["keys"], 6);
+    assert_eq!(v["warnings"], serde_json::json!([]));
+    let o = run(&["inspect", path]);
+    let said = text(&o.stdout);
+    assert!(
+        said.contains("4 joints, 6 frames at")
+            && said.contains("compressed clip, format version 3:")
+            && said.contains("rotations drop-w"),
+        "{said}"
+    );
+    // Import options: said not to apply, the description unchanged.
+    let o = run(&["inspect", path, "--json", "--unit-cm", "2"]);
+    let w: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(w["unit_cm"], v["unit_cm"]);
+    assert!(
+        w["warnings"][0].as_str().unwrap().contains("do not apply"),
+        "{w}"
+    );
+    // A version 2 file: read as version 3, and said so.
+    let v2 = dir.join("v2.tlc");
+    std::fs::write(&v2, include_bytes!("../fixtures/tlc_v2_synthetic.tlc")).unwrap();
+    let o = run(&["inspect", v2.to_str().unwrap(), "--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let w: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(w["tlc"]["file_version"], 2);
+    assert_eq!(w["tlc"]["version"], 3);
+    assert!(
+        w["warnings"][0]
+            .as_str()
+            .unwrap()
+            .contains("format version 2, written by an older taglane"),
+        "{w}"
+    );
+    // Damaged: refused, naming the file and the byte; nothing on stdout without --json.
+    let mut bytes = std::fs::read(&tlc).unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 0x55;
+    let bad = dir.join("bad.tlc");
+    std::fs::write(&bad, &bytes).unwrap();
+    let o = run(&["inspect", bad.to_str().unwrap()]);
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("bad.tlc") && err.contains("byte"), "{err}");
+    assert!(o.stdout.is_empty());
+}

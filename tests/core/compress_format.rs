@@ -203,8 +203,16 @@ fn version_2_file_loads_as_version_3() {
     assert_eq!(u16::from_le_bytes([v2[8], v2[9]]), 2);
     let c = CompressedClip::from_bytes(v2.clone()).unwrap();
     assert_eq!(c.segment_count(), 3);
+    // The clip says which version its file was (`inspect` reports it).
+    assert_eq!(c.file_version(), 2);
     let v3 = c.bytes();
     assert_eq!(u16::from_le_bytes([v3[8], v3[9]]), VERSION);
+    assert_eq!(
+        CompressedClip::from_bytes(v3.to_vec())
+            .unwrap()
+            .file_version(),
+        VERSION
+    );
     assert_eq!(v3.len(), v2.len());
     assert_eq!(pose_hash(&c), 0x4308_9651_1527_9bd9);
     // The segment table's entries are (offset, key bits); version 2 kept the key bits first in

@@ -713,6 +713,9 @@ pub struct Layout {
     /// Which decoder of the animated tracks a sample takes on this CPU: asked of the CPU when
     /// the clip is loaded, never read from the file.
     pub decoder: super::decode::Decoder,
+    /// The format version of the file as it was read: [`OLDEST_VERSION`] for a file converted at
+    /// load (the bytes kept are then version [`VERSION`]'s), else [`VERSION`].
+    pub file_version: u8,
     /// Animated rotation, translation and scale tracks.
     pub track_counts: [u32; 3],
     /// Bytes of every track's header in one segment (the same in every segment).
@@ -754,7 +757,10 @@ impl CompressedClip {
         let (mut layout, version) = validate(&bytes)?;
         if version == OLDEST_VERSION {
             bytes = upgrade_v2(&bytes, &layout);
-            layout = validate(&bytes)?.0;
+            layout = Layout {
+                file_version: layout.file_version,
+                ..validate(&bytes)?.0
+            };
         }
         // The clip keeps exactly the file (resident bytes = file size + context).
         bytes.shrink_to_fit();
@@ -764,6 +770,12 @@ impl CompressedClip {
     /// The `.tlc` file bytes.
     pub fn bytes(&self) -> &[u8] {
         &self.bytes
+    }
+    /// The format version of the file this clip was read from: [`OLDEST_VERSION`] for a file
+    /// converted at load (what [`Self::bytes`] holds is then the version [`VERSION`] file of the
+    /// same size), else [`VERSION`].
+    pub fn file_version(&self) -> u16 {
+        u16::from(self.layout.file_version)
     }
     /// Compressed size in bytes (the whole file).
     pub fn size_bytes(&self) -> usize {
@@ -1496,6 +1508,8 @@ fn validate(bytes: &[u8]) -> Result<(Layout, u16), TlcError> {
         flags,
         static_lists,
         decoder: super::decode::Decoder::detect(),
+        // At most VERSION (checked above).
+        file_version: version as u8,
         track_counts,
         segment_header_bytes: segment_header_bytes as u32,
         name_at: name_at as u32,
