@@ -240,10 +240,7 @@ fn groups<const EVEX: bool>(
             // (group g again when g is the last: its second half is read but not written).
             let second = g + 1 < groups;
             let g2 = g + usize::from(second);
-            let lanes = [
-                (count - 4 * g).min(4),
-                if second { (count - 4 * g2).min(4) } else { 0 },
-            ];
+            let first = g;
             let at = |base: usize, size: usize| [base + g * size, base + g2 * size];
             let place = [at(table, GROUP3_TABLE), at(ha, header), at(hb, header)];
             g += 2;
@@ -335,7 +332,9 @@ fn groups<const EVEX: bool>(
                     true
                 };
             if !read {
-                slow_pair(bytes, place, &keys, [&mut bit_a, &mut bit_b], lanes, out);
+                let groups = [first, usize::from(second)];
+                let bits = [&mut bit_a, &mut bit_b];
+                slow_pair(bytes, table, count, groups, &keys, bits, out);
             }
         }
         if g >= groups
@@ -361,28 +360,34 @@ fn groups<const EVEX: bool>(
 }
 
 /// A pair of groups decoded group by group by the portable decoder (which reads raw float32
-/// slots, normalises stored parts past unit length and checks every read).
+/// slots, normalises stored parts past unit length and checks every read): group `first` and,
+/// with `more` 1, the next, of the `count` tracks whose table is at `table` and whose first
+/// group's headers are at `keys.headers`. Their places are worked out here, not on the path
+/// every pair takes (a cold pose waits for each line of code it runs).
 #[cold]
 #[inline(never)]
 fn slow_pair(
     bytes: &[u8],
-    [table, ha, hb]: [[usize; 2]; 3],
+    table: usize,
+    count: usize,
+    [first, more]: [usize; 2],
     keys: &Keys,
     [bit_a, bit_b]: [&mut usize; 2],
-    lanes: [usize; 2],
     out: &mut [Transform],
 ) {
-    for k in 0..1 + usize::from(lanes[1] > 0) {
+    let header = keys.group_header();
+    let [ha, hb] = keys.headers;
+    for g in first..=first + more {
         let keys = Keys {
-            headers: [ha[k], hb[k]],
+            headers: [ha + g * header, hb + g * header],
             ..*keys
         };
         decode_group3(
             bytes,
-            table[k],
+            table + g * GROUP3_TABLE,
             &keys,
             [&mut *bit_a, &mut *bit_b],
-            lanes[k],
+            (count - 4 * g).min(4),
             out,
         );
     }
