@@ -62,6 +62,28 @@ fn global_positions(path: &std::path::Path, unit_cm: f32) -> Vec<glam::Vec3> {
     out
 }
 
+/// [`BVH`] written to `dir/in.bvh` and compressed to `dir/out.tlc` in CMU units with `extra`
+/// flags and a JSON report: the two paths and the report.
+fn compressed_bvh(
+    dir: &std::path::Path,
+    extra: &[&str],
+) -> (std::path::PathBuf, std::path::PathBuf, serde_json::Value) {
+    let bvh = dir.join("in.bvh");
+    std::fs::write(&bvh, BVH).unwrap();
+    let tlc = dir.join("out.tlc");
+    let out = bin()
+        .args(["compress"])
+        .arg(&bvh)
+        .arg("-o")
+        .arg(&tlc)
+        .args(extra)
+        .args(["--units", "cmu", "--report", "json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    (bvh, tlc, serde_json::from_slice(&out.stdout).unwrap())
+}
+
 /// `taglane compress IN -o OUT EXTRA...`, its exit status.
 fn compress(
     input: &std::path::Path,
@@ -81,23 +103,7 @@ fn compress(
 #[test]
 fn compress_report_decompress_round_trip() {
     let dir = temp_dir("round");
-    let bvh = dir.join("in.bvh");
-    std::fs::write(&bvh, BVH).unwrap();
-    let tlc = dir.join("out.tlc");
-    let out = bin()
-        .args(["compress"])
-        .arg(&bvh)
-        .arg("-o")
-        .arg(&tlc)
-        .args(["--error-cm", "0.01", "--units", "cmu", "--report", "json"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let (bvh, tlc, v) = compressed_bvh(&dir, &["--error-cm", "0.01"]);
     for key in [
         "raw_bytes",
         "compressed_bytes",
@@ -1022,19 +1028,7 @@ fn compress_chooses_the_unit_as_import_does_and_says_what_it_cannot_meet() {
 #[test]
 fn inspect_describes_a_compressed_clip() {
     let dir = Scratch::new("inspect-tlc");
-    let bvh = dir.join("in.bvh");
-    std::fs::write(&bvh, BVH).unwrap();
-    let tlc = dir.join("out.tlc");
-    let out = bin()
-        .args(["compress"])
-        .arg(&bvh)
-        .arg("-o")
-        .arg(&tlc)
-        .args(["--units", "cmu", "--report", "json"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let (_, tlc, report) = compressed_bvh(&dir, &[]);
     let path = tlc.to_str().unwrap();
     let o = run(&["inspect", path, "--json"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
