@@ -44,7 +44,7 @@ pub enum Command {
     Query(tags::QueryArgs),
     /// List the tags of a tag data file with clip and frame counts.
     Tags(tags::TagsArgs),
-    /// Describe animation files (BVH, glTF) or compressed clips (.tlc); with several, one JSON line each (--json).
+    /// Describe animation files (BVH, glTF) or compressed clips (.tlc); several: a JSON line each.
     Inspect(anim::InspectArgs),
     /// Import folders of takes into a project (new takes are added, changed ones reported).
     Import(library::ImportArgs),
