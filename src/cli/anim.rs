@@ -57,7 +57,7 @@ impl ImportArgs {
 #[derive(Debug, Args)]
 pub struct InspectArgs {
     /// Animation files (.bvh, .glb, .gltf) or compressed clips (.tlc), or folders searched
-    /// recursively for takes (.bvh, .glb, .gltf).
+    /// recursively for both.
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
     #[command(flatten)]
@@ -140,7 +140,12 @@ pub fn inspect(args: InspectArgs) -> ExitCode {
                 say!("taglane: {p}");
                 failed += 1;
             }
-            files.extend(walk.files.into_iter().map(|t| (t.path, t.bytes)));
+            // The takes and the compressed clips of the folder, in the order of their paths.
+            let mut found: Vec<(PathBuf, u64)> =
+                walk.files.into_iter().map(|t| (t.path, t.bytes)).collect();
+            compressed_clips(&crate::core::library::walk::absolute(f), &mut found);
+            found.sort_by(|a, b| a.0.cmp(&b.0));
+            files.extend(found);
         } else {
             let bytes = std::fs::metadata(f).map_or(0, |m| m.len());
             files.push((f.clone(), bytes));
@@ -148,7 +153,7 @@ pub fn inspect(args: InspectArgs) -> ExitCode {
     }
     if files.is_empty() {
         return super::fail_input(format!(
-            "nothing to inspect: no take (.bvh, .glb, .gltf) in {}",
+            "nothing to inspect: no take (.bvh, .glb, .gltf) or compressed clip (.tlc) in {}",
             super::path_list(&args.files)
         ));
     }
@@ -209,6 +214,40 @@ pub fn inspect(args: InspectArgs) -> ExitCode {
         return ExitCode::from(1);
     }
     ExitCode::SUCCESS
+}
+
+/// The compressed clips (`.tlc`, any case) under folder `dir` and its subfolders, with their sizes,
+/// added to `found`: hidden entries skipped, and folders reached through a symbolic link not
+/// entered (so a link cannot loop), as the walk for takes does. A folder that cannot be read is
+/// skipped here: the walk for takes, run first on the same folder, has reported it.
+fn compressed_clips(dir: &Path, found: &mut Vec<(PathBuf, u64)>) {
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            if name.to_string_lossy().starts_with('.') {
+                continue;
+            }
+            let path = entry.path();
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            if kind.is_dir() {
+                stack.push(path);
+            } else if path
+                .extension()
+                .and_then(|e| e.to_str())
+                .is_some_and(|e| e.eq_ignore_ascii_case("tlc"))
+                && let Ok(meta) = std::fs::metadata(&path)
+                && meta.is_file()
+            {
+                found.push((path, meta.len()));
+            }
+        }
+    }
 }
 
 /// One file described: its JSON object and its text.

@@ -1100,4 +1100,33 @@ fn inspect_describes_a_compressed_clip() {
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(err.contains("bad.tlc") && err.contains("byte"), "{err}");
     assert!(o.stdout.is_empty());
+    // A folder: its takes and compressed clips in the order of their paths, subfolders too,
+    // hidden files and folders reached through a link left out; the damaged one is a line with
+    // its error, and the exit status says one file could not be read.
+    std::fs::create_dir(dir.join("sub")).unwrap();
+    std::fs::copy(&tlc, dir.join("sub/again.TLC")).unwrap();
+    std::fs::copy(&tlc, dir.join(".hidden.tlc")).unwrap();
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(dir.join("sub"), dir.join("zlink")).unwrap();
+    let o = run(&["inspect", dir.to_str().unwrap(), "--json"]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+    let lines: Vec<serde_json::Value> = text(&o.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let names: Vec<&str> = lines
+        .iter()
+        .map(|l| {
+            let f = l["file"].as_str().unwrap();
+            &f[f.rfind("inspect-tlc").unwrap()..]
+        })
+        .map(|f| f.split_once('/').unwrap().1)
+        .collect();
+    assert_eq!(
+        names,
+        ["bad.tlc", "in.bvh", "out.tlc", "sub/again.TLC", "v2.tlc"]
+    );
+    assert!(lines[0]["error"].as_str().unwrap().contains("checksum"));
+    assert_eq!(lines[3]["tlc"]["bytes"], t["bytes"]);
+    assert!(lines[1].get("tlc").is_none() && lines[1]["joints"] == 4);
 }
