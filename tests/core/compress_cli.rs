@@ -1024,7 +1024,8 @@ fn compress_chooses_the_unit_as_import_does_and_says_what_it_cannot_meet() {
 
 /// `inspect` of a compressed clip: what it says of a take, then its format version, size, ratio
 /// (as `compress` reported it), loaded bytes and layout; a version 2 file says it was converted;
-/// a damaged file is refused naming its byte; import options are said not to apply.
+/// a damaged file is refused naming its byte; import options are said not to apply; a folder
+/// gives its takes and compressed clips in the order of their paths.
 #[test]
 fn inspect_describes_a_compressed_clip() {
     let dir = Scratch::new("inspect-tlc");
