@@ -140,10 +140,14 @@ pub fn inspect(args: InspectArgs) -> ExitCode {
                 say!("taglane: {p}");
                 failed += 1;
             }
-            // The takes and the compressed clips of the folder, in the order of their paths.
+            // The takes and the compressed clips of the folder (files the walk for takes lists
+            // as not takes), in the order of their paths.
             let mut found: Vec<(PathBuf, u64)> =
                 walk.files.into_iter().map(|t| (t.path, t.bytes)).collect();
-            compressed_clips(&crate::core::library::walk::absolute(f), &mut found);
+            found.extend(walk.ignored.into_iter().filter(|p| is_tlc(p)).map(|p| {
+                let bytes = std::fs::metadata(&p).map_or(0, |m| m.len());
+                (p, bytes)
+            }));
             found.sort_by(|a, b| a.0.cmp(&b.0));
             files.extend(found);
         } else {
@@ -216,38 +220,11 @@ pub fn inspect(args: InspectArgs) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-/// The compressed clips (`.tlc`, any case) under folder `dir` and its subfolders, with their sizes,
-/// added to `found`: hidden entries skipped, and folders reached through a symbolic link not
-/// entered (so a link cannot loop), as the walk for takes does. A folder that cannot be read is
-/// skipped here: the walk for takes, run first on the same folder, has reported it.
-fn compressed_clips(dir: &Path, found: &mut Vec<(PathBuf, u64)>) {
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        for entry in entries.flatten() {
-            let name = entry.file_name();
-            if name.to_string_lossy().starts_with('.') {
-                continue;
-            }
-            let path = entry.path();
-            let Ok(kind) = entry.file_type() else {
-                continue;
-            };
-            if kind.is_dir() {
-                stack.push(path);
-            } else if path
-                .extension()
-                .and_then(|e| e.to_str())
-                .is_some_and(|e| e.eq_ignore_ascii_case("tlc"))
-                && let Ok(meta) = std::fs::metadata(&path)
-                && meta.is_file()
-            {
-                found.push((path, meta.len()));
-            }
-        }
-    }
+/// A compressed clip's name (`.tlc`, any case).
+fn is_tlc(path: &Path) -> bool {
+    path.extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| e.eq_ignore_ascii_case("tlc"))
 }
 
 /// One file described: its JSON object and its text.
@@ -259,11 +236,7 @@ struct Described {
 /// Describes a file: a full import, or the fast scan with `fast`; a compressed clip (`.tlc`)
 /// by [`describe_tlc`]. The error names the file.
 fn describe(path: &Path, options: &ImportOptions, fast: bool) -> Result<Described, String> {
-    if path
-        .extension()
-        .and_then(|e| e.to_str())
-        .is_some_and(|e| e.eq_ignore_ascii_case("tlc"))
-    {
+    if is_tlc(path) {
         return describe_tlc(path, options);
     }
     let (format, clips, warnings) = if fast {
@@ -344,17 +317,11 @@ fn describe_tlc(path: &Path, options: &ImportOptions) -> Result<Described, Strin
         ));
     }
     let names = clip.skeleton().names;
-    let raw = clip.frame_count() * clip.joint_count() * 40;
+    let raw = crate::core::compress::raw_bytes(clip.frame_count(), clip.joint_count());
     let size = clip.size_bytes();
     let ratio = raw as f64 / size as f64;
     let [rotations, translations, scales] = clip.layout().track_counts;
-    // As `compress --rotation` names them.
-    let format = match clip.rotation_format() {
-        crate::core::compress::RotationFormat::Full => "full",
-        crate::core::compress::RotationFormat::DropW => "drop-w",
-        crate::core::compress::RotationFormat::SmallestThree32 => "smallest3-32",
-        crate::core::compress::RotationFormat::SmallestThree48 => "smallest3-48",
-    };
+    let format = super::compress::RotationArg::name_of(clip.rotation_format());
     let json = serde_json::json!({
         "name": clip.name(),
         "joints": clip.joint_count(),

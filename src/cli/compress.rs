@@ -35,6 +35,26 @@ pub enum RotationArg {
     Smallest3_48,
 }
 
+impl RotationArg {
+    pub(crate) fn format(self) -> RotationFormat {
+        match self {
+            RotationArg::Full => RotationFormat::Full,
+            RotationArg::DropW => RotationFormat::DropW,
+            RotationArg::Smallest3_32 => RotationFormat::SmallestThree32,
+            RotationArg::Smallest3_48 => RotationFormat::SmallestThree48,
+        }
+    }
+
+    /// The `--rotation` value that chooses `format` (`inspect` names a file's packing so).
+    pub(crate) fn name_of(format: RotationFormat) -> String {
+        Self::value_variants()
+            .iter()
+            .find(|a| a.format() == format)
+            .and_then(|a| a.to_possible_value())
+            .map_or_else(|| format!("{format:?}"), |v| v.get_name().to_owned())
+    }
+}
+
 /// Settings flags shared by `compress`.
 #[derive(Debug, Args)]
 pub struct CompressArgs {
@@ -289,12 +309,7 @@ fn compress_settings(args: &CompressArgs) -> Result<CompressSettings, (u8, Strin
         };
     }
     if let Some(r) = args.rotation {
-        s.rotation_format = match r {
-            RotationArg::Full => RotationFormat::Full,
-            RotationArg::DropW => RotationFormat::DropW,
-            RotationArg::Smallest3_32 => RotationFormat::SmallestThree32,
-            RotationArg::Smallest3_48 => RotationFormat::SmallestThree48,
-        };
+        s.rotation_format = r.format();
     }
     if let Some(f) = args.segment_frames {
         s.segment_frames = f;
@@ -898,7 +913,7 @@ pub fn compare(args: CompareArgs) -> ExitCode {
         let extra = serde_json::json!({
             "candidate": format!("stream {e} cm, jump {}", args.jump_frames),
             "compressed_bytes": rep.total_bytes,
-            "raw_bytes": clip.frame_count * clip.joint_count() * 40,
+            "raw_bytes": crate::core::compress::raw_size_bytes(&clip),
             "ratio": rep.ratio,
             "decode_us": us,
             "jump_bytes": rep.jump_bytes,

@@ -1130,4 +1130,10 @@ fn inspect_describes_a_compressed_clip() {
     assert!(lines[0]["error"].as_str().unwrap().contains("checksum"));
     assert_eq!(lines[3]["tlc"]["bytes"], t["bytes"]);
     assert!(lines[1].get("tlc").is_none() && lines[1]["joints"] == 4);
+    // Each packing named as `compress --rotation` names it.
+    let other = Scratch::new("inspect-tlc-s48");
+    let (_, s48, _) = compressed_bvh(&other, &["--rotation", "smallest3-48"]);
+    let o = run(&["inspect", s48.to_str().unwrap(), "--json"]);
+    let w: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(w["tlc"]["rotation_format"], "smallest3-48");
 }

@@ -63,7 +63,13 @@ pub struct CompressResult {
 
 /// Raw size of a clip: 10 float32 per joint per frame.
 pub fn raw_size_bytes(clip: &Clip) -> usize {
-    clip.frame_count * clip.joint_count() * 40
+    raw_bytes(clip.frame_count, clip.joint_count())
+}
+
+/// Raw size of `frames` frames of `joints` joints: 10 float32 per joint per frame (what every
+/// compression ratio of this crate is measured against).
+pub fn raw_bytes(frames: usize, joints: usize) -> usize {
+    frames * joints * 40
 }
 
 /// Compresses a clip without progress reporting.

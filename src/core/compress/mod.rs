@@ -39,7 +39,8 @@ pub mod synth;
 
 pub use decode::Decoder;
 pub use encode::{
-    CompressError, CompressResult, Control, compress, compress_with, measure_clip, raw_size_bytes,
+    CompressError, CompressResult, Control, compress, compress_with, measure_clip, raw_bytes,
+    raw_size_bytes,
 };
 pub use format::{CompressedClip, TlcError, TrackStore};
 pub use metric::{ErrorReport, JointFrameErrors, WorstError};

@@ -364,7 +364,7 @@ impl KeyStream {
             let f = (u64::from(i) * 7919 % u64::from(self.frame_count)) as u32;
             seeks += player.seek(self, f);
         }
-        let raw = original.frame_count * original.joint_count() * 40;
+        let raw = super::encode::raw_size_bytes(original);
         StreamReport {
             keys_kept: self.entries.len(),
             keys_total: self.tracks.len() * self.frame_count as usize,
