@@ -37,14 +37,20 @@ pub struct ImportArgs {
 impl ImportArgs {
     fn options(&self) -> Result<ImportOptions, String> {
         if let Some(u) = self.unit_cm
-            && !(u.is_finite() && u > 0.0)
+            && !crate::core::limits::unit_cm_ok(f64::from(u))
         {
-            return Err(format!("--unit-cm must be a positive number, found {u}"));
+            return Err(format!(
+                "--unit-cm: {}",
+                crate::core::limits::unit_cm_message(f64::from(u))
+            ));
         }
         if let Some(fps) = self.gltf_fps
-            && !(fps.is_finite() && fps > 0.0 && fps <= 10_000.0)
+            && !(f64::from(fps) >= crate::core::limits::MIN_FPS && fps <= 10_000.0)
         {
-            return Err(format!("--gltf-fps must be in (0, 10000], found {fps}"));
+            return Err(format!(
+                "--gltf-fps must be from {} to 10000, found {fps}",
+                crate::core::limits::MIN_FPS
+            ));
         }
         Ok(ImportOptions {
             unit_cm: self.unit_cm,

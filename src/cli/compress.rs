@@ -258,6 +258,18 @@ fn settings_from_file(path: &Path) -> Result<CompressSettings, String> {
     })?;
     // A UTF-8 byte order mark (written by some Windows editors) is skipped.
     let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    // serde reads a struct from an array too (its fields in order): `["full"]` would set the
+    // first field silently. Settings are an object.
+    let body = text.trim_start();
+    if body.starts_with('[') {
+        let before = &text[..text.len() - body.len()];
+        let line = before.matches('\n').count() + 1;
+        let column = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
+        return Err(format!(
+            "{}: line {line}, column {column}: expected a JSON object of settings ({{\"bits\": ..., ...}}), found an array",
+            path.display()
+        ));
+    }
     let s: CompressSettings = serde_json::from_str(text).map_err(|e| {
         // The place is given first, as every reader gives it.
         let (line, column, what) = crate::core::json::syntax_place(&e);

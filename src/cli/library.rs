@@ -325,6 +325,10 @@ fn check_report_path(report: &Path, project: &Path, inputs: &[PathBuf]) -> Resul
         head.starts_with(b"added ")
     })
     .map_err(|e| format!("--report {e}"))?;
+    // Its folder takes a file: the report is written after the project is saved, too late to
+    // refuse the import.
+    crate::core::io::check_writable(report)
+        .map_err(|e| format!("--report {e} (nothing imported)"))?;
     Ok(())
 }
 

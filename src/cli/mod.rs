@@ -285,15 +285,24 @@ pub(crate) fn check_output(
             output.display()
         ));
     }
-    let ext = output
-        .extension()
-        .map(|e| e.to_string_lossy().to_lowercase())
-        .unwrap_or_default();
-    if refused.contains(&ext.as_str()) {
-        return Err(format!(
-            "{}: this writes {what}, and a .{ext} file is not one; expected an output with another extension (nothing written)",
-            output.display()
-        ));
+    // The name given, and, through a symbolic link, the file it names: a save replaces that.
+    let real = std::fs::canonicalize(output).ok();
+    for path in std::iter::once(output).chain(real.as_deref()) {
+        let ext = path
+            .extension()
+            .map(|e| e.to_string_lossy().to_lowercase())
+            .unwrap_or_default();
+        if refused.contains(&ext.as_str()) {
+            let through = if path == output {
+                String::new()
+            } else {
+                format!(" (a link to {})", path.display())
+            };
+            return Err(format!(
+                "{}{through}: this writes {what}, and a .{ext} file is not one; expected an output with another extension (nothing written)",
+                output.display()
+            ));
+        }
     }
     Ok(())
 }

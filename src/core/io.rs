@@ -39,7 +39,19 @@ fn save_place(path: &Path) -> io::Result<(PathBuf, String, Option<fs::Permission
         .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "path has no file name"))?
         .to_string_lossy()
         .into_owned();
-    let perms = fs::metadata(path).ok().map(|m| m.permissions());
+    let meta = fs::metadata(path).ok();
+    // A folder, a pipe or a device is not replaced by a file (reading a pipe for the backup
+    // waited forever for a writer).
+    if meta.as_ref().is_some_and(|m| !m.is_file()) {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!(
+                "{} is not a regular file (a folder, a pipe or a device); expected a file to replace or a new name",
+                path.display()
+            ),
+        ));
+    }
+    let perms = meta.map(|m| m.permissions());
     if perms.as_ref().is_some_and(fs::Permissions::readonly) {
         return Err(io::Error::new(
             io::ErrorKind::PermissionDenied,
@@ -284,7 +296,11 @@ pub fn project_relative(path: &Path, base: Option<&Path>) -> String {
 /// `--overwrite`): a `path.bak` already there is moved to the first free `path.bak.N` (N from 2),
 /// so that replacing a file twice does not lose the first backup (the original). Returns where it
 /// went; `None` when there was none (or `path` does not exist, so no backup will be made).
+/// Through a symbolic link, the backup is the one of the file it names, where [`write_atomic`]
+/// keeps it.
 pub fn shift_backup(path: &Path) -> io::Result<Option<PathBuf>> {
+    let target = link_target(path)?;
+    let path = target.as_deref().unwrap_or(path);
     let backup = backup_path(path);
     if !path.exists() || fs::symlink_metadata(&backup).is_err() {
         return Ok(None);
@@ -479,6 +495,26 @@ mod tests {
         fs::remove_dir_all(&dir).unwrap();
     }
 
+    /// A pipe, or a folder, where the file would go: refused at once (reading a pipe for the
+    /// backup waited forever for a writer).
+    #[cfg(unix)]
+    #[test]
+    fn a_save_over_a_pipe_or_a_folder_is_refused() {
+        let dir = std::env::temp_dir().join(format!("taglane-io-fifo-{}", std::process::id()));
+        fs::create_dir_all(dir.join("folder.json")).unwrap();
+        let fifo = dir.join("p.bvh");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        if made.is_ok_and(|s| s.success()) {
+            let e = write_atomic(&fifo, b"x", true).unwrap_err().to_string();
+            assert!(e.contains("not a regular file"), "{e}");
+            assert!(check_writable(&fifo).is_err());
+        }
+        let e = write_atomic(&dir.join("folder.json"), b"x", true).unwrap_err();
+        assert!(e.to_string().contains("not a regular file"), "{e}");
+        assert!(dir.join("folder.json").is_dir());
+        fs::remove_dir_all(&dir).ok();
+    }
+
     #[test]
     fn failure_leaves_the_old_file() {
         let dir = std::env::temp_dir().join(format!("taglane-io-missing-{}", std::process::id()));
@@ -506,6 +542,37 @@ mod tests {
             "first"
         );
         assert_eq!(shift_backup(&f).unwrap(), Some(dir.join("take.bvh.bak.3")));
+        fs::remove_dir_all(&dir).ok();
+    }
+
+    /// `--overwrite` through a link: the backups are those of the file it names, where
+    /// `write_atomic` keeps them, so a second replacement keeps the original too.
+    #[cfg(unix)]
+    #[test]
+    fn a_second_replacement_through_a_link_keeps_the_first_backup() {
+        let dir = std::env::temp_dir().join(format!("taglane-shift-link-{}", std::process::id()));
+        fs::create_dir_all(dir.join("real")).unwrap();
+        let f = dir.join("real/p.json");
+        let link = dir.join("out.json");
+        fs::write(&f, "original").unwrap();
+        std::os::unix::fs::symlink("real/p.json", &link).unwrap();
+        assert_eq!(shift_backup(&link).unwrap(), None);
+        write_atomic(&link, b"first", true).unwrap();
+        assert_eq!(
+            shift_backup(&link).unwrap(),
+            Some(dir.join("real/p.json.bak.2"))
+        );
+        write_atomic(&link, b"second", true).unwrap();
+        let read = |p: &str| fs::read_to_string(dir.join(p)).unwrap();
+        assert_eq!(read("real/p.json.bak.2"), "original");
+        assert_eq!(read("real/p.json.bak"), "first");
+        assert_eq!(read("out.json"), "second");
+        assert!(
+            fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
         fs::remove_dir_all(&dir).ok();
     }
 

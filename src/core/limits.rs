@@ -51,6 +51,27 @@ pub fn fps_message(fps: f64) -> String {
         "frames per second must be above 0 and at most {MAX_FPS} (and not round to 0 as a 32-bit float), found {fps:?}"
     )
 }
+/// Fewest centimetres per unit a clip may have (`--units`, `--unit-cm`, a document's or a `.tlc`
+/// file's `unit_cm`): a micrometre.
+pub const MIN_UNIT_CM: f32 = 0.0001;
+/// Most centimetres per unit a clip may have: a kilometre. Past these, positions in centimetres
+/// overflow float32 or lose their precision, and what taglane writes from them (a BVH with `inf`
+/// offsets) it would refuse to read.
+pub const MAX_UNIT_CM: f32 = 100_000.0;
+
+/// Whether `unit_cm` (centimetres per unit) is one taglane takes: within
+/// [`MIN_UNIT_CM`]..=[`MAX_UNIT_CM`].
+pub fn unit_cm_ok(unit_cm: f64) -> bool {
+    (f64::from(MIN_UNIT_CM)..=f64::from(MAX_UNIT_CM)).contains(&unit_cm)
+}
+
+/// The error of a unit that [`unit_cm_ok`] refuses (`unit_cm` as read, or as typed).
+pub fn unit_cm_message(unit_cm: impl std::fmt::Display) -> String {
+    format!(
+        "centimetres per unit must be from {MIN_UNIT_CM} (a micrometre) to {MAX_UNIT_CM} (a kilometre), found {unit_cm}"
+    )
+}
+
 /// Most frames in one imported clip: 432,000 (an hour at 120 fps, four hours at 30 fps).
 pub const MAX_FRAMES: usize = 432_000;
 /// Most joint samples (frames x joints) in one imported clip, and in all the clips of one imported

@@ -271,8 +271,16 @@ impl Project {
         let refuse = |why: &str| changed_on_disk(path, why);
         let bytes = match read_project_file(path) {
             Ok(bytes) => bytes,
-            // Gone: nothing to merge, the save writes it anew.
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((None, None)),
+            // Gone: nothing to merge, the save writes it anew (or, where a folder of its path is
+            // a file, fails saying so: nothing changed on disk there).
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+                ) =>
+            {
+                return Ok((None, None));
+            }
             Err(e) => return Err(refuse(&format!("the version on disk cannot be read ({e})"))),
         };
         let hash = crate::core::library::SidecarBaseline::hash(&bytes);

@@ -501,11 +501,17 @@ fn import_report_refuses_the_project_a_take_and_a_folder() {
     }
     assert_eq!(std::fs::read(&project).unwrap(), before);
     assert_eq!(std::fs::read(&take).unwrap(), take_before);
-    // A report that cannot be written fails the command, also when the import changes nothing.
+    // A report whose folder does not exist is refused before anything is imported (it was
+    // found only after the project was saved).
     let nowhere = dir.join("no-such-folder/report.txt");
     let out = import_with_report(&lib, &project, &nowhere);
-    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
-    assert!(text(&out.stderr).contains("cannot write the report"));
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("nothing imported"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_eq!(std::fs::read(&project).unwrap(), before);
     assert!(!dir.join("other.taglane.json").exists() && !dir.join("out.tlc").exists());
     // A project named like a take's sidecar is refused before anything is written.
     let sidecar_named = lib.join("s1/walk.bvh.tags.json");

@@ -307,11 +307,20 @@ fn compressed_clip_errors_name_file_byte_and_expectation() {
     cut.truncate(good.len() - 10);
     let mut flipped = good.clone();
     flipped[60] ^= 0x40;
-    let mut zero_frames = good.clone();
-    zero_frames[16..20].copy_from_slice(&[0, 0, 0, 0]);
-    let n = zero_frames.len();
-    let crc = taglane::core::compress::bits::crc32(&zero_frames[..n - 4]);
-    zero_frames[n - 4..].copy_from_slice(&crc.to_le_bytes());
+    // A field changed, and the checksum made to match, so that the field's own check is reached.
+    let with = |at: usize, bytes: [u8; 4]| {
+        let mut b = good.clone();
+        b[at..at + 4].copy_from_slice(&bytes);
+        let n = b.len();
+        let crc = taglane::core::compress::bits::crc32(&b[..n - 4]);
+        b[n - 4..].copy_from_slice(&crc.to_le_bytes());
+        b
+    };
+    let zero_frames = with(16, [0; 4]);
+    // Accepted before, and decompressed into a BVH that taglane refuses (a frame time of 1e30 s,
+    // offsets of 1e31).
+    let slow = with(20, 1e-30f32.to_le_bytes());
+    let huge_unit = with(24, 1e30f32.to_le_bytes());
     check(&[
         Case {
             what: ".tlc: not a compressed clip",
@@ -341,6 +350,116 @@ fn compressed_clip_errors_name_file_byte_and_expectation() {
             place: "byte 16".into(),
             expected: "expected at least one frame",
         },
+        Case {
+            what: ".tlc: a frame rate no take has",
+            message: decompress("fps.tlc", &slow),
+            file: f("fps.tlc"),
+            place: "byte 20".into(),
+            expected: "expected 0.001 to 100000 frames per second",
+        },
+        Case {
+            what: ".tlc: a unit no take has",
+            message: decompress("unit.tlc", &huge_unit),
+            file: f("unit.tlc"),
+            place: "byte 24".into(),
+            expected: "centimetres per unit must be from",
+        },
     ]);
+    assert!(!dir.join("out.bvh").exists());
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// What a review of the command line found (2026-11-29), each refused with its file named and
+/// nothing written: a tag document written through a link to a take, compression settings given
+/// as an array (serde read it as the settings' fields in order), a save over a pipe (it waited
+/// forever for a writer), a unit past a kilometre, and a take with no joints in an autotag batch
+/// (it panicked, and the batch's other takes were lost).
+#[cfg(unix)]
+#[test]
+fn links_pipes_array_settings_huge_units_and_jointless_takes_are_refused() {
+    use crate::common::{run, text};
+    let dir = crate::common::Scratch::new("review-refusals");
+    let take = write(
+        &dir,
+        "take.bvh",
+        taglane::core::project::DEMO_CLIP_FILES[0].1,
+    );
+    let take_text = std::fs::read(&take).unwrap();
+    let s = |p: &Path| p.to_str().unwrap().to_owned();
+
+    let link = dir.join("out.taglane.json");
+    std::os::unix::fs::symlink("take.bvh", &link).unwrap();
+    // Another take tagged into a link to this one.
+    let walk = write(
+        &dir,
+        "walk.bvh",
+        taglane::core::project::DEMO_CLIP_FILES[1].1,
+    );
+    let out = run(&["autotag", &s(&walk), "-o", &s(&link), "--overwrite"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("a link to"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_eq!(std::fs::read(&take).unwrap(), take_text);
+    assert!(!dir.join("take.bvh.bak").exists());
+
+    let settings = write(&dir, "s.json", "\n  [\"full\"]");
+    let tlc = dir.join("x.tlc");
+    let out = run(&[
+        "compress",
+        &s(&take),
+        "-o",
+        &s(&tlc),
+        "--settings",
+        &s(&settings),
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let e = text(&out.stderr);
+    assert!(
+        e.contains("s.json: line 2, column 3: expected a JSON object") && e.contains("array"),
+        "{e}"
+    );
+    assert!(!tlc.exists());
+
+    let out = run(&["compress", &s(&take), "-o", &s(&tlc)]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let fifo = dir.join("p.bvh");
+    if std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .is_ok_and(|st| st.success())
+    {
+        let out = run(&["decompress", &s(&tlc), "-o", &s(&fifo), "--overwrite"]);
+        assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+        assert!(text(&out.stderr).contains("not a regular file"));
+    }
+
+    let out = run(&["autotag", &s(&take), "--units", "1e38", "--json"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("centimetres per unit must be from 0.0001"),
+        "{}",
+        text(&out.stderr)
+    );
+
+    let empty = write(
+        &dir,
+        "empty.gltf",
+        r#"{"asset":{"version":"2.0"},"animations":[{"channels":[],"samplers":[]}]}"#,
+    );
+    let batch = dir.join("batch.taglane.json");
+    let out = run(&["autotag", &s(&take), &s(&empty), "-o", &s(&batch)]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let e = text(&out.stderr);
+    assert!(
+        e.contains("skipped: ")
+            && e.contains("empty.gltf")
+            && e.contains("expected at least one joint"),
+        "{e}"
+    );
+    assert!(!e.contains("panicked"), "{e}");
+    let (doc, _) = TagDocument::load(&batch).unwrap();
+    assert_eq!(doc.clips.len(), 1);
 }

@@ -52,7 +52,11 @@ fn clip_strategy(name: String) -> impl Strategy<Value = ClipInfo> {
         // The frame rates a document may hold (`core::limits::fps_ok`: no subnormal f32).
         positive_f32(100_000.0).prop_map(|f| f.max(f32::MIN_POSITIVE)),
         proptest::option::of(text_strategy()),
-        proptest::option::of(positive_f32(f32::MAX)),
+        // The units a document may hold (`core::limits::unit_cm_ok`: a micrometre to a kilometre).
+        proptest::option::of(
+            positive_f32(taglane::core::limits::MAX_UNIT_CM)
+                .prop_map(|u| u.max(taglane::core::limits::MIN_UNIT_CM)),
+        ),
     )
         .prop_map(move |(frames, fps, source, unit_cm)| ClipInfo {
             name: name.clone(),

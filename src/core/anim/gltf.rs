@@ -178,11 +178,14 @@ fn import_json(
     })?;
     let root = doc.as_json();
     if let Some(fps) = options.gltf_fps
-        && !(fps.is_finite() && fps > 0.0 && fps <= 10_000.0)
+        && !(f64::from(fps) >= crate::core::limits::MIN_FPS && fps <= 10_000.0)
     {
         return Err(ImportError::new(
             Place::File,
-            format!("expected a resampling rate in (0, 10000] frames per second, found {fps}"),
+            format!(
+                "expected a resampling rate from {} to 10000 frames per second, found {fps}",
+                crate::core::limits::MIN_FPS
+            ),
         ));
     }
     let (buffers, buffer_bytes) = load_buffers(root, bin, base_dir)?;

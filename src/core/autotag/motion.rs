@@ -35,6 +35,12 @@ impl Motion {
             )));
         }
         let n = clip.joint_count();
+        // Every signal reads a joint (the travelling root is joint 0 at least).
+        if n == 0 {
+            return Err(bad(
+                "nothing to measure: expected at least one joint, found none".to_owned(),
+            ));
+        }
         let total = n * clip.frame_count;
         let mut local = vec![Transform::IDENTITY; n];
         let mut model = vec![Transform::IDENTITY; n];

@@ -665,4 +665,20 @@ fn empty_short_and_broken_clips_never_panic() {
     let mut clip = figure(10, 30.0, |_, _| {});
     clip.unit_cm = 0.0;
     assert!(autotag(&clip, &settings, None).is_err());
+    // A glTF without joints loads as a clip of none: refused, naming it (it panicked).
+    let none = Clip {
+        name: "empty".into(),
+        skeleton: Skeleton::new(Vec::new(), Vec::new(), Vec::new()),
+        fps: 30.0,
+        frame_count: 1,
+        unit_cm: 1.0,
+        rotations: Vec::new(),
+        translations: Vec::new(),
+        scales: Vec::new(),
+    };
+    let e = autotag(&none, &settings, None).unwrap_err().to_string();
+    assert!(
+        e.contains("empty") && e.contains("no") && e.contains("joint"),
+        "{e}"
+    );
 }

@@ -1257,14 +1257,21 @@ fn validate(bytes: &[u8]) -> Result<(Layout, u16), TlcError> {
             ),
         ));
     }
-    if fps <= 0.0 {
-        return Err(invalid("fps", fps_at, format!("expected > 0, found {fps}")));
+    // As a take's rate and unit are bounded on import: a clip decompressed from this file is one
+    // that taglane reads back.
+    use crate::core::limits::{MAX_FPS, MIN_FPS};
+    if !(MIN_FPS..=MAX_FPS).contains(&f64::from(fps)) {
+        return Err(invalid(
+            "fps",
+            fps_at,
+            format!("expected {MIN_FPS} to {MAX_FPS} frames per second, found {fps}"),
+        ));
     }
-    if unit_cm <= 0.0 {
+    if !crate::core::limits::unit_cm_ok(f64::from(unit_cm)) {
         return Err(invalid(
             "unit_cm",
             unit_at,
-            format!("expected > 0, found {unit_cm}"),
+            crate::core::limits::unit_cm_message(f64::from(unit_cm)),
         ));
     }
     if frame_step == 0 {

@@ -134,7 +134,11 @@ pub enum EditError {
     NoAnchor(Anchor, usize),
     #[error("invalid autotag settings: {0}")]
     InvalidAutotag(String),
-    #[error("centimetres per unit must be a positive number, found {0}")]
+    #[error(
+        "centimetres per unit must be from {min} to {max}, found {0}",
+        min = crate::core::limits::MIN_UNIT_CM,
+        max = crate::core::limits::MAX_UNIT_CM
+    )]
     InvalidUnit(String),
 }
 
@@ -242,7 +246,7 @@ impl Edit {
                     .get(*clip as usize)
                     .ok_or(EditError::NoClip(*clip as usize))?;
                 if let Some(u) = unit_cm
-                    && !(u.is_finite() && *u > 0.0)
+                    && !crate::core::limits::unit_cm_ok(f64::from(*u))
                 {
                     return Err(EditError::InvalidUnit(u.to_string()));
                 }

@@ -127,19 +127,22 @@ pub fn load_csv_file(path: &std::path::Path) -> Result<Vec<CsvRow>, String> {
 /// Parses CSV written by [`to_csv`] (or by hand: the seconds columns are optional and ignored; the
 /// header row is required). Errors name the file, the line and what was expected.
 pub fn parse_csv(text: &str, file: &str) -> Result<Vec<CsvRow>, String> {
+    // A spreadsheet's "CSV UTF-8" starts with a byte order mark, which is no part of the header.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut rows = Vec::new();
     let mut lines = csv_records(text).filter(|(_, l)| !l.trim().is_empty());
-    let Some((_, header)) = lines.next() else {
+    let Some((h, header)) = lines.next() else {
         return Err(format!(
             "{file}: empty file; expected the header line '{CSV_HEADER}'"
         ));
     };
+    let h = h + 1;
     let mut header_fields = Vec::new();
-    split_csv_line(header, &mut header_fields).map_err(|e| format!("{file} line 1: {e}"))?;
+    split_csv_line(header, &mut header_fields).map_err(|e| format!("{file} line {h}: {e}"))?;
     let names: Vec<&str> = header_fields.iter().map(|s| s.trim()).collect();
     if names.len() < 4 || names[..4] != ["tag", "clip", "start", "stop"] {
         return Err(format!(
-            "{file} line 1: expected the header '{CSV_HEADER}' (the columns after stop are optional), found '{header}'"
+            "{file} line {h}: expected the header '{CSV_HEADER}' (the columns after stop are optional), found '{header}'"
         ));
     }
     let column = |name: &str| names.iter().position(|n| *n == name);
@@ -883,6 +886,23 @@ mod tests {
         assert!(report.conflicts.is_empty());
         assert_eq!(empty.tags[0].ranges, d.tags[0].ranges);
         assert_eq!(empty.tags[1].ranges, d.tags[1].ranges);
+    }
+
+    /// A spreadsheet's "CSV UTF-8" (a byte order mark first) reads as the same rows; a header
+    /// error after blank lines names the header's own line.
+    #[test]
+    fn csv_with_a_byte_order_mark_reads_and_header_errors_name_their_line() {
+        let csv = to_csv(&doc());
+        let with_mark = format!("\u{feff}{csv}");
+        assert_eq!(
+            parse_csv(&with_mark, "t.csv").unwrap(),
+            parse_csv(&csv, "t.csv").unwrap()
+        );
+        let err = parse_csv("\n\ntag,clip,begin,end\n", "t.csv").unwrap_err();
+        assert!(
+            err.starts_with("t.csv line 3: expected the header"),
+            "{err}"
+        );
     }
 
     /// Note data with the characters that separate pairs, keys and values (`;`, `=`, a backslash,

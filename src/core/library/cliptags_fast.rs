@@ -185,13 +185,9 @@ pub(crate) fn parse_flat(text: &str) -> Option<FlatClipTags> {
     let frames = f.frames as u32;
     let unit_cm = match f.unit_cm.0 {
         None => None,
-        Some(u) => {
-            let u = u as f32;
-            if !(u.is_finite() && u > 0.0) {
-                return None;
-            }
-            Some(u)
-        }
+        // The tree reader's check (it refuses the file with its place).
+        Some(u) if crate::core::limits::unit_cm_ok(u) => Some(u as f32),
+        Some(_) => return None,
     };
     let lists = f.tags;
     let good_list =

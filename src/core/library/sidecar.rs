@@ -326,15 +326,15 @@ pub fn parse_cliptags_tree(
     let unit_cm = match get(fields, "unit_cm") {
         None => None,
         Some(Json::Num(n)) => {
-            let u = n.as_f64().unwrap_or(f64::NAN) as f32;
-            if !(u.is_finite() && u > 0.0) {
+            let u = n.as_f64().unwrap_or(f64::NAN);
+            if !crate::core::limits::unit_cm_ok(u) {
                 return Err(invalid(
                     file,
                     "unit_cm",
-                    format!("centimetres per unit must be a positive finite number, found {n}"),
+                    crate::core::limits::unit_cm_message(u),
                 ));
             }
-            Some(u)
+            Some(u as f32)
         }
         Some(other) => {
             return Err(invalid(

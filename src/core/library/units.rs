@@ -47,7 +47,10 @@ impl FromStr for UnitSetting {
             return Ok(UnitSetting::Fixed(*cm));
         }
         match t.parse::<f32>() {
-            Ok(cm) if cm.is_finite() && cm > 0.0 => Ok(UnitSetting::Fixed(cm)),
+            Ok(cm) if crate::core::limits::unit_cm_ok(f64::from(cm)) => Ok(UnitSetting::Fixed(cm)),
+            Ok(cm) if cm.is_finite() && cm > 0.0 => {
+                Err(crate::core::limits::unit_cm_message(format_args!("`{s}`")))
+            }
             _ => Err(format!(
                 "expected auto, cm, m, mm, in, cmu or centimetres per unit (a positive number), found `{s}`"
             )),

@@ -132,13 +132,10 @@ fn check_unit_cm(value: Result<f64, &str>, path: &str, file: &str) -> Result<f32
             "expected centimetres per unit (a number), found {kind}"
         ))
     })?;
-    let unit = x as f32;
-    if unit.is_finite() && unit > 0.0 {
-        Ok(unit)
+    if crate::core::limits::unit_cm_ok(x) {
+        Ok(x as f32)
     } else {
-        Err(fail(format!(
-            "centimetres per unit must be a positive finite number, found {x}"
-        )))
+        Err(fail(crate::core::limits::unit_cm_message(x)))
     }
 }
 
