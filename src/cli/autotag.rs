@@ -41,7 +41,8 @@ pub struct AutotagArgs {
     #[arg(short = 'o', long = "out")]
     pub out: Option<PathBuf>,
     /// Replace the file `--out` names when it exists; the old one is kept beside it as `OUT.bak`
-    /// (replacing an older backup).
+    /// (an older backup moves to `OUT.bak.2`, `.bak.3`, ...; through a link, beside the file it
+    /// names).
     #[arg(long, requires = "out")]
     pub overwrite: bool,
     /// Print the tag document as JSON on stdout.
@@ -117,6 +118,14 @@ fn tag_file(
         messages: Vec::new(),
         several: false,
     };
+    // The output project stores each take's path as text (as `import` does): a path in another
+    // encoding would name no file there.
+    if path.to_str().is_none() {
+        out.messages.push(format!(
+            "skipped: {shown}: the path is not UTF-8 text, which a project stores to find its takes: rename the file (or its folders) to tag it"
+        ));
+        return out;
+    }
     let options = ImportOptions {
         unit_cm,
         ..ImportOptions::default()

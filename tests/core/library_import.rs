@@ -592,3 +592,88 @@ fn source_identities_are_read_with_the_scan() {
     assert!(s.source_ids.is_empty());
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// Files of several animations whose clips cannot be plain `FILE#ANIMATION`: two files of one
+/// name and another extension in one folder, two animations of one name in a file, and an
+/// animation named with a `#`. Every clip loads its own animation, and importing again adds
+/// nothing (before, such clips named no animation, and each import added them again).
+#[test]
+fn clips_of_several_animations_load_back_and_import_once() {
+    let dir = crate::common::Scratch::new("several-animations");
+    let lib = dir.join("lib");
+    let rig = gltf();
+    write(&lib.join("a/rig.gltf"), &rig);
+    write(&lib.join("a/rig.GLTF"), &rig);
+    write(
+        &lib.join("a/dup.gltf"),
+        rig.replacen(r#""name": "Walk""#, r#""name": "Run""#, 1),
+    );
+    write(
+        &lib.join("a/hash.gltf"),
+        rig.replacen(r#""name": "Walk""#, r#""name": "Take#1""#, 1),
+    );
+    let s = scan(std::slice::from_ref(&lib), &ImportSettings::default());
+    let mut project = Project {
+        path: Some(dir.join("p.taglane.json")),
+        ..Project::default()
+    };
+    let plan = plan_import(&project.doc, Some(&dir), &s);
+    assert!(plan.failed.is_empty(), "{}", plan.report_text(true));
+    project.apply(plan.edit, "import").unwrap();
+    assert_eq!(project.doc.clips.len(), 8);
+    project.save_to(&dir.join("p.taglane.json")).unwrap();
+    let (loaded, _) = Project::load(&dir.join("p.taglane.json")).unwrap();
+    // Walk is 1 s (25 frames at 24 fps), Run 2 s (49).
+    let mut seen = Vec::new();
+    for (i, c) in loaded.doc.clips.iter().enumerate() {
+        let clip = loaded
+            .load_clip(i as u32)
+            .unwrap_or_else(|e| panic!("{}: {e}", c.name));
+        assert_eq!(clip.frame_count as u32, c.frames, "{}", c.name);
+        seen.push((c.name.clone(), clip.name, clip.frame_count));
+    }
+    let names: Vec<&str> = seen.iter().map(|s| s.0.as_str()).collect();
+    assert!(
+        names.contains(&"lib/a/rig.gltf#Walk") && names.contains(&"lib/a/rig.GLTF#Run"),
+        "{names:?}"
+    );
+    let dup: Vec<_> = seen.iter().filter(|s| s.0.contains("dup")).collect();
+    assert_eq!(dup.len(), 2);
+    assert_eq!((dup[0].2, dup[1].2), (25, 49), "{dup:?}");
+    assert!(
+        seen.iter()
+            .any(|s| s.0 == "hash#Take#1" && s.1 == "Take#1" && s.2 == 25),
+        "{seen:?}"
+    );
+    let again = plan_import(&loaded.doc, Some(&dir), &s);
+    assert!(
+        again.added.is_empty() && again.edit.is_empty(),
+        "{}",
+        again.report_text(true)
+    );
+    assert_eq!(again.unchanged.len(), 8);
+}
+
+/// A take whose name is not UTF-8 text (Latin-1 `caf\xe9.bvh`) is refused, named: a project
+/// stores its sources as text, and a source with its bytes replaced named no file (each import
+/// added the take again, and its sidecar never loaded).
+#[cfg(unix)]
+#[test]
+fn a_take_whose_path_is_not_text_is_refused() {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = crate::common::Scratch::new("not-utf8");
+    let lib = dir.join("lib");
+    write(&lib.join("walk.bvh"), demo("walk_male_01.bvh"));
+    let latin1 = lib.join(std::ffi::OsStr::from_bytes(b"caf\xe9.bvh"));
+    write(&latin1, demo("run_male_01.bvh"));
+    let s = scan(std::slice::from_ref(&lib), &ImportSettings::default());
+    let plan = plan_import(&TagDocument::default(), Some(&dir), &s);
+    assert_eq!(plan.added.len(), 1, "{}", plan.report_text(true));
+    assert_eq!(plan.failed.len(), 1);
+    assert_eq!(plan.failed[0].path, latin1);
+    assert!(
+        plan.failed[0].message.contains("not UTF-8"),
+        "{}",
+        plan.failed[0].message
+    );
+}

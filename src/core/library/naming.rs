@@ -7,16 +7,19 @@
 //! When names collide (with each other or with clips already in the project), the colliding new
 //! names get their folders in front, one folder at a time from the innermost, until they differ:
 //! `day1/walk` and `day2/walk`; `a/x/walk` and `b/x/walk`. Files in the same folder that still
-//! collide (`walk.bvh` and `walk.glb`) keep their extension (`day1/walk.glb`), and anything left gets
-//! a number (`walk_2`). Clips already in the project are never renamed.
+//! collide (`walk.bvh` and `walk.glb`) keep their extension (`day1/walk.glb`, and
+//! `day1/Fox.glb#Run` for an animation: the extension stays with the file's name), and anything
+//! left gets a number (`walk_2`, `Fox#Run_2`). Clips already in the project are never renamed.
 
 use std::collections::{HashMap, HashSet};
 
 /// One name to make: the base name and where the file is.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NameRequest {
-    /// `stem` or `stem#animation`.
+    /// The file's name without its extension.
     pub base: String,
+    /// The animation's name, for a file that holds several.
+    pub animation: Option<String>,
     /// Folders from the import root's folder down to the file's folder.
     pub folders: Vec<String>,
     /// The file's extension as written (`bvh`, `GLB`).
@@ -45,6 +48,10 @@ fn candidate(r: &NameRequest, level: usize) -> String {
     if level > r.folders.len() && !r.extension.is_empty() {
         name.push('.');
         name.push_str(&r.extension);
+    }
+    if let Some(a) = &r.animation {
+        name.push(ANIMATION_SEPARATOR);
+        name.push_str(a);
     }
     name
 }
@@ -111,6 +118,7 @@ mod tests {
         let (stem, ext) = file.rsplit_once('.').unwrap();
         NameRequest {
             base: stem.to_owned(),
+            animation: None,
             folders: folders.iter().map(|s| s.to_string()).collect(),
             extension: ext.to_owned(),
         }
@@ -163,5 +171,32 @@ mod tests {
             vec!["day2/walk", "run"]
         );
         assert_eq!(names(&["walk.bvh"], &["walk", "walk.bvh"]), vec!["walk_2"]);
+    }
+
+    /// An animation's name follows its file's: the extension stays with the file
+    /// (`Fox.glb#Run`, which loads back; `Fox#Run.glb` named an animation `Run.glb`).
+    #[test]
+    fn an_animation_keeps_its_files_extension_before_it() {
+        let anim = |path: &str, a: &str| NameRequest {
+            animation: Some(a.to_owned()),
+            ..req(path)
+        };
+        let reqs = [
+            anim("lib/takes/Fox.glb", "Run"),
+            anim("lib/takes/Fox.gltf", "Run"),
+            anim("lib/takes/Fox.glb", "Walk"),
+            anim("lib/takes/Twin.glb", "Idle"),
+            anim("lib/takes/Twin.glb", "Idle"),
+        ];
+        assert_eq!(
+            unique_names(&reqs, &HashSet::new()),
+            vec![
+                "lib/takes/Fox.glb#Run",
+                "lib/takes/Fox.gltf#Run",
+                "Fox#Walk",
+                "lib/takes/Twin.glb#Idle",
+                "lib/takes/Twin#Idle_2",
+            ]
+        );
     }
 }

@@ -113,8 +113,23 @@ pub struct ImportPlan {
 
 /// The source string stored for `path` in a project whose file is in `base_dir`: relative (with
 /// `..` when needed) when both share a folder below the file system root, else absolute. Always
-/// with `/` separators.
+/// with `/` separators. A path that is not UTF-8 text is stored with its bad bytes replaced (it
+/// then names no file): an import checks [`source_text`] first.
 pub fn source_for(path: &Path, base_dir: Option<&Path>) -> String {
+    let text = stored_path(path, base_dir).to_string_lossy().into_owned();
+    with_slashes(text)
+}
+
+/// [`source_for`], or `None` when the path stored would not be UTF-8 text (a take named in
+/// another encoding, such as Latin-1 `caf\xe9.bvh`): a project stores text, so that path could
+/// never be read back.
+pub fn source_text(path: &Path, base_dir: Option<&Path>) -> Option<String> {
+    let text = stored_path(path, base_dir).to_str()?.to_owned();
+    Some(with_slashes(text))
+}
+
+/// What [`source_for`] stores, as a path.
+fn stored_path(path: &Path, base_dir: Option<&Path>) -> PathBuf {
     let path = normalize(path);
     let relative = base_dir.map(normalize).and_then(|base| {
         let p: Vec<_> = path.components().collect();
@@ -134,7 +149,10 @@ pub fn source_for(path: &Path, base_dir: Option<&Path>) -> String {
         }
         Some(rel)
     });
-    let text = relative.unwrap_or(path).to_string_lossy().into_owned();
+    relative.unwrap_or(path)
+}
+
+fn with_slashes(text: String) -> String {
     // The base folder itself (a library folder holding the project file): `.`, not an empty
     // path, which names nothing.
     if text.is_empty() {
@@ -250,6 +268,16 @@ pub fn plan_import(doc: &TagDocument, base_dir: Option<&Path>, scan: &LibrarySca
                 continue;
             }
         };
+        let Some(source) = source_text(path, base) else {
+            plan.failed.push(FailedFile {
+                path: path.clone(),
+                message: format!(
+                    "{}: the path is not UTF-8 text, which a project stores to find its takes: rename the file (or its folders) to import it",
+                    path.display()
+                ),
+            });
+            continue;
+        };
         if let Some(first) = f.file.id.as_ref().and_then(|id| chosen.get(id))
             && *first != path.as_path()
         {
@@ -298,13 +326,25 @@ pub fn plan_import(doc: &TagDocument, base_dir: Option<&Path>, scan: &LibrarySca
             });
             existing = files.get(id).map(Vec::as_slice).unwrap_or(&[]);
         }
-        for c in &scanned.clips {
-            let found = existing.iter().copied().find(|&id| {
-                !multi || {
-                    let name = &doc.clips[id as usize].name;
-                    name == &c.name || animation_of(name) == c.name
-                }
-            });
+        // Which of the file's animations each clip of the project already from it is (named
+        // after its own source's file: the same file through a link may have another name).
+        let animations: Vec<&str> = scanned.clips.iter().map(|c| c.name.as_str()).collect();
+        let index_of = |id: ClipId| {
+            let info = &doc.clips[id as usize];
+            let stem = source_path(info, base)
+                .and_then(|p| p.file_stem().map(|s| s.to_string_lossy().into_owned()))
+                .unwrap_or_else(|| f.file.stem());
+            crate::core::source::animation_index(&info.name, &stem, &animations)
+        };
+        let existing_index: Vec<(ClipId, Option<usize>)> = existing
+            .iter()
+            .map(|&id| (id, multi.then(|| index_of(id)).flatten()))
+            .collect();
+        for (k, c) in scanned.clips.iter().enumerate() {
+            let found = existing_index
+                .iter()
+                .find(|(_, i)| !multi || *i == Some(k))
+                .map(|(id, _)| *id);
             if let Some(id) = found {
                 let info = &doc.clips[id as usize];
                 if by_identity {
@@ -335,7 +375,8 @@ pub fn plan_import(doc: &TagDocument, base_dir: Option<&Path>, scan: &LibrarySca
                 continue;
             }
             requests.push(NameRequest {
-                base: base_name(&f.file.stem(), multi.then_some(c.name.as_str())),
+                base: f.file.stem(),
+                animation: multi.then(|| c.name.clone()),
                 folders: f.file.folders.clone(),
                 extension: path
                     .extension()
@@ -345,7 +386,7 @@ pub fn plan_import(doc: &TagDocument, base_dir: Option<&Path>, scan: &LibrarySca
             pending.push(AddedClip {
                 name: String::new(),
                 path: path.clone(),
-                source: source_for(path, base),
+                source: source.clone(),
                 frames: c.frames as u32,
                 fps: c.fps,
                 joints: c.joint_names.len(),

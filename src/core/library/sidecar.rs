@@ -25,7 +25,7 @@ use super::cliptags_fast::FlatClipTags;
 use super::json::{self, Json, check_keys, get, key_path};
 use super::merge::{OnDisk, Theirs};
 use super::naming::ANIMATION_SEPARATOR;
-use super::plan::{animation_of, source_for, source_path};
+use super::plan::{source_for, source_path};
 use super::walk::{SIDECAR_SUFFIX, absolute, find_takes};
 use crate::core::json::{f32_text, string_text};
 use crate::core::tags::format::annotations::{self, Tree};
@@ -77,8 +77,8 @@ pub struct SidecarProject {
     pub autotag: Option<crate::core::settings::AutotagSettings>,
 }
 
-/// Which animation of `take` the clip `name` is, for its sidecar's name: the part after `#` of a
-/// clip of a file that holds several animations (a glTF, or any take `shared` by several clips),
+/// Which animation of `take` the clip `name` is, for its sidecar's name: the part after `FILE#`
+/// ([`crate::core::source::animation_part`]) of a clip of a file that holds several animations (a glTF, or any take `shared` by several clips),
 /// else none. A BVH holds one animation, so a `#` in its clip's name (a take called `t#1.bvh`)
 /// is part of the name: its sidecar is `t#1.bvh.tags.json`, as for any take.
 pub(crate) fn animation_part<'a>(take: &Path, name: &'a str, shared: bool) -> Option<&'a str> {
@@ -86,7 +86,10 @@ pub(crate) fn animation_part<'a>(take: &Path, name: &'a str, shared: bool) -> Op
         crate::core::anim::AnimFormat::from_path(take),
         Some(crate::core::anim::AnimFormat::Glb | crate::core::anim::AnimFormat::Gltf)
     );
-    (shared || (several && name.contains(ANIMATION_SEPARATOR))).then(|| animation_of(name))
+    (shared || (several && name.contains(ANIMATION_SEPARATOR))).then(|| {
+        let stem = take.file_stem().unwrap_or_default().to_string_lossy();
+        crate::core::source::animation_part(name, &stem)
+    })
 }
 
 /// The sidecar of a take (`walk.bvh.tags.json`), or of one animation of it (`Fox.glb#Walk.tags.json`).
