@@ -242,8 +242,16 @@ impl TaglaneApp {
         } else {
             egui::Theme::Light
         });
-        let keys = crate::ui::keymap::shortcuts(&ctx);
-        self.queue.extend(keys);
+        // No shortcut runs under a modal window (a confirmation, the in-app file browser, the
+        // autotag "Replace?" box): Delete deleted the selection behind "Delete tag?", Ctrl+Z
+        // changed the tag it named, and edits made while the browser was open for an Open
+        // after "Don't save" were dropped unasked. The window takes its own keys (Enter, Esc).
+        let modal =
+            self.dialog.is_some() || self.files.browser.is_some() || self.autotag.pending.is_some();
+        if !modal {
+            let keys = crate::ui::keymap::shortcuts(&ctx);
+            self.queue.extend(keys);
+        }
         self.poll_import();
         self.advance_playback(&ctx);
         self.handle_dropped_files(&ctx);

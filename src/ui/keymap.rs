@@ -401,10 +401,12 @@ fn modifier_count(m: Modifiers) -> u32 {
     u32::from(m.alt) + u32::from(m.shift) + u32::from(m.command || m.ctrl || m.mac_cmd)
 }
 
-/// The commands of the keys pressed this frame (none while a text field has the keyboard).
-/// Combinations with more modifiers are tried first, so Ctrl+Shift+Z is never taken as Ctrl+Z.
+/// The commands of the keys pressed this frame (none while a text field has the keyboard or a
+/// modal window is open). Combinations with more modifiers are tried first, so Ctrl+Shift+Z is
+/// never taken as Ctrl+Z.
 pub fn shortcuts(ctx: &egui::Context) -> Vec<AppCommand> {
-    if ctx.egui_wants_keyboard_input() {
+    let under_modal = !ctx.memory(|m| m.is_above_modal_layer(egui::LayerId::background()));
+    if ctx.egui_wants_keyboard_input() || under_modal {
         return Vec::new();
     }
     let mut keys: Vec<(KeyboardShortcut, Action)> = ACTIONS

@@ -1050,3 +1050,48 @@ fn enter_in_the_folder_field_goes_there_without_importing() {
     assert_eq!(h.state().project.doc.clips.len(), clips + 1);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// No shortcut runs under a modal window: with "Delete tag?" open over a selection, Delete and
+/// Ctrl+Z did their work behind it (the selection deleted, the tag the dialog named changed
+/// under it). Esc closes the dialog; then the keys work again.
+#[test]
+fn shortcuts_wait_while_a_dialog_is_open() {
+    let mut h = harness();
+    // A step to undo, then a selection to delete.
+    edit(&mut h);
+    let walking = crate::common::tag_index(h.state(), "Walking");
+    let first = crate::common::ranges(h.state(), walking)[0];
+    h.state_mut()
+        .queue
+        .push(AppCommand::Select(vec![(walking, first)]));
+    h.run_steps(3);
+    let male = crate::common::tag_index(h.state(), "Male");
+    h.state_mut().queue.push(AppCommand::AskDeleteTag(male));
+    h.run_steps(3);
+    assert_eq!(h.state().dialog, Some(Dialog::ConfirmDeleteTag(male)));
+    let doc = h.state().project.doc.clone();
+    let undo_steps = h.state().project.history.len();
+    h.key_press(Key::Delete);
+    h.key_press_modifiers(Modifiers::COMMAND, Key::Z);
+    h.key_press(Key::M);
+    h.run_steps(3);
+    assert_eq!(
+        h.state().project.doc,
+        doc,
+        "nothing changed behind the dialog"
+    );
+    assert_eq!(h.state().project.history.len(), undo_steps);
+    assert_eq!(h.state().dialog, Some(Dialog::ConfirmDeleteTag(male)));
+    h.key_press(Key::Escape);
+    h.run_steps(3);
+    assert_eq!(h.state().dialog, None);
+    assert_eq!(h.state().project.doc.tags.len(), doc.tags.len());
+    // The keys work again once it is closed (a frame after it, as egui knows the modal gone).
+    h.run_steps(2);
+    h.key_press(Key::Delete);
+    h.run_steps(3);
+    assert!(
+        !crate::common::ranges(h.state(), walking).contains(&first),
+        "Delete deletes the selection"
+    );
+}
