@@ -57,15 +57,19 @@ impl Playback {
     /// Moves the playhead by `dt` seconds at `fps` frames per second, wrapping or stopping at the
     /// end of the clip (`frames` frames) or of the looped range.
     pub fn advance(&mut self, dt: f64, fps: f64, frames: u32) {
+        let looping = self.looping || self.loop_range.is_some();
         let (lo, hi) = match self.loop_range {
             // Frames start..stop are shown: the playhead runs over [start, stop).
             Some(r) if r.stop <= frames && r.start < r.stop => {
                 (f64::from(r.start), f64::from(r.stop))
             }
+            // Looping the clip shows every frame as long as any other, the last too: the
+            // playhead runs over [0, frames) (it wrapped at the last frame, which never showed).
+            _ if looping => (0.0, f64::from(frames)),
+            // Playing once stops on the last frame.
             _ => (0.0, f64::from(frames.saturating_sub(1))),
         };
         let mut p = self.playhead + dt * fps * f64::from(self.speed);
-        let looping = self.looping || self.loop_range.is_some();
         if p >= hi || p < lo {
             if looping && hi > lo {
                 if p >= hi {
@@ -427,6 +431,27 @@ mod tests {
                 .contains("not a time")
         );
         assert!(parse_goto("", 100, 30.0).is_err());
+    }
+
+    /// Looping the whole clip shows its last frame for a frame's time, as every other (the
+    /// playhead wrapped on reaching it: a 2-frame clip showed only frame 0).
+    #[test]
+    fn looping_the_clip_shows_its_last_frame() {
+        let mut p = Playback {
+            playing: true,
+            looping: true,
+            playhead: 0.0,
+            ..Playback::default()
+        };
+        let mut shown = std::collections::BTreeSet::new();
+        for _ in 0..8 {
+            p.advance(0.25, 1.0, 2);
+            shown.insert(p.playhead.floor() as u32);
+            assert!(p.playhead < 2.0, "{}", p.playhead);
+        }
+        assert_eq!(shown.into_iter().collect::<Vec<_>>(), [0, 1]);
+        assert_eq!(p.wrapped, Some((0, 2)));
+        assert!(p.playing);
     }
 
     #[test]
