@@ -37,7 +37,7 @@ impl SidePanel {
         let pose = &mut self.pose;
         let comp = &mut self.compression;
         let cache = &mut self.anim;
-        comp.poll(ui.ctx());
+        comp.poll(ui.ctx(), input.project);
         cache.repaint_on_load(ui.ctx());
         let clip_a = match cache.fetch(input.project, input.clip) {
             AnimState::Ready(c) => c,

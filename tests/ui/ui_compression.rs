@@ -262,3 +262,64 @@ fn compression_view_snapshot() {
     h.run_steps(3);
     h.snapshot("compression");
 }
+
+/// Results stand for the clips they were made of: a clip given another unit drops them (the
+/// table, the ghost, "jump to worst frame" and the export showed or wrote the old take's, found
+/// by clip number alone), and undoing the change does not bring back results of clips that no
+/// longer match; a comparison of unchanged clips stays.
+#[test]
+fn results_of_a_clip_that_changed_are_dropped() {
+    use taglane::core::doc::Edit;
+    let mut h = harness_with(compression_app());
+    h.get_by_label("Compress").click();
+    h.step();
+    run_until_done(&mut h, 2000);
+    assert!(h.state().side.compression.comparison.is_some());
+    // An edit of tags leaves the clips as they were: the results stay.
+    h.state_mut().queue.push(AppCommand::Edit {
+        edit: Edit::SetRanges {
+            tag: 0,
+            clip: 0,
+            ranges: vec![taglane::core::tags::Range::new(2, 9)],
+        },
+        label: "tags".into(),
+        select: None,
+    });
+    h.run_steps(3);
+    assert!(h.state().side.compression.comparison.is_some());
+    h.state_mut().queue.push(AppCommand::Edit {
+        edit: Edit::SetClipUnit {
+            clip: 0,
+            unit_cm: Some(2.54),
+        },
+        label: "unit".into(),
+        select: None,
+    });
+    h.run_steps(3);
+    let view = &h.state().side.compression;
+    assert!(view.comparison.is_none());
+    assert!(
+        view.status
+            .as_deref()
+            .unwrap_or("")
+            .contains("compare again"),
+        "{:?}",
+        view.status
+    );
+    h.get_by_label_contains("compare again");
+    // A comparison started, then the clip changed while it ran: its results never show.
+    h.get_by_label("Compress").click();
+    h.step();
+    assert!(h.state().side.compression.is_running());
+    h.state_mut().queue.push(AppCommand::Edit {
+        edit: Edit::SetClipUnit {
+            clip: 0,
+            unit_cm: None,
+        },
+        label: "unit".into(),
+        select: None,
+    });
+    h.run_steps(3);
+    assert!(!h.state().side.compression.is_running());
+    assert!(h.state().side.compression.comparison.is_none());
+}

@@ -19,7 +19,7 @@ use crate::core::anim::{Clip, RotationInterp, SampleSettings, Transform, local_t
 use crate::core::compress::metric::Shell;
 use crate::core::compress::settings::WIDTHS;
 use crate::core::compress::{BitRate, Preset, RotationFormat};
-use crate::core::tags::ClipId;
+use crate::core::tags::{ClipId, ClipInfo};
 use crate::ui::anim_cache::resolve;
 use crate::ui::command::AppCommand;
 use crate::ui::theme;
@@ -40,6 +40,39 @@ pub struct Comparison {
     /// `outcomes[candidate]`, one per clip compressed.
     pub outcomes: Vec<Vec<ClipOutcome>>,
     pub cancelled: bool,
+    /// The clips it ran on, as they were.
+    pub on: Compared,
+}
+
+/// The clips a comparison runs on as the project knew them when it started: its results stand
+/// for those clips only. Another project opened, a clip relinked to another take or given
+/// another unit or length, and the table, the ghost, "jump to worst frame" and the export would
+/// show or write another take's results (they were found by clip number alone).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Compared {
+    project: Option<PathBuf>,
+    clips: Vec<(ClipId, ClipInfo)>,
+}
+
+impl Compared {
+    fn of(project: &crate::ui::project::Project, ids: &[ClipId]) -> Self {
+        Self {
+            project: project.path.clone(),
+            clips: ids
+                .iter()
+                .filter_map(|&id| Some((id, project.doc.clips.get(id as usize)?.clone())))
+                .collect(),
+        }
+    }
+
+    /// Whether `project` still holds these clips, as they were.
+    pub fn holds(&self, project: &crate::ui::project::Project) -> bool {
+        self.project == project.path
+            && self
+                .clips
+                .iter()
+                .all(|(id, info)| project.doc.clips.get(*id as usize) == Some(info))
+    }
 }
 
 impl Comparison {
@@ -76,6 +109,8 @@ pub struct CompressionView {
     pub chosen: usize,
     /// The ghost is drawn at `original + ghost_scale * (decoded - original)` so small errors show.
     pub ghost_scale: f32,
+    /// What the running comparison was started on.
+    started_on: Compared,
     /// Folder for exports; asked with a dialog when `None`.
     pub export_dir: Option<PathBuf>,
     /// Result of the last action (export, errors).
@@ -97,6 +132,7 @@ impl Default for CompressionView {
             job: None,
             comparison: None,
             chosen: 0,
+            started_on: Compared::default(),
             ghost_scale: 1.0,
             export_dir: None,
             status: None,
@@ -121,6 +157,7 @@ impl CompressionView {
             Scope::CurrentClip => vec![current],
             Scope::AllClips => (0..project.doc.clips.len() as ClipId).collect(),
         };
+        self.started_on = Compared::of(project, &ids);
         let mut requests = Vec::new();
         let mut errors = Vec::new();
         for id in ids {
@@ -143,9 +180,26 @@ impl CompressionView {
         self.job = Some(Job::start(requests, self.candidates.clone()));
     }
 
-    /// Collects a finished job; keeps repainting while one runs.
-    pub fn poll(&mut self, ctx: &egui::Context) {
+    /// Collects a finished job; keeps repainting while one runs. Results (finished or coming) of
+    /// clips that `project` no longer holds as they were are dropped, with a status that says so.
+    pub fn poll(&mut self, ctx: &egui::Context, project: &crate::ui::project::Project) {
         self.poll_export(ctx);
+        let stale =
+            "the clips compared changed (another project, a relinked take, a unit): compare again";
+        if self
+            .comparison
+            .as_ref()
+            .is_some_and(|c| !c.on.holds(project))
+        {
+            self.comparison = None;
+            self.status = Some(stale.into());
+        }
+        if self.job.is_some() && !self.started_on.holds(project) {
+            if let Some(j) = self.job.take() {
+                j.cancel();
+            }
+            self.status = Some(stale.into());
+        }
         let Some(job) = &self.job else { return };
         if !job.is_finished() {
             ctx.request_repaint();
@@ -157,6 +211,7 @@ impl CompressionView {
                 candidates,
                 outcomes: state.outcomes,
                 cancelled: state.cancelled,
+                on: std::mem::take(&mut self.started_on),
             });
             if state.cancelled {
                 self.status = Some("cancelled: the table shows the clips done so far".into());
