@@ -575,6 +575,49 @@ impl TaglaneApp {
         }
     }
 
+    /// What the view keeps by tag name follows a tag renamed from `old` to `new`: hidden and
+    /// solo lanes, and the clip browser's tag filter.
+    pub(crate) fn view_follows_rename(&mut self, old: &str, new: &str) {
+        for set in [&mut self.timeline.hidden, &mut self.timeline.solo] {
+            if set.remove(old) {
+                set.insert(new.to_owned());
+            }
+        }
+        let filter = &mut self.browser.filters.tag;
+        if *filter == crate::ui::browser::TagFilter::Tag(old.to_owned()) {
+            *filter = crate::ui::browser::TagFilter::Tag(new.to_owned());
+        }
+    }
+
+    /// The tags' names in order, before an undo or redo, for [`Self::follow_renames`].
+    pub(crate) fn tag_names(&self) -> Vec<String> {
+        self.project
+            .doc
+            .tags
+            .iter()
+            .map(|t| t.name.clone())
+            .collect()
+    }
+
+    /// After an undo or redo: a tag whose name it changed (the same place in the same list, a
+    /// name not there before) takes the view's state by name with it, as the rename itself did
+    /// (undoing a rename left a hidden lane shown and the browser's filter matching nothing).
+    pub(crate) fn follow_renames(&mut self, before: &[String]) {
+        let now = self.tag_names();
+        if now.len() != before.len() {
+            return;
+        }
+        let renamed: Vec<(String, String)> = before
+            .iter()
+            .zip(&now)
+            .filter(|(b, n)| b != n && !now.contains(b) && !before.contains(n))
+            .map(|(b, n)| (b.clone(), n.clone()))
+            .collect();
+        for (old, new) in renamed {
+            self.view_follows_rename(&old, &new);
+        }
+    }
+
     /// The tag names and the active lane before an undo or redo, for [`Self::follow_lanes`].
     pub(crate) fn lanes_before(&self) -> (std::collections::HashSet<String>, Option<usize>) {
         let names = self

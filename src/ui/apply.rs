@@ -50,6 +50,7 @@ impl TaglaneApp {
             }
             AppCommand::Undo => {
                 let lanes = self.lanes_before();
+                let names = self.tag_names();
                 let clip = self.project.history.undo_clip();
                 // An edit of one clip's ranges: what it brings back is selected.
                 let ranges = clip.map(|c| self.ranges_before(c));
@@ -65,12 +66,14 @@ impl TaglaneApp {
                 }
                 self.after_structure_change();
                 self.follow_lanes(lanes);
+                self.follow_renames(&names);
                 if let Some(r) = ranges {
                     self.select_restored(r);
                 }
             }
             AppCommand::Redo => {
                 let lanes = self.lanes_before();
+                let names = self.tag_names();
                 let clip = self.project.history.redo_clip();
                 // An edit of one clip's ranges: what it brings back is selected.
                 let ranges = clip.map(|c| self.ranges_before(c));
@@ -86,6 +89,7 @@ impl TaglaneApp {
                 }
                 self.after_structure_change();
                 self.follow_lanes(lanes);
+                self.follow_renames(&names);
                 if let Some(r) = ranges {
                     self.select_restored(r);
                 }

@@ -282,16 +282,7 @@ impl TaglaneApp {
                     },
                 ) {
                     Ok(()) => {
-                        for set in [&mut self.timeline.hidden, &mut self.timeline.solo] {
-                            if set.remove(&old) {
-                                set.insert(name.clone());
-                            }
-                        }
-                        // The clip browser's tag filter follows the tag too.
-                        let filter = &mut self.browser.filters.tag;
-                        if *filter == crate::ui::browser::TagFilter::Tag(old.clone()) {
-                            *filter = crate::ui::browser::TagFilter::Tag(name.clone());
-                        }
+                        self.view_follows_rename(&old, &name);
                         let q = if self.project.doc.queries != queries_before {
                             " (saved queries updated)"
                         } else {

@@ -217,6 +217,29 @@ fn rename_a_tag_updates_saved_queries() {
         taglane::ui::browser::TagFilter::Tag("Sprinting".into()),
         "the browser's tag filter follows the rename"
     );
+    // Undo and redo take the view's state by name with them too (a hidden lane, the filter):
+    // undoing the rename left "Running" shown and the filter matching no tag.
+    h.state_mut()
+        .queue
+        .push(AppCommand::ToggleHidden("Sprinting".into()));
+    h.run_steps(2);
+    h.key_press_modifiers(Modifiers::COMMAND, Key::Z);
+    h.run_steps(2);
+    let app = h.state();
+    assert!(app.project.doc.tags.iter().any(|t| t.name == "Running"));
+    assert!(app.timeline.is_dimmed("Running"), "the lane stays hidden");
+    assert_eq!(
+        app.browser.filters.tag,
+        taglane::ui::browser::TagFilter::Tag("Running".into())
+    );
+    h.key_press_modifiers(Modifiers::COMMAND | Modifiers::SHIFT, Key::Z);
+    h.run_steps(2);
+    let app = h.state();
+    assert!(app.timeline.is_dimmed("Sprinting"));
+    assert_eq!(
+        app.browser.filters.tag,
+        taglane::ui::browser::TagFilter::Tag("Sprinting".into())
+    );
 }
 
 #[test]
