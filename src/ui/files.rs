@@ -29,6 +29,8 @@ pub struct Files {
     /// How often a project with unsaved changes is autosaved (30 s; tests shorten it).
     pub autosave_every: Duration,
     last_autosave: Instant,
+    /// An autosave of the open project was written since it was last clean.
+    autosave_written: bool,
 }
 
 impl Files {
@@ -41,6 +43,7 @@ impl Files {
             kept_sidecars: Default::default(),
             autosave_every: Duration::from_secs(30),
             last_autosave: Instant::now(),
+            autosave_written: false,
         }
     }
 }
@@ -283,9 +286,11 @@ impl TaglaneApp {
     }
 
     fn replace_project(&mut self, project: Project, discard: bool) {
-        if discard {
+        // Its changes discarded, or none: its autosave (written while it had some) goes too.
+        if discard || !self.project.history.is_dirty() {
             self.files.recovery.clear(&Origin::of(&self.project));
         }
+        self.files.autosave_written = false;
         self.project = project;
         // Background work and results of the old project never reach the new one.
         self.similar.forget_project();
@@ -569,10 +574,15 @@ impl TaglaneApp {
         let elapsed = self.files.last_autosave.elapsed();
         if elapsed >= self.files.autosave_every {
             self.files.last_autosave = Instant::now();
-            if self.project.history.is_dirty()
-                && let Err(e) = self.files.recovery.save(&self.project)
-            {
-                self.message(Level::Warning, format!("autosave failed: {e}"));
+            if self.project.history.is_dirty() {
+                match self.files.recovery.save(&self.project) {
+                    Ok(()) => self.files.autosave_written = true,
+                    Err(e) => self.message(Level::Warning, format!("autosave failed: {e}")),
+                }
+            } else if std::mem::take(&mut self.files.autosave_written) {
+                // Clean again (undone to what is on disk, saved): the autosave holds nothing to
+                // recover, and a later start would offer it as work lost.
+                self.files.recovery.clear(&Origin::of(&self.project));
             }
         }
         if self.project.history.is_dirty() {

@@ -1095,3 +1095,30 @@ fn shortcuts_wait_while_a_dialog_is_open() {
         "Delete deletes the selection"
     );
 }
+
+/// An autosave written while a project had unsaved changes goes once the project is clean
+/// again by undo: it held nothing to recover, and the next start offered it as lost work
+/// ("did not close normally").
+#[test]
+fn an_autosave_goes_when_undo_makes_the_project_clean() {
+    let dir = crate::common::Scratch::new("autosave-clean");
+    let file = dir.join("p.taglane.json");
+    let mut demo = Project::demo();
+    demo.save_to(&file).unwrap();
+    let (opened, _) = Project::load(&file).unwrap();
+    let recovery = dir.join("recovery");
+    let mut app = TaglaneApp::new(opened, Prefs::default(), Recovery::in_dir(&recovery));
+    app.files.autosave_every = std::time::Duration::ZERO;
+    let mut h = harness_with(app);
+    h.run_steps(2);
+    edit(&mut h);
+    h.run_steps(2);
+    assert_eq!(Recovery::in_dir(&recovery).all().len(), 1, "autosaved");
+    h.key_press_modifiers(Modifiers::COMMAND, Key::Z);
+    h.run_steps(3);
+    assert!(!h.state().project.history.is_dirty());
+    assert!(
+        Recovery::in_dir(&recovery).all().is_empty(),
+        "nothing to recover once clean"
+    );
+}
