@@ -982,14 +982,24 @@ fn header_ui(
                         format!("Colour of {}", t.name),
                     )
                 });
+                // One undo step for each time the picker is opened (its drags join it); two
+                // recolourings of a tag merged into one, and undo skipped the first colour.
+                let session_id = swatch.id.with("colour session");
+                if swatch.clicked() {
+                    child.data_mut(|d| {
+                        let n = d.get_temp_mut_or_default::<u32>(session_id);
+                        *n = n.wrapping_add(1);
+                    });
+                }
                 if rgb != before {
+                    let session = child.data(|d| d.get_temp::<u32>(session_id).unwrap_or(0));
                     out.push(AppCommand::EditKeyed {
                         edit: crate::core::doc::Edit::SetTagColor {
                             index: *tag,
                             color: Some(rgb),
                         },
                         label: format!("recolour {}", t.name),
-                        key: 0x_c010_0000 + *tag as u64,
+                        key: 0x_c010_0000 + *tag as u64 + (u64::from(session) << 32),
                     });
                 }
                 let shown = if *indent {
