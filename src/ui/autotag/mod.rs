@@ -181,7 +181,15 @@ impl AutotagPanel {
             }
         }
         self.poll_job(doc, queue);
-        let loaded = anim.get(input.project, input.clip);
+        // Asked for, not waited for: a take loading in the background froze the whole window
+        // on every switch to a clip not loaded yet, the panel closed or not.
+        let loaded = match anim.fetch(input.project, input.clip) {
+            crate::ui::anim_cache::AnimState::Ready(l) => Ok(l),
+            crate::ui::anim_cache::AnimState::Failed(e) => Err(e),
+            crate::ui::anim_cache::AnimState::Pending => {
+                Err("Loading the animation of this clip…".to_owned())
+            }
+        };
         if open {
             match &loaded {
                 Ok(l) => {
