@@ -184,14 +184,14 @@ pub const ACTIONS: &[ActionInfo] = &[
     },
     ActionInfo {
         action: Action::Delete,
-        label: "Delete ranges",
+        label: "Delete selection",
         help: "Delete the selected ranges and markers",
         keys: &[key(Key::Delete), key(Key::Backspace)],
     },
     ActionInfo {
         action: Action::Copy,
-        label: "Copy ranges",
-        help: "Copy the selected ranges",
+        label: "Copy selection",
+        help: "Copy the selected ranges and markers",
         keys: &[cmd(Key::C)],
     },
     ActionInfo {

@@ -195,7 +195,8 @@ impl TaglaneApp {
             self.queue.push(AppCommand::Redo);
         }
         ui.separator();
-        let has_selection = !self.selection.is_empty();
+        // Ranges or markers: Copy and Delete take both.
+        let has_selection = !self.selection.is_empty() || !self.marker_selection.is_empty();
         let q = &mut self.queue;
         menu_item(ui, Action::Copy, has_selection, q);
         menu_item(ui, Action::Paste, !self.clipboard.items.is_empty(), q);

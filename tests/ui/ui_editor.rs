@@ -509,3 +509,34 @@ fn narrow_inspector_keeps_the_seconds_in_view() {
         .expect("the inspector's clip name");
     assert!(name.max.x < seconds.min.x, "{name:?} {seconds:?}");
 }
+
+/// The Edit menu's Copy and Delete take a selection of markers alone, as their keys do (they
+/// were greyed out unless a range was selected).
+#[test]
+fn the_edit_menu_copies_and_deletes_markers_alone() {
+    let mut h = harness();
+    let walking = tag_index(h.state(), "Walking");
+    h.state_mut()
+        .queue
+        .push(AppCommand::AddMarker(Some((walking, 5))));
+    h.run_steps(2);
+    h.state_mut().queue.push(AppCommand::SelectItems {
+        ranges: Vec::new(),
+        markers: vec![(walking, 5)],
+    });
+    h.run_steps(2);
+    let markers = |h: &Harness<'static, TaglaneApp>| {
+        h.state().project.doc.tags[walking].markers_on(0).to_vec()
+    };
+    assert_eq!(markers(&h), [5]);
+    h.get_by_label("Edit").click();
+    h.run_steps(2);
+    h.get_by_label_contains("Copy selection").click();
+    h.run_steps(2);
+    assert!(!h.state().clipboard.items.is_empty(), "copied");
+    h.get_by_label("Edit").click();
+    h.run_steps(2);
+    h.get_by_label_contains("Delete selection").click();
+    h.run_steps(2);
+    assert!(markers(&h).is_empty(), "deleted");
+}
