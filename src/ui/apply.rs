@@ -150,7 +150,14 @@ impl TaglaneApp {
                     self.apply(f, ctx);
                 }
             }
-            AppCommand::SetLoopRange(r) => self.playback.loop_range = r,
+            AppCommand::SetLoopRange(r) => {
+                // Only frames of the clip: a match of results older than the clip (it was
+                // shortened, relinked) asked for a range past its end, or an empty one.
+                let frames = self.frames();
+                self.playback.loop_range = r
+                    .map(|r| crate::core::tags::Range::new(r.start, r.stop.min(frames)))
+                    .filter(|r| r.start < r.stop);
+            }
             AppCommand::ExtraRangeClicked { range, .. } => {
                 self.playback.playing = false;
                 self.playback.playhead = f64::from(range.start);

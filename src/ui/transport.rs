@@ -264,7 +264,7 @@ impl TaglaneApp {
                 q.push(AppCommand::ToggleLoop);
             }
             let loop_text = match self.playback.loop_range {
-                Some(r) => format!("Looping {}-{}", r.start, r.stop - 1),
+                Some(r) => format!("Looping {}-{}", r.start, r.stop.saturating_sub(1)),
                 None => "Loop range".to_owned(),
             };
             if ui

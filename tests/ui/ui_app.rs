@@ -1036,3 +1036,23 @@ fn a_frame_that_applies_commands_asks_for_another() {
     assert!(h.ctx.has_requested_repaint());
     assert_eq!(h.state().playback.playhead, 10.0);
 }
+
+/// A loop range holds frames of the clip only: one past its end (a match of results older than
+/// the clip) is cut at the end, or dropped when nothing of it is left, as is an empty one.
+#[test]
+fn a_loop_range_past_the_clip_is_cut_to_it() {
+    let mut h = harness();
+    let frames = h.state().project.doc.clips[0].frames;
+    for (asked, kept) in [
+        (Range::new(200, frames + 50), Some(Range::new(200, frames))),
+        (Range::new(frames + 10, frames + 20), None),
+        (Range::new(30, 30), None),
+        (Range::new(10, 20), Some(Range::new(10, 20))),
+    ] {
+        h.state_mut()
+            .queue
+            .push(AppCommand::SetLoopRange(Some(asked)));
+        h.run_steps(2);
+        assert_eq!(h.state().playback.loop_range, kept, "{asked:?}");
+    }
+}
