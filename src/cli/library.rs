@@ -69,6 +69,17 @@ pub fn import(args: ImportArgs) -> ExitCode {
             crate::core::library::walk::SIDECAR_SUFFIX
         ));
     }
+    // A take (or a compressed clip) is no project: refused as one, not read as broken JSON.
+    for input in args.dirs.iter().filter(|_| !args.project.is_dir()) {
+        if let Err(e) = super::check_output(
+            input,
+            &args.project,
+            "a project",
+            super::autotag::TAKE_EXTENSIONS,
+        ) {
+            return super::fail_usage(e.replace("(nothing written)", "(nothing imported)"));
+        }
+    }
     let exists = args.project.exists();
     let was_sidecar = exists && is_sidecar_project(&args.project);
     // A single file: what it held when read, so that the save merges a change made during the

@@ -462,4 +462,31 @@ fn links_pipes_array_settings_huge_units_and_jointless_takes_are_refused() {
     assert!(!e.contains("panicked"), "{e}");
     let (doc, _) = TagDocument::load(&batch).unwrap();
     assert_eq!(doc.clips.len(), 1);
+
+    // A take named as the project of an import: refused as one (it was read as broken JSON).
+    let out = run(&["import", &s(&walk), "-o", &s(&take)]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("nothing imported"));
+    assert_eq!(std::fs::read(&take).unwrap(), take_text);
+    // A path that names nothing says so (not "unknown animation file extension").
+    let out = run(&["inspect", &s(&dir.join("no-such-folder/"))]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("no such file"),
+        "{}",
+        text(&out.stderr)
+    );
+    // A shell past any rig made every error infinite, and the file was written all the same.
+    let far = write(&dir, "far.json", r#"{"shell_cm": 3e38}"#);
+    let out = run(&[
+        "compress",
+        &s(&take),
+        "-o",
+        &s(&dir.join("far.tlc")),
+        "--settings",
+        &s(&far),
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("shell_cm must be above 0 and at most"));
+    assert!(!dir.join("far.tlc").exists());
 }

@@ -131,11 +131,17 @@ impl AnimFile {
     pub(crate) fn read(path: &Path) -> Result<AnimFile, ImportError> {
         let display = path.display().to_string();
         let format = AnimFormat::from_path(path).ok_or_else(|| {
-            ImportError::new(
-                Place::File,
-                "unknown animation file extension: expected .bvh, .glb or .gltf",
-            )
-            .with_file(&display)
+            // What is wrong first: a path that names nothing is not a question of extension.
+            let message = match std::fs::metadata(path) {
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    "no such file: expected an animation file (.bvh, .glb or .gltf)"
+                }
+                Ok(m) if m.is_dir() => {
+                    "is a folder: expected an animation file (.bvh, .glb or .gltf)"
+                }
+                _ => "unknown animation file extension: expected .bvh, .glb or .gltf",
+            };
+            ImportError::new(Place::File, message).with_file(&display)
         })?;
         let bytes =
             crate::core::limits::read_limited(path, crate::core::limits::MAX_ANIM_FILE_BYTES)

@@ -155,6 +155,7 @@ impl CompressSettings {
 
     /// Checks every field; the message names the field and what was expected.
     pub fn validate(&self) -> Result<(), String> {
+        const MAX_SHELL_CM: f32 = 10_000.0;
         match self.bits {
             BitRate::Auto { error_cm } => {
                 if !(error_cm.is_finite() && error_cm > 0.0) {
@@ -189,9 +190,11 @@ impl CompressSettings {
         if self.frame_step == 0 {
             return Err("frame_step must be at least 1".into());
         }
-        if !(self.shell_cm.is_finite() && self.shell_cm > 0.0) {
+        // A vertex 100 m from its joint is past any rig; past it, errors overflow float32 and the
+        // budget means nothing ("error max inf cm").
+        if !(self.shell_cm > 0.0 && self.shell_cm <= MAX_SHELL_CM) {
             return Err(format!(
-                "shell_cm must be positive, found {}",
+                "shell_cm must be above 0 and at most {MAX_SHELL_CM} cm, found {}",
                 self.shell_cm
             ));
         }
