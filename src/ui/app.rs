@@ -712,10 +712,17 @@ impl TaglaneApp {
         if self.current_clip as usize >= self.project.doc.clips.len() {
             self.current_clip = self.project.doc.clips.len().saturating_sub(1) as ClipId;
         }
-        // The clip shown is gone (an import undone): another is shown, fitted as when it is
-        // selected.
+        // The clip shown is gone (an import undone): another is shown, fitted and started as when
+        // it is selected; the gone clip's playhead, mark in, loop range and selection are not
+        // this one's.
         if found.is_none() && self.current_key.is_some() {
             self.timeline.fit_pending = true;
+            self.selection.clear();
+            self.marker_selection.clear();
+            self.playback.playhead = 0.0;
+            self.playback.mark_in = None;
+            self.playback.loop_range = None;
+            self.playback.wrapped = None;
         }
         self.note_current_key();
         let frames = self.frames();

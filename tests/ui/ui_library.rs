@@ -309,11 +309,21 @@ fn undoing_an_import_fits_the_clip_shown_after_it() {
     h.run_steps(3);
     let shown = h.state().current_clip as usize;
     assert_eq!(h.state().project.doc.clips[shown].frames, 24);
+    // The short clip's playhead, mark in and loop range are not the next clip's.
+    h.state_mut().playback.playhead = 12.0;
+    h.state_mut().playback.mark_in = Some(5);
+    h.state_mut().queue.push(AppCommand::SetLoopRange(Some(
+        taglane::core::tags::Range::new(3, 9),
+    )));
+    h.run_steps(2);
     h.state_mut().queue.push(AppCommand::Undo);
     h.run_steps(4);
     let app = h.state();
     let frames = f64::from(app.project.doc.clips[app.current_clip as usize].frames);
     assert!(frames > 100.0);
+    assert_eq!(app.playback.playhead, 0.0);
+    assert_eq!(app.playback.mark_in, None);
+    assert_eq!(app.playback.loop_range, None);
     let visible = app.timeline.last_axis.unwrap().visible_frames();
     assert!(
         visible >= frames && app.timeline.first_frame <= 0.0,
