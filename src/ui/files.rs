@@ -303,6 +303,11 @@ impl TaglaneApp {
         self.library.last = None;
         self.library.show_report = false;
         self.files.kept_sidecars.clear();
+        // A question about the closed project's stale sidecars (raised by the save before an
+        // Open) is not this project's: the files stay, and its next save asks again.
+        if matches!(self.dialog, Some(Dialog::StaleSidecars(_))) {
+            self.dialog = None;
+        }
         self.current_clip = 0;
         self.current_key = None;
         self.selection.clear();

@@ -611,6 +611,23 @@ fn a_sidecar_project_recovers_and_saves_into_its_sidecars() {
         ))));
     h.run_steps(3);
     assert_eq!(h.state().project.doc.clips.len(), 2, "{}", status(&h));
+    // Save, then Open (the unsaved-changes question's Save): the save asks about the sidecar,
+    // and the project it asks about is closed: the question goes with it (it stayed over the
+    // project opened, about another's files). The sidecar stays, so the clip comes back.
+    h.state_mut().queue.push(AppCommand::Edit {
+        edit: Edit::RemoveClip { index: 1 },
+        label: "remove clip".into(),
+        select: None,
+    });
+    h.state_mut()
+        .queue
+        .push(AppCommand::SaveThen(Guarded::Open(Some(
+            project_file.clone(),
+        ))));
+    h.run_steps(3);
+    assert!(h.state().dialog.is_none(), "{:?}", h.state().dialog);
+    assert!(second_side.exists());
+    assert_eq!(h.state().project.doc.clips.len(), 2, "{}", status(&h));
     // Opened again, the question comes back; Move aside renames the sidecar (nothing deleted) and
     // the clip stays removed.
     remove_and_save(&mut h);
