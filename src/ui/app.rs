@@ -576,8 +576,14 @@ impl TaglaneApp {
     }
 
     /// What the view keeps by tag name follows a tag renamed from `old` to `new`: hidden and
-    /// solo lanes, and the clip browser's tag filter.
+    /// solo lanes, the clip browser's tag filter, and the query being composed (as the saved
+    /// queries are rewritten: it named a tag no longer there, and its lanes froze on the last
+    /// result that ran).
     pub(crate) fn view_follows_rename(&mut self, old: &str, new: &str) {
+        if let Some(text) = crate::core::tags::parse::rename_tag_in_expr(&self.query.text, old, new)
+        {
+            self.query.text = text;
+        }
         for set in [&mut self.timeline.hidden, &mut self.timeline.solo] {
             if set.remove(old) {
                 set.insert(new.to_owned());

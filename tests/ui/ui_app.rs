@@ -177,6 +177,7 @@ fn rename_a_tag_updates_saved_queries() {
     h.run_steps(2);
     assert_eq!(h.state().active_tag, Some(tag_index(h.state(), "Running")));
     h.state_mut().browser.filters.tag = taglane::ui::browser::TagFilter::Tag("Running".into());
+    h.state_mut().query.text = "Running & Male".into();
     h.get_by_label("Rename tag").click();
     h.run_steps(2);
     assert!(h.state().dialog.is_some(), "{:?}", h.state().status);
@@ -217,6 +218,10 @@ fn rename_a_tag_updates_saved_queries() {
         taglane::ui::browser::TagFilter::Tag("Sprinting".into()),
         "the browser's tag filter follows the rename"
     );
+    assert_eq!(
+        app.query.text, "Sprinting & Male",
+        "the query composed follows too"
+    );
     // Undo and redo take the view's state by name with them too (a hidden lane, the filter):
     // undoing the rename left "Running" shown and the filter matching no tag.
     h.state_mut()
@@ -228,6 +233,7 @@ fn rename_a_tag_updates_saved_queries() {
     let app = h.state();
     assert!(app.project.doc.tags.iter().any(|t| t.name == "Running"));
     assert!(app.timeline.is_dimmed("Running"), "the lane stays hidden");
+    assert_eq!(app.query.text, "Running & Male");
     assert_eq!(
         app.browser.filters.tag,
         taglane::ui::browser::TagFilter::Tag("Running".into())
