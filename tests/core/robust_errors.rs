@@ -66,6 +66,20 @@ fn animation_errors_name_file_place_and_expectation() {
         place: "line 10".into(),
         expected: "expected 3 values",
     });
+    // Bytes that would drive a terminal are shown escaped, never printed raw.
+    let p = write(&dir, "escape.bvh", b"\x00\x01\x1b[31mgarbage\n");
+    let message = anim_error(&p);
+    assert!(
+        !message.contains('\u{1b}') && !message.contains('\0'),
+        "{message:?}"
+    );
+    cases.push(Case {
+        what: "BVH: control characters where the header should be",
+        message,
+        file: f("escape.bvh"),
+        place: "line 1".into(),
+        expected: "found `\\0\\u{1}\\u{1b}[31mgarbage`",
+    });
     let p = write(&dir, "nan.bvh", format!("{BVH_HEAD}1 nan 2\n"));
     cases.push(Case {
         what: "BVH: a value that is not a finite number",

@@ -685,7 +685,18 @@ fn channel_from(tok: &[u8]) -> Option<Channel> {
 }
 
 pub(super) fn err_found(line: usize, expected: &str, found: &[u8]) -> ImportError {
-    let shown: String = String::from_utf8_lossy(&found[..found.len().min(40)]).into_owned();
+    // Control characters escaped (`\u{1b}`): a file's bytes printed raw could drive the
+    // terminal (colours, titles, a cleared screen) instead of showing what was found.
+    let shown: String = String::from_utf8_lossy(&found[..found.len().min(40)])
+        .chars()
+        .flat_map(|c| {
+            let escaped = c.is_control().then(|| c.escape_debug());
+            escaped
+                .into_iter()
+                .flatten()
+                .chain((!c.is_control()).then_some(c))
+        })
+        .collect();
     let more = if found.len() > 40 { "..." } else { "" };
     ImportError::new(
         Place::Line(line),
