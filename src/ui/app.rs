@@ -722,13 +722,7 @@ impl TaglaneApp {
         // it is selected; the gone clip's playhead, mark in, loop range and selection are not
         // this one's.
         if found.is_none() && self.current_key.is_some() {
-            self.timeline.fit_pending = true;
-            self.selection.clear();
-            self.marker_selection.clear();
-            self.playback.playhead = 0.0;
-            self.playback.mark_in = None;
-            self.playback.loop_range = None;
-            self.playback.wrapped = None;
+            self.show_clip(self.current_clip);
         }
         self.note_current_key();
         let frames = self.frames();
