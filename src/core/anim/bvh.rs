@@ -687,16 +687,14 @@ fn channel_from(tok: &[u8]) -> Option<Channel> {
 pub(super) fn err_found(line: usize, expected: &str, found: &[u8]) -> ImportError {
     // Control characters escaped (`\u{1b}`): a file's bytes printed raw could drive the
     // terminal (colours, titles, a cleared screen) instead of showing what was found.
-    let shown: String = String::from_utf8_lossy(&found[..found.len().min(40)])
-        .chars()
-        .flat_map(|c| {
-            let escaped = c.is_control().then(|| c.escape_debug());
-            escaped
-                .into_iter()
-                .flatten()
-                .chain((!c.is_control()).then_some(c))
-        })
-        .collect();
+    let mut shown = String::new();
+    for c in String::from_utf8_lossy(&found[..found.len().min(40)]).chars() {
+        if c.is_control() {
+            shown.extend(c.escape_debug());
+        } else {
+            shown.push(c);
+        }
+    }
     let more = if found.len() > 40 { "..." } else { "" };
     ImportError::new(
         Place::Line(line),

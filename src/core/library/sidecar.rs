@@ -78,8 +78,8 @@ pub struct SidecarProject {
 }
 
 /// Which animation of `take` the clip `name` is, for its sidecar's name: the part after `FILE#`
-/// ([`crate::core::source::animation_part`]) of a clip of a file that holds several animations (a glTF, or any take `shared` by several clips),
-/// else none. A BVH holds one animation, so a `#` in its clip's name (a take called `t#1.bvh`)
+/// ([`crate::core::source::animation_part`]) of a clip of a file that holds several animations
+/// (a glTF, or any take `shared` by several clips), else none. A BVH holds one animation, so a `#` in its clip's name (a take called `t#1.bvh`)
 /// is part of the name: its sidecar is `t#1.bvh.tags.json`, as for any take.
 pub(crate) fn animation_part<'a>(take: &Path, name: &'a str, shared: bool) -> Option<&'a str> {
     let several = matches!(
