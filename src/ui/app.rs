@@ -345,6 +345,10 @@ impl TaglaneApp {
             .min_size(260.0)
             .max_size((screen.width() * 0.4).max(300.0))
             .show(ui, |ui| {
+                // The panel keeps its width whatever it shows: a panel is as wide as its
+                // content, and while a take loaded its one line ("Loading the animation of
+                // ...") narrowed the panel for good.
+                ui.set_min_width(ui.available_width());
                 let input = crate::ui::view::ClipContext {
                     project: &self.project,
                     clip: self.current_clip,
