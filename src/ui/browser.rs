@@ -66,6 +66,9 @@ pub enum BrowserRow {
 /// folder.
 type LabelsKey = (u64, usize, bool, Option<PathBuf>);
 
+/// The clip list (version, length) a selection was seen on, its clip ids and their names.
+type SelectionSeen = ((u64, usize), Vec<ClipId>, Vec<String>);
+
 /// Browser state.
 #[derive(Debug, Clone, Default)]
 pub struct BrowserState {
@@ -76,6 +79,11 @@ pub struct BrowserState {
     pub selected: Vec<ClipId>,
     /// The last clip clicked, for Shift+click ranges.
     anchor: Option<ClipId>,
+    /// The clip list (version, length) the selection was last seen on, its ids then and the
+    /// names of those clips: a selection follows its clips by name when the list changes (a
+    /// merge on save, an undo), instead of keeping numbers that now name other clips, which a
+    /// group action (units) would then change.
+    selected_seen: Option<SelectionSeen>,
     cache_key: Option<(Filters, BTreeSet<String>, u64, u64, usize)>,
     /// Folder labels and the clip list they were made for.
     labels: Option<(LabelsKey, HashMap<String, String>)>,
@@ -276,6 +284,7 @@ pub struct BrowserInput<'a> {
 impl BrowserState {
     fn refresh(&mut self, input: &BrowserInput<'_>) {
         let doc = input.doc;
+        self.follow_selected_clips(doc);
         let tags_version: u64 = doc
             .tags
             .iter()
@@ -315,6 +324,42 @@ impl BrowserState {
             self.tag_counts = counts;
             self.cache_key = Some(key);
             self.selected.retain(|&c| (c as usize) < doc.clips.len());
+        }
+    }
+
+    /// Keeps [`Self::selected`] on the same clips across a change of the clip list: by name,
+    /// or, for a clip whose name changed in a list of the same length (a rename), by place.
+    fn follow_selected_clips(&mut self, doc: &crate::core::tags::TagDocument) {
+        let list = (doc.clips_version, doc.clips.len());
+        if let Some((seen, ids, names)) = &self.selected_seen
+            && *seen != list
+            && *ids == self.selected
+        {
+            self.selected = ids
+                .iter()
+                .zip(names)
+                .filter_map(|(&id, name)| {
+                    doc.clip_index(name)
+                        .or_else(|| (seen.1 == list.1 && (id as usize) < list.1).then_some(id))
+                })
+                .collect();
+            self.anchor = None;
+        }
+        let same = self
+            .selected_seen
+            .as_ref()
+            .is_some_and(|(seen, ids, _)| *seen == list && *ids == self.selected);
+        if !same {
+            let names = self
+                .selected
+                .iter()
+                .map(|&c| {
+                    doc.clips
+                        .get(c as usize)
+                        .map_or(String::new(), |i| i.name.clone())
+                })
+                .collect();
+            self.selected_seen = Some((list, self.selected.clone(), names));
         }
     }
 
@@ -725,6 +770,48 @@ mod tests {
         }));
         assert!(!rows.contains(&BrowserRow::Clip(1)));
         assert!(rows.contains(&BrowserRow::Clip(0)));
+    }
+
+    /// Clips selected for a group action stay the same clips when the list changes under them:
+    /// a clip removed before them (a merge on save, an undo) shifted their numbers, and "Units
+    /// of 2 clip(s)" then set the units of the clips after them. A rename keeps its clip.
+    #[test]
+    fn a_selection_follows_its_clips_when_the_list_changes() {
+        use crate::core::doc::Edit;
+        let mut doc = Project::demo().doc;
+        let anim = AnimCache::default();
+        let mut state = BrowserState::default();
+        let refresh = |state: &mut BrowserState, doc: &TagDocument| {
+            state.refresh(&BrowserInput {
+                doc,
+                base_dir: None,
+                is_demo: true,
+                current: 0,
+                anim: &anim,
+            });
+        };
+        refresh(&mut state, &doc);
+        state.selected = vec![3, 5];
+        refresh(&mut state, &doc);
+        let names = |state: &BrowserState, doc: &TagDocument| -> Vec<String> {
+            state
+                .selected
+                .iter()
+                .map(|&c| doc.clips[c as usize].name.clone())
+                .collect()
+        };
+        let before = names(&state, &doc);
+        Edit::RemoveClip { index: 1 }.apply(&mut doc).unwrap();
+        refresh(&mut state, &doc);
+        assert_eq!(state.selected, [2, 4]);
+        assert_eq!(names(&state, &doc), before);
+        doc.rename_clip(2, "renamed").unwrap();
+        refresh(&mut state, &doc);
+        assert_eq!(state.selected, [2, 4]);
+        // A selected clip removed leaves the selection.
+        Edit::RemoveClip { index: 4 }.apply(&mut doc).unwrap();
+        refresh(&mut state, &doc);
+        assert_eq!(state.selected, [2]);
     }
 
     /// The rows are kept between frames and rebuilt when the clip list's version changes: a
