@@ -66,9 +66,6 @@ pub enum BrowserRow {
 /// folder.
 type LabelsKey = (u64, usize, bool, Option<PathBuf>);
 
-/// The clip list (version, length) a selection was seen on, its clip ids and their names.
-type SelectionSeen = ((u64, usize), Vec<ClipId>, Vec<String>);
-
 /// Browser state.
 #[derive(Debug, Clone, Default)]
 pub struct BrowserState {
@@ -79,11 +76,9 @@ pub struct BrowserState {
     pub selected: Vec<ClipId>,
     /// The last clip clicked, for Shift+click ranges.
     anchor: Option<ClipId>,
-    /// The clip list (version, length) the selection was last seen on, its ids then and the
-    /// names of those clips: a selection follows its clips by name when the list changes (a
-    /// merge on save, an undo), instead of keeping numbers that now name other clips, which a
-    /// group action (units) would then change.
-    selected_seen: Option<SelectionSeen>,
+    /// The clips of [`Self::selected`] as last seen, which it follows when the clip list
+    /// changes ([`crate::ui::clip_follow`]).
+    selected_seen: Option<crate::ui::clip_follow::ClipsSeen>,
     cache_key: Option<(Filters, BTreeSet<String>, u64, u64, usize)>,
     /// Folder labels and the clip list they were made for.
     labels: Option<(LabelsKey, HashMap<String, String>)>,
@@ -327,39 +322,11 @@ impl BrowserState {
         }
     }
 
-    /// Keeps [`Self::selected`] on the same clips across a change of the clip list: by name,
-    /// or, for a clip whose name changed in a list of the same length (a rename), by place.
+    /// Keeps [`Self::selected`] on the same clips across a change of the clip list
+    /// ([`crate::ui::clip_follow`]).
     fn follow_selected_clips(&mut self, doc: &crate::core::tags::TagDocument) {
-        let list = (doc.clips_version, doc.clips.len());
-        if let Some((seen, ids, names)) = &self.selected_seen
-            && *seen != list
-            && *ids == self.selected
-        {
-            self.selected = ids
-                .iter()
-                .zip(names)
-                .filter_map(|(&id, name)| {
-                    doc.clip_index(name)
-                        .or_else(|| (seen.1 == list.1 && (id as usize) < list.1).then_some(id))
-                })
-                .collect();
+        if crate::ui::clip_follow::follow_clips(&mut self.selected_seen, &mut self.selected, doc) {
             self.anchor = None;
-        }
-        let same = self
-            .selected_seen
-            .as_ref()
-            .is_some_and(|(seen, ids, _)| *seen == list && *ids == self.selected);
-        if !same {
-            let names = self
-                .selected
-                .iter()
-                .map(|&c| {
-                    doc.clips
-                        .get(c as usize)
-                        .map_or(String::new(), |i| i.name.clone())
-                })
-                .collect();
-            self.selected_seen = Some((list, self.selected.clone(), names));
         }
     }
 

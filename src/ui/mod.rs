@@ -9,6 +9,7 @@ mod apply;
 pub mod autotag;
 pub mod bottom_panel;
 pub mod browser;
+pub mod clip_follow;
 pub mod command;
 pub mod compression;
 pub mod dialogs;

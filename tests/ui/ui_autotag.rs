@@ -581,3 +581,28 @@ fn narrow_window_keeps_the_signal_list_in_the_panel() {
         "the (?) at {help:?}, the panel ends at {panel_right}"
     );
 }
+
+/// The clips checked for an apply stay the same clips when the clip list changes under them (a
+/// clip removed before them): their numbers named the clips after them, which an apply to the
+/// checked clips then tagged.
+#[test]
+fn checked_clips_follow_their_clips_when_the_list_changes() {
+    let mut h = harness();
+    h.run_steps(2);
+    h.state_mut().autotag.checked = [3, 5].into_iter().collect();
+    h.run_steps(2);
+    let name = |h: &Harness<'static, TaglaneApp>, c: u32| {
+        h.state().project.doc.clips[c as usize].name.clone()
+    };
+    let before: Vec<String> = [3, 5].iter().map(|&c| name(&h, c)).collect();
+    h.state_mut().queue.push(AppCommand::Edit {
+        edit: Edit::RemoveClip { index: 1 },
+        label: "remove".into(),
+        select: None,
+    });
+    h.run_steps(3);
+    let now: Vec<u32> = h.state().autotag.checked.iter().copied().collect();
+    assert_eq!(now, [2, 4]);
+    let names: Vec<String> = now.iter().map(|&c| name(&h, c)).collect();
+    assert_eq!(names, before);
+}

@@ -109,6 +109,9 @@ pub struct AutotagPanel {
     pub scope: Scope,
     /// The clips of [`Scope::Checked`].
     pub checked: BTreeSet<ClipId>,
+    /// Those clips as last seen, which `checked` follows when the clip list changes
+    /// ([`crate::ui::clip_follow`]): an apply to the checked clips tagged other clips.
+    checked_seen: Option<crate::ui::clip_follow::ClipsSeen>,
     pub tab: Tab,
     /// The plotted signal, by name (`None`: the first).
     pub signal: Option<String>,
@@ -138,6 +141,7 @@ impl Default for AutotagPanel {
             modes: BTreeMap::new(),
             scope: Scope::Current,
             checked: BTreeSet::new(),
+            checked_seen: None,
             tab: Tab::Generators,
             signal: None,
             status: None,
@@ -166,6 +170,10 @@ impl AutotagPanel {
     ) -> Vec<usize> {
         self.ctx = Some(ctx.clone());
         let doc = &input.project.doc;
+        let mut checked: Vec<ClipId> = self.checked.iter().copied().collect();
+        if crate::ui::clip_follow::follow_clips(&mut self.checked_seen, &mut checked, doc) {
+            self.checked = checked.into_iter().collect();
+        }
         if self.seen.as_ref() != Some(&doc.autotag) {
             // The project's settings changed (an apply, Save, undo, redo): the panel takes them,
             // unless it holds changes of its own that were not saved (kept, now "changed" against
