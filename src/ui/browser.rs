@@ -739,6 +739,17 @@ mod tests {
         assert!(rows.contains(&BrowserRow::Clip(0)));
     }
 
+    /// A frame's refresh of the browser over the demo's `doc`.
+    fn refresh(state: &mut BrowserState, doc: &TagDocument) {
+        state.refresh(&BrowserInput {
+            doc,
+            base_dir: None,
+            is_demo: true,
+            current: 0,
+            anim: &AnimCache::default(),
+        });
+    }
+
     /// Clips selected for a group action stay the same clips when the list changes under them:
     /// a clip removed before them (a merge on save, an undo) shifted their numbers, and "Units
     /// of 2 clip(s)" then set the units of the clips after them. A rename keeps its clip.
@@ -746,17 +757,7 @@ mod tests {
     fn a_selection_follows_its_clips_when_the_list_changes() {
         use crate::core::doc::Edit;
         let mut doc = Project::demo().doc;
-        let anim = AnimCache::default();
         let mut state = BrowserState::default();
-        let refresh = |state: &mut BrowserState, doc: &TagDocument| {
-            state.refresh(&BrowserInput {
-                doc,
-                base_dir: None,
-                is_demo: true,
-                current: 0,
-                anim: &anim,
-            });
-        };
         refresh(&mut state, &doc);
         state.selected = vec![3, 5];
         refresh(&mut state, &doc);
@@ -786,18 +787,8 @@ mod tests {
     #[test]
     fn renaming_a_clip_refreshes_the_filtered_rows() {
         let mut doc = Project::demo().doc;
-        let anim = AnimCache::default();
         let mut state = BrowserState::default();
         state.filters.search = "zz_renamed".into();
-        let refresh = |state: &mut BrowserState, doc: &TagDocument| {
-            state.refresh(&BrowserInput {
-                doc,
-                base_dir: None,
-                is_demo: true,
-                current: 0,
-                anim: &anim,
-            });
-        };
         refresh(&mut state, &doc);
         assert!(state.rows().is_empty());
         doc.rename_clip(2, "zz_renamed").unwrap();
