@@ -4,6 +4,8 @@
 //! (a rename), by place. Numbers kept as they were named other clips, which a group action (units,
 //! an autotag apply) then changed.
 
+use std::collections::BTreeSet;
+
 use crate::core::tags::{ClipId, TagDocument};
 
 /// The clip list (version, length) a set was last seen on, its clips then, and their names.
@@ -56,6 +58,27 @@ pub fn follow_clips(
             ids: ids.clone(),
             names,
         });
+    }
+    moved
+}
+
+/// [`follow_clips`] for a set; nothing is copied while the clip list and the set are as seen.
+pub fn follow_clip_set(
+    seen: &mut Option<ClipsSeen>,
+    set: &mut BTreeSet<ClipId>,
+    doc: &TagDocument,
+) -> bool {
+    let list = (doc.clips_version, doc.clips.len());
+    if seen
+        .as_ref()
+        .is_some_and(|s| s.list == list && s.ids.iter().eq(set.iter()))
+    {
+        return false;
+    }
+    let mut ids: Vec<ClipId> = set.iter().copied().collect();
+    let moved = follow_clips(seen, &mut ids, doc);
+    if moved {
+        *set = ids.into_iter().collect();
     }
     moved
 }

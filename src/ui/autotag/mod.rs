@@ -170,10 +170,7 @@ impl AutotagPanel {
     ) -> Vec<usize> {
         self.ctx = Some(ctx.clone());
         let doc = &input.project.doc;
-        let mut checked: Vec<ClipId> = self.checked.iter().copied().collect();
-        if crate::ui::clip_follow::follow_clips(&mut self.checked_seen, &mut checked, doc) {
-            self.checked = checked.into_iter().collect();
-        }
+        crate::ui::clip_follow::follow_clip_set(&mut self.checked_seen, &mut self.checked, doc);
         if self.seen.as_ref() != Some(&doc.autotag) {
             // The project's settings changed (an apply, Save, undo, redo): the panel takes them,
             // unless it holds changes of its own that were not saved (kept, now "changed" against

@@ -19,7 +19,7 @@ use crate::core::anim::{Clip, RotationInterp, SampleSettings, Transform, local_t
 use crate::core::compress::metric::Shell;
 use crate::core::compress::settings::WIDTHS;
 use crate::core::compress::{BitRate, Preset, RotationFormat};
-use crate::core::tags::{ClipId, ClipInfo};
+use crate::core::tags::ClipId;
 use crate::ui::anim_cache::resolve;
 use crate::ui::command::AppCommand;
 use crate::ui::theme;
@@ -44,34 +44,29 @@ pub struct Comparison {
     pub on: Compared,
 }
 
-/// The clips a comparison runs on as the project knew them when it started: its results stand
-/// for those clips only. Another project opened, a clip relinked to another take or given
-/// another unit or length, and the table, the ghost, "jump to worst frame" and the export would
-/// show or write another take's results (they were found by clip number alone).
+/// The project's clips as they were when a comparison started: its results stand for them only.
+/// Another project opened, a clip relinked to another take, given another unit or length, or
+/// clips added or removed (the document's `clip_data_version`, which every such edit renews, as
+/// find-similar's features follow it; a rename keeps it), and the table, the ghost, "jump to
+/// worst frame" and the export would show or write another take's results (they are found by
+/// clip number).
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Compared {
     project: Option<PathBuf>,
-    clips: Vec<(ClipId, ClipInfo)>,
+    clip_data_version: u64,
 }
 
 impl Compared {
-    fn of(project: &crate::ui::project::Project, ids: &[ClipId]) -> Self {
+    fn of(project: &crate::ui::project::Project) -> Self {
         Self {
             project: project.path.clone(),
-            clips: ids
-                .iter()
-                .filter_map(|&id| Some((id, project.doc.clips.get(id as usize)?.clone())))
-                .collect(),
+            clip_data_version: project.doc.clip_data_version,
         }
     }
 
-    /// Whether `project` still holds these clips, as they were.
+    /// Whether `project`'s clips are still those compared.
     pub fn holds(&self, project: &crate::ui::project::Project) -> bool {
-        self.project == project.path
-            && self
-                .clips
-                .iter()
-                .all(|(id, info)| project.doc.clips.get(*id as usize) == Some(info))
+        self.project == project.path && self.clip_data_version == project.doc.clip_data_version
     }
 }
 
@@ -157,7 +152,7 @@ impl CompressionView {
             Scope::CurrentClip => vec![current],
             Scope::AllClips => (0..project.doc.clips.len() as ClipId).collect(),
         };
-        self.started_on = Compared::of(project, &ids);
+        self.started_on = Compared::of(project);
         let mut requests = Vec::new();
         let mut errors = Vec::new();
         for id in ids {
