@@ -19,9 +19,13 @@ pub fn write_atomic(path: &Path, bytes: &[u8], keep_backup: bool) -> io::Result<
     let (dir, file_name, perms) = save_place(path)?;
     if keep_backup && path.exists() {
         let backup = backup_path(path);
-        write_via_temp(&dir, &file_name, &backup, &fs::read(path)?, perms.clone())?;
+        // Copied in pieces, not read whole: a project of hundreds of megabytes is not held
+        // twice in memory for its backup.
+        write_via_temp(&dir, &file_name, &backup, perms.clone(), |f| {
+            io::copy(&mut fs::File::open(path)?, f).map(|_| ())
+        })?;
     }
-    write_via_temp(&dir, &file_name, path, bytes, perms)?;
+    write_via_temp(&dir, &file_name, path, perms, |f| f.write_all(bytes))?;
     remove_stale_temps(&dir, &file_name);
     Ok(())
 }
@@ -280,6 +284,84 @@ pub fn sanitize_file_name(name: &str) -> String {
         .collect()
 }
 
+/// The files `dir/NAME{suffix}` of one export file per name (`names` in order), each name
+/// through [`sanitize_file_name`] and made unique ignoring case (`a b` and `a_b`, or `Walk` and
+/// `walk` on a case-insensitive disk, never share a file: the later gets `_2`, ...).
+pub fn export_files(dir: &Path, names: &[&str], suffix: &str) -> Vec<PathBuf> {
+    let mut used = std::collections::HashSet::new();
+    names
+        .iter()
+        .map(|name| {
+            let stem = crate::core::names::unique_name(&sanitize_file_name(name), "_", |s| {
+                used.contains(&s.to_lowercase())
+            });
+            used.insert(stem.to_lowercase());
+            dir.join(format!("{stem}{suffix}"))
+        })
+        .collect()
+}
+
+/// Why an export of one file per clip into a folder did not write.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ExportFilesError {
+    /// `count` of its files exist already (for example `first`), and replacing was not asked for.
+    Exists { count: usize, first: PathBuf },
+    /// Any other failure, naming its file.
+    Other(String),
+}
+
+impl std::fmt::Display for ExportFilesError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Exists { count, first } => write!(
+                f,
+                "{count} file(s) exist already, for example {}; expected a folder without them, \
+                 or replacing allowed",
+                first.display()
+            ),
+            Self::Other(e) => f.write_str(e),
+        }
+    }
+}
+
+/// [`ExportFilesError::Exists`] when any of `paths` exists (a folder, a pipe or a link counts).
+pub fn existing_files<'a>(paths: impl IntoIterator<Item = &'a Path>) -> Option<ExportFilesError> {
+    let mut count = 0;
+    let mut first = None;
+    for p in paths {
+        if fs::symlink_metadata(p).is_ok() {
+            count += 1;
+            first.get_or_insert_with(|| p.to_path_buf());
+        }
+    }
+    first.map(|first| ExportFilesError::Exists { count, first })
+}
+
+/// Writes `files` (path and bytes) each atomically, into the folder of the first (created if
+/// needed). Unless `replace`, nothing is written when any of them exists (a folder, a pipe or a
+/// link to one counts as existing too). Returns the paths written.
+pub fn write_export_files(
+    files: &[(PathBuf, Vec<u8>)],
+    replace: bool,
+) -> Result<Vec<PathBuf>, ExportFilesError> {
+    if let Some(dir) = files.first().and_then(|(p, _)| p.parent())
+        && !dir.as_os_str().is_empty()
+    {
+        fs::create_dir_all(dir)
+            .map_err(|e| ExportFilesError::Other(format!("{}: {e}", dir.display())))?;
+    }
+    if !replace && let Some(e) = existing_files(files.iter().map(|(p, _)| p.as_path())) {
+        return Err(e);
+    }
+    let mut written = Vec::with_capacity(files.len());
+    for (path, bytes) in files {
+        write_atomic(path, bytes, false)
+            .map_err(|e| ExportFilesError::Other(format!("{}: {e}", path.display())))?;
+        written.push(path.clone());
+    }
+    Ok(written)
+}
+
 /// How a project stores the path of a file it refers to: relative to the project's folder `base`
 /// (with `/` separators) when the file is inside it, absolute otherwise.
 pub fn project_relative(path: &Path, base: Option<&Path>) -> String {
@@ -348,12 +430,14 @@ fn temp_stem(file_name: &str) -> std::borrow::Cow<'_, str> {
     format!("{}~{h:016x}", &file_name[..cut]).into()
 }
 
+/// Writes `target` through a temporary file in `dir` that `fill` fills: synced, given `perms`, then
+/// renamed over `target` (the temporary file is removed on any failure).
 fn write_via_temp(
     dir: &Path,
     file_name: &str,
     target: &Path,
-    bytes: &[u8],
     perms: Option<fs::Permissions>,
+    fill: impl FnOnce(&mut fs::File) -> io::Result<()>,
 ) -> io::Result<()> {
     let tmp = dir.join(format!(
         ".{}.{}.tmp",
@@ -362,7 +446,7 @@ fn write_via_temp(
     ));
     let result = (|| {
         let mut file = fs::File::create(&tmp)?;
-        file.write_all(bytes)?;
+        fill(&mut file)?;
         file.sync_all()?;
         drop(file);
         if let Some(p) = perms {
@@ -384,6 +468,64 @@ fn write_via_temp(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn export_files_never_share_a_file() {
+        let dir = Path::new("out");
+        let files = export_files(dir, &["a b", "a_b", "Walk", "walk", "Fox.glb#Run"], ".tlc");
+        let names: Vec<String> = files
+            .iter()
+            .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "a_b.tlc",
+                "a_b_2.tlc",
+                "Walk.tlc",
+                "walk_2.tlc",
+                "Fox.glb_Run.tlc"
+            ]
+        );
+        assert!(files.iter().all(|p| p.parent() == Some(dir)));
+    }
+
+    #[test]
+    fn an_export_replaces_files_only_when_asked() {
+        let dir = std::env::temp_dir().join(format!("taglane-io-export-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        let files = vec![
+            (dir.join("sub/a.tlc"), b"a1".to_vec()),
+            (dir.join("sub/b.tlc"), b"b1".to_vec()),
+        ];
+        // The folder is made; both written.
+        assert_eq!(write_export_files(&files, false).unwrap().len(), 2);
+        // Again without replacing: refused, naming a file, nothing touched.
+        let again = vec![
+            (dir.join("sub/a.tlc"), b"a2".to_vec()),
+            (dir.join("sub/b.tlc"), b"b2".to_vec()),
+            (dir.join("sub/c.tlc"), b"c2".to_vec()),
+        ];
+        let e = write_export_files(&again, false).unwrap_err();
+        assert_eq!(
+            e,
+            ExportFilesError::Exists {
+                count: 2,
+                first: dir.join("sub/a.tlc")
+            }
+        );
+        assert!(e.to_string().contains("a.tlc"), "{e}");
+        assert_eq!(fs::read(dir.join("sub/a.tlc")).unwrap(), b"a1");
+        assert!(!dir.join("sub/c.tlc").exists());
+        // Asked to replace: all three written.
+        assert_eq!(write_export_files(&again, true).unwrap().len(), 3);
+        assert_eq!(fs::read(dir.join("sub/b.tlc")).unwrap(), b"b2");
+        // A folder where a file would go is an error naming it, even when replacing.
+        fs::create_dir_all(dir.join("sub/d.tlc")).unwrap();
+        let e = write_export_files(&[(dir.join("sub/d.tlc"), b"d".to_vec())], true).unwrap_err();
+        assert!(e.to_string().contains("d.tlc"), "{e}");
+        let _ = fs::remove_dir_all(&dir);
+    }
 
     #[cfg(unix)]
     #[test]

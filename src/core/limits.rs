@@ -85,6 +85,12 @@ pub const MAX_GLTF_BUFFER_BYTES: u64 = 512 << 20;
 /// Deepest query nesting (parentheses, `!`, functions): the query parser refuses deeper queries.
 pub const MAX_QUERY_DEPTH: usize = 256;
 
+/// The most rules an auto-tag settings file holds, and conditions a rule: each is evaluated on
+/// every frame of every clip, so a file of a megabyte of conditions is refused, not run.
+pub const MAX_RULES: usize = 256;
+/// See [`MAX_RULES`].
+pub const MAX_CONDITIONS: usize = 64;
+
 /// Reads a whole file of at most `max_bytes` bytes. A larger file (by its metadata, or by what is
 /// actually read, for files that grow or report no size) is an `InvalidData` error saying the size
 /// and the limit; nothing larger than the limit is ever allocated.

@@ -7,7 +7,7 @@
 use crate::core::doc::Edit;
 use crate::ui::app::{Level, TaglaneApp};
 use crate::ui::command::AppCommand;
-use crate::ui::dialogs::Dialog;
+use crate::ui::dialogs::{Dialog, ReplaceWhat};
 use crate::ui::file_dialog::{PathKind, PathRequest};
 use crate::ui::query::CutStartError;
 
@@ -209,7 +209,11 @@ impl TaglaneApp {
                 {
                     Ok(()) => self.message(Level::Info, "cutting query result into BVH files"),
                     Err(CutStartError::Exists { count }) => {
-                        self.dialog = Some(Dialog::ReplaceCutFiles { dir: d, count });
+                        self.dialog = Some(Dialog::ReplaceFiles {
+                            what: ReplaceWhat::Cut,
+                            dir: d,
+                            count,
+                        });
                     }
                     Err(CutStartError::Other(e)) => self.message(Level::Error, e),
                 }
@@ -222,16 +226,35 @@ impl TaglaneApp {
             AppCommand::SetCompressionExportDir(Some(d)) => {
                 self.side.compression.export_dir = Some(d);
             }
-            AppCommand::CompressionExport { only, dir: None } => self.ask_path(PathRequest::new(
+            AppCommand::CompressionExport {
+                only,
+                dir: None,
+                replace,
+            } => self.ask_path(PathRequest::new(
                 "Export compressed clips to",
                 PathKind::Folder,
-                AppCommand::CompressionExport { only, dir: None },
+                AppCommand::CompressionExport {
+                    only,
+                    dir: None,
+                    replace,
+                },
             )),
-            AppCommand::CompressionExport { only, dir: Some(d) } => {
+            AppCommand::CompressionExport {
+                only,
+                dir: Some(d),
+                replace,
+            } => {
                 let comp = &mut self.side.compression;
-                comp.export_dir = Some(d);
-                match comp.start_export(only) {
+                comp.export_dir = Some(d.clone());
+                match comp.start_export(only, replace) {
                     Ok(()) => comp.status = Some("exporting...".into()),
+                    Err(crate::core::io::ExportFilesError::Exists { count, .. }) => {
+                        self.dialog = Some(Dialog::ReplaceFiles {
+                            what: ReplaceWhat::Compressed { only },
+                            dir: d,
+                            count,
+                        });
+                    }
                     Err(e) => comp.status = Some(format!("export failed: {e}")),
                 }
             }

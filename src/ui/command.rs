@@ -29,8 +29,9 @@ pub enum ExportKind {
     Json,
     /// `tag,clip,start,stop,start_s,stop_s`.
     Csv,
-    /// One JSON file per clip, into a folder.
-    PerClipJson,
+    /// One JSON file per clip, into a folder. Files of the export that exist there already are
+    /// replaced only with `replace` (the app asks first).
+    PerClipJson { replace: bool },
 }
 
 /// Something the user asked for that may first need "save your changes?".
@@ -206,10 +207,12 @@ pub enum AppCommand {
         replace: bool,
     },
     /// Export the chosen compression candidate as `.tlc` files: clip `only` or every clip, into
-    /// `dir` (`None` asks for a folder; a folder chosen once is kept).
+    /// `dir` (`None` asks for a folder; a folder chosen once is kept). Files that exist there
+    /// already are replaced only with `replace` (the app asks first).
     CompressionExport {
         only: Option<ClipId>,
         dir: Option<PathBuf>,
+        replace: bool,
     },
     /// The folder compressed clips are exported to (`None` asks for one).
     SetCompressionExportDir(Option<PathBuf>),
@@ -250,9 +253,14 @@ impl AppCommand {
                 dir: Some(first),
                 replace,
             },
-            AppCommand::CompressionExport { only, dir: None } => AppCommand::CompressionExport {
+            AppCommand::CompressionExport {
+                only,
+                dir: None,
+                replace,
+            } => AppCommand::CompressionExport {
                 only,
                 dir: Some(first),
+                replace,
             },
             AppCommand::SetCompressionExportDir(None) => {
                 AppCommand::SetCompressionExportDir(Some(first))

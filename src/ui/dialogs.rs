@@ -27,11 +27,55 @@ pub enum Dialog {
     /// A sidecar-mode save found sidecars of clips that are not in the project (removed since it
     /// was opened): left in place, they bring those clips back on the next open.
     StaleSidecars(Vec<std::path::PathBuf>),
-    /// A cut export would replace `count` files that already exist in `dir`.
-    ReplaceCutFiles {
+    /// An export would replace `count` files that already exist in `dir`.
+    ReplaceFiles {
+        what: ReplaceWhat,
         dir: std::path::PathBuf,
         count: usize,
     },
+}
+
+/// Which export [`Dialog::ReplaceFiles`] asks about.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ReplaceWhat {
+    /// The query result cut into BVH files.
+    Cut,
+    /// One JSON file of tags per clip.
+    PerClipJson,
+    /// The chosen compression candidate's `.tlc` files, of clip `only` or of every clip.
+    Compressed {
+        only: Option<crate::core::tags::ClipId>,
+    },
+}
+
+impl ReplaceWhat {
+    /// What the dialog calls the export's files.
+    fn files(&self) -> &'static str {
+        match self {
+            Self::Cut => "the cut's files",
+            Self::PerClipJson => "the clips' tag files",
+            Self::Compressed { .. } => "the compressed clips' files",
+        }
+    }
+
+    /// The export again, replacing.
+    fn replacing(&self, dir: std::path::PathBuf) -> AppCommand {
+        match self {
+            Self::Cut => AppCommand::QueryCut {
+                dir: Some(dir),
+                replace: true,
+            },
+            Self::PerClipJson => AppCommand::Export(
+                crate::ui::command::ExportKind::PerClipJson { replace: true },
+                Some(dir),
+            ),
+            Self::Compressed { only } => AppCommand::CompressionExport {
+                only: *only,
+                dir: Some(dir),
+                replace: true,
+            },
+        }
+    }
 }
 
 impl TaglaneApp {
@@ -157,19 +201,17 @@ impl TaglaneApp {
                         }
                     });
                 }
-                Dialog::ReplaceCutFiles { dir, count } => {
+                Dialog::ReplaceFiles { what, dir, count } => {
                     ui.heading("Replace files?");
                     ui.label(format!(
-                        "{count} of the cut's files already exist in {}. Replace them? The \
-                         other files in the folder are left as they are.",
+                        "{count} of {} already exist in {}. Replace them? The other files in \
+                         the folder are left as they are.",
+                        what.files(),
                         dir.display()
                     ));
                     ui.horizontal(|ui| {
                         if ui.button("Replace").clicked() || enter {
-                            self.queue.push(AppCommand::QueryCut {
-                                dir: Some(dir.clone()),
-                                replace: true,
-                            });
+                            self.queue.push(what.replacing(dir.clone()));
                             close = true;
                         }
                         if ui.button("Cancel").clicked() || esc {

@@ -8,6 +8,7 @@ use crate::core::doc::{Edit, exchange};
 use crate::core::io::project_relative;
 use crate::ui::app::{Dialog, Level, TaglaneApp};
 use crate::ui::command::{AppCommand, ExportKind, Guarded};
+use crate::ui::dialogs::ReplaceWhat;
 use crate::ui::file_dialog::{DialogBackend, FileBrowser, NativeAnswer, PathKind, PathRequest};
 use crate::ui::project::Project;
 use crate::ui::recovery::{Origin, Recovery};
@@ -459,7 +460,7 @@ impl TaglaneApp {
             ExportKind::Csv => PathRequest::new("Export tags as CSV", PathKind::Save, then)
                 .filter("CSV", &["csv"])
                 .file_name(&format!("{stem}.csv")),
-            ExportKind::PerClipJson => {
+            ExportKind::PerClipJson { .. } => {
                 PathRequest::new("Folder for one JSON file per clip", PathKind::Folder, then)
             }
         }
@@ -555,8 +556,19 @@ impl TaglaneApp {
             )
             .map_err(|e| e.to_string())
             .map(|_| 1),
-            ExportKind::PerClipJson => {
-                exchange::write_per_clip_json(&self.project.doc, &path).map(|files| files.len())
+            ExportKind::PerClipJson { replace } => {
+                match exchange::write_per_clip_json(&self.project.doc, &path, replace) {
+                    Ok(files) => Ok(files.len()),
+                    Err(crate::core::io::ExportFilesError::Exists { count, .. }) => {
+                        self.dialog = Some(Dialog::ReplaceFiles {
+                            what: ReplaceWhat::PerClipJson,
+                            dir: path,
+                            count,
+                        });
+                        return;
+                    }
+                    Err(e) => Err(e.to_string()),
+                }
             }
         };
         match result {

@@ -145,7 +145,10 @@ impl TaglaneApp {
                 q.push(AppCommand::Export(ExportKind::Csv, None));
             }
             if ui.button("One JSON per clip…").clicked() {
-                q.push(AppCommand::Export(ExportKind::PerClipJson, None));
+                q.push(AppCommand::Export(
+                    ExportKind::PerClipJson { replace: false },
+                    None,
+                ));
             }
         });
         ui.separator();

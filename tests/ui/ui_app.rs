@@ -560,7 +560,7 @@ fn export_and_import_csv_json_and_per_clip() {
         .queue
         .push(AppCommand::Export(ExportKind::Json, Some(json.clone())));
     h.state_mut().queue.push(AppCommand::Export(
-        ExportKind::PerClipJson,
+        ExportKind::PerClipJson { replace: false },
         Some(per_clip.clone()),
     ));
     h.run_steps(2);
@@ -575,6 +575,34 @@ fn export_and_import_csv_json_and_per_clip() {
         std::fs::read_dir(&per_clip).unwrap().count(),
         h.state().project.doc.clips.len()
     );
+    // Into the same folder again: the app asks first; Cancel writes nothing, Replace writes all.
+    let first = std::fs::read_dir(&per_clip)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let exported = std::fs::read_to_string(&first).unwrap();
+    std::fs::write(&first, "edited by hand").unwrap();
+    let again = || {
+        AppCommand::Export(
+            ExportKind::PerClipJson { replace: false },
+            Some(per_clip.clone()),
+        )
+    };
+    h.state_mut().queue.push(again());
+    h.run_steps(3);
+    h.get_by_label("Replace files?");
+    h.get_by_label_contains("of the clips' tag files already exist");
+    h.get_by_label("Cancel").click();
+    h.run_steps(2);
+    assert!(h.state().dialog.is_none());
+    assert_eq!(std::fs::read_to_string(&first).unwrap(), "edited by hand");
+    h.state_mut().queue.push(again());
+    h.run_steps(3);
+    h.get_by_label("Replace").click();
+    h.run_steps(2);
+    assert_eq!(std::fs::read_to_string(&first).unwrap(), exported);
     // Importing our own export changes nothing.
     h.state_mut()
         .queue

@@ -200,6 +200,21 @@ fn exported_clips_load_back_with_the_cli() {
     assert_eq!(clip.frame_count, original.frame_count);
     assert_eq!(clip.skeleton.names, original.skeleton.names);
 
+    // Again into the same folder: the app asks first; Cancel writes nothing, Replace writes.
+    std::fs::write(&files[0], "edited by hand").unwrap();
+    h.get_by_label("Export this clip").click_accesskit();
+    h.run_steps(3);
+    h.get_by_label_contains("of the compressed clips' files already exist");
+    h.get_by_label("Cancel").click();
+    h.run_steps(2);
+    assert!(!h.state().side.compression.is_exporting() && h.state().dialog.is_none());
+    assert_eq!(std::fs::read(&files[0]).unwrap(), b"edited by hand");
+    h.get_by_label("Export this clip").click_accesskit();
+    h.run_steps(3);
+    h.get_by_label("Replace").click();
+    wait_export(&mut h);
+    assert!(CompressedClip::from_bytes(std::fs::read(&files[0]).unwrap()).is_ok());
+
     // The whole project.
     let all = temp_dir("export-all");
     h.state_mut().side.compression.export_dir = Some(all.clone());

@@ -682,3 +682,52 @@ fn empty_short_and_broken_clips_never_panic() {
         "{e}"
     );
 }
+
+#[test]
+fn rule_files_past_the_limits_are_refused_at_their_place() {
+    use crate::core::limits::{MAX_CONDITIONS, MAX_RULES};
+    let condition = r#"{"signal": "height", "joint": "Hips", "above": 0}"#;
+    let rule = |tag: &str, n: usize| {
+        format!(
+            r#"{{"tag": "{tag}", "when": [{}]}}"#,
+            vec![condition; n].join(",")
+        )
+    };
+    let rules = |n: usize, conditions: usize| {
+        (0..n)
+            .map(|i| rule(&format!("R{i}"), conditions))
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    let doc = |body: String| format!(r#"{{"version": 1, "rules": [{body}]}}"#);
+    // At the limits: read.
+    let ok = parse_settings(&doc(rules(MAX_RULES, 1))).unwrap();
+    assert_eq!(ok.rules.len(), MAX_RULES);
+    parse_settings(&doc(rules(1, MAX_CONDITIONS))).unwrap();
+    // Past them: refused, naming the place and the limit.
+    let e = parse_settings(&doc(rules(MAX_RULES + 1, 1))).unwrap_err();
+    let m = e.to_string();
+    assert!(
+        m.contains("rules") && m.contains(&format!("at most {MAX_RULES}")),
+        "{m}"
+    );
+    let e = parse_settings(&doc(rules(2, MAX_CONDITIONS + 1))).unwrap_err();
+    let m = e.to_string();
+    assert!(
+        m.contains("rules[0].when") && m.contains(&format!("at most {MAX_CONDITIONS}")),
+        "{m}"
+    );
+    // Settings built in code are held to the same limits.
+    let mut big = ok.clone();
+    big.rules.push(big.rules[0].clone());
+    big.rules.last_mut().unwrap().tag = "Extra".into();
+    assert!(big.validate().unwrap_err().to_string().contains("at most"));
+    let mut long = parse_settings(&doc(rules(1, 1))).unwrap();
+    long.rules[0].when = vec![long.rules[0].when[0].clone(); MAX_CONDITIONS + 1];
+    assert!(
+        long.validate()
+            .unwrap_err()
+            .to_string()
+            .contains("rules[0].when")
+    );
+}

@@ -111,14 +111,51 @@ fn fmt(x: f32) -> String {
     t
 }
 
+/// `name` inside an SJSON string (and the header's comment line): `\\` and `"` escaped, and
+/// control characters as JSON escapes, so a name with a line break neither ends the comment nor
+/// the string.
 fn escape(name: &str) -> String {
-    name.replace('\\', "\\\\").replace('"', "\\\"")
+    let mut out = String::with_capacity(name.len());
+    for c in name.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '"' => out.push_str("\\\""),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c.is_control() => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::core::compress::synth::synthetic_clip;
+
+    #[test]
+    fn names_are_escaped_on_one_line() {
+        let mut clip = synthetic_clip(2, 2, 30.0, 1);
+        clip.name = "a\"b\\c\nd\u{7}".into();
+        clip.skeleton.names[0] = "root\r\t".into();
+        let text = to_acl_sjson(&clip, 3.0);
+        let first = text.lines().next().unwrap();
+        assert_eq!(
+            first,
+            format!("{HEADER_START}\"a\\\"b\\\\c\\nd\\u0007\"; units: centimetres.")
+        );
+        assert!(text.contains("\t\tname = \"root\\r\\t\"\n"), "{text}");
+        assert!(text.contains("\t\tparent = \"root\\r\\t\"\n"), "{text}");
+        assert!(
+            !text
+                .chars()
+                .any(|c| c.is_control() && c != '\n' && c != '\t')
+        );
+    }
 
     #[test]
     fn writes_every_bone_and_sample() {

@@ -375,28 +375,29 @@ pub fn per_clip_json(doc: &TagDocument) -> Vec<(String, String)> {
         .collect()
 }
 
-/// Writes [`per_clip_json`] into folder `dir` (created if needed) as `CLIP.tags.json` files, each
-/// atomically. Returns the files written; the first failure names its file.
+/// Writes [`per_clip_json`] into folder `dir` (created if needed) as `CLIP.tags.json` files (names
+/// from [`crate::core::io::export_files`]), each atomically. Unless `replace`, nothing is written
+/// when any of them exists already (an earlier export, or the sidecars of takes in that folder).
+/// Returns the files written; a failure names its file.
 pub fn write_per_clip_json(
     doc: &TagDocument,
     dir: &std::path::Path,
-) -> Result<Vec<std::path::PathBuf>, String> {
-    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    let mut written: Vec<std::path::PathBuf> = Vec::new();
-    let mut used = std::collections::HashSet::new();
-    for (name, text) in per_clip_json(doc) {
-        // Two clip names can sanitize to the same file name (`a b`, `a_b`): never overwrite.
-        let stem =
-            crate::core::tags::unique_name(&crate::core::io::sanitize_file_name(&name), "_", |s| {
-                used.contains(&s.to_ascii_lowercase())
-            });
-        used.insert(stem.to_ascii_lowercase());
-        let file = dir.join(format!("{stem}.tags.json"));
-        crate::core::io::write_atomic(&file, text.as_bytes(), false)
-            .map_err(|e| format!("{}: {e}", file.display()))?;
-        written.push(file);
+    replace: bool,
+) -> Result<Vec<std::path::PathBuf>, crate::core::io::ExportFilesError> {
+    let texts = per_clip_json(doc);
+    let names: Vec<&str> = texts.iter().map(|(n, _)| n.as_str()).collect();
+    let paths = crate::core::io::export_files(dir, &names, ".tags.json");
+    let files: Vec<(std::path::PathBuf, Vec<u8>)> = paths
+        .into_iter()
+        .zip(texts)
+        .map(|(p, (_, text))| (p, text.into_bytes()))
+        .collect();
+    if files.is_empty() {
+        std::fs::create_dir_all(dir).map_err(|e| {
+            crate::core::io::ExportFilesError::Other(format!("{}: {e}", dir.display()))
+        })?;
     }
-    Ok(written)
+    crate::core::io::write_export_files(&files, replace)
 }
 
 /// What a merge did and what it could not do.
@@ -1288,6 +1289,26 @@ Sprint,zzz,0,5
         assert_eq!(a["clip"], "a");
         assert_eq!(a["tags"]["Walk"], json!([[0, 10], [20, 30]]));
         assert!(a["tags"].get("odd, \"name\"").is_none());
+    }
+
+    #[test]
+    fn per_clip_json_files_are_replaced_only_when_asked() {
+        let dir = std::env::temp_dir().join(format!("taglane-per-clip-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let d = doc();
+        let written = write_per_clip_json(&d, &dir, false).unwrap();
+        assert_eq!(written.len(), d.clips.len());
+        let first = std::fs::read(&written[0]).unwrap();
+        std::fs::write(&written[0], "kept").unwrap();
+        let e = write_per_clip_json(&d, &dir, false).unwrap_err();
+        assert!(matches!(
+            e,
+            crate::core::io::ExportFilesError::Exists { count, .. } if count == d.clips.len()
+        ));
+        assert_eq!(std::fs::read(&written[0]).unwrap(), b"kept");
+        write_per_clip_json(&d, &dir, true).unwrap();
+        assert_eq!(std::fs::read(&written[0]).unwrap(), first);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

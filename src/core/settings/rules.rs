@@ -257,6 +257,10 @@ pub fn read_settings(value: &Json, path: &str) -> Result<AutotagSettings, Settin
     let rules = match top.get("rules") {
         None => Vec::new(),
         Some(Json::Arr(list)) => {
+            let max = crate::core::limits::MAX_RULES;
+            check(list.len() <= max, top.at("rules"), || {
+                format!("expected at most {max} rules, found {}", list.len())
+            })?;
             let mut rules: Vec<Rule> = Vec::with_capacity(list.len());
             let mut tags = HashMap::with_capacity(list.len());
             for (i, v) in list.iter().enumerate() {
@@ -368,6 +372,13 @@ fn read_rule(v: &Json, path: &str) -> Result<Rule, SettingsError> {
     let tag = f.string("tag")?;
     let when = match f.get("when") {
         Some(Json::Arr(list)) => {
+            let max = crate::core::limits::MAX_CONDITIONS;
+            check(list.len() <= max, f.at("when"), || {
+                format!(
+                    "expected at most {max} conditions in a rule, found {}",
+                    list.len()
+                )
+            })?;
             let mut out = Vec::with_capacity(list.len());
             for (k, c) in list.iter().enumerate() {
                 out.push(read_condition(c, &format!("{path}.when[{k}]"))?);
@@ -599,6 +610,13 @@ impl Rule {
         check(!self.when.is_empty(), format!("{path}.when"), || {
             "expected a non-empty array of conditions".to_owned()
         })?;
+        let max = crate::core::limits::MAX_CONDITIONS;
+        check(self.when.len() <= max, format!("{path}.when"), || {
+            format!(
+                "expected at most {max} conditions in a rule, found {}",
+                self.when.len()
+            )
+        })?;
         for (k, c) in self.when.iter().enumerate() {
             c.validate_at(&format!("{path}.when[{k}]"))?;
         }
@@ -686,6 +704,10 @@ impl AutotagSettings {
 
     fn validate_at(&self, path: &str) -> Result<(), SettingsError> {
         self.params.validate_at(&join(path, "params"))?;
+        let max = crate::core::limits::MAX_RULES;
+        check(self.rules.len() <= max, join(path, "rules"), || {
+            format!("expected at most {max} rules, found {}", self.rules.len())
+        })?;
         let mut tags = HashMap::with_capacity(self.rules.len());
         for (i, r) in self.rules.iter().enumerate() {
             let rp = join(path, &format!("rules[{i}]"));

@@ -14,11 +14,13 @@ use glam::Vec3;
 
 use self::model::{
     Candidate, ClipOutcome, Job, Summary, export_tlc, lock, pareto_front, summarize,
+    tlc_export_files,
 };
 use crate::core::anim::{Clip, RotationInterp, SampleSettings, Transform, local_to_model};
 use crate::core::compress::metric::Shell;
 use crate::core::compress::settings::WIDTHS;
 use crate::core::compress::{BitRate, Preset, RotationFormat};
+use crate::core::io::ExportFilesError;
 use crate::core::tags::ClipId;
 use crate::ui::anim_cache::resolve;
 use crate::ui::command::AppCommand;
@@ -279,18 +281,23 @@ impl CompressionView {
 
     /// Starts writing the chosen candidate's compressed clips (`only`: one clip, else all) into
     /// `export_dir` in a background thread; the result lands in `last_export`.
-    pub fn start_export(&mut self, only: Option<ClipId>) -> Result<(), String> {
+    pub fn start_export(
+        &mut self,
+        only: Option<ClipId>,
+        replace: bool,
+    ) -> Result<(), ExportFilesError> {
+        let other = |s: &str| ExportFilesError::Other(s.to_owned());
         if self.export_job.is_some() {
-            return Err("an export is already running".into());
+            return Err(other("an export is already running"));
         }
         let dir = self
             .export_dir
             .clone()
-            .ok_or_else(|| "choose an export folder first".to_owned())?;
+            .ok_or_else(|| other("choose an export folder first"))?;
         let cmp = self
             .comparison
             .as_ref()
-            .ok_or_else(|| "run a comparison first".to_owned())?;
+            .ok_or_else(|| other("run a comparison first"))?;
         let outcomes: Vec<ClipOutcome> = cmp
             .outcomes
             .get(self.chosen)
@@ -301,10 +308,18 @@ impl CompressionView {
                     .collect()
             })
             .unwrap_or_default();
+        // Asked here too, so that the app can ask before anything is written.
+        if !replace {
+            let refs: Vec<&ClipOutcome> = outcomes.iter().collect();
+            let (paths, _) = tlc_export_files(&refs, &dir);
+            if let Some(e) = crate::core::io::existing_files(paths.iter().map(|p| p.as_path())) {
+                return Err(e);
+            }
+        }
         let job = crate::ui::jobs::Job::spawn("export .tlc files", None, move |p| {
             p.set_total(outcomes.len() as u64);
             let refs: Vec<&ClipOutcome> = outcomes.iter().collect();
-            export_tlc(&refs, &dir)
+            export_tlc(&refs, &dir, replace).map_err(|e| e.to_string())
         });
         self.export_job = Some(job);
         Ok(())
@@ -541,6 +556,7 @@ impl CompressionView {
             queue.push(AppCommand::CompressionExport {
                 only,
                 dir: self.export_dir.clone(),
+                replace: false,
             });
         }
     }

@@ -6,6 +6,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::core::compress::{CompressResult, CompressSettings, Control, Preset};
+use crate::core::io::ExportFilesError;
 use crate::core::tags::ClipId;
 use crate::ui::anim_cache::{ClipRequest, load};
 
@@ -312,23 +313,47 @@ fn run(
 
 /// Writes the compressed clips of `outcomes` (failed ones skipped) as `NAME.tlc` into `dir`, each
 /// atomically. Returns the files written.
-pub fn export_tlc(outcomes: &[&ClipOutcome], dir: &Path) -> Result<Vec<PathBuf>, String> {
+pub fn export_tlc(
+    outcomes: &[&ClipOutcome],
+    dir: &Path,
+    replace: bool,
+) -> Result<Vec<PathBuf>, ExportFilesError> {
     if !dir.is_dir() {
-        return Err(format!("{}: not a folder", dir.display()));
+        return Err(ExportFilesError::Other(format!(
+            "{}: not a folder",
+            dir.display()
+        )));
     }
-    let mut written = Vec::new();
-    for o in outcomes {
-        let Ok(r) = &o.result else { continue };
-        let name = crate::core::io::sanitize_file_name(&o.clip_name);
-        let path = dir.join(format!("{name}.tlc"));
-        crate::core::io::write_atomic(&path, r.clip.bytes(), false)
-            .map_err(|e| format!("{}: {e}", path.display()))?;
-        written.push(path);
+    let (paths, results) = tlc_export_files(outcomes, dir);
+    if paths.is_empty() {
+        return Err(ExportFilesError::Other(
+            "nothing to export: no clip compressed with this candidate".into(),
+        ));
     }
-    if written.is_empty() {
-        return Err("nothing to export: no clip compressed with this candidate".into());
+    if !replace && let Some(e) = crate::core::io::existing_files(paths.iter().map(|p| p.as_path()))
+    {
+        return Err(e);
     }
-    Ok(written)
+    for (path, r) in paths.iter().zip(results) {
+        crate::core::io::write_atomic(path, r.clip.bytes(), false)
+            .map_err(|e| ExportFilesError::Other(format!("{}: {e}", path.display())))?;
+    }
+    Ok(paths)
+}
+
+/// The files [`export_tlc`] writes into `dir` (one per clip compressed; two clips never share
+/// one) and what goes into each.
+pub fn tlc_export_files<'a>(
+    outcomes: &[&'a ClipOutcome],
+    dir: &Path,
+) -> (Vec<PathBuf>, Vec<&'a CompressResult>) {
+    let ok: Vec<(&str, &CompressResult)> = outcomes
+        .iter()
+        .filter_map(|o| Some((o.clip_name.as_str(), o.result.as_deref().ok()?)))
+        .collect();
+    let names: Vec<&str> = ok.iter().map(|(n, _)| *n).collect();
+    let paths = crate::core::io::export_files(dir, &names, ".tlc");
+    (paths, ok.into_iter().map(|(_, r)| r).collect())
 }
 
 #[cfg(test)]
@@ -403,12 +428,21 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("taglane-export-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let refs: Vec<&ClipOutcome> = state.outcomes[0].iter().collect();
-        let files = export_tlc(&refs, &dir).unwrap();
+        let files = export_tlc(&refs, &dir, false).unwrap();
         assert_eq!(files.len(), 2);
         let bytes = std::fs::read(&files[0]).unwrap();
         assert!(crate::core::compress::CompressedClip::from_bytes(bytes).is_ok());
+        // Again: refused unless replacing, and the files left as they are.
+        std::fs::write(&files[1], b"kept").unwrap();
+        assert!(matches!(
+            export_tlc(&refs, &dir, false),
+            Err(ExportFilesError::Exists { count: 2, .. })
+        ));
+        assert_eq!(std::fs::read(&files[1]).unwrap(), b"kept");
+        assert_eq!(export_tlc(&refs, &dir, true).unwrap(), files);
+        assert_ne!(std::fs::read(&files[1]).unwrap(), b"kept");
         std::fs::remove_dir_all(&dir).ok();
-        assert!(export_tlc(&refs, Path::new("/nonexistent/x")).is_err());
+        assert!(export_tlc(&refs, Path::new("/nonexistent/x"), false).is_err());
     }
 
     #[test]
