@@ -540,3 +540,51 @@ fn the_edit_menu_copies_and_deletes_markers_alone() {
     h.run_steps(2);
     assert!(markers(&h).is_empty(), "deleted");
 }
+
+/// The colour picker: each opening is one undo step however many changes it makes, and two
+/// openings are two steps (the second undo gives back the first colour, not the original).
+#[test]
+fn each_opening_of_the_colour_picker_is_one_undo_step() {
+    use egui_kittest::kittest::NodeT;
+    let mut h = crate::common::demo_harness([1400.0, 860.0]);
+    let name = h.state().project.doc.tags[0].name.clone();
+    let color = |h: &Harness<'static, TaglaneApp>| h.state().project.doc.tags[0].color;
+    let original = color(&h);
+    let swatch = format!("Colour of {name}");
+    // The picker's red channel (a drag value "R ..."), set to each of `reds` in one opening.
+    let recolour = |h: &mut Harness<'static, TaglaneApp>, reds: &[f64]| {
+        h.get_by_label(&swatch).click();
+        h.run_steps(3);
+        for &r in reds {
+            let red = h
+                .root()
+                .children_recursive()
+                .find(|n| {
+                    n.accesskit_node().role() == egui::accesskit::Role::SpinButton
+                        && n.accesskit_node()
+                            .value()
+                            .is_some_and(|v| v.starts_with("R "))
+                })
+                .expect("the picker's red channel");
+            red.set_value_accesskit(r);
+            h.run_steps(2);
+        }
+        // Closed by a click elsewhere (the timeline's empty ruler area would move the playhead:
+        // Escape closes popups).
+        h.key_press(egui::Key::Escape);
+        h.run_steps(3);
+    };
+    recolour(&mut h, &[200.0, 210.0]);
+    let first = color(&h);
+    assert_eq!(first.map(|c| c[0]), Some(210), "{original:?}");
+    assert_eq!(h.state().project.history.len(), 1);
+    recolour(&mut h, &[100.0, 90.0, 80.0]);
+    assert_eq!(color(&h).map(|c| c[0]), Some(80));
+    assert_eq!(h.state().project.history.len(), 2);
+    h.state_mut().queue.push(AppCommand::Undo);
+    h.run_steps(2);
+    assert_eq!(color(&h), first);
+    h.state_mut().queue.push(AppCommand::Undo);
+    h.run_steps(2);
+    assert_eq!(color(&h), original);
+}
