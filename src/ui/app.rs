@@ -242,6 +242,15 @@ impl TaglaneApp {
         } else {
             egui::Theme::Light
         });
+        // A press anywhere but in the field being typed in ends the typing, which applies it (as
+        // Blender and Unreal confirm a field): egui's default waits for a click, and a drag on
+        // the timeline kept the keyboard in an inspector field, whose text then landed on the
+        // dragged range.
+        if ctx.options(|o| o.input_options.surrender_focus_on) != egui::SurrenderFocusOn::Presses {
+            ctx.options_mut(|o| {
+                o.input_options.surrender_focus_on = egui::SurrenderFocusOn::Presses;
+            });
+        }
         // No shortcut runs under a modal window (a confirmation, the in-app file browser, the
         // autotag "Replace?" box): Delete deleted the selection behind "Delete tag?", Ctrl+Z
         // changed the tag it named, and edits made while the browser was open for an Open

@@ -35,6 +35,8 @@ pub struct InspectorState {
     /// changes under the fields (undo, redo, another edit), they are filled again, so that Enter
     /// never puts back what an undo took away.
     pub filled_note: Option<Note>,
+    /// The keyboard is in one of the fields (as of the inspector's last frame).
+    pub typing: bool,
 }
 
 impl InspectorState {
@@ -86,7 +88,7 @@ impl InspectorState {
                 if start >= stop {
                     return Err(format!(
                         "Start ({start}) must be before stop ({stop}); stop is exclusive: [{start}, {}) is one frame",
-                        start + 1
+                        u64::from(start) + 1
                     ));
                 }
                 if stop > frames {
@@ -216,6 +218,7 @@ pub fn inspector_ui(
     let panel_width = ui.available_width();
     ui.heading("Selection");
     let subject = subject_of(input.clip, input.selection, input.marker_selection);
+    state.typing = false;
     state.follow(doc, subject, false);
     let Some(s) = subject else {
         let n = input.selection.len();
@@ -336,7 +339,8 @@ pub fn inspector_ui(
         state.follow(doc, subject, true);
     }
     let focus = ui.memory(|m| m.focused());
-    if left && !focus.is_some_and(|f| ids.contains(&f)) {
+    state.typing = focus.is_some_and(|f| ids.contains(&f));
+    if left && !state.typing {
         enter = true;
     }
     if enter {
@@ -464,6 +468,15 @@ mod tests {
                 .unwrap_err()
                 .contains("must be before stop")
         );
+        // The largest frame number: explained, not an overflow.
+        s.start = u32::MAX.to_string();
+        s.stop = "5".into();
+        assert!(
+            s.apply_edit(&d)
+                .unwrap_err()
+                .contains(&format!("[{}, 4294967296)", u32::MAX))
+        );
+        s.stop = "20".into();
         s.start = "x".into();
         assert!(s.apply_edit(&d).unwrap_err().contains("not a frame number"));
         s.start = "10".into();

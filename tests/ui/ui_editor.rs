@@ -105,6 +105,59 @@ fn the_inspector_edits_start_and_stop_by_typing_as_one_undo_step() {
     assert_eq!(ranges(h.state(), running)[0], r);
 }
 
+/// A field being typed in, then another range dragged on the timeline (a drag takes the
+/// keyboard from the field without a click): what was typed applies to the range it was typed
+/// for, the drag moves the other, and the editing keys are the timeline's again.
+#[test]
+fn typing_in_the_inspector_then_dragging_another_range_applies_what_was_typed() {
+    let mut h = harness();
+    h.state_mut().queue.push(AppCommand::SelectClip(3));
+    h.run_steps(2);
+    let (walking, running) = (
+        tag_index(h.state(), "Walking"),
+        tag_index(h.state(), "Running"),
+    );
+    let walk = select_first(&mut h, walking);
+    let run = ranges(h.state(), running)[0];
+    // Typed, not applied: no Enter, no click.
+    retype(&mut h, "Start frame", &(walk.start + 2).to_string());
+    assert!(h.state().inspector.typing);
+    let steps = h.state().project.history.len();
+    // Running's range (it ends with the clip) dragged 5 frames to the left by its middle (Alt:
+    // no snapping).
+    let mid = (run.start + run.stop) / 2;
+    let (from, to) = {
+        let v = &h.state().timeline;
+        (
+            v.lane_point(running, mid).unwrap(),
+            v.lane_point(running, mid - 5).unwrap(),
+        )
+    };
+    crate::common::drag(&mut h, from, to, Modifiers::ALT, |_| {});
+    let moved = Range::new(run.start - 5, run.stop - 5);
+    assert!(
+        ranges(h.state(), walking).contains(&Range::new(walk.start + 2, walk.stop)),
+        "what was typed was lost: {:?}",
+        ranges(h.state(), walking)
+    );
+    assert_eq!(
+        ranges(h.state(), running)[0],
+        moved,
+        "{:?} {:?} {}",
+        h.state().selection,
+        h.state().status,
+        h.state().project.history.len() - steps
+    );
+    assert_eq!(h.state().project.history.len(), steps + 2, "one step each");
+    assert_eq!(h.state().selection, vec![(running, moved)]);
+    assert_eq!(h.state().inspector.start, moved.start.to_string());
+    // The keyboard is the timeline's: Delete deletes the dragged range, not a character.
+    assert!(!h.state().inspector.typing);
+    h.key_press(Key::Delete);
+    h.run_steps(2);
+    assert!(!ranges(h.state(), running).contains(&moved));
+}
+
 #[test]
 fn dragging_an_edge_snaps_to_another_lanes_range_edge_unless_alt_is_held() {
     let mut h = harness();
