@@ -78,6 +78,9 @@ pub struct TaglaneApp {
     /// The active tag's name at the end of the last frame: an edit, undo or redo that moves tags
     /// (a tag deleted or put back above it, a reorder) keeps the same tag active.
     pub(crate) active_name: Option<String>,
+    /// The tags' names at the end of the last frame, or after the last change of the tag list
+    /// ([`Self::after_structure_change`]): the selection follows its tags by name.
+    selection_tag_names: Vec<String>,
     /// Tags deleted while they were the active lane (by name): an undo that brings one back makes
     /// it the active lane again.
     pub(crate) deleted_active: Vec<String>,
@@ -129,6 +132,7 @@ impl TaglaneApp {
             marker_selection: Vec::new(),
             active_tag: None,
             active_name: None,
+            selection_tag_names: Vec::new(),
             deleted_active: Vec::new(),
             system_copy: None,
             current_key: None,
@@ -470,6 +474,15 @@ impl TaglaneApp {
         if self.active_name.as_deref() != name.map(|t| t.name.as_str()) {
             self.active_name = name.map(|t| t.name.clone());
         }
+        let tags = &self.project.doc.tags;
+        if self.selection_tag_names.len() != tags.len()
+            || tags
+                .iter()
+                .zip(&self.selection_tag_names)
+                .any(|(t, n)| t.name != *n)
+        {
+            self.selection_tag_names = tags.iter().map(|t| t.name.clone()).collect();
+        }
         self.note_current_key();
         let title = self.window_title();
         if self.last_title.as_deref() != Some(title.as_str()) {
@@ -714,6 +727,26 @@ impl TaglaneApp {
         if let Some(i) = self.active_name.as_deref().and_then(|n| doc.tag_index(n)) {
             self.active_tag = Some(i);
         }
+        // The selected ranges and markers follow their tags by name: by place, a tag moved up
+        // (or one added or removed before it) left the selection on whichever tag took the
+        // place, and Delete deleted that tag's range or marker at the same frames.
+        let before = std::mem::take(&mut self.selection_tag_names);
+        let follow = |t: usize| -> Option<usize> {
+            match before.get(t) {
+                Some(name) => doc.tag_index(name).or_else(|| {
+                    // Renamed in place: the same list but for this name.
+                    (before.len() == doc.tags.len()).then_some(t)
+                }),
+                None => Some(t),
+            }
+        };
+        for (t, _) in &mut self.selection {
+            *t = follow(*t).unwrap_or(usize::MAX);
+        }
+        for (t, _) in &mut self.marker_selection {
+            *t = follow(*t).unwrap_or(usize::MAX);
+        }
+        self.selection_tag_names = doc.tags.iter().map(|t| t.name.clone()).collect();
         self.selection.retain(|(t, r)| {
             doc.tags
                 .get(*t)

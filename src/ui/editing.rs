@@ -174,7 +174,8 @@ impl TaglaneApp {
                     }
                     None => self.message(
                         Level::Info,
-                        "no range under the playhead to split (select one, or pick its lane)",
+                        "no range of two frames or more under the playhead to split (select one, \
+                         or pick its lane)",
                     ),
                 }
             }
@@ -221,12 +222,19 @@ impl TaglaneApp {
                     _ => list.push(Range::new(start.min(f), start.max(f) + 1)),
                 }
                 crate::core::doc::canonicalize(&mut list, self.frames());
-                let edit = Edit::SetRanges {
-                    tag,
-                    clip: self.current_clip,
-                    ranges: list,
-                };
-                self.apply_edit(edit, "mark range");
+                let tag_data = &self.project.doc.tags[tag];
+                if list.as_slice() == tag_data.ranges_on(self.current_clip) {
+                    // Marked inside what the lane already holds: no change, no undo step.
+                    let said = format!("{} already covers the marked frames", tag_data.name);
+                    self.message(Level::Info, said);
+                } else {
+                    let edit = Edit::SetRanges {
+                        tag,
+                        clip: self.current_clip,
+                        ranges: list,
+                    };
+                    self.apply_edit(edit, "mark range");
+                }
                 self.playback.mark_in = None;
                 self.playback.wrapped = None;
             }

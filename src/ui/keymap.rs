@@ -179,7 +179,7 @@ pub const ACTIONS: &[ActionInfo] = &[
     ActionInfo {
         action: Action::Split,
         label: "Split at playhead",
-        help: "Split the range under the playhead (the frame under it is cut out: touching ranges merge)",
+        help: "Split the range under the playhead (the frame under it is cut out: touching ranges merge; a one-frame range stays)",
         keys: &[key(Key::S)],
     },
     ActionInfo {

@@ -1013,6 +1013,24 @@ fn mark_in_and_out_across_the_loop_wrap_tag_what_played() {
     h.run_steps(1);
     let now = ranges(h.state(), running);
     assert!(now.contains(&Range::new(frames / 2, frames - 9)), "{now:?}");
+    // Marked again inside what the lane holds: nothing changes, and no undo step is added.
+    let steps = h.state().project.history.len();
+    for f in [frames / 2 + 2, frames / 2 + 5] {
+        h.state_mut()
+            .queue
+            .push(AppCommand::SetPlayhead(f64::from(f)));
+        h.state_mut().queue.push(if f == frames / 2 + 2 {
+            AppCommand::MarkIn
+        } else {
+            AppCommand::MarkOut
+        });
+        h.run_steps(1);
+    }
+    assert_eq!(ranges(h.state(), running), now);
+    assert_eq!(h.state().project.history.len(), steps);
+    assert!(h.state().playback.mark_in.is_none());
+    let status = h.state().status.clone().unwrap().1;
+    assert!(status.contains("already covers"), "{status}");
 }
 
 /// Pausing leaves the playhead on the frame shown, not between two frames.

@@ -641,3 +641,108 @@ fn each_opening_of_the_colour_picker_is_one_undo_step() {
     h.run_steps(2);
     assert_eq!(color(&h), original);
 }
+
+/// The selection follows its tag, not its lane's place: a marker selected on one tag, the tag
+/// below moved up over it (both with a marker at that frame, as sync markers are), then Delete:
+/// the selected tag's marker goes, the other's stays; the same after an undo of the move.
+#[test]
+fn the_selection_follows_its_tag_when_tags_are_reordered() {
+    use taglane::core::doc::Edit;
+    let mut h = harness();
+    let clip = h.state().current_clip;
+    let (a, b) = (0usize, 1usize);
+    let (name_a, name_b) = {
+        let tags = &h.state().project.doc.tags;
+        (tags[a].name.clone(), tags[b].name.clone())
+    };
+    for t in [a, b] {
+        h.state_mut().queue.push(AppCommand::Edit {
+            edit: Edit::SetMarkers {
+                tag: t,
+                clip,
+                frames: vec![7],
+            },
+            label: "marker".into(),
+            select: None,
+        });
+    }
+    let r = ranges(h.state(), a)[0];
+    h.state_mut().queue.push(AppCommand::SelectItems {
+        ranges: vec![(a, r)],
+        markers: vec![(a, 7)],
+    });
+    h.run_steps(2);
+    // B moved above A: A is now second.
+    h.state_mut()
+        .queue
+        .push(AppCommand::MoveTag { index: b, up: true });
+    h.run_steps(2);
+    let idx = |h: &Harness<'static, TaglaneApp>, n: &str| tag_index(h.state(), n);
+    assert_eq!((idx(&h, &name_a), idx(&h, &name_b)), (b, a));
+    assert_eq!(h.state().marker_selection, vec![(b, 7)]);
+    assert_eq!(h.state().selection, vec![(b, r)]);
+    // Undone: back in place, and so is the selection.
+    h.state_mut().queue.push(AppCommand::Undo);
+    h.run_steps(2);
+    assert_eq!(h.state().marker_selection, vec![(a, 7)]);
+    h.state_mut().queue.push(AppCommand::DeleteSelection);
+    h.run_steps(2);
+    let doc = &h.state().project.doc;
+    assert!(doc.tags[a].markers_on(clip).is_empty(), "A's marker went");
+    assert!(!doc.tags[a].ranges_on(clip).contains(&r));
+    assert_eq!(doc.tags[b].markers_on(clip), [7], "B's marker stays");
+}
+
+/// A range dragged against the timeline's right edge moves on while the view scrolls, instead of
+/// stopping where the pointer is on the screen.
+#[test]
+fn a_moved_range_follows_the_pointer_while_the_view_scrolls() {
+    let mut h = harness();
+    h.state_mut().queue.push(AppCommand::SelectClip(3));
+    h.run_steps(3);
+    let walking = tag_index(h.state(), "Walking");
+    let walk = select_first(&mut h, walking);
+    {
+        let v = &mut h.state_mut().timeline;
+        v.px_per_frame = 20.0;
+        v.first_frame = 0.0;
+        v.fit_pending = false;
+    }
+    h.run_steps(2);
+    let from = h.state().timeline.lane_point(walking, 10).unwrap();
+    let right = h.state().timeline.last_axis.unwrap();
+    let edge = egui::pos2(right.left + right.width - 3.0, from.y);
+    let on_screen = (right.frame_at(edge.x) - right.frame_at(from.x)).round() as i64;
+    let button = |pos, pressed| Event::PointerButton {
+        pos,
+        button: PointerButton::Primary,
+        pressed,
+        modifiers: Modifiers::ALT,
+    };
+    h.event(Event::ModifiersChanged(Modifiers::ALT));
+    h.event(Event::PointerMoved(from));
+    h.step();
+    h.event(button(from, true));
+    h.step();
+    for k in 1..=4 {
+        h.event(Event::PointerMoved(from + (edge - from) * (k as f32 / 4.0)));
+        h.step();
+    }
+    // Held at the edge: the view scrolls.
+    let first = h.state().timeline.first_frame;
+    for _ in 0..40 {
+        h.event(Event::PointerMoved(edge));
+        h.step();
+    }
+    let scrolled = h.state().timeline.first_frame - first;
+    assert!(scrolled >= 5.0, "the view did not scroll: {scrolled}");
+    let expected = (h.state().timeline.last_axis.unwrap().frame_at(edge.x) - right.frame_at(from.x))
+        .round() as i64;
+    h.event(button(edge, false));
+    h.event(Event::ModifiersChanged(Modifiers::NONE));
+    h.run_steps(3);
+    let moved = ranges(h.state(), walking)[0];
+    let delta = i64::from(moved.start) - i64::from(walk.start);
+    assert!(delta > on_screen + 4, "{delta} vs {on_screen} on screen");
+    assert!((delta - expected).abs() <= 1, "{delta} vs {expected}");
+}

@@ -146,7 +146,8 @@ pub enum LaneHit {
 }
 
 /// Hit test of `x` against a lane's ranges: edges win within [`EDGE_GRAB`] points, the nearer edge
-/// when a range is narrow.
+/// when a range is narrow; a range at most three grab widths wide (where the edges' grab areas
+/// cover it all) keeps its middle third for its body, so that it can still be moved.
 pub fn hit_lane(axis: &TimeAxis, ranges: &[Range], x: f32) -> LaneHit {
     let frame = axis.frame_at(x);
     // Candidates: the range containing the pointer and its neighbours (for edges just outside).
@@ -161,16 +162,13 @@ pub fn hit_lane(axis: &TimeAxis, ranges: &[Range], x: f32) -> LaneHit {
         }
     }
     if let Some((_, r, e)) = best {
-        // A range narrower than two grab widths: the body wins in its middle third.
-        let w = axis.x(r.stop as f64) - axis.x(r.start as f64);
-        let inside = frame >= r.start as f64 && frame < r.stop as f64;
-        if !(inside
-            && w > 3.0 * EDGE_GRAB
-            && (x - axis.x(r.start as f64)).abs() > EDGE_GRAB
-            && (x - axis.x(r.stop as f64)).abs() > EDGE_GRAB)
-        {
+        let (left, right) = (axis.x(r.start as f64), axis.x(r.stop as f64));
+        let third = (right - left) / 3.0;
+        let middle = right - left <= 3.0 * EDGE_GRAB && x > left + third && x < right - third;
+        if !middle {
             return LaneHit::Edge(r, e);
         }
+        return LaneHit::Body(r);
     }
     match ranges.get(i) {
         Some(r) if frame >= r.start as f64 && frame < r.stop as f64 => LaneHit::Body(*r),
@@ -292,6 +290,19 @@ mod tests {
         assert_eq!(hit_lane(&a, &ranges, a.x(15.0)), LaneHit::Empty);
         assert_eq!(
             hit_lane(&a, &ranges, a.x(42.0) + 1.0),
+            LaneHit::Edge(ranges[1], Edge::Stop)
+        );
+        // A narrow range (here one frame, under three grab widths): edges in its outer thirds,
+        // its body in the middle one, so that it can be moved, not only resized.
+        let px = a.x(42.0) - a.x(41.0);
+        assert!(px <= 3.0 * EDGE_GRAB, "{px}");
+        assert_eq!(hit_lane(&a, &ranges, a.x(41.5)), LaneHit::Body(ranges[1]));
+        assert_eq!(
+            hit_lane(&a, &ranges, a.x(41.0) + px * 0.2),
+            LaneHit::Edge(ranges[1], Edge::Start)
+        );
+        assert_eq!(
+            hit_lane(&a, &ranges, a.x(42.0) - px * 0.2),
             LaneHit::Edge(ranges[1], Edge::Stop)
         );
         assert_eq!(

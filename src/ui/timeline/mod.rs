@@ -41,6 +41,9 @@ pub struct TimelineView {
     pub solo: BTreeSet<String>,
     /// The gesture in progress.
     pub gesture: Option<Gesture>,
+    /// The frame (fractional) under the press that started the gesture: a move counts from it,
+    /// so that it follows the pointer while the view auto-scrolls.
+    pub gesture_from: f64,
     /// The clip and document state the gesture started on ([`gesture_ground`]): when either
     /// changes under it (another clip shown, an undo, an import, an apply), the gesture is dropped
     /// instead of landing on what it was not made for.
@@ -74,6 +77,7 @@ impl Default for TimelineView {
             hidden: BTreeSet::new(),
             solo: BTreeSet::new(),
             gesture: None,
+            gesture_from: 0.0,
             gesture_on: None,
             box_select: None,
             fit_pending: true,
@@ -379,6 +383,7 @@ pub fn timeline_ui(
     if response.drag_started()
         && let Some(origin) = press
     {
+        view.gesture_from = axis.frame_at(origin.x);
         if ruler_rect.contains(origin) {
             view.scrubbing = true;
         } else if let Some(i) = row_layout.row_at(origin.y, &row_list)
@@ -467,7 +472,7 @@ pub fn timeline_ui(
         }
     }
     if response.dragged()
-        && let (Some(p), Some(origin)) = (pointer, press)
+        && let Some(p) = pointer
     {
         if view.scrubbing {
             out.push(AppCommand::SetPlayhead(axis.boundary_at(p.x, frames) as f64));
@@ -476,7 +481,7 @@ pub fn timeline_ui(
             Some(Gesture::Create { current, .. }) => *current = axis.cell_at(p.x, frames),
             Some(Gesture::Resize { frame, .. }) => *frame = axis.boundary_at(p.x, frames),
             Some(Gesture::Move { delta, .. } | Gesture::MoveMarkers { delta, .. }) => {
-                *delta = (axis.frame_at(p.x) - axis.frame_at(origin.x)).round() as i64;
+                *delta = (axis.frame_at(p.x) - view.gesture_from).round() as i64;
             }
             None => {}
         }

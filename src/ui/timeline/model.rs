@@ -427,10 +427,12 @@ impl Gesture {
                 delta,
             } => {
                 let mut best: Option<(i64, u32)> = None;
+                // A marker is its frame's cell: either of the cell's boundaries snaps (to the
+                // last frame of a range as well as the first after it).
                 let edges = items
                     .iter()
                     .flat_map(|(_, r)| [r.start, r.stop])
-                    .chain(markers.iter().map(|(_, f)| *f));
+                    .chain(markers.iter().flat_map(|(_, f)| [*f, f.saturating_add(1)]));
                 for edge in edges {
                     let moved = edge as i64 + *delta;
                     if moved < 0 {
@@ -449,8 +451,9 @@ impl Gesture {
             }
             Gesture::MoveMarkers { items, delta } => {
                 let mut best: Option<(i64, u32)> = None;
-                for (_, f) in items.iter() {
-                    let moved = i64::from(*f) + *delta;
+                // Either boundary of a marker's cell snaps, as in a move of ranges and markers.
+                for f in items.iter().flat_map(|(_, f)| [*f, f.saturating_add(1)]) {
+                    let moved = i64::from(f) + *delta;
                     if moved < 0 {
                         continue;
                     }
@@ -581,7 +584,8 @@ fn without<'a, T: Copy + PartialEq + 'a>(
 /// Splits ranges at the playhead frame. Touching ranges of one tag are the same frames and merge,
 /// so a split cuts the frame under the playhead out: `[s, e)` becomes `[s, p)` and `[p + 1, e)`.
 /// Applies to the selected ranges that contain `p`, or, with no selection, to the range of the
-/// active lane under the playhead.
+/// active lane under the playhead. A range of one frame is left as it is: cutting its frame out
+/// would delete it.
 pub fn split_at(
     doc: &TagDocument,
     clip: ClipId,
@@ -610,7 +614,7 @@ pub fn split_at(
             .collect()
     };
     let mut lanes: Vec<(usize, Vec<Range>)> = Vec::new();
-    for (tag, r) in targets {
+    for (tag, r) in targets.into_iter().filter(|(_, r)| r.len() > 1) {
         let list = match lanes.iter_mut().find(|(t, _)| *t == tag) {
             Some((_, l)) => l,
             None => {
@@ -1064,6 +1068,17 @@ mod tests {
                 ranges: vec![r(10, 20), r(41, 50)]
             }
         );
+        // A one-frame range is not split away (a contact frame, say).
+        let mut one = d.clone();
+        Edit::SetRanges {
+            tag: 0,
+            clip: 0,
+            ranges: vec![r(10, 20), r(30, 31)],
+        }
+        .apply(&mut one)
+        .unwrap();
+        assert!(split_at(&one, 0, 30, &[], Some(0)).is_none());
+        assert!(split_at(&one, 0, 30, &[(0, r(30, 31))], None).is_none());
         let cb = Clipboard::copy(&d, 0, &[(0, r(40, 50)), (1, r(0, 5))], &[]);
         let items: Vec<(String, Anchor)> =
             cb.items.iter().map(|i| (i.tag.clone(), i.anchor)).collect();
@@ -1145,5 +1160,28 @@ mod tests {
         };
         assert_eq!(g.snap_to(&[130], 3.0), Some(130));
         assert!(matches!(g, Gesture::Move { delta: 10, .. }));
+        // A marker snaps by either boundary of its cell: dragged to frame 48, near a range's
+        // stop at 50, it lands on the range's last frame (49: its cell ends at 50); dragged to
+        // 51, on the first frame after it (50).
+        let mut g = Gesture::MoveMarkers {
+            items: vec![(0, 40)],
+            delta: 8,
+        };
+        assert_eq!(g.snap_to(&[50], 3.0), Some(50));
+        assert!(matches!(g, Gesture::MoveMarkers { delta: 9, .. }));
+        let mut g = Gesture::MoveMarkers {
+            items: vec![(0, 40)],
+            delta: 11,
+        };
+        assert_eq!(g.snap_to(&[50], 3.0), Some(50));
+        assert!(matches!(g, Gesture::MoveMarkers { delta: 10, .. }));
+        // The same for markers moved with ranges.
+        let mut g = Gesture::Move {
+            items: vec![(0, Range::new(0, 5))],
+            markers: vec![(1, 40)],
+            delta: 8,
+        };
+        assert_eq!(g.snap_to(&[50], 3.0), Some(50));
+        assert!(matches!(g, Gesture::Move { delta: 9, .. }));
     }
 }
