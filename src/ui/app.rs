@@ -373,6 +373,19 @@ impl TaglaneApp {
                 self.side.ui(ui, &input, &mut self.queue);
             });
         self.query.update(&self.project.doc);
+        // A cut into BVH files ends whichever tab is shown: said in the status bar too.
+        if let Some(line) = self.query.poll_cut() {
+            let level = if line.starts_with("cut failed") {
+                Level::Error
+            } else {
+                Level::Info
+            };
+            self.query.message = Some(line.clone());
+            self.status = Some((level, line));
+        }
+        if self.query.cut.is_some() {
+            ctx.request_repaint_after(std::time::Duration::from_millis(50));
+        }
         egui::Panel::bottom("tools_panel")
             .resizable(true)
             // 300 points of tool under the tab bar (less in a low window), never more than

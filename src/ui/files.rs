@@ -296,6 +296,7 @@ impl TaglaneApp {
         // Background work and results of the old project never reach the new one.
         self.similar.forget_project();
         self.autotag.forget_project();
+        self.query.forget_project();
         // An import runs for the project it was started on, and its report speaks of that
         // project's clips.
         if let Some(import) = self.library.import.take() {

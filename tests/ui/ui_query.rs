@@ -311,6 +311,55 @@ fn a_bad_query_shows_its_error_and_changes_nothing() {
     assert_eq!(err.column(), 19, "{err:?}");
 }
 
+/// The last result is kept while a query is typed, on the document it was evaluated on only: a
+/// tag of the query deleted, or another project opened where the text does not parse, drops it
+/// (its lanes showed the old ranges on the new clips).
+#[test]
+fn a_result_is_not_shown_on_another_document() {
+    let mut h = harness();
+    type_query(&mut h, "Walking & Male");
+    assert!(h.state().query.eval.is_some());
+    let male = h
+        .state()
+        .project
+        .doc
+        .tags
+        .iter()
+        .position(|t| t.name == "Male")
+        .unwrap();
+    h.state_mut().queue.push(AppCommand::DeleteTag(male));
+    h.run_steps(3);
+    let app = h.state();
+    assert!(app.query.error.is_some());
+    assert!(
+        app.query.eval.is_none(),
+        "the deleted tag's result is still shown"
+    );
+    assert!(
+        app.query
+            .extra_lanes(&app.project.doc, app.current_clip, app.prefs.dark)
+            .is_empty(),
+        "its lanes are still drawn"
+    );
+    // Undone: the text parses again and the result is back.
+    h.state_mut().queue.push(AppCommand::Undo);
+    h.run_steps(3);
+    assert!(
+        h.state().query.eval.is_some(),
+        "{:?} {:?}",
+        h.state().query.text,
+        h.state().query.error
+    );
+    // Another project (an empty one): nothing of this one's result.
+    h.state_mut().queue.push(AppCommand::GuardedDiscard(
+        taglane::ui::command::Guarded::New,
+    ));
+    h.run_steps(3);
+    let app = h.state();
+    assert!(app.project.doc.tags.is_empty());
+    assert!(app.query.eval.is_none() && app.query.selected_result.is_none());
+}
+
 #[test]
 fn completion_inserts_a_namespaced_tag() {
     let mut h = harness();
@@ -445,7 +494,21 @@ fn cut_export_runs_in_the_background_with_a_summary() {
     h.run_steps(3);
     h.get_by_label("Replace").click();
     h.run_steps(2);
-    let line = h.state_mut().query.wait_cut().expect("a summary");
+    // Another tab shown meanwhile: the end of the cut is still noticed, and said in the status
+    // bar.
+    h.state_mut().bottom_tab = taglane::ui::bottom_panel::BottomTab::Similar;
+    for _ in 0..400 {
+        if h.state().query.cut.is_none() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+        h.step();
+    }
+    assert!(
+        h.state().query.cut.is_none(),
+        "the cut's end was not noticed"
+    );
+    let line = h.state().status.clone().unwrap().1;
     assert!(
         line.contains(&format!("wrote {} BVH file(s)", ev.auto.range_count())),
         "{line}"

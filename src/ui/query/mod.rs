@@ -81,8 +81,11 @@ pub struct QueryPanel {
     pub text: String,
     /// The error of the current text, if it does not parse.
     pub error: Option<QueryError>,
-    /// Results of the last text that parsed (kept while the text has an error).
+    /// Results of the last text that parsed (kept while the text has an error, on the document
+    /// they were evaluated on).
     pub eval: Option<Evaluation>,
+    /// The fingerprint ([`model::doc_fingerprint`]) of the document `eval` was evaluated on.
+    eval_doc: Option<u64>,
     /// Recent queries, newest first.
     pub history: Vec<String>,
     pub tab: Tab,
@@ -127,6 +130,7 @@ impl Default for QueryPanel {
             text: String::new(),
             error: None,
             eval: None,
+            eval_doc: None,
             history: Vec::new(),
             tab: Tab::Results,
             builder: None,
@@ -177,15 +181,21 @@ impl QueryPanel {
                 Ok((engine, result)) => {
                     self.engine = engine;
                     if pending.key == key {
-                        self.install(result);
+                        self.install(result, key.1);
                     } else {
                         self.eval_key = None;
                     }
                 }
                 Err(e) => {
+                    // The evaluation failed (a panic in its thread): said where the text's errors
+                    // are, and not run again until the text or the document changes (it would
+                    // fail again, on both cores, forever).
                     self.engine = model::new_engine();
-                    self.eval_key = None;
-                    self.message = Some(e);
+                    if pending.key == key {
+                        self.install(Err(format!("the evaluation failed: {e}")), key.1);
+                    } else {
+                        self.eval_key = None;
+                    }
                 }
             }
         }
@@ -201,7 +211,15 @@ impl QueryPanel {
                 return;
             }
             match doc.parse_query(&self.text) {
-                Err(e) => self.error = Some(e),
+                Err(e) => {
+                    self.error = Some(e);
+                    // The last result is kept while the text is being typed, but not on
+                    // another document (a tag deleted, another project opened): its lanes and
+                    // rows would stand for ranges and clips that are not these.
+                    if self.eval_doc != Some(key.1) {
+                        self.forget_results();
+                    }
+                }
                 Ok(q) => {
                     self.error = None;
                     self.builder = Expr::from_query(&q, doc).ok();
@@ -234,8 +252,37 @@ impl QueryPanel {
             self.pending = Some(EvalJob { key, job });
         } else {
             let result = evaluate_all(&mut self.engine, doc, &self.text, &q);
-            self.install(result);
+            self.install(result, key.1);
         }
+    }
+
+    /// Drops the results shown and what points into them (the node lane, the step view, the
+    /// result row clicked).
+    fn forget_results(&mut self) {
+        self.eval = None;
+        self.eval_doc = None;
+        self.eval_key = None;
+        self.node_lane = None;
+        self.step_node = None;
+        self.step = 0;
+        self.selected_result = None;
+    }
+
+    /// Another project replaced the open one: nothing of this one's results, running evaluation
+    /// or names typed for them stays (the text, the history and the settings do). A running cut
+    /// finishes writing the files it was started for.
+    pub fn forget_project(&mut self) {
+        self.forget_results();
+        if let Some(p) = self.pending.take() {
+            p.job.cancel();
+        }
+        self.evaluated = None;
+        self.parsed = None;
+        self.error = None;
+        self.builder = None;
+        self.message = None;
+        self.save_name.clear();
+        self.freeze_name.clear();
     }
 
     /// True while a background evaluation runs.
@@ -253,9 +300,10 @@ impl QueryPanel {
         self.eval.as_ref()
     }
 
-    fn install(&mut self, result: Result<Evaluation, String>) {
+    fn install(&mut self, result: Result<Evaluation, String>, doc: u64) {
         match result {
             Ok(ev) => {
+                self.eval_doc = Some(doc);
                 let same_tree = self.eval.as_ref().is_some_and(|o| o.query == ev.query);
                 if !same_tree {
                     self.node_lane = None;
@@ -580,10 +628,7 @@ pub fn query_ui(
     out: &mut Vec<AppCommand>,
 ) {
     panel.ctx = Some(ui.ctx().clone());
-    if let Some(line) = panel.poll_cut() {
-        panel.message = Some(line);
-    }
-    if panel.cut.is_some() || panel.is_evaluating() {
+    if panel.is_evaluating() {
         ui.ctx()
             .request_repaint_after(std::time::Duration::from_millis(50));
     }
