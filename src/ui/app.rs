@@ -632,6 +632,10 @@ impl TaglaneApp {
         if *filter == crate::ui::browser::TagFilter::Tag(old.to_owned()) {
             *filter = crate::ui::browser::TagFilter::Tag(new.to_owned());
         }
+        // Find similar's "Accept as tag": accepting after a rename made the old name again.
+        if self.similar.accept_tag == old {
+            self.similar.accept_tag = new.to_owned();
+        }
     }
 
     /// The tags' names in order, before an undo or redo, for [`Self::follow_renames`].

@@ -178,6 +178,7 @@ fn rename_a_tag_updates_saved_queries() {
     assert_eq!(h.state().active_tag, Some(tag_index(h.state(), "Running")));
     h.state_mut().browser.filters.tag = taglane::ui::browser::TagFilter::Tag("Running".into());
     h.state_mut().query.text = "Running & Male".into();
+    h.state_mut().similar.accept_tag = "Running".into();
     h.get_by_label("Rename tag").click();
     h.run_steps(2);
     assert!(h.state().dialog.is_some(), "{:?}", h.state().status);
@@ -222,6 +223,10 @@ fn rename_a_tag_updates_saved_queries() {
         app.query.text, "Sprinting & Male",
         "the query composed follows too"
     );
+    assert_eq!(
+        app.similar.accept_tag, "Sprinting",
+        "and the tag Find similar accepts into"
+    );
     // Undo and redo take the view's state by name with them too (a hidden lane, the filter):
     // undoing the rename left "Running" shown and the filter matching no tag.
     h.state_mut()
@@ -234,6 +239,7 @@ fn rename_a_tag_updates_saved_queries() {
     assert!(app.project.doc.tags.iter().any(|t| t.name == "Running"));
     assert!(app.timeline.is_dimmed("Running"), "the lane stays hidden");
     assert_eq!(app.query.text, "Running & Male");
+    assert_eq!(app.similar.accept_tag, "Running");
     assert_eq!(
         app.browser.filters.tag,
         taglane::ui::browser::TagFilter::Tag("Running".into())

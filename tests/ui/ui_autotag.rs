@@ -7,7 +7,7 @@
 use std::time::{Duration, Instant};
 
 use egui::{Key, Modifiers};
-use egui_kittest::kittest::Queryable;
+use egui_kittest::kittest::{NodeT, Queryable};
 use egui_kittest::{Harness, SnapshotOptions};
 use taglane::core::autotag::{AutotagSettings, CONTACT_LEFT, ThresholdKey};
 use taglane::core::doc::Edit;
@@ -204,8 +204,23 @@ fn rule_errors_name_their_json_path_and_good_rules_propose_lanes() {
     h.state_mut().autotag.apply_rules_text();
     h.run_steps(2);
     h.get_by_label_contains("rules[0].when[0].leave: expected a number <=");
-    // The rules in use stay the last ones that read.
+    // The rules in use stay the last ones that read; Apply and Save wait for the text to read
+    // (they applied the old rules), and the edit counts as unsaved work (it was dropped
+    // unasked on quit).
     assert_eq!(h.state().autotag.valid.rules.len(), 1);
+    // (The rules that read saved first: what is unsaved is the text alone.)
+    let edit = h.state().autotag.save_settings_edit();
+    h.state_mut().queue.push(AppCommand::Edit {
+        edit,
+        label: "auto-tag settings".into(),
+        select: None,
+    });
+    h.run_steps(3);
+    assert!(h.get_by_label("Apply").accesskit_node().is_disabled());
+    assert!(h.get_by_label("Save").accesskit_node().is_disabled());
+    h.get_by_label("settings changed");
+    let app = h.state();
+    assert!(app.autotag.settings_unsaved(&app.project.doc));
 
     // A whole settings file pasted in (as `taglane autotag --rules` reads): its parameters are
     // refused here, then taken into the fields by a button.

@@ -425,6 +425,21 @@ fn freeze_result_into_a_tag_is_one_undoable_edit() {
     type_query(&mut h, QUERY);
     h.state_mut().query.tab = Tab::Export;
     h.run_steps(3);
+    // The suggested name follows the text (it kept the first query's name)...
+    let first = h.state().query.freeze_name.clone();
+    assert!(first.starts_with("query:"), "{first}");
+    h.state_mut().query.text = "Running - Tired".into();
+    h.run_steps(3);
+    let second = h.state().query.freeze_name.clone();
+    assert!(second.starts_with("query:") && second != first, "{second}");
+    // ...until the user types their own, which is kept.
+    h.state_mut().query.freeze_name = "mine".into();
+    h.state_mut().query.text = QUERY.into();
+    h.run_steps(3);
+    assert_eq!(h.state().query.freeze_name, "mine");
+    h.state_mut().query.freeze_name.clear();
+    h.run_steps(3);
+    assert_eq!(h.state().query.freeze_name, first);
     let tags_before = h.state().project.doc.tags.len();
     h.get_by_label("Create tag").click();
     h.run_steps(3);

@@ -459,6 +459,13 @@ fn accept_all_under_the_threshold_in_one_step() {
         );
     }
     assert_eq!(total as usize, frames.len(), "exactly the matches' frames");
+    // Accepted again: nothing to add, no undo step, and the panel says so.
+    h.get_by_label(&format!("Accept all <= {threshold:.2} ({})", under.len()))
+        .click();
+    h.run_steps(3);
+    assert_eq!(h.state().project.history.len(), steps + 1);
+    h.get_by_label_contains("nothing to accept: Gait holds these matches already");
+    let app = h.state();
     // The example's tag is untouched; undo removes the new tag and its ranges.
     assert_eq!(app.project.doc.tags[tag].ranges[&0], vec![STRIDE]);
     h.key_press_modifiers(egui::Modifiers::COMMAND, Key::Z);
@@ -486,6 +493,21 @@ fn accept_all_under_the_threshold_in_one_step() {
     assert!(under >= 1);
     h.get_by_label(&format!("Accept all <= {offered:.2} ({under})"));
     assert!(h.query_by_label(&hint).is_none());
+    // Every score past the slider's usual top (1.4, unrelated motion): the raised threshold
+    // stays (the slider put it back to 1.40 on the next frame).
+    for m in &mut h.state_mut().similar.results.as_mut().unwrap().matches {
+        m.score += 1.5;
+    }
+    h.state_mut().similar.threshold = 0.0;
+    h.run_steps(1);
+    let best = best + 1.5;
+    let offered = ((best * 100.0).ceil() / 100.0).max(best);
+    assert!(offered > 1.4, "{offered}");
+    h.get_by_label(&format!("Raise the threshold to {offered:.2}"))
+        .click();
+    h.run_steps(3);
+    assert_eq!(h.state().similar.threshold, offered);
+    h.get_by_label_contains(&format!("Accept all <= {offered:.2} ("));
 }
 
 #[test]

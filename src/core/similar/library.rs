@@ -249,16 +249,19 @@ pub fn accept_matches(doc: &TagDocument, tag: &str, matches: &[Match]) -> Result
     match doc.tags.iter().position(|t| t.name == tag) {
         Some(index) => {
             let existing = &doc.tags[index].ranges;
+            // Clips whose matches the tag holds already are left out: accepting them again is
+            // no change, and no undo step (an empty batch when none is left).
             let edits = per_clip
                 .into_iter()
-                .map(|(clip, mut ranges)| {
-                    ranges.extend(existing.get(&clip).into_iter().flatten().copied());
+                .filter_map(|(clip, mut ranges)| {
+                    let before = existing.get(&clip).unwrap_or(&[]);
+                    ranges.extend(before.iter().copied());
                     canonicalize(&mut ranges, doc.clips[clip as usize].frames);
-                    Edit::SetRanges {
+                    (ranges.as_slice() != before).then_some(Edit::SetRanges {
                         tag: index,
                         clip,
                         ranges,
-                    }
+                    })
                 })
                 .collect();
             Ok(Edit::Batch(edits))
@@ -397,6 +400,15 @@ mod tests {
         let now = &project.doc.tags[walking].ranges;
         assert_eq!(now[&1], [Range::new(50, 80)]);
         assert_eq!(now[&2], old[&2]);
+        // The same matches again: nothing to add, an empty edit (no undo step).
+        assert!(
+            accept_matches(&project.doc, "Idle", &[m(1, 50, 80), m(2, 140, 151)])
+                .unwrap()
+                .is_empty()
+        );
+        // A part of them new: only that clip's ranges change.
+        let again = accept_matches(&project.doc, "Idle", &[m(1, 50, 80), m(1, 90, 95)]).unwrap();
+        assert!(matches!(&again, Edit::Batch(b) if b.len() == 1));
         assert!(project.history.undo(&mut project.doc).is_some());
         assert_eq!(project.doc.tags[walking].ranges, old);
         // Bad matches and names are errors.

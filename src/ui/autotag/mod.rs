@@ -333,10 +333,11 @@ impl AutotagPanel {
     }
 
     /// True when the panel's settings (loaded from `doc` and changed since) are not the ones saved
-    /// in `doc`: the unsaved-changes guard asks about them too.
+    /// in `doc`, or its rules text was edited into something that does not read: the
+    /// unsaved-changes guard asks about them too.
     pub fn settings_unsaved(&self, doc: &TagDocument) -> bool {
         self.seen.as_ref() == Some(&doc.autotag)
-            && self.valid != doc.autotag.clone().unwrap_or_default()
+            && (self.valid != doc.autotag.clone().unwrap_or_default() || self.rules_error.is_some())
     }
 
     /// The edit that saves the panel's settings in the project.

@@ -91,14 +91,17 @@ fn header_ui(
         }
         ui.separator();
         let saved = doc.autotag.clone().unwrap_or_default();
-        if panel.valid == saved && panel.error.is_none() {
+        if panel.valid == saved && panel.error.is_none() && panel.rules_error.is_none() {
             ui.weak("settings saved")
                 .on_hover_text("The panel's settings are the ones saved in the project");
         } else {
             ui.colored_label(pal.warning, "settings changed")
                 .on_hover_text("Saved in the project with the next apply, or now with Save");
             if ui
-                .add_enabled(panel.error.is_none(), egui::Button::new("Save"))
+                .add_enabled(
+                    panel.error.is_none() && panel.rules_error.is_none(),
+                    egui::Button::new("Save"),
+                )
                 .on_hover_text("Save these settings in the project (undoable)")
                 .clicked()
             {
@@ -140,6 +143,9 @@ fn header_ui(
             Some("an apply is running".to_owned())
         } else if let Some(e) = &panel.error {
             Some(format!("invalid parameter {e}"))
+        } else if let Some(e) = &panel.rules_error {
+            // Applying the last rules that read would drop the edit being made to them.
+            Some(format!("the rules do not read: {e}"))
         } else if panel.enabled_tags().is_empty() {
             Some("no generator chosen".to_owned())
         } else {

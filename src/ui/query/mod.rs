@@ -102,6 +102,9 @@ pub struct QueryPanel {
     pub selected_result: Option<(ClipId, Range)>,
     pub save_name: String,
     pub freeze_name: String,
+    /// The name last suggested for freezing (from the text then): while the field holds it, it
+    /// follows the text.
+    freeze_suggested: String,
     pub cut_pattern: String,
     pub cut: Option<CutJob>,
     /// The summary of the last cut, shown in the panel.
@@ -141,6 +144,7 @@ impl Default for QueryPanel {
             selected_result: None,
             save_name: String::new(),
             freeze_name: String::new(),
+            freeze_suggested: String::new(),
             cut_pattern: DEFAULT_PATTERN.to_owned(),
             cut: None,
             cut_summary: None,
@@ -283,6 +287,7 @@ impl QueryPanel {
         self.message = None;
         self.save_name.clear();
         self.freeze_name.clear();
+        self.freeze_suggested.clear();
     }
 
     /// True while a background evaluation runs.
@@ -1461,9 +1466,13 @@ fn export_ui(ui: &mut Ui, panel: &mut QueryPanel, doc: &TagDocument, out: &mut V
         }
     });
     ui.horizontal(|ui| {
-        if panel.freeze_name.is_empty() {
-            panel.freeze_name = frozen_tag_name(doc, &panel.text);
+        // The suggested name follows the text until the user types their own (the name of
+        // the query the panel was first opened on was kept for every later one).
+        let suggestion = frozen_tag_name(doc, &panel.text);
+        if panel.freeze_name.is_empty() || panel.freeze_name == panel.freeze_suggested {
+            panel.freeze_name = suggestion.clone();
         }
+        panel.freeze_suggested = suggestion;
         let l = ui.label("Freeze as tag");
         ui.add(egui::TextEdit::singleline(&mut panel.freeze_name).desired_width(220.0))
             .labelled_by(l.id);

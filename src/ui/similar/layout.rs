@@ -139,8 +139,17 @@ pub fn similar_ui(
             .on_hover_text("Showing a match loops playback over it (press Space to play)");
         ui.separator();
         let l = ui.label("Threshold");
+        // Up to the worst score found when that is past the usual top: a slider clamps what it
+        // shows to its range every frame, and "Raise the threshold" to a best score of 1.62
+        // was put back to 1.40 at once.
+        let top = r
+            .matches
+            .iter()
+            .map(|m| (m.score * 100.0).ceil() / 100.0)
+            .filter(|s| s.is_finite())
+            .fold(SCORE_SCALE, f32::max);
         ui.add(
-            egui::Slider::new(threshold, 0.0..=SCORE_SCALE)
+            egui::Slider::new(threshold, 0.0..=top)
                 .step_by(0.01)
                 .fixed_decimals(2),
         )

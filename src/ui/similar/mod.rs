@@ -216,6 +216,12 @@ impl SimilarPanel {
                     return Vec::new();
                 }
                 match r.accept_edit(&project.doc, &tag, &indices) {
+                    Ok((edit, _)) if edit.is_empty() => {
+                        self.message = Some(format!(
+                            "nothing to accept: {} holds these matches already",
+                            tag.trim()
+                        ));
+                    }
                     Ok((edit, label)) => {
                         self.accept_tag = tag.trim().to_owned();
                         self.message = None;
