@@ -414,7 +414,15 @@ impl TaglaneApp {
         } else {
             crate::core::tags::TagDocument::load(path)
                 .map_err(|e| e.to_string())
-                .map(|(incoming, _)| exchange::merge_document(&self.project.doc, &incoming))
+                .map(|(incoming, warnings)| {
+                    // What the reader corrected or left out (overlapping ranges merged, an
+                    // unknown field, a query that does not parse) is said with the merge's own.
+                    let (edit, mut report) = exchange::merge_document(&self.project.doc, &incoming);
+                    report
+                        .conflicts
+                        .splice(0..0, warnings.iter().map(|w| format!("in the file, {w}")));
+                    (edit, report)
+                })
         };
         match result {
             Ok((edit, report)) if edit.is_empty() => {

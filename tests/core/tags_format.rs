@@ -146,6 +146,9 @@ fn bad_fields() {
     );
     let (p, _) = invalid(&edit("\"#4e9a06\"", "\"green\""));
     assert_eq!(p, "tags[0].color");
+    // Signs are not hex digits (`u8::from_str_radix` takes them).
+    let (p, _) = invalid(&edit("\"#4e9a06\"", "\"#+f+f+f\""));
+    assert_eq!(p, "tags[0].color");
     let (p, _) = invalid(&edit("\"name\": \"Tired\"", "\"name\": \"\""));
     assert_eq!(p, "tags[1].name");
     let (p, _) = invalid(&edit("\"source\": \"mocap/walk_01.bvh\"", "\"source\": 3"));
@@ -469,4 +472,22 @@ fn a_byte_order_mark_is_skipped() {
     };
     assert_eq!(shape(&doc), shape(&plain));
     assert_eq!(doc.clips.len(), 2);
+}
+
+/// The writer refuses a unit the reader refuses (it only asked for a positive number: 1e-5 cm per
+/// unit was saved, and the file then did not open).
+#[test]
+fn a_unit_the_reader_refuses_is_not_written() {
+    let (mut doc, _) = load_tags_str(GOOD, "sample.json").unwrap();
+    doc.clips[0].unit_cm = Some(1e-5);
+    match tags_to_string(&doc, "out.json") {
+        Err(TagsFileError::Invalid { path, message, .. }) => {
+            assert_eq!(path, "clips[0].unit_cm");
+            assert!(message.contains("a micrometre"), "{message}");
+        }
+        other => panic!("expected an Invalid error, got {other:?}"),
+    }
+    doc.clips[0].unit_cm = Some(1e-4);
+    let text = tags_to_string(&doc, "out.json").unwrap();
+    assert!(load_tags_str(&text, "out.json").is_ok());
 }

@@ -654,6 +654,30 @@ fn export_and_import_csv_json_and_per_clip() {
         "{status}"
     );
     assert!(!h.state().project.history.is_dirty());
+    // A tags file the reader corrects (two overlapping ranges merged): merged, and said.
+    let file = dir.join("overlap.tags.json");
+    std::fs::write(
+        &file,
+        r#"{"format": "taglane.tags", "version": 1,
+            "clips": [{"name": "walk_male_01", "frames": 241, "fps": 30}],
+            "tags": [{"name": "Wave", "ranges": {"walk_male_01": [[10, 20], [15, 25]]}}]}"#,
+    )
+    .unwrap();
+    h.state_mut()
+        .queue
+        .push(AppCommand::ImportTags(Some(file.clone())));
+    h.run_steps(2);
+    let wave = tag_index(h.state(), "Wave");
+    assert_eq!(
+        h.state().project.doc.tags[wave].ranges[&0],
+        vec![Range::new(10, 25)]
+    );
+    let (level, status) = h.state().status.clone().unwrap();
+    assert!(
+        status.contains("in the file, tags[0].ranges.walk_male_01"),
+        "{status}"
+    );
+    assert_eq!(level, taglane::ui::app::Level::Warning);
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -180,12 +180,16 @@ impl Edit {
                     return Err(EditError::NoTag(*index));
                 }
                 check_tag_name(doc, &tag.name, None)?;
-                if let Some((&c, _)) = tag
+                // Ranges, markers and notes alike (applying indexes the clips of each).
+                if let Some(c) = tag
                     .ranges
                     .iter()
-                    .find(|(c, _)| **c as usize >= doc.clips.len())
+                    .map(|(c, _)| c)
+                    .chain(tag.markers.keys())
+                    .chain(tag.notes.keys())
+                    .find(|c| **c as usize >= doc.clips.len())
                 {
-                    return Err(EditError::NoClip(c as usize));
+                    return Err(EditError::NoClip(*c as usize));
                 }
             }
             Edit::RemoveTag { index } | Edit::SetTagColor { index, .. } => {
@@ -228,6 +232,11 @@ impl Edit {
                 }
                 if doc.clips.iter().any(|c| c.name == clip.name) {
                     return Err(EditError::DuplicateClip(clip.name.clone()));
+                }
+                if let Some(u) = clip.unit_cm
+                    && !crate::core::limits::unit_cm_ok(f64::from(u))
+                {
+                    return Err(EditError::InvalidUnit(u.to_string()));
                 }
                 if let Some((t, _)) = ranges.iter().find(|(t, _)| *t >= doc.tags.len()) {
                     return Err(EditError::NoTag(*t));
@@ -1053,6 +1062,49 @@ mod tests {
         }
     }
 
+    /// Edits that would index a clip or hold a unit the document cannot have are refused before
+    /// anything changes (a tag inserted with markers on a clip not there panicked).
+    #[test]
+    fn inserted_tags_and_clips_are_checked_whole() {
+        let mut d = doc();
+        let before = d.clone();
+        let mut t = Tag::new("Step");
+        t.markers.insert(5, vec![3]);
+        assert_eq!(
+            Edit::InsertTag { index: 0, tag: t }.apply(&mut d),
+            Err(EditError::NoClip(5))
+        );
+        let mut t = Tag::new("Step");
+        t.notes.insert(
+            2,
+            vec![(
+                crate::core::tags::Anchor::Marker(1),
+                crate::core::tags::Note::default(),
+            )],
+        );
+        assert_eq!(
+            Edit::InsertTag { index: 0, tag: t }.apply(&mut d),
+            Err(EditError::NoClip(2))
+        );
+        let clip = ClipInfo {
+            name: "tiny".into(),
+            frames: 10,
+            fps: 30.0,
+            source: None,
+            unit_cm: Some(1e-5),
+        };
+        assert!(matches!(
+            Edit::InsertClip {
+                index: 0,
+                clip,
+                ranges: Vec::new(),
+            }
+            .apply(&mut d),
+            Err(EditError::InvalidUnit(_))
+        ));
+        assert_eq!(d, before);
+    }
+
     #[test]
     fn canonicalize_merges_clamps_and_drops() {
         let mut v = vec![r(20, 30), r(0, 5), r(5, 9), r(3, 4), r(40, 40), r(90, 200)];
@@ -1685,6 +1737,30 @@ mod tests {
         // A text already combined adds only its new parts, in either order.
         assert_eq!(Note::combine([&b, &c]).text, "b; a");
         assert_eq!(Note::combine([&c, &b]).text, "a; b");
+        // White space at the ends of a key or value (a payload from a JSON file) is escaped, so
+        // that it reads back; inside, it is plain. Typed white space around pairs is trimmed.
+        let spaced = Note {
+            text: String::new(),
+            data: [
+                (" k ".to_owned(), " gravel ".to_owned()),
+                ("blank".to_owned(), "  ".to_owned()),
+                ("tab".to_owned(), "a b\t".to_owned()),
+            ]
+            .into(),
+        };
+        let text = spaced.data_text();
+        assert_eq!(text, "\\ k\\ =\\ gravel\\ ;blank=\\ \\ ;tab=a b\\\t");
+        assert_eq!(Note::parse_data(&text).unwrap(), spaced.data);
+        assert_eq!(
+            Note::parse_data(" a = b ; c=\\ d").unwrap(),
+            [
+                ("a".to_owned(), "b".to_owned()),
+                ("c".to_owned(), " d".to_owned())
+            ]
+            .into()
+        );
+        // Another escape keeps its backslash, as before.
+        assert_eq!(Note::parse_data("p=C:\\x").unwrap()["p"], "C:\\x");
     }
 
     #[test]

@@ -920,6 +920,7 @@ mod tests {
             ("a=b", "c"),
             ("path", "C:\\takes\\walk"),
             ("lines", "one\ntwo"),
+            ("padded", " gravel "),
         ] {
             note.data.insert(k.into(), v.into());
         }
@@ -940,6 +941,13 @@ mod tests {
         );
         // The inspector's text of the same data reads back the same.
         assert_eq!(Note::parse_data(&note.data_text()).unwrap(), note.data);
+        // Merged back into the document it came from: nothing changes (a value read back
+        // trimmed was combined with the original, " gravel ; gravel").
+        let (edit, report) = merge_csv(&d, &rows);
+        assert!(report.conflicts.is_empty(), "{:?}", report.conflicts);
+        let before = d.tags.clone();
+        edit.apply(&mut d).unwrap();
+        assert_eq!(d.tags[0].notes, before[0].notes);
     }
 
     /// The CSV writer before it streamed (one `Vec` and several `String`s a row), kept as the oracle

@@ -29,6 +29,7 @@ use super::plan::{source_for, source_path};
 use super::walk::{SIDECAR_SUFFIX, absolute, find_takes};
 use crate::core::json::{f32_text, string_text};
 use crate::core::tags::format::annotations::{self, Tree};
+use crate::core::tags::format::parse_color;
 use crate::core::tags::format::{FORMAT_TAG, MAX_CLIP_FRAMES, push_queries};
 use crate::core::tags::{
     Anchor, ClipId, ClipInfo, ClipRanges, LoadWarning, Note, Range, SavedQuery, Tag, TagDocument,
@@ -122,15 +123,6 @@ fn invalid(file: &str, path: &str, message: impl Into<String>) -> TagsFileError 
         },
         message: message.into(),
     }
-}
-
-fn parse_color(s: &str) -> Option<[u8; 3]> {
-    let hex = s.strip_prefix('#')?;
-    if hex.len() != 6 || !hex.is_ascii() {
-        return None;
-    }
-    let byte = |i: usize| u8::from_str_radix(&hex[i..i + 2], 16).ok();
-    Some([byte(0)?, byte(2)?, byte(4)?])
 }
 
 /// A whole number in `[0, max]` at `path`.
@@ -1492,12 +1484,12 @@ fn save_sidecars(
             ));
         }
         if let Some(u) = c.unit_cm
-            && !(u.is_finite() && u > 0.0)
+            && !crate::core::limits::unit_cm_ok(f64::from(u))
         {
             return Err(invalid(
                 &label,
                 &format!("clips[{i}].unit_cm"),
-                format!("centimetres per unit must be a positive finite number, found {u}"),
+                crate::core::limits::unit_cm_message(u),
             ));
         }
     }

@@ -175,7 +175,8 @@ impl Note {
 
     /// The payload as `key=value` pairs joined by `;` (exports, tooltips, the inspector's field),
     /// with `\\`, `;`, `=` and line breaks in keys and values escaped by a backslash
-    /// (`surface=gravel\; wet`), so that [`Note::parse_data`] reads back the same pairs.
+    /// (`surface=gravel\; wet`), and white space at either end of a key or value too (`\ `), so
+    /// that [`Note::parse_data`], which trims what is not escaped, reads back the same pairs.
     pub fn data_text(&self) -> String {
         let mut out = String::new();
         for (i, (k, v)) in self.data.iter().enumerate() {
@@ -190,13 +191,14 @@ impl Note {
     }
 
     /// Parses `key=value` pairs separated by `;` or new lines (`\;`, `\=`, `\\`, `\n` and `\r`
-    /// stand for those characters; another backslash is kept as it is). Keys and values are
-    /// trimmed; keys must be non-empty and unique; the error names the pair.
+    /// stand for those characters, and a backslash before white space for that character;
+    /// another backslash is kept as it is). Keys and values are trimmed of the white space that
+    /// is not escaped; keys must be non-empty and unique; the error names the pair.
     pub fn parse_data(text: &str) -> Result<BTreeMap<String, String>, String> {
         let mut data = BTreeMap::new();
         let mut i = 0;
         for pair in split_data_pairs(text) {
-            let (k, v) = (pair.0.trim(), pair.1.as_deref().map(str::trim));
+            let (k, v) = (pair.0.as_str(), pair.1.as_deref());
             if k.is_empty() && v.is_none() {
                 continue;
             }
@@ -222,55 +224,73 @@ impl Note {
 /// Appends `s` with the characters that separate pairs, keys and values escaped (see
 /// [`Note::data_text`]).
 fn escape_data(s: &str, out: &mut String) {
-    for c in s.chars() {
+    let inner = s.trim();
+    let (lead, trail) = (s.len() - s.trim_start().len(), s.trim_end().len());
+    for (at, c) in s.char_indices() {
         match c {
             '\\' => out.push_str("\\\\"),
             ';' => out.push_str("\\;"),
             '=' => out.push_str("\\="),
             '\n' => out.push_str("\\n"),
             '\r' => out.push_str("\\r"),
+            // White space the reader would trim: kept by a backslash.
+            c if c.is_whitespace() && (at < lead || at >= trail || inner.is_empty()) => {
+                out.push('\\');
+                out.push(c);
+            }
             c => out.push(c),
         }
     }
 }
 
-/// The pairs of a payload text, unescaped: each key, and its value when an unescaped `=` is there.
+/// The pairs of a payload text, unescaped, each key and value trimmed of the white space that was
+/// not escaped: each key, and its value when an unescaped `=` is there.
 fn split_data_pairs(text: &str) -> Vec<(String, Option<String>)> {
+    // Characters with whether they were escaped (escaped white space is not trimmed).
+    type Part = Vec<(char, bool)>;
+    fn trimmed(part: &Part) -> String {
+        let loose = |&(c, escaped): &(char, bool)| c.is_whitespace() && !escaped;
+        let start = part.iter().position(|x| !loose(x)).unwrap_or(part.len());
+        let end = part
+            .iter()
+            .rposition(|x| !loose(x))
+            .map_or(start, |i| i + 1);
+        part[start..end].iter().map(|&(c, _)| c).collect()
+    }
     let mut pairs = Vec::new();
-    let (mut key, mut value): (String, Option<String>) = (String::new(), None);
+    let (mut key, mut value): (Part, Option<Part>) = (Vec::new(), None);
     let mut chars = text.chars();
     while let Some(c) = chars.next() {
-        let got: &str = match c {
+        let got: (char, bool) = match c {
             ';' | '\n' => {
-                pairs.push((std::mem::take(&mut key), value.take()));
+                pairs.push((trimmed(&key), value.take().map(|v| trimmed(&v))));
+                key.clear();
                 continue;
             }
             '=' if value.is_none() => {
-                value = Some(String::new());
+                value = Some(Vec::new());
                 continue;
             }
             '\\' => match chars.next() {
-                Some('n') => "\n",
-                Some('r') => "\r",
-                Some('\\') => "\\",
-                Some(';') => ";",
-                Some('=') => "=",
+                Some('n') => ('\n', true),
+                Some('r') => ('\r', true),
+                Some('\\') => ('\\', true),
+                Some(';') => (';', true),
+                Some('=') => ('=', true),
+                Some(w) if w.is_whitespace() => (w, true),
                 Some(other) => {
                     let part = value.as_mut().unwrap_or(&mut key);
-                    part.push('\\');
-                    part.push(other);
+                    part.push(('\\', true));
+                    part.push((other, true));
                     continue;
                 }
-                None => "\\",
+                None => ('\\', true),
             },
-            c => {
-                value.as_mut().unwrap_or(&mut key).push(c);
-                continue;
-            }
+            c => (c, false),
         };
-        value.as_mut().unwrap_or(&mut key).push_str(got);
+        value.as_mut().unwrap_or(&mut key).push(got);
     }
-    pairs.push((key, value));
+    pairs.push((trimmed(&key), value.map(|v| trimmed(&v))));
     pairs
 }
 

@@ -111,9 +111,11 @@ impl fmt::Display for LoadWarning {
 // `key_path` is also used by `format/annotations.rs`.
 use crate::core::json::{f32_text, key_path, string_text};
 
-fn parse_color(s: &str) -> Option<[u8; 3]> {
+/// `#rrggbb` (either case) as its three bytes; `None` for anything else.
+pub(crate) fn parse_color(s: &str) -> Option<[u8; 3]> {
     let hex = s.strip_prefix('#')?;
-    if hex.len() != 6 || !hex.is_ascii() {
+    // Six hex digits and nothing else (`from_str_radix` also takes a sign: `#+f+f+f`).
+    if hex.len() != 6 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
         return None;
     }
     let byte = |i: usize| u8::from_str_radix(&hex[i..i + 2], 16).ok();
@@ -1523,10 +1525,11 @@ pub fn tags_to_string(doc: &TagDocument, file_label: &str) -> Result<String, Tag
             s.push_str(&string_text(src));
         }
         if let Some(unit) = c.unit_cm {
-            if !(unit.is_finite() && unit > 0.0) {
+            // The range the reader takes, so that nothing is saved that cannot be opened again.
+            if !crate::core::limits::unit_cm_ok(f64::from(unit)) {
                 return Err(fail(
                     format!("clips[{i}].unit_cm"),
-                    format!("centimetres per unit must be a positive finite number, found {unit}"),
+                    crate::core::limits::unit_cm_message(unit),
                 ));
             }
             s.push_str(", \"unit_cm\": ");
