@@ -358,7 +358,16 @@ impl Edit {
             } => {
                 notes.retain(|(_, n)| !n.is_empty());
                 notes.sort_by_key(|(a, _)| *a);
-                notes.dedup_by_key(|(a, _)| *a);
+                // Two notes on one range or marker are combined, as the readers combine them (the
+                // second was dropped).
+                let mut one_each: Vec<(Anchor, Note)> = Vec::with_capacity(notes.len());
+                for (a, n) in notes {
+                    match one_each.last_mut() {
+                        Some((last, note)) if *last == a => *note = Note::combine([&*note, &n]),
+                        _ => one_each.push((a, n)),
+                    }
+                }
+                let notes = one_each;
                 let t = &mut doc.tags[tag];
                 let old = if notes.is_empty() {
                     t.notes.remove(&clip)
@@ -1060,6 +1069,29 @@ mod tests {
             clips_version: 0,
             clip_data_version: 0,
         }
+    }
+
+    /// Two notes given for one range are combined, not the second dropped; undo gives back what
+    /// was there.
+    #[test]
+    fn two_notes_on_one_range_are_combined() {
+        use crate::core::tags::{Anchor, Note};
+        let mut d = doc();
+        let note = |t: &str| Note {
+            text: t.into(),
+            ..Note::default()
+        };
+        let at = Anchor::Range(r(0, 10));
+        let undo = Edit::SetNotes {
+            tag: 0,
+            clip: 0,
+            notes: vec![(at, note("heel")), (at, note("toe"))],
+        }
+        .apply(&mut d)
+        .unwrap();
+        assert_eq!(d.tags[0].notes[&0], vec![(at, note("heel; toe"))]);
+        undo.apply(&mut d).unwrap();
+        assert!(d.tags[0].notes.is_empty());
     }
 
     /// Edits that would index a clip or hold a unit the document cannot have are refused before

@@ -453,8 +453,9 @@ impl MergeReport {
 
 /// Builds the edit that merges `incoming` into `doc`: new clips and tags are appended, ranges of
 /// tags with the same name are united, saved queries with new names are added. Conflicts (a clip
-/// with the same name but another frame count, a query with the same name but another expression,
-/// other auto-tag settings) keep the open document's version and are reported. The import's auto-tag
+/// with the same name but another frame count, frame rate or unit, a tag with another colour, a
+/// query with the same name but another expression, other auto-tag settings) keep the open
+/// document's version and are reported. The import's auto-tag
 /// settings are taken when the document has none. Applying the edit is one undoable step.
 pub fn merge_document(doc: &TagDocument, incoming: &TagDocument) -> (Edit, MergeReport) {
     let mut report = MergeReport::default();
@@ -470,6 +471,26 @@ pub fn merge_document(doc: &TagDocument, incoming: &TagDocument) -> (Edit, Merge
                     report.conflicts.push(format!(
                         "clip '{}' has {} frames here but {} in the import: ranges past frame {} were clamped",
                         info.name, ours.frames, info.frames, ours.frames
+                    ));
+                }
+                if ours.fps != info.fps {
+                    report.conflicts.push(format!(
+                        "clip '{}' runs at {} fps here but {} in the import: kept {} fps",
+                        info.name, ours.fps, info.fps, ours.fps
+                    ));
+                }
+                if ours.unit_cm != info.unit_cm {
+                    let unit = |u: Option<f32>| {
+                        u.map_or("the file format's unit".to_owned(), |u| {
+                            format!("{u} cm a unit")
+                        })
+                    };
+                    report.conflicts.push(format!(
+                        "clip '{}' has {} here but {} in the import: kept {}",
+                        info.name,
+                        unit(ours.unit_cm),
+                        unit(info.unit_cm),
+                        unit(ours.unit_cm)
                     ));
                 }
                 clip_map.push((i, ours.frames));
@@ -512,6 +533,20 @@ pub fn merge_document(doc: &TagDocument, incoming: &TagDocument) -> (Edit, Merge
         .iter()
         .filter_map(|t| Some((t.name.as_str(), t.color?)))
         .collect();
+    let hex = |c: [u8; 3]| format!("#{:02x}{:02x}{:02x}", c[0], c[1], c[2]);
+    for t in &doc.tags {
+        if let (Some(ours), Some(&theirs)) = (t.color, colors.get(t.name.as_str()))
+            && ours != theirs
+        {
+            report.conflicts.push(format!(
+                "tag '{}' is {} here but {} in the import: kept {}",
+                t.name,
+                hex(ours),
+                hex(theirs),
+                hex(ours)
+            ));
+        }
+    }
     let frames_of = |clip: usize| -> u32 {
         clip_map
             .iter()
@@ -865,6 +900,38 @@ mod tests {
         // The same settings: nothing to say.
         let (_, report) = merge_document(&theirs.clone(), &theirs);
         assert!(!report.autotag_added && report.conflicts.is_empty());
+    }
+
+    /// A clip of the same name at another rate or unit, and a tag of another colour: this
+    /// project's kept, and each said (they were kept silently).
+    #[test]
+    fn a_merge_reports_other_rates_units_and_colours() {
+        let ours = doc();
+        let mut theirs = doc();
+        theirs.clips[0].fps = 25.0;
+        theirs.clips[1].unit_cm = Some(100.0);
+        theirs.tags[0].color = Some([9, 9, 9]);
+        let (edit, report) = merge_document(&ours, &theirs);
+        let said = report.conflicts.join("\n");
+        assert!(
+            said.contains("clip 'a' runs at 30 fps here but 25 in the import: kept 30 fps"),
+            "{said}"
+        );
+        assert!(
+            said.contains(
+                "clip 'b' has the file format's unit here but 100 cm a unit in the import"
+            ),
+            "{said}"
+        );
+        assert!(
+            said.contains("tag 'Walk' is #010203 here but #090909 in the import"),
+            "{said}"
+        );
+        assert_eq!(report.conflicts.len(), 3, "{said}");
+        let mut after = ours.clone();
+        edit.apply(&mut after).unwrap();
+        assert_eq!(after.clips, ours.clips);
+        assert_eq!(after.tags[0].color, ours.tags[0].color);
     }
 
     #[test]
