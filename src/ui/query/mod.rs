@@ -1423,8 +1423,6 @@ fn step_strip_ui(ui: &mut Ui, t: &StepTrace, step: usize, doc: &TagDocument, dar
             Stroke::new(2.0, pal.playhead),
         );
     }
-    let _ = t.out.len();
-    let _ = t.op;
 }
 
 fn export_ui(ui: &mut Ui, panel: &mut QueryPanel, doc: &TagDocument, out: &mut Vec<AppCommand>) {
