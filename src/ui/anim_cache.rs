@@ -8,7 +8,7 @@
 //! "Re-link" button. Views key what they derive from a clip by `(clip id, load version)`.
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
 use crate::core::anim::Clip;
 use crate::core::library::{AnimStore, ClipStatus, StoreSettings, StoreSnapshot};
@@ -56,8 +56,9 @@ impl AnimState {
 /// The app's loaded animations.
 pub struct AnimCache {
     store: AnimStore,
-    /// The last clip handed out for each id, and its version.
-    versions: HashMap<ClipId, (Arc<Clip>, u64)>,
+    /// The last clip handed out for each id, and its version. Weak: a clip the store evicts is
+    /// freed (a strong copy here kept every clip ever shown in memory, past the budget).
+    versions: HashMap<ClipId, (Weak<Clip>, u64)>,
     repaint_set: bool,
 }
 
@@ -119,11 +120,13 @@ impl AnimCache {
     }
 
     fn versioned(&mut self, id: ClipId, clip: Arc<Clip>) -> Loaded {
+        // While this map holds a `Weak` of a clip, its allocation is not reused, so a freed
+        // clip's address never matches a new one.
         let version = match self.versions.get(&id) {
-            Some((last, v)) if Arc::ptr_eq(last, &clip) => *v,
+            Some((last, v)) if std::ptr::eq(last.as_ptr(), Arc::as_ptr(&clip)) => *v,
             _ => {
                 let v = crate::core::tags::query::next_version();
-                self.versions.insert(id, (Arc::clone(&clip), v));
+                self.versions.insert(id, (Arc::downgrade(&clip), v));
                 v
             }
         };
@@ -158,6 +161,13 @@ impl AnimCache {
     pub fn clear(&mut self) {
         self.store.clear();
         self.versions.clear();
+    }
+
+    /// Forgets clip `clip`: the next fetch loads it again (a re-link to the same file, once
+    /// the file is back, retries instead of showing the failure kept for that file).
+    pub fn forget(&mut self, clip: ClipId) {
+        self.store.forget(clip);
+        self.versions.remove(&clip);
     }
 }
 
@@ -226,5 +236,49 @@ mod tests {
         assert_ne!(again.version, loaded.version);
         assert_eq!(again.unit_cm, 5.644);
         std::fs::remove_dir_all(&dir).ok();
+    }
+
+    /// A take that failed keeps failing for that file until the clip is forgotten (a re-link to
+    /// the same path does so): then the file, put back meanwhile, loads.
+    #[test]
+    fn a_forgotten_clip_loads_again() {
+        let dir = std::env::temp_dir().join(format!("taglane-cache-forget-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut project = Project::demo();
+        project.is_demo = false;
+        project.path = Some(dir.join("p.taglane.json"));
+        let mut cache = AnimCache::default();
+        assert!(cache.get(&project, 0).is_err(), "the take is not there yet");
+        std::fs::write(
+            dir.join("walk_male_01.bvh"),
+            crate::core::project::DEMO_CLIP_FILES[0].1,
+        )
+        .unwrap();
+        assert!(cache.get(&project, 0).is_err(), "the failure is kept");
+        cache.forget(0);
+        assert!(cache.get(&project, 0).is_ok());
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    /// A clip the store evicted is freed: the cache's note of its version does not keep it.
+    #[test]
+    fn an_evicted_clip_is_freed() {
+        let project = Project::demo();
+        let mut cache = AnimCache::default();
+        let loaded = cache.get(&project, 0).unwrap();
+        let weak = Arc::downgrade(&loaded.clip);
+        let version = loaded.version;
+        drop(loaded);
+        // The same clip handed out again keeps its version.
+        assert_eq!(cache.get(&project, 0).unwrap().version, version);
+        cache.set_budget(0);
+        cache.get(&project, 1).unwrap();
+        assert!(
+            weak.upgrade().is_none(),
+            "the evicted clip is still in memory"
+        );
+        // Loaded again: a new version.
+        assert_ne!(cache.get(&project, 0).unwrap().version, version);
     }
 }

@@ -496,6 +496,7 @@ impl TaglaneApp {
         {
             self.selection_tag_names = tags.iter().map(|t| t.name.clone()).collect();
         }
+        self.side.pose.note_blend_names(&self.project.doc);
         self.note_current_key();
         let title = self.window_title();
         if self.last_title.as_deref() != Some(title.as_str()) {
@@ -764,6 +765,7 @@ impl TaglaneApp {
             *t = follow(*t).unwrap_or(usize::MAX);
         }
         self.selection_tag_names = doc.tags.iter().map(|t| t.name.clone()).collect();
+        self.side.pose.follow_blend_names(doc);
         self.selection.retain(|(t, r)| {
             doc.tags
                 .get(*t)

@@ -118,6 +118,9 @@ impl TaglaneApp {
                 path: Some(p),
             } => {
                 let source = project_relative(&p, self.project.base_dir().as_deref());
+                // Loaded afresh, even from the path it had (a drive mounted again, a file put
+                // back): the failure kept for that path would come back otherwise.
+                self.side.anim.forget(clip);
                 self.apply_edit(
                     Edit::SetClipSource {
                         clip,
@@ -297,6 +300,10 @@ impl TaglaneApp {
         self.similar.forget_project();
         self.autotag.forget_project();
         self.query.forget_project();
+        // Clips are numbered per project: what is loaded (and what failed) belongs to the old
+        // one, and the browser's load marks and the views' caches read it by number.
+        self.side.anim.clear();
+        self.side.pose.forget_project();
         // An import runs for the project it was started on, and its report speaks of that
         // project's clips.
         if let Some(import) = self.library.import.take() {

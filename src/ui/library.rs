@@ -185,6 +185,13 @@ impl TaglaneApp {
                                 format!("lengths updated; {first}{more}; Undo restores them"),
                             );
                         }
+                    } else {
+                        // Updated already, or the clips renamed or removed since the import.
+                        self.message(
+                            Level::Info,
+                            "nothing to update: every clip the import found changed has its \
+                             take's length already (or is no longer in the project)",
+                        );
                     }
                 }
             }

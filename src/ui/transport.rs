@@ -57,6 +57,13 @@ impl Playback {
     /// Moves the playhead by `dt` seconds at `fps` frames per second, wrapping or stopping at the
     /// end of the clip (`frames` frames) or of the looped range.
     pub fn advance(&mut self, dt: f64, fps: f64, frames: u32) {
+        // A clip of one frame (a T-pose) has nothing to play: playing stops, whichever clip it
+        // started on (it looped over [0, 1), said "Pause" and drew every frame).
+        if frames < 2 {
+            self.playing = false;
+            self.playhead = 0.0;
+            return;
+        }
         let looping = self.looping || self.loop_range.is_some();
         let (lo, hi) = match self.loop_range {
             // Frames start..stop are shown: the playhead runs over [start, stop).
@@ -452,6 +459,21 @@ mod tests {
         assert_eq!(shown.into_iter().collect::<Vec<_>>(), [0, 1]);
         assert_eq!(p.wrapped, Some((0, 2)));
         assert!(p.playing);
+    }
+
+    /// Playing carried over to a clip of one frame stops (it looped over one frame, drawing
+    /// every frame, the button saying Pause).
+    #[test]
+    fn playing_stops_on_a_clip_of_one_frame() {
+        let mut p = Playback {
+            playing: true,
+            looping: true,
+            playhead: 37.0,
+            ..Playback::default()
+        };
+        p.advance(0.1, 30.0, 1);
+        assert!(!p.playing);
+        assert_eq!(p.playhead, 0.0);
     }
 
     #[test]

@@ -2,8 +2,10 @@
 //! a second one cancelled, units set for a selection of clips, the browser's filters.
 #![cfg(feature = "ui")]
 
+use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use taglane::core::library::synth::{LibrarySpec, write_library};
+use taglane::ui::TaglaneApp;
 use taglane::ui::command::AppCommand;
 
 use crate::common::{demo_harness, temp_dir, wait_import};
@@ -330,5 +332,59 @@ fn undoing_an_import_fits_the_clip_shown_after_it() {
         "{visible} frames visible from {} for a clip of {frames}",
         app.timeline.first_frame
     );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// A take made shorter on disk, imported again: "Update the length" gives its clip the take's
+/// length in one undo step; clicked again, it says there is nothing to update (it did nothing,
+/// silently).
+#[test]
+fn updating_changed_lengths_twice_says_there_is_nothing_left() {
+    let dir = temp_dir("library-ui-update-changed");
+    let spec = LibrarySpec {
+        takes: 2,
+        bytes_per_take: 20_000,
+        takes_per_session: 2,
+    };
+    write_library(&dir.join("lib"), &spec).unwrap();
+    let mut h = demo_harness([1600.0, 1000.0]);
+    let import = |h: &mut Harness<'static, TaglaneApp>| {
+        h.state_mut()
+            .queue
+            .push(AppCommand::ImportFolder(Some(dir.join("lib"))));
+        h.step();
+        wait_import(h);
+    };
+    import(&mut h);
+    // The first take loses its last frame.
+    let take = walk_first_take(&dir.join("lib"));
+    let text = std::fs::read_to_string(&take).unwrap();
+    let frames: usize = text
+        .lines()
+        .find_map(|l| l.strip_prefix("Frames:"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let mut lines: Vec<&str> = text.lines().collect();
+    while lines.last().is_some_and(|l| l.trim().is_empty()) {
+        lines.pop();
+    }
+    lines.pop();
+    let shorter = lines.join("\n").replace(
+        &format!("Frames: {frames}"),
+        &format!("Frames: {}", frames - 1),
+    );
+    std::fs::write(&take, shorter + "\n").unwrap();
+    import(&mut h);
+    let steps = h.state().project.history.len();
+    h.state_mut().queue.push(AppCommand::UpdateChangedClips);
+    h.run_steps(2);
+    assert_eq!(h.state().project.history.len(), steps + 1);
+    h.state_mut().queue.push(AppCommand::UpdateChangedClips);
+    h.run_steps(2);
+    assert_eq!(h.state().project.history.len(), steps + 1);
+    let status = h.state().status.clone().unwrap().1;
+    assert!(status.contains("nothing to update"), "{status}");
     std::fs::remove_dir_all(&dir).ok();
 }

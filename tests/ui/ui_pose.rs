@@ -421,3 +421,60 @@ fn a_clip_at_a_unit_of_no_characters_size_is_flagged() {
     crate::common::wait_anim(&mut h);
     h.get_by_label_contains("tall at 1 unit = 100 cm: check the clip's unit");
 }
+
+/// Clip B and the sync tag follow their clip and tag (by name) when the lists change, and are let
+/// go with the project: by number, the blend took whichever clip or tag took the place.
+#[test]
+fn the_blend_follows_its_clip_and_sync_tag() {
+    use taglane::core::doc::Edit;
+    use taglane::ui::pose::SyncMode;
+    let mut app = TaglaneApp::demo_for_tests();
+    let tag = app
+        .project
+        .doc
+        .tags
+        .iter()
+        .position(|t| t.name == "contact:LeftFootDown")
+        .unwrap();
+    assert!(tag > 0);
+    app.side.pose.blend.enabled = true;
+    app.side.pose.blend.clip_b = Some(3);
+    app.side.pose.blend.sync = SyncMode::Tag(tag);
+    let clip_b = app.project.doc.clips[3].name.clone();
+    let mut h = harness_with(app);
+    h.run_steps(2);
+    // The sync tag moved up one place.
+    h.state_mut().queue.push(AppCommand::MoveTag {
+        index: tag,
+        up: true,
+    });
+    h.run_steps(2);
+    assert_eq!(h.state().side.pose.blend.sync, SyncMode::Tag(tag - 1));
+    // A clip before clip B removed: B is one place up.
+    h.state_mut().queue.push(AppCommand::Edit {
+        edit: Edit::RemoveClip { index: 1 },
+        label: "remove clip".into(),
+        select: None,
+    });
+    h.run_steps(2);
+    let app = h.state();
+    assert_eq!(app.side.pose.blend.clip_b, Some(2));
+    assert_eq!(app.project.doc.clips[2].name, clip_b);
+    // Both undone: back where they were.
+    for _ in 0..2 {
+        h.state_mut().queue.push(AppCommand::Undo);
+        h.run_steps(2);
+    }
+    assert_eq!(h.state().side.pose.blend.clip_b, Some(3));
+    assert_eq!(h.state().side.pose.blend.sync, SyncMode::Tag(tag));
+    // The sync tag deleted: normalised time.
+    h.state_mut().queue.push(AppCommand::DeleteTag(tag));
+    h.run_steps(2);
+    assert_eq!(h.state().side.pose.blend.sync, SyncMode::NormalizedTime);
+    // Another project: clip B let go.
+    h.state_mut().queue.push(AppCommand::GuardedDiscard(
+        taglane::ui::command::Guarded::New,
+    ));
+    h.run_steps(2);
+    assert_eq!(h.state().side.pose.blend.clip_b, None);
+}

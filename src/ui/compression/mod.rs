@@ -197,13 +197,18 @@ impl CompressionView {
             }
             self.status = Some(stale.into());
         }
-        let Some(job) = &self.job else { return };
+        let Some(job) = &mut self.job else { return };
         if !job.is_finished() {
-            ctx.request_repaint();
+            // The table fills as clips finish: a few times a second is enough (every frame kept
+            // a core busy drawing for the minutes an all-clips run takes).
+            ctx.request_repaint_after(std::time::Duration::from_millis(50));
             return;
         }
         if let Some(job) = self.job.take() {
             let (state, candidates) = job.join_with_candidates();
+            // The candidate shown is one of those compared (the list may have grown or shrunk
+            // while it ran).
+            self.chosen = self.chosen.min(candidates.len().saturating_sub(1));
             self.comparison = Some(Comparison {
                 candidates,
                 outcomes: state.outcomes,
@@ -212,8 +217,9 @@ impl CompressionView {
             });
             if state.cancelled {
                 self.status = Some("cancelled: the table shows the clips done so far".into());
+            } else if !state.current.is_empty() {
+                self.status = Some(state.current);
             }
-            self.chosen = self.chosen.min(self.candidates.len().saturating_sub(1));
         }
     }
 

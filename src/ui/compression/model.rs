@@ -210,9 +210,24 @@ impl Job {
         }
     }
 
-    /// True once the thread is done (finished or cancelled).
-    pub fn is_finished(&self) -> bool {
-        lock(&self.state).finished
+    /// True once the thread is done (finished or cancelled, or stopped by a panic: the job
+    /// catches it, and `run` never says it finished, so the tab waited forever).
+    pub fn is_finished(&mut self) -> bool {
+        if lock(&self.state).finished {
+            return true;
+        }
+        match self.job.as_mut().and_then(|j| j.poll()) {
+            None => false,
+            Some(result) => {
+                self.job = None;
+                let mut s = lock(&self.state);
+                s.finished = true;
+                if let Err(e) = result {
+                    s.current = format!("the comparison stopped: {e}");
+                }
+                true
+            }
+        }
     }
 
     /// Waits for the thread and returns the final state.

@@ -97,7 +97,11 @@ impl Default for Display {
 }
 
 /// The clip and joint a cached rotation curve belongs to.
-type CurveKey = (ClipId, usize);
+/// A clip's or tag's name, and how long its list was.
+type NameInList = (String, usize);
+
+/// A joint's rotation curve is of a clip as loaded: (clip, load version, joint).
+type CurveKey = (ClipId, u64, usize);
 
 /// The inputs a cached set of root-motion trajectories was computed from.
 type TrajectoryKey = (u64, u64, u64, u64, u32);
@@ -148,7 +152,12 @@ pub struct PoseView {
     /// Joint positions over the clip, for framing and trails: (clip, load version) and samples.
     clip_positions: Option<((ClipId, u64), Arc<ClipPositions>)>,
     buffers: PoseBuffers,
-    framed_clip: Option<ClipId>,
+    /// The clip (and load) the camera was last framed on: another take, or the same clip
+    /// re-linked or in another project, is framed again.
+    framed_clip: Option<(ClipId, u64)>,
+    /// Clip B's name and the clip count, and the sync tag's name, as of the last frame: the blend
+    /// follows them by name when the clip or tag list changes ([`PoseView::follow_blend_names`]).
+    blend_names: (Option<NameInList>, Option<NameInList>),
     trail_key: Option<(ClipId, u64)>,
     tracks: Vec<(u64, Arc<RootMotionTrack>)>,
     curve: Option<(CurveKey, [Vec<f32>; 3])>,
@@ -186,6 +195,7 @@ impl Default for PoseView {
             clip_positions: None,
             buffers: PoseBuffers::default(),
             framed_clip: None,
+            blend_names: (None, None),
             trail_key: None,
             tracks: Vec::new(),
             curve: None,
@@ -202,6 +212,56 @@ impl PoseView {
             post: self.post,
             rotation: self.rotation,
         }
+    }
+
+    /// Another project replaced the open one: clip B and the sync tag were numbers in the old
+    /// one, and the camera and the joint curve were of its clips.
+    pub fn forget_project(&mut self) {
+        self.blend.clip_b = None;
+        if matches!(self.blend.sync, SyncMode::Tag(_)) {
+            self.blend.sync = SyncMode::NormalizedTime;
+        }
+        self.blend_names = (None, None);
+        self.framed_clip = None;
+        self.curve = None;
+        self.selected = None;
+    }
+
+    /// Notes clip B's and the sync tag's names, with the lengths of their lists (at the end of a
+    /// frame).
+    pub fn note_blend_names(&mut self, doc: &crate::core::tags::TagDocument) {
+        let clip = self
+            .blend
+            .clip_b
+            .and_then(|c| doc.clips.get(c as usize))
+            .map(|c| (c.name.clone(), doc.clips.len()));
+        let tag = match self.blend.sync {
+            SyncMode::Tag(t) => doc.tags.get(t).map(|t| (t.name.clone(), doc.tags.len())),
+            _ => None,
+        };
+        if self.blend_names.0 != clip || self.blend_names.1 != tag {
+            self.blend_names = (clip, tag);
+        }
+    }
+
+    /// After the clip or tag list changed (an edit, undo, redo): clip B and the sync tag follow
+    /// their names to where they are now. One renamed in place (its list as long as before) is
+    /// kept; one gone is let go (normalised time for the sync). By number, the blend took
+    /// whichever clip or tag took the place.
+    pub fn follow_blend_names(&mut self, doc: &crate::core::tags::TagDocument) {
+        // Where the name is now; else the same place when the list kept its length (a rename).
+        let follow = |at: usize, len: usize, now: Option<usize>, now_len: usize| {
+            now.or((len == now_len && at < now_len).then_some(at))
+        };
+        if let (Some(b), Some((name, len))) = (self.blend.clip_b, &self.blend_names.0) {
+            let now = doc.clip_index(name).map(|i| i as usize);
+            self.blend.clip_b = follow(b as usize, *len, now, doc.clips.len()).map(|i| i as ClipId);
+        }
+        if let (SyncMode::Tag(t), Some((name, len))) = (self.blend.sync, &self.blend_names.1) {
+            self.blend.sync = follow(t, *len, doc.tag_index(name), doc.tags.len())
+                .map_or(SyncMode::NormalizedTime, SyncMode::Tag);
+        }
+        self.note_blend_names(doc);
     }
 
     fn track(&mut self, clip: &Loaded) -> Option<Arc<RootMotionTrack>> {
@@ -285,9 +345,9 @@ impl PoseView {
                 }
             }
         }
-        if self.framed_clip != Some(input.clip) {
+        if self.framed_clip != Some((input.clip, a.version)) {
             self.frame_character();
-            self.framed_clip = Some(input.clip);
+            self.framed_clip = Some((input.clip, a.version));
         }
         if self.follow
             && let Some(root) = self.base_positions.get(self.follow_joint)
@@ -529,7 +589,7 @@ fn display_ui(ui: &mut Ui, clip: &Clip, display: &mut Display) {
     });
 }
 
-pub fn pose_tab_ui(ui: &mut Ui, input: &ClipContext<'_>, clip: &Arc<Clip>, pose: &mut PoseView) {
+pub fn pose_tab_ui(ui: &mut Ui, input: &ClipContext<'_>, clip: &Loaded, pose: &mut PoseView) {
     ui.horizontal(|ui| {
         ui.label("Rotation");
         ui.selectable_value(&mut pose.rotation, RotationInterp::Slerp, "slerp");
@@ -701,7 +761,7 @@ pub fn pose_tab_ui(ui: &mut Ui, input: &ClipContext<'_>, clip: &Arc<Clip>, pose:
             ui.label(format!(
                 "Joint {j}: {name}, local rotation (Euler Z-Y-X, degrees)"
             ));
-            let key = (input.clip, j);
+            let key = (input.clip, clip.version, j);
             if pose.curve.as_ref().map(|c| c.0) != Some(key) {
                 pose.curve = Some((key, rotation_curve_deg(clip, j)));
             }
