@@ -341,7 +341,8 @@ fn same_take(info: &ClipInfo, anim: Clip) -> Result<Clip, String> {
 /// length or rate differ), or `None` when it is: its ranges would fall on other motion. Shared by
 /// `cut` and `find`, which read the takes themselves; the caller names the clip.
 pub fn take_changed(info: &ClipInfo, frames: usize, fps: f32) -> Option<String> {
-    let fps_differs = (fps - info.fps).abs() > 1e-3 * info.fps.abs().max(1.0);
+    // Relative: at 0.001 fps an absolute floor of 0.001 took a rate nearly doubled for the same.
+    let fps_differs = (fps - info.fps).abs() > 1e-3 * info.fps.abs() || fps.is_nan();
     (frames != info.frames as usize || fps_differs).then(|| {
         format!(
             "its take now has {frames} frames at {fps} fps where the project has {} at {} fps, \
@@ -356,6 +357,25 @@ pub fn take_changed(info: &ClipInfo, frames: usize, fps: f32) -> Option<String> 
 mod tests {
     use super::*;
     use crate::core::anim::{ImportOptions, parse_bvh};
+
+    /// A take's rate is compared relatively: 0.0019 fps is not the 0.001 fps a clip was tagged
+    /// at (an absolute floor of 0.001 took it for the same), and a rounding step is.
+    #[test]
+    fn a_changed_rate_is_seen_at_any_rate() {
+        let info = |fps: f32| ClipInfo {
+            name: "c".into(),
+            frames: 10,
+            fps,
+            source: None,
+            unit_cm: None,
+        };
+        assert!(take_changed(&info(0.001), 10, 0.0019).is_some());
+        assert!(take_changed(&info(0.001), 10, 0.001).is_none());
+        assert!(take_changed(&info(30.0), 10, 30.000_01).is_none());
+        assert!(take_changed(&info(30.0), 10, 25.0).is_some());
+        assert!(take_changed(&info(30.0), 11, 30.0).is_some());
+        assert!(take_changed(&info(30.0), 10, f32::NAN).is_some());
+    }
 
     #[test]
     fn patterns_expand_and_check() {

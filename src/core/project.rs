@@ -135,7 +135,13 @@ impl Project {
         // No other taglane save of this project between the merge's read and the write.
         let _lock = crate::core::io::lock_for_save(path)
             .map_err(|e| format!("{}: cannot save: {e}", path.display()))?;
-        let sidecar = crate::core::library::is_sidecar_project(path);
+        let sidecar = crate::core::library::sidecar_layout(path).map_err(|e| {
+            format!(
+                "{}: cannot save: the file there cannot be read to tell its layout (a sidecar \
+                 project or a single file: {e}); nothing was saved",
+                path.display()
+            )
+        })?;
         let rebase = (!sidecar).then(|| Rebase::new(self, path)).flatten();
         let undo = match &rebase {
             Some(r) => self.rebase_sources(r)?,

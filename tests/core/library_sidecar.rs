@@ -1562,3 +1562,67 @@ fn a_sidecar_save_writes_nothing_when_the_project_file_cannot_be_written() {
     std::fs::set_permissions(&project, perms).unwrap();
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// A save that wrote some sidecars and then failed on another (read-only) recorded none of them:
+/// an edit of a written clip undone, then saved, came back as "changes made on disk". The files
+/// written are recorded, so the next save writes the undone state and merges nothing.
+#[test]
+fn a_save_that_fails_part_way_records_the_sidecars_it_wrote() {
+    let dir = temp_dir("partial_save");
+    let doc = library(&dir);
+    let (project, _) = saved(&dir, &doc);
+    let (mut p, _) = Project::load(&project).unwrap();
+    let original = p.doc.tags[0].ranges_on(0).to_vec();
+    set(&mut p, 0, &[Range::new(5, 9)]);
+    set(&mut p, 1, &[Range::new(5, 9)]);
+    let take1 = dir.join(p.doc.clips[1].source.as_deref().unwrap());
+    let side1 = sidecar_path(&take1, None);
+    let writable = std::fs::metadata(&side1).unwrap().permissions();
+    let mut read_only = writable.clone();
+    read_only.set_readonly(true);
+    std::fs::set_permissions(&side1, read_only).unwrap();
+    let e = p.save_to(&project).unwrap_err();
+    assert!(e.to_string().contains("read-only"), "{e}");
+    std::fs::set_permissions(&side1, writable).unwrap();
+    // Clip 0's edit undone (clip 1's kept), then saved.
+    let mut steps = p.history.len();
+    while steps > 0 && p.doc.tags[0].ranges_on(0) != original.as_slice() {
+        p.history.undo(&mut p.doc).unwrap();
+        steps -= 1;
+    }
+    assert_eq!(p.doc.tags[0].ranges_on(0), original.as_slice());
+    p.save_to(&project).unwrap();
+    assert!(
+        p.merged_from_disk.is_empty(),
+        "merged: {:?}",
+        p.merged_from_disk
+    );
+    let (back, _) = Project::load(&project).unwrap();
+    assert_eq!(back.doc.tags[0].ranges_on(0), original.as_slice());
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// A project file there that cannot be read at save time (here too large; on a share, a read
+/// error) is not written over as a single file: the save refuses, naming it, and leaves it.
+#[test]
+fn a_save_over_a_project_file_that_cannot_be_read_refuses() {
+    let dir = temp_dir("unreadable_project");
+    let doc = library(&dir);
+    let (project, _) = saved(&dir, &doc);
+    let (mut p, _) = Project::load(&project).unwrap();
+    set(&mut p, 0, &[Range::new(5, 9)]);
+    let big = taglane::core::limits::MAX_TAGS_FILE_BYTES + 1;
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&project)
+        .unwrap()
+        .set_len(big)
+        .unwrap();
+    let e = p.save_to(&project).unwrap_err();
+    assert!(
+        e.contains("cannot be read to tell its layout") && e.contains("nothing was saved"),
+        "{e}"
+    );
+    assert_eq!(std::fs::metadata(&project).unwrap().len(), big);
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -11,10 +11,12 @@ use crate::core::tags::Range;
 /// Number of frames in `secs` seconds at `fps`, rounded, at least `min`.
 pub fn frames_for(secs: f32, fps: f32, min: usize) -> usize {
     let f = (secs.max(0.0) * fps).round();
-    if f.is_finite() {
-        (f as usize).max(min)
-    } else {
+    if f.is_nan() {
         min
+    } else {
+        // `as` saturates: a duration past every clip (1e37 s, whose product overflows to
+        // infinity) is the most frames, not the fewest.
+        (f as usize).max(min)
     }
 }
 
@@ -37,7 +39,7 @@ pub fn windowed_speed(
     let half = half.max(1);
     for (f, o) in out.iter_mut().enumerate() {
         let lo = f.saturating_sub(half);
-        let hi = (f + half).min(n - 1);
+        let hi = f.saturating_add(half).min(n - 1);
         let mut d = positions[hi] - positions[lo];
         if horizontal {
             d.y = 0.0;
@@ -64,7 +66,7 @@ pub fn still_speed(positions: &[Vec3], fps: f32, half: usize, out: &mut Vec<f32>
             (positions[f] - positions[lo]).length() / (f - lo) as f32
         });
         let fwd = (f + 1 < n).then(|| {
-            let hi = (f + half).min(n - 1);
+            let hi = f.saturating_add(half).min(n - 1);
             (positions[hi] - positions[f]).length() / (hi - f) as f32
         });
         let per_frame = match (back, fwd) {
@@ -88,7 +90,7 @@ pub fn windowed_rate(values: &[f32], fps: f32, half: usize, out: &mut Vec<f32>) 
     let half = half.max(1);
     for (f, o) in out.iter_mut().enumerate() {
         let lo = f.saturating_sub(half);
-        let hi = (f + half).min(n - 1);
+        let hi = f.saturating_add(half).min(n - 1);
         *o = (values[hi] - values[lo]) * fps / (hi - lo) as f32;
     }
 }
@@ -190,6 +192,27 @@ pub fn ranges_of(states: &[bool]) -> Vec<Range> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Durations become frames rounded, at least the minimum; one too long for any clip is the
+    /// most frames (its product overflowed to infinity and became the fewest).
+    #[test]
+    fn durations_become_frames_and_huge_ones_saturate() {
+        assert_eq!(frames_for(0.5, 30.0, 1), 15);
+        assert_eq!(frames_for(0.0, 30.0, 1), 1);
+        assert_eq!(frames_for(-1.0, 30.0, 3), 3);
+        assert_eq!(frames_for(f32::NAN, 30.0, 2), 2);
+        assert_eq!(frames_for(1e35, 120.0, 1), usize::MAX);
+        assert_eq!(frames_for(1e37, 120.0, 1), usize::MAX);
+        // Such a window spans the whole clip (its end was `frame + half`, an overflow).
+        let mut out = Vec::new();
+        windowed_rate(&[0.0, 1.0, 2.0], 30.0, usize::MAX, &mut out);
+        assert_eq!(out, [30.0; 3]);
+        let p = [Vec3::ZERO, Vec3::X, Vec3::X * 2.0];
+        still_speed(&p, 30.0, usize::MAX, &mut out);
+        assert!(out.iter().all(|v| v.is_finite()), "{out:?}");
+        windowed_speed(&p, 30.0, usize::MAX, false, &mut out);
+        assert!(out.iter().all(|v| v.is_finite()), "{out:?}");
+    }
 
     #[test]
     fn hysteresis_needs_the_leave_threshold_to_switch_off() {

@@ -36,7 +36,7 @@ pub use sidecar::{
     Seen, SidecarBaseline, SidecarLoad, SidecarProject, SidecarSave, is_sidecar_project,
     is_unloaded_sidecar, load_any, load_any_with_baseline, load_sidecar_project,
     load_sidecar_project_text, move_sidecars_aside, save_sidecar_project,
-    save_sidecar_project_or_changes, save_sidecar_project_since, sidecar_path,
+    save_sidecar_project_or_changes, save_sidecar_project_since, sidecar_layout, sidecar_path,
 };
 pub use store::{
     AnimStore, ClipStatus, DEFAULT_BUDGET_BYTES, LoadedClip, StoreSettings, StoreSnapshot,

@@ -851,6 +851,25 @@ pub fn is_unloaded_sidecar(w: &LoadWarning) -> bool {
     w.path.is_empty() && w.message.starts_with(NOT_LOADED)
 }
 
+/// Whether the file at `path` is a sidecar-mode project: `Ok(false)` when there is no file (or
+/// it is no project of that kind), an error when it is there but cannot be read, for a save to
+/// refuse rather than guess (a sidecar project unreadable for a moment, a network share or a
+/// version-control update, was written over as a single file).
+pub fn sidecar_layout(path: &Path) -> std::io::Result<bool> {
+    match crate::core::limits::read_limited(path, crate::core::limits::MAX_TAGS_FILE_BYTES) {
+        Ok(bytes) => Ok(String::from_utf8(bytes).is_ok_and(|t| is_sidecar_project_text(&t))),
+        Err(e)
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+            ) =>
+        {
+            Ok(false)
+        }
+        Err(e) => Err(e),
+    }
+}
+
 /// True when the file at `path` is a sidecar-mode project.
 pub fn is_sidecar_project(path: &Path) -> bool {
     crate::core::limits::read_limited(path, crate::core::limits::MAX_TAGS_FILE_BYTES)
@@ -1453,7 +1472,7 @@ fn save_sidecars(
     path: &Path,
     doc: &TagDocument,
     folders: Option<&[String]>,
-    baseline: Option<&mut SidecarBaseline>,
+    mut baseline: Option<&mut SidecarBaseline>,
     collect: bool,
 ) -> Result<Result<SidecarSave, Vec<OnDisk>>, TagsFileError> {
     let label = path.display().to_string();
@@ -1700,8 +1719,29 @@ fn save_sidecars(
             message: format!("cannot save: {e}"),
         })?;
     }
-    write_files(&sidecars)?;
-    write_files(&project_file)?;
+    // A write that fails leaves the files written before it holding this document's text: they
+    // are recorded as such, so that the next save does not take this session's own writes for
+    // changes made on disk (an undone range came back, "merged from disk", or every later save
+    // stopped on a conflict with itself).
+    let mut written_then_failed = |done: &[&(&PathBuf, &String, bool)], e: TagsFileError| {
+        if let Some(b) = baseline.as_deref_mut() {
+            for (file, text, _) in done {
+                b.set(file, text.as_bytes());
+            }
+        }
+        e
+    };
+    if let Err((done, e)) = write_files(&sidecars) {
+        let done: Vec<_> = done.iter().map(|&i| &sidecars[i]).collect();
+        return Err(written_then_failed(&done, e));
+    }
+    if let Err((done, e)) = write_files(&project_file) {
+        let done: Vec<_> = sidecars
+            .iter()
+            .chain(done.iter().map(|&i| &project_file[i]))
+            .collect();
+        return Err(written_then_failed(&done, e));
+    }
     report
         .written
         .extend(sidecars.iter().chain(&project_file).map(|c| c.0.clone()));
@@ -1822,12 +1862,13 @@ fn new_clips(
 /// waiting for its fsync, and the disk takes several at once. On a failure the files not started
 /// yet are not written and the first failure in list order is returned (each file is either old or
 /// new, as with one write after the other).
-fn write_files(files: &[(&PathBuf, &String, bool)]) -> Result<(), TagsFileError> {
+fn write_files(files: &[(&PathBuf, &String, bool)]) -> Result<(), (Vec<usize>, TagsFileError)> {
     use std::sync::Mutex;
     use std::sync::atomic::{AtomicUsize, Ordering};
     const WRITERS: usize = 8;
     let next = AtomicUsize::new(0);
     let failed: Mutex<Option<(usize, TagsFileError)>> = Mutex::new(None);
+    let written: Mutex<Vec<usize>> = Mutex::new(Vec::new());
     let write = || {
         loop {
             let i = next.fetch_add(1, Ordering::Relaxed);
@@ -1850,6 +1891,8 @@ fn write_files(files: &[(&PathBuf, &String, bool)]) -> Result<(), TagsFileError>
                         },
                     ));
                 }
+            } else {
+                written.lock().unwrap_or_else(|p| p.into_inner()).push(i);
             }
         }
     };
@@ -1863,7 +1906,7 @@ fn write_files(files: &[(&PathBuf, &String, bool)]) -> Result<(), TagsFileError>
         });
     }
     match failed.into_inner().unwrap_or_else(|p| p.into_inner()) {
-        Some((_, e)) => Err(e),
+        Some((_, e)) => Err((written.into_inner().unwrap_or_else(|p| p.into_inner()), e)),
         None => Ok(()),
     }
 }

@@ -128,8 +128,16 @@ fn request_key(r: &ClipRequest) -> String {
 
 enum Slot {
     Queued,
-    Loading { cancelled: bool },
-    Loaded { clip: Arc<Clip>, bytes: u64 },
+    /// Being loaded by the worker that took load number `id`: only that worker's result lands
+    /// (a load dropped and queued again ran twice, and both results were counted).
+    Loading {
+        cancelled: bool,
+        id: u64,
+    },
+    Loaded {
+        clip: Arc<Clip>,
+        bytes: u64,
+    },
     Failed(String),
 }
 
@@ -148,6 +156,8 @@ struct State {
     used: u64,
     clock: u64,
     generation: u64,
+    /// The number of the next load a worker starts.
+    next_load: u64,
     shutdown: bool,
 }
 
@@ -197,6 +207,7 @@ impl AnimStore {
                 used: 0,
                 clock: 0,
                 generation: 0,
+                next_load: 0,
                 shutdown: false,
             }),
             work: Condvar::new(),
@@ -241,8 +252,8 @@ impl AnimStore {
             match &mut e.slot {
                 Slot::Loaded { clip, .. } => return ClipStatus::Ready(Arc::clone(clip)),
                 Slot::Failed(m) => return ClipStatus::Failed(m.clone()),
-                Slot::Loading { cancelled } if !*cancelled => return ClipStatus::Loading,
-                Slot::Loading { cancelled } => {
+                Slot::Loading { cancelled, .. } if !*cancelled => return ClipStatus::Loading,
+                Slot::Loading { cancelled, .. } => {
                     // Asked again while the cancelled load runs: keep its result after all.
                     *cancelled = false;
                     return ClipStatus::Loading;
@@ -323,6 +334,9 @@ impl AnimStore {
         if cancelled {
             st.generation += 1;
         }
+        drop(st);
+        // A blocking load of this clip waiting for its result learns it will not come.
+        self.shared.done.notify_all();
         cancelled
     }
 
@@ -416,8 +430,13 @@ impl AnimStore {
                         bytes: *bytes,
                     },
                 )),
-                Slot::Queued | Slot::Loading { cancelled: false } => pending.push(c),
-                Slot::Loading { cancelled: true } => {}
+                Slot::Queued
+                | Slot::Loading {
+                    cancelled: false, ..
+                } => pending.push(c),
+                Slot::Loading {
+                    cancelled: true, ..
+                } => {}
                 Slot::Failed(m) => failed.push((c, m.clone())),
             }
         }
@@ -472,7 +491,7 @@ fn cancel_one(st: &mut State, clip: ClipId) -> bool {
             remove_entry(st, clip);
             true
         }
-        Some(Slot::Loading { cancelled }) if !*cancelled => {
+        Some(Slot::Loading { cancelled, .. }) if !*cancelled => {
             *cancelled = true;
             true
         }
@@ -502,19 +521,24 @@ fn evict(st: &mut State, keep: Option<ClipId>) -> Vec<ClipId> {
 
 fn worker(shared: &Shared) {
     loop {
-        let (clip, request) = {
+        let (clip, request, id) = {
             let mut st = lock(&shared.state);
             loop {
                 if st.shutdown {
                     return;
                 }
                 if let Some(c) = st.queue.pop() {
+                    let id = st.next_load;
                     if let Some(e) = st.entries.get_mut(&c)
                         && matches!(e.slot, Slot::Queued)
                     {
-                        e.slot = Slot::Loading { cancelled: false };
+                        e.slot = Slot::Loading {
+                            cancelled: false,
+                            id,
+                        };
                         let request = e.request.clone();
-                        break (c, request);
+                        st.next_load += 1;
+                        break (c, request, id);
                     }
                     continue;
                 }
@@ -526,14 +550,14 @@ fn worker(shared: &Shared) {
         };
         let result = catch_unwind(AssertUnwindSafe(|| (shared.loader)(&request)))
             .unwrap_or_else(|_| Err(format!("clip `{}`: the loader panicked", request.name)));
-        let key = request_key(&request);
         {
             let mut st = lock(&shared.state);
-            let current = st.entries.get(&clip).is_some_and(|e| e.key == key);
-            let cancelled = matches!(
-                st.entries.get(&clip).map(|e| &e.slot),
-                Some(Slot::Loading { cancelled: true })
-            );
+            // This worker's load, still wanted: its entry is the one it took (not one dropped
+            // and asked for again, which another worker loads and counts).
+            let (current, cancelled) = match st.entries.get(&clip).map(|e| &e.slot) {
+                Some(Slot::Loading { cancelled, id: i }) if *i == id => (true, *cancelled),
+                _ => (false, false),
+            };
             if current && cancelled {
                 st.entries.remove(&clip);
             } else if current {
@@ -746,6 +770,54 @@ mod tests {
         drop(go_tx);
         drop(store);
         assert!(started_rx.try_recv().is_err(), "e never started");
+    }
+
+    /// A load dropped while it runs (its request changed, then changed back) and asked for again
+    /// runs twice on two workers: only the last lands, and its bytes are counted once (both
+    /// were counted, and the first never subtracted).
+    #[test]
+    fn a_load_asked_for_again_while_it_runs_is_counted_once() {
+        let (go_tx, go_rx) = mpsc::channel::<()>();
+        let go_rx = Mutex::new(go_rx);
+        let (started_tx, started_rx) = mpsc::channel::<String>();
+        let started_tx = Mutex::new(started_tx);
+        let store = AnimStore::with_loader(
+            StoreSettings {
+                workers: 3,
+                budget_bytes: DEFAULT_BUDGET_BYTES,
+            },
+            move |r| {
+                lock(&started_tx).send(r.name.clone()).unwrap();
+                // Waits for a go, or for the test to end (a failed test must not hang).
+                let _ = lock(&go_rx).recv_timeout(Duration::from_secs(20));
+                synthetic(r)
+            },
+        );
+        // Declared after the store, so dropped before it: its workers see the end.
+        let go_tx = go_tx;
+        let wait = Duration::from_secs(10);
+        store.request(&req(0, "a"));
+        assert_eq!(started_rx.recv_timeout(wait).unwrap(), "a");
+        // The clip's unit changed, then changed back: the first load's entry is dropped and the
+        // same request queued again, which the second worker starts.
+        let mut other = req(0, "a");
+        other.source = ClipSource::FileWithUnit {
+            path: "/a.bvh".into(),
+            unit_cm: 5.644,
+        };
+        store.request(&other);
+        assert_eq!(started_rx.recv_timeout(wait).unwrap(), "a");
+        store.request(&req(0, "a"));
+        assert_eq!(started_rx.recv_timeout(wait).unwrap(), "a");
+        for _ in 0..3 {
+            go_tx.send(()).unwrap();
+        }
+        let loaded = store.load_blocking(&req(0, "a")).unwrap();
+        // Let every worker finish before counting.
+        drop(go_tx);
+        std::thread::sleep(Duration::from_millis(100));
+        assert_eq!(store.snapshot().loaded.len(), 1);
+        assert_eq!(store.used_bytes(), clip_bytes(&loaded));
     }
 
     #[test]

@@ -294,6 +294,15 @@ impl Walker {
                 } else {
                     subdirs.push((index, path, f));
                 }
+            } else if meta.as_ref().is_some_and(|m| !m.is_file())
+                && (format.is_some() || name.to_ascii_lowercase().ends_with(SIDECAR_SUFFIX))
+            {
+                // A pipe, socket or device with a take's or a sidecar's name: reading it would
+                // wait for a writer forever (the scan, the open of a sidecar project).
+                walk.problems.push(format!(
+                    "{}: not a regular file (a pipe, a socket or a device): skipped",
+                    path.display()
+                ));
             } else if let Some((format, meta)) = format.zip(meta) {
                 if self.seen_files.insert(path.clone()) {
                     walk.files.push(TakeFile {
@@ -325,5 +334,39 @@ mod tests {
         assert_eq!(normalize(Path::new("/a/./b/../c")), PathBuf::from("/a/c"));
         assert_eq!(normalize(Path::new("a/../../b")), PathBuf::from("../b"));
         assert!(absolute(Path::new("x")).is_absolute());
+    }
+
+    /// A pipe named like a take or a sidecar is skipped and named, not read (reading it waited
+    /// for a writer forever); other pipes are ignored as any other file.
+    #[cfg(unix)]
+    #[test]
+    fn pipes_named_like_takes_are_skipped() {
+        let dir = std::env::temp_dir().join(format!("taglane-walk-fifo-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        for name in ["take.bvh", "take.bvh.tags.json", "other.txt"] {
+            let status = std::process::Command::new("mkfifo")
+                .arg(dir.join(name))
+                .status()
+                .unwrap();
+            assert!(status.success());
+        }
+        std::fs::write(dir.join("real.bvh"), "HIERARCHY\n").unwrap();
+        let walk = find_takes(std::slice::from_ref(&dir));
+        let names: Vec<String> = walk
+            .files
+            .iter()
+            .map(|f| f.path.file_name().unwrap().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names, ["real.bvh"]);
+        assert!(walk.sidecars.is_empty(), "{:?}", walk.sidecars);
+        assert_eq!(walk.problems.len(), 2, "{:?}", walk.problems);
+        assert!(
+            walk.problems
+                .iter()
+                .all(|p| p.contains("not a regular file"))
+        );
+        assert_eq!(walk.ignored, [dir.join("other.txt")]);
+        std::fs::remove_dir_all(&dir).ok();
     }
 }
