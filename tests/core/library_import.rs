@@ -677,3 +677,44 @@ fn a_take_whose_path_is_not_text_is_refused() {
         plan.failed[0].message
     );
 }
+
+/// A glTF take imported with one animation (its clip named after the file alone) that has two
+/// when imported again: the clip is its first animation (unchanged), and only the second is
+/// added (the first was added again, and the clip and its tags no longer loaded).
+#[test]
+fn a_take_that_gained_an_animation_adds_only_the_new_one() {
+    let dir = crate::common::Scratch::new("gained-animation");
+    let lib = dir.join("lib");
+    let rig = gltf();
+    let one = rig.replacen(
+        r#",
+    {"name": "Run", "samplers": [{"input": 1, "output": 3}], "channels": [{"sampler": 0, "target": {"node": 0, "path": "translation"}}]}"#,
+        "",
+        1,
+    );
+    assert_ne!(one, rig, "test bug: the second animation was not removed");
+    write(&lib.join("fox.gltf"), &one);
+    let mut project = Project {
+        path: Some(dir.join("p.taglane.json")),
+        ..Project::default()
+    };
+    let s = scan(std::slice::from_ref(&lib), &ImportSettings::default());
+    let plan = plan_import(&project.doc, Some(&dir), &s);
+    assert!(plan.failed.is_empty(), "{}", plan.report_text(true));
+    project.apply(plan.edit, "import").unwrap();
+    let names: Vec<&str> = project.doc.clips.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, ["fox"]);
+    write(&lib.join("fox.gltf"), &rig);
+    let s = scan(std::slice::from_ref(&lib), &ImportSettings::default());
+    let again = plan_import(&project.doc, Some(&dir), &s);
+    assert_eq!(again.unchanged.len(), 1, "{}", again.report_text(true));
+    assert_eq!(again.added.len(), 1, "{}", again.report_text(true));
+    project.apply(again.edit, "import").unwrap();
+    let names: Vec<&str> = project.doc.clips.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, ["fox", "fox#Run"]);
+    // Both load: the first is Walk (25 frames), the new one Run (49).
+    let frames: Vec<usize> = (0..2)
+        .map(|i| project.load_clip(i).unwrap().frame_count)
+        .collect();
+    assert_eq!(frames, [25, 49]);
+}

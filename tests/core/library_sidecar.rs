@@ -1626,3 +1626,26 @@ fn a_save_over_a_project_file_that_cannot_be_read_refuses() {
     assert_eq!(std::fs::metadata(&project).unwrap().len(), big);
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// A save that does not merge (an import into the project) keeps a sidecar another session moved
+/// aside meanwhile gone, when this document did not change its clip: it came back with the save.
+#[test]
+fn a_save_without_merging_leaves_a_sidecar_removed_meanwhile_removed() {
+    let dir = temp_dir("removed_meanwhile");
+    let doc = library(&dir);
+    let (project, _) = saved(&dir, &doc);
+    let (mut p, _) = Project::load(&project).unwrap();
+    let take1 = dir.join(p.doc.clips[1].source.as_deref().unwrap());
+    let side1 = sidecar_path(&take1, None);
+    std::fs::rename(&side1, side1.with_extension("json.removed")).unwrap();
+    let save = taglane::core::library::save_sidecar_project_since(
+        &project,
+        &p.doc,
+        None,
+        Some(&mut p.sidecars),
+    )
+    .unwrap();
+    assert!(!side1.exists(), "the removed sidecar came back");
+    assert_eq!(save.kept, vec![side1.clone()]);
+    std::fs::remove_dir_all(&dir).ok();
+}

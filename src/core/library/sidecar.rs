@@ -1692,6 +1692,20 @@ fn save_sidecars(
                     ours_unchanged: b.holds(file, text.as_bytes()) == Some(true),
                 });
             }
+            // Gone from disk, and not changed here, in a save that does not merge (an import into
+            // the project): its clip was removed there meanwhile, and stays removed instead of
+            // coming back with this save.
+            Err(e)
+                if !collect
+                    && !is_project
+                    && e.kind() == std::io::ErrorKind::NotFound
+                    && baseline
+                        .as_deref()
+                        .is_some_and(|b| b.holds(file, text.as_bytes()) == Some(true))
+                    && paths[i].0.is_file() =>
+            {
+                report.kept.push(file.clone());
+            }
             // A sidecar there that cannot be read (too large, no permission) is not written over
             // either.
             Err(e) if !is_project && e.kind() != std::io::ErrorKind::NotFound => {

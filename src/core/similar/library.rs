@@ -94,6 +94,10 @@ pub type FeatureResult = Result<(ClipFeatures, CacheOutcome), String>;
 /// `core::project::load` and given the job's unit.
 pub fn job_features(job: &FeatureJob, options: &FeatureOptions) -> FeatureResult {
     let (f, outcome) = job_features_unchecked(job, options)?;
+    // Values that cannot be compared (a position past float range at a huge unit) make this
+    // clip a hole in the index, not the whole search a failure.
+    f.validate()
+        .map_err(|e| format!("its motion gives features that cannot be compared: {e}"))?;
     if let Some(info) = &job.tagged_on
         && let Some(e) = crate::core::cut::take_changed(info, f.frames, f.fps)
     {
@@ -298,6 +302,25 @@ mod tests {
             std::fs::write(dir.join(file), text).unwrap();
         }
         dir
+    }
+
+    /// A clip whose features are not finite (positions past float range) is a hole in the
+    /// index, its error naming why; the other clips still have theirs (the whole search failed).
+    #[test]
+    fn a_clip_of_features_past_float_range_is_a_hole() {
+        let dir = demo_dir("infinite");
+        let (mut project, _) = Project::load(&dir.join("demo.taglane.json")).unwrap();
+        project.doc.clips[5].unit_cm = Some(1e38);
+        let joints = JointOverrides::default();
+        let all = project_features(&project, &joints, &|_, _| {}, &AtomicBool::new(false)).unwrap();
+        for (c, r) in all.iter().enumerate() {
+            match r {
+                Err(e) if c == 5 => assert!(e.contains("cannot be compared"), "{e}"),
+                Err(e) => panic!("clip {c}: {e}"),
+                Ok(_) => assert_ne!(c, 5, "non-finite features were kept"),
+            }
+        }
+        std::fs::remove_dir_all(&dir).ok();
     }
 
     #[test]
