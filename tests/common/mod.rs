@@ -95,27 +95,65 @@ pub fn drag(
     modifiers: egui::Modifiers,
     during: impl FnOnce(&taglane::ui::TaglaneApp),
 ) {
-    use egui::{Event, PointerButton};
-    let button = |pos, pressed| Event::PointerButton {
+    press(h, from, modifiers);
+    drag_steps(h, from, to, 1..=4);
+    during(h.state());
+    release(h, to, modifiers);
+    h.run_steps(2);
+}
+
+/// The primary button of the pointer, at `pos`.
+#[cfg(feature = "ui")]
+fn button(pos: egui::Pos2, pressed: bool, modifiers: egui::Modifiers) -> egui::Event {
+    egui::Event::PointerButton {
         pos,
-        button: PointerButton::Primary,
+        button: egui::PointerButton::Primary,
         pressed,
         modifiers,
-    };
-    h.event(Event::ModifiersChanged(modifiers));
-    h.event(Event::PointerMoved(from));
+    }
+}
+
+/// The pointer moved to `from` and pressed there, `modifiers` held (one frame each).
+#[cfg(feature = "ui")]
+pub fn press(
+    h: &mut egui_kittest::Harness<'static, taglane::ui::TaglaneApp>,
+    from: egui::Pos2,
+    modifiers: egui::Modifiers,
+) {
+    h.event(egui::Event::ModifiersChanged(modifiers));
+    h.event(egui::Event::PointerMoved(from));
     h.step();
-    h.event(button(from, true));
+    h.event(button(from, true, modifiers));
     h.step();
-    for k in 1..=4 {
-        h.event(Event::PointerMoved(from + (to - from) * (k as f32 / 4.0)));
+}
+
+/// The pressed pointer moved to the quarters `steps` of the way from `from` to `to`, one frame
+/// each.
+#[cfg(feature = "ui")]
+pub fn drag_steps(
+    h: &mut egui_kittest::Harness<'static, taglane::ui::TaglaneApp>,
+    from: egui::Pos2,
+    to: egui::Pos2,
+    steps: std::ops::RangeInclusive<u32>,
+) {
+    for k in steps {
+        h.event(egui::Event::PointerMoved(
+            from + (to - from) * (k as f32 / 4.0),
+        ));
         h.step();
     }
-    during(h.state());
-    h.event(button(to, false));
-    h.event(Event::ModifiersChanged(egui::Modifiers::NONE));
+}
+
+/// The pointer released at `at`, and `modifiers` let go (one frame).
+#[cfg(feature = "ui")]
+pub fn release(
+    h: &mut egui_kittest::Harness<'static, taglane::ui::TaglaneApp>,
+    at: egui::Pos2,
+    modifiers: egui::Modifiers,
+) {
+    h.event(button(at, false, modifiers));
+    h.event(egui::Event::ModifiersChanged(egui::Modifiers::NONE));
     h.step();
-    h.run_steps(2);
 }
 
 /// Steps the app until its background import is done (at most about 20 s).

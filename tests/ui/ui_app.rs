@@ -778,31 +778,14 @@ fn a_drag_is_dropped_when_the_document_or_clip_changes_under_it() {
             view.lane_point(idle, 100).unwrap(),
             view.lane_point(idle, 120).unwrap(),
         );
-        let button = |pos, pressed| Event::PointerButton {
-            pos,
-            button: PointerButton::Primary,
-            pressed,
-            modifiers: Modifiers::ALT,
-        };
-        h.event(Event::ModifiersChanged(Modifiers::ALT));
-        h.event(Event::PointerMoved(from));
-        h.step();
-        h.event(button(from, true));
-        h.step();
-        for k in 1..=2 {
-            h.event(Event::PointerMoved(from + (to - from) * (k as f32 / 4.0)));
-            h.step();
-        }
+        crate::common::press(&mut h, from, Modifiers::ALT);
+        crate::common::drag_steps(&mut h, from, to, 1..=2);
         assert!(h.state().timeline.gesture.is_some(), "dragging");
         h.state_mut().queue.push(interrupt.clone());
         h.step();
         let doc_now = h.state().project.doc.clone();
-        for k in 3..=4 {
-            h.event(Event::PointerMoved(from + (to - from) * (k as f32 / 4.0)));
-            h.step();
-        }
-        h.event(button(to, false));
-        h.event(Event::ModifiersChanged(Modifiers::NONE));
+        crate::common::drag_steps(&mut h, from, to, 3..=4);
+        crate::common::release(&mut h, to, Modifiers::ALT);
         h.run_steps(3);
         let app = h.state();
         assert_eq!(

@@ -41,6 +41,17 @@ fn retype(h: &mut Harness<'static, TaglaneApp>, label: &str, text: &str) {
     h.run_steps(1);
 }
 
+/// Shows the walk-to-run take (clip 3: Walking stops where Running starts); returns the two
+/// tags' indices.
+fn walk_to_run(h: &mut Harness<'static, TaglaneApp>) -> (usize, usize) {
+    h.state_mut().queue.push(AppCommand::SelectClip(3));
+    h.run_steps(2);
+    (
+        tag_index(h.state(), "Walking"),
+        tag_index(h.state(), "Running"),
+    )
+}
+
 fn select_first(h: &mut Harness<'static, TaglaneApp>, tag: usize) -> Range {
     let r = ranges(h.state(), tag)[0];
     h.state_mut().queue.push(AppCommand::Select(vec![(tag, r)]));
@@ -111,12 +122,7 @@ fn the_inspector_edits_start_and_stop_by_typing_as_one_undo_step() {
 #[test]
 fn typing_in_the_inspector_then_dragging_another_range_applies_what_was_typed() {
     let mut h = harness();
-    h.state_mut().queue.push(AppCommand::SelectClip(3));
-    h.run_steps(2);
-    let (walking, running) = (
-        tag_index(h.state(), "Walking"),
-        tag_index(h.state(), "Running"),
-    );
+    let (walking, running) = walk_to_run(&mut h);
     let walk = select_first(&mut h, walking);
     let run = ranges(h.state(), running)[0];
     // Typed, not applied: no Enter, no click.
@@ -161,12 +167,7 @@ fn typing_in_the_inspector_then_dragging_another_range_applies_what_was_typed() 
 #[test]
 fn dragging_an_edge_snaps_to_another_lanes_range_edge_unless_alt_is_held() {
     let mut h = harness();
-    h.state_mut().queue.push(AppCommand::SelectClip(3));
-    h.run_steps(2);
-    let (walking, running) = (
-        tag_index(h.state(), "Walking"),
-        tag_index(h.state(), "Running"),
-    );
+    let (walking, running) = walk_to_run(&mut h);
     // The walk-to-run take: Walking stops where Running starts.
     let walk = ranges(h.state(), walking)[0];
     let run = ranges(h.state(), running)[0];
@@ -713,21 +714,8 @@ fn a_moved_range_follows_the_pointer_while_the_view_scrolls() {
     let right = h.state().timeline.last_axis.unwrap();
     let edge = egui::pos2(right.left + right.width - 3.0, from.y);
     let on_screen = (right.frame_at(edge.x) - right.frame_at(from.x)).round() as i64;
-    let button = |pos, pressed| Event::PointerButton {
-        pos,
-        button: PointerButton::Primary,
-        pressed,
-        modifiers: Modifiers::ALT,
-    };
-    h.event(Event::ModifiersChanged(Modifiers::ALT));
-    h.event(Event::PointerMoved(from));
-    h.step();
-    h.event(button(from, true));
-    h.step();
-    for k in 1..=4 {
-        h.event(Event::PointerMoved(from + (edge - from) * (k as f32 / 4.0)));
-        h.step();
-    }
+    crate::common::press(&mut h, from, Modifiers::ALT);
+    crate::common::drag_steps(&mut h, from, edge, 1..=4);
     // Held at the edge: the view scrolls.
     let first = h.state().timeline.first_frame;
     for _ in 0..40 {
@@ -738,9 +726,8 @@ fn a_moved_range_follows_the_pointer_while_the_view_scrolls() {
     assert!(scrolled >= 5.0, "the view did not scroll: {scrolled}");
     let expected = (h.state().timeline.last_axis.unwrap().frame_at(edge.x) - right.frame_at(from.x))
         .round() as i64;
-    h.event(button(edge, false));
-    h.event(Event::ModifiersChanged(Modifiers::NONE));
-    h.run_steps(3);
+    crate::common::release(&mut h, edge, Modifiers::ALT);
+    h.run_steps(2);
     let moved = ranges(h.state(), walking)[0];
     let delta = i64::from(moved.start) - i64::from(walk.start);
     assert!(delta > on_screen + 4, "{delta} vs {on_screen} on screen");

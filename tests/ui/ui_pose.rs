@@ -219,13 +219,7 @@ fn best_match_sync_picks_a_frame_of_clip_b() {
 #[test]
 fn tag_sync_aligns_the_first_ranges_of_the_tag() {
     let mut app = TaglaneApp::demo_for_tests();
-    let tag = app
-        .project
-        .doc
-        .tags
-        .iter()
-        .position(|t| t.name == "contact:LeftFootDown")
-        .unwrap();
+    let tag = crate::common::tag_index(&app, "contact:LeftFootDown");
     let first = |app: &TaglaneApp, clip: u32| app.project.doc.tags[tag].ranges[&clip][0].start;
     let (sa, sb) = (first(&app, 0), first(&app, 1));
     app.side.pose.blend.enabled = true;
@@ -242,13 +236,7 @@ fn tag_sync_aligns_the_first_ranges_of_the_tag() {
 #[test]
 fn clip_b_past_its_end_follows_the_post_infinity_mode() {
     let mut app = TaglaneApp::demo_for_tests();
-    let tag = app
-        .project
-        .doc
-        .tags
-        .iter()
-        .position(|t| t.name == "contact:LeftFootDown")
-        .unwrap();
+    let tag = crate::common::tag_index(&app, "contact:LeftFootDown");
     app.side.pose.blend.enabled = true;
     app.side.pose.blend.clip_b = Some(1);
     app.side.pose.blend.sync = taglane::ui::pose::SyncMode::Tag(tag);
@@ -429,13 +417,7 @@ fn the_blend_follows_its_clip_and_sync_tag() {
     use taglane::core::doc::Edit;
     use taglane::ui::pose::SyncMode;
     let mut app = TaglaneApp::demo_for_tests();
-    let tag = app
-        .project
-        .doc
-        .tags
-        .iter()
-        .position(|t| t.name == "contact:LeftFootDown")
-        .unwrap();
+    let tag = crate::common::tag_index(&app, "contact:LeftFootDown");
     assert!(tag > 0);
     app.side.pose.blend.enabled = true;
     app.side.pose.blend.clip_b = Some(3);

@@ -723,24 +723,32 @@ mod tests {
         assert!(store.load_blocking(&req(1, "y")).is_err());
     }
 
-    #[test]
-    fn cancelled_loads_are_not_kept() {
-        // The loader waits for a go from the test, so the order of events is fixed.
+    /// A store of `workers` workers whose loader says on the returned receiver which load it
+    /// starts, then waits for a go on the returned sender, so that the order of events is fixed
+    /// (or for 20 s, so that a failed test does not hang its workers). The sender is dropped
+    /// before the store (bindings drop in reverse order).
+    fn gated(workers: usize) -> (AnimStore, mpsc::Sender<()>, mpsc::Receiver<String>) {
         let (go_tx, go_rx) = mpsc::channel::<()>();
         let go_rx = Mutex::new(go_rx);
         let (started_tx, started_rx) = mpsc::channel::<String>();
         let started_tx = Mutex::new(started_tx);
         let store = AnimStore::with_loader(
             StoreSettings {
-                workers: 1,
+                workers,
                 budget_bytes: DEFAULT_BUDGET_BYTES,
             },
             move |r| {
                 lock(&started_tx).send(r.name.clone()).unwrap();
-                lock(&go_rx).recv().unwrap();
+                let _ = lock(&go_rx).recv_timeout(Duration::from_secs(20));
                 synthetic(r)
             },
         );
+        (store, go_tx, started_rx)
+    }
+
+    #[test]
+    fn cancelled_loads_are_not_kept() {
+        let (store, go_tx, started_rx) = gated(1);
         let wait = Duration::from_secs(10);
         assert_eq!(store.request(&req(0, "a")), ClipStatus::Queued);
         assert_eq!(started_rx.recv_timeout(wait).unwrap(), "a");
@@ -777,24 +785,7 @@ mod tests {
     /// were counted, and the first never subtracted).
     #[test]
     fn a_load_asked_for_again_while_it_runs_is_counted_once() {
-        let (go_tx, go_rx) = mpsc::channel::<()>();
-        let go_rx = Mutex::new(go_rx);
-        let (started_tx, started_rx) = mpsc::channel::<String>();
-        let started_tx = Mutex::new(started_tx);
-        let store = AnimStore::with_loader(
-            StoreSettings {
-                workers: 3,
-                budget_bytes: DEFAULT_BUDGET_BYTES,
-            },
-            move |r| {
-                lock(&started_tx).send(r.name.clone()).unwrap();
-                // Waits for a go, or for the test to end (a failed test must not hang).
-                let _ = lock(&go_rx).recv_timeout(Duration::from_secs(20));
-                synthetic(r)
-            },
-        );
-        // Declared after the store, so dropped before it: its workers see the end.
-        let go_tx = go_tx;
+        let (store, go_tx, started_rx) = gated(3);
         let wait = Duration::from_secs(10);
         store.request(&req(0, "a"));
         assert_eq!(started_rx.recv_timeout(wait).unwrap(), "a");
