@@ -312,11 +312,12 @@ impl TaglaneApp {
             return;
         };
         let text = plan.report_text(true);
-        let changed = plan
-            .changed
-            .iter()
-            .filter(|c| c.frames_now != c.frames_before)
-            .count();
+        // The clips still to update in the document as it is (after an update, or a rename, the
+        // button went on offering the import's count and did nothing).
+        let changed = match plan.update_changed_edit(&self.project.doc) {
+            Edit::Batch(edits) => edits.len(),
+            _ => 0,
+        };
         let mut open = true;
         let mut queue = Vec::new();
         egui::Window::new("Import report")

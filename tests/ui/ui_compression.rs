@@ -107,8 +107,13 @@ fn a_comparison_runs_in_the_background_and_fills_the_table() {
     // The table is drawn: the ratio cell of A is on screen.
     h.get_by_label(&format!("{:.2}", a.ratio));
     // The ghost: original and decoded pose with per-joint errors at the playhead.
+    // While playing: the playhead stops there (it landed on the frame and moved on).
+    h.state_mut().queue.push(AppCommand::TogglePlay);
+    h.run_steps(2);
+    assert!(h.state().playback.playing);
     h.get_by_label("Jump to worst frame").click_accesskit();
     h.run_steps(2);
+    assert!(!h.state().playback.playing);
     assert_eq!(h.state().playback.playhead, a.worst_frame as f64);
     // The ghost at the worst frame: its worst joint's error there is the reported maximum.
     let app = h.state();

@@ -378,9 +378,17 @@ fn updating_changed_lengths_twice_says_there_is_nothing_left() {
     std::fs::write(&take, shorter + "\n").unwrap();
     import(&mut h);
     let steps = h.state().project.history.len();
-    h.state_mut().queue.push(AppCommand::UpdateChangedClips);
+    h.state_mut().library.show_report = true;
+    h.run_steps(2);
+    h.get_by_label("Update the length of 1 changed clip(s)")
+        .click();
     h.run_steps(2);
     assert_eq!(h.state().project.history.len(), steps + 1);
+    // Nothing left: the button is gone; the command itself says so.
+    assert!(
+        h.query_by_label_contains("Update the length of").is_none(),
+        "the button still offers an update"
+    );
     h.state_mut().queue.push(AppCommand::UpdateChangedClips);
     h.run_steps(2);
     assert_eq!(h.state().project.history.len(), steps + 1);

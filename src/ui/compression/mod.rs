@@ -490,6 +490,8 @@ impl CompressionView {
                 .clicked()
                 && let Some(f) = worst_frame
             {
+                // Paused there: while playing, the playhead landed on it and moved on.
+                queue.push(AppCommand::Stop);
                 queue.push(AppCommand::SetPlayhead(f as f64));
             }
             let between = current
@@ -503,6 +505,7 @@ impl CompressionView {
                 .clicked()
                 && let Some(p) = between
             {
+                queue.push(AppCommand::Stop);
                 queue.push(AppCommand::SetPlayhead(p));
             }
         });
@@ -807,6 +810,7 @@ fn per_clip_ui(ui: &mut Ui, cmp: &Comparison, chosen: usize, queue: &mut Vec<App
                                             .on_hover_text("Open this clip at its worst frame");
                                         if show.clicked() {
                                             queue.push(AppCommand::SelectClip(o.clip));
+                                            queue.push(AppCommand::Stop);
                                             queue.push(AppCommand::SetPlayhead(
                                                 r.error.worst.frame as f64,
                                             ));
