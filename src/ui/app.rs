@@ -79,7 +79,8 @@ pub struct TaglaneApp {
     /// (a tag deleted or put back above it, a reorder) keeps the same tag active.
     pub(crate) active_name: Option<String>,
     /// The tags' names at the end of the last frame, or after the last change of the tag list
-    /// ([`Self::after_structure_change`]): the selection follows its tags by name.
+    /// ([`Self::after_structure_change`]): the selection (and the blend's sync tag) follows its
+    /// tags by name.
     selection_tag_names: Vec<String>,
     /// Tags deleted while they were the active lane (by name): an undo that brings one back makes
     /// it the active lane again.
@@ -496,7 +497,7 @@ impl TaglaneApp {
         {
             self.selection_tag_names = tags.iter().map(|t| t.name.clone()).collect();
         }
-        self.side.pose.note_blend_names(&self.project.doc);
+        self.side.pose.follow_clip_b(&self.project.doc);
         self.note_current_key();
         let title = self.window_title();
         if self.last_title.as_deref() != Some(title.as_str()) {
@@ -764,8 +765,15 @@ impl TaglaneApp {
         for (t, _) in &mut self.marker_selection {
             *t = follow(*t).unwrap_or(usize::MAX);
         }
+        // So does the blend's sync tag (normalised time when it is gone).
+        let blend = &mut self.side.pose.blend;
+        if let crate::ui::pose::SyncMode::Tag(t) = blend.sync {
+            blend.sync = follow(t).map_or(crate::ui::pose::SyncMode::NormalizedTime, |i| {
+                crate::ui::pose::SyncMode::Tag(i)
+            });
+        }
         self.selection_tag_names = doc.tags.iter().map(|t| t.name.clone()).collect();
-        self.side.pose.follow_blend_names(doc);
+        self.side.pose.follow_clip_b(doc);
         self.selection.retain(|(t, r)| {
             doc.tags
                 .get(*t)

@@ -97,9 +97,6 @@ impl Default for Display {
 }
 
 /// The clip and joint a cached rotation curve belongs to.
-/// A clip's or tag's name, and how long its list was.
-type NameInList = (String, usize);
-
 /// A joint's rotation curve is of a clip as loaded: (clip, load version, joint).
 type CurveKey = (ClipId, u64, usize);
 
@@ -155,9 +152,9 @@ pub struct PoseView {
     /// The clip (and load) the camera was last framed on: another take, or the same clip
     /// re-linked or in another project, is framed again.
     framed_clip: Option<(ClipId, u64)>,
-    /// Clip B's name and the clip count, and the sync tag's name, as of the last frame: the blend
-    /// follows them by name when the clip or tag list changes ([`PoseView::follow_blend_names`]).
-    blend_names: (Option<NameInList>, Option<NameInList>),
+    /// The clip list clip B was last seen on: it follows its clip when the list changes
+    /// ([`PoseView::follow_clip_b`]).
+    clip_b_seen: Option<crate::ui::clip_follow::ClipsSeen>,
     trail_key: Option<(ClipId, u64)>,
     tracks: Vec<(u64, Arc<RootMotionTrack>)>,
     curve: Option<(CurveKey, [Vec<f32>; 3])>,
@@ -195,7 +192,7 @@ impl Default for PoseView {
             clip_positions: None,
             buffers: PoseBuffers::default(),
             framed_clip: None,
-            blend_names: (None, None),
+            clip_b_seen: None,
             trail_key: None,
             tracks: Vec::new(),
             curve: None,
@@ -221,47 +218,21 @@ impl PoseView {
         if matches!(self.blend.sync, SyncMode::Tag(_)) {
             self.blend.sync = SyncMode::NormalizedTime;
         }
-        self.blend_names = (None, None);
+        self.clip_b_seen = None;
         self.framed_clip = None;
         self.curve = None;
         self.selected = None;
     }
 
-    /// Notes clip B's and the sync tag's names, with the lengths of their lists (at the end of a
-    /// frame).
-    pub fn note_blend_names(&mut self, doc: &crate::core::tags::TagDocument) {
-        let clip = self
-            .blend
-            .clip_b
-            .and_then(|c| doc.clips.get(c as usize))
-            .map(|c| (c.name.clone(), doc.clips.len()));
-        let tag = match self.blend.sync {
-            SyncMode::Tag(t) => doc.tags.get(t).map(|t| (t.name.clone(), doc.tags.len())),
-            _ => None,
-        };
-        if self.blend_names.0 != clip || self.blend_names.1 != tag {
-            self.blend_names = (clip, tag);
+    /// Once a frame: clip B follows its clip (by name, or in place for a rename) when the clip
+    /// list changes, and is let go when its clip is gone; by number, the blend took whichever
+    /// clip took the place. (The sync tag follows its tag with the selection, in
+    /// `TaglaneApp::after_structure_change`.)
+    pub fn follow_clip_b(&mut self, doc: &crate::core::tags::TagDocument) {
+        let mut ids: Vec<ClipId> = self.blend.clip_b.into_iter().collect();
+        if crate::ui::clip_follow::follow_clips(&mut self.clip_b_seen, &mut ids, doc) {
+            self.blend.clip_b = ids.first().copied();
         }
-    }
-
-    /// After the clip or tag list changed (an edit, undo, redo): clip B and the sync tag follow
-    /// their names to where they are now. One renamed in place (its list as long as before) is
-    /// kept; one gone is let go (normalised time for the sync). By number, the blend took
-    /// whichever clip or tag took the place.
-    pub fn follow_blend_names(&mut self, doc: &crate::core::tags::TagDocument) {
-        // Where the name is now; else the same place when the list kept its length (a rename).
-        let follow = |at: usize, len: usize, now: Option<usize>, now_len: usize| {
-            now.or((len == now_len && at < now_len).then_some(at))
-        };
-        if let (Some(b), Some((name, len))) = (self.blend.clip_b, &self.blend_names.0) {
-            let now = doc.clip_index(name).map(|i| i as usize);
-            self.blend.clip_b = follow(b as usize, *len, now, doc.clips.len()).map(|i| i as ClipId);
-        }
-        if let (SyncMode::Tag(t), Some((name, len))) = (self.blend.sync, &self.blend_names.1) {
-            self.blend.sync = follow(t, *len, doc.tag_index(name), doc.tags.len())
-                .map_or(SyncMode::NormalizedTime, SyncMode::Tag);
-        }
-        self.note_blend_names(doc);
     }
 
     fn track(&mut self, clip: &Loaded) -> Option<Arc<RootMotionTrack>> {
