@@ -213,6 +213,18 @@ fn external_buffers_and_glb() {
     let glb_path = dir.join("rig.glb");
     std::fs::write(&glb_path, &bytes).unwrap();
     check_hand_made(&load_animation(&glb_path, &options(4.0)).unwrap().clips);
+    // The files a cache of the take must watch besides it: the external buffer (once, decoded),
+    // not the embedded one, the BIN chunk or a file outside the folder.
+    let uris = taglane::core::anim::gltf::external_buffer_uris;
+    assert_eq!(uris(json.as_bytes()), ["my data.bin"]);
+    assert!(uris(embedded().as_bytes()).is_empty());
+    assert!(uris(evil.as_bytes()).is_empty());
+    assert!(uris(&bytes).is_empty());
+    let two = format!(
+        r#"{{"byteLength": {len}, "uri": "a.bin"}}, {{"byteLength": {len}, "uri": "a.bin"}}"#
+    );
+    assert_eq!(uris(glb(&document(&two), &[]).as_slice()), ["a.bin"]);
+    assert!(uris(b"{ not json").is_empty());
 }
 
 #[test]

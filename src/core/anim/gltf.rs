@@ -120,6 +120,50 @@ pub(crate) fn import_glb(
     import_json(json_bytes, bin_chunk, base_dir, options)
 }
 
+/// The files a glTF file reads besides itself (`bytes`: a `.gltf`'s JSON or a `.glb`): each
+/// buffer's `uri` that is not a data URI, percent-decoded, relative to the file's folder, each once
+/// and in order. A `uri` the importer would refuse (outside the folder) is left out, and so is
+/// everything when the JSON does not parse (the import says why). For caches of what a take gives,
+/// which must see its buffers change as well as the file.
+pub fn external_buffer_uris(bytes: &[u8]) -> Vec<String> {
+    #[derive(serde::Deserialize)]
+    struct Buffer {
+        #[serde(default)]
+        uri: Option<String>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Root {
+        #[serde(default)]
+        buffers: Vec<Buffer>,
+    }
+    let json = if bytes.starts_with(GLB_MAGIC) {
+        // The JSON chunk comes first (`import_glb` refuses anything else).
+        let len = u32_at(bytes, 12).unwrap_or(0) as usize;
+        let chunk = bytes.get(20..20usize.saturating_add(len));
+        match chunk {
+            Some(c) if u32_at(bytes, 16) == Some(CHUNK_JSON) => c,
+            _ => return Vec::new(),
+        }
+    } else {
+        bytes
+    };
+    let Ok(root) = serde_json::from_slice::<Root>(json) else {
+        return Vec::new();
+    };
+    let mut out: Vec<String> = Vec::new();
+    for uri in root.buffers.into_iter().filter_map(|b| b.uri) {
+        if uri.starts_with("data:") {
+            continue;
+        }
+        let rel = percent_decode(&uri);
+        if rel.contains("..") || rel.starts_with('/') || rel.contains(':') || out.contains(&rel) {
+            continue;
+        }
+        out.push(rel);
+    }
+    out
+}
+
 /// Imports a JSON glTF (`.gltf`) with embedded (data URI) or external buffers.
 pub(crate) fn import_gltf_json(
     bytes: &[u8],

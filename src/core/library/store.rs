@@ -121,9 +121,17 @@ pub fn clip_bytes(clip: &Clip) -> u64 {
     bytes as u64
 }
 
-/// The identity of a request: a change in any of these loads the clip again.
+/// The identity of a request: a change in any of these loads the clip again. Each text after its
+/// length, so that a `|` in a path or a clip name cannot make two requests one.
 fn request_key(r: &ClipRequest) -> String {
-    format!("{}|{}|{}", r.source.key(), r.name, r.frames)
+    let source = r.source.key();
+    format!(
+        "{}:{source}|{}:{}|{}",
+        source.len(),
+        r.name.len(),
+        r.name,
+        r.frames
+    )
 }
 
 enum Slot {

@@ -2,8 +2,10 @@
 //! beside the project file.
 //!
 //! A cache file is used only when its file format, [`FEATURE_VERSION`], [`DIMS`], the source file's
-//! size and modification time, the unit, the clip name and the joint overrides all equal the current
-//! ones, its checksum matches and every value in it is finite; otherwise the clip is loaded, its features rebuilt and the
+//! size and modification time (and those of each external buffer of a glTF source), the unit, the
+//! clip name and the joint overrides all equal the current ones and its checksum matches (values
+//! that are not finite are kept as the clip gave them: the search refuses such a clip whether it
+//! was read or built); otherwise the clip is loaded, its features rebuilt and the
 //! file rewritten atomically (`core::io::write_atomic`: a reader never sees half a file). A damaged
 //! file is rebuilt like a stale one, never an error. Layout, all little-endian:
 //!
@@ -19,6 +21,8 @@
 //! | 4 | fps (f32) |
 //! | 4 | frames (at most `core::limits::MAX_FRAMES`) |
 //! | 4 + n | key: the clip name, a newline and the joint overrides, UTF-8 (n at most 64 KiB) |
+//! | 4 | count of external files (a glTF's buffers outside it; at most 1,024) |
+//! | each: 4 + n, 8, 8 + 4 | the file's path relative to the source's folder (UTF-8, n at most 4 KiB), its size, its modification time |
 //! | frames x dims x 4 | features (f32), frame-major |
 //! | 4 | CRC-32 of every byte before it (a damaged file whose values are all finite is rebuilt too) |
 
@@ -33,11 +37,14 @@ use crate::core::limits::MAX_FRAMES;
 pub const CACHE_DIR: &str = ".taglane-cache";
 
 /// Version of the cache file layout above.
-pub const CACHE_FORMAT_VERSION: u32 = 2;
+pub const CACHE_FORMAT_VERSION: u32 = 3;
 
 const MAGIC: &[u8; 8] = b"TLSIMFT\0";
 const HEADER_BYTES: usize = 8 + 4 * 3 + 8 + 12 + 4 * 3 + 4;
 const MAX_KEY_BYTES: usize = 64 << 10;
+/// At most this many external files, each named in at most [`MAX_EXTERNAL_NAME_BYTES`].
+const MAX_EXTERNALS: usize = 1024;
+const MAX_EXTERNAL_NAME_BYTES: usize = 4 << 10;
 
 /// Where a clip's features came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -58,21 +65,22 @@ pub enum CacheOutcome {
 /// What identifies a valid cache file.
 #[derive(Debug, Clone, PartialEq)]
 struct Key {
-    size: u64,
-    secs: i64,
-    nanos: u32,
+    stamp: Stamp,
     unit_cm: f32,
     text: String,
 }
 
-fn source_key(
-    source: &Path,
-    clip_name: &str,
-    unit_cm: f32,
-    joints: &JointOverrides,
-) -> Result<Key, String> {
-    let meta = std::fs::metadata(source)
-        .map_err(|e| format!("{}: cannot read the file: {e}", source.display()))?;
+/// A file's size and modification time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Stamp {
+    size: u64,
+    secs: i64,
+    nanos: u32,
+}
+
+/// The size and modification time of `file`.
+fn stamp(file: &Path) -> std::io::Result<Stamp> {
+    let meta = std::fs::metadata(file)?;
     let (secs, nanos) = match meta.modified().ok().map(|t| t.duration_since(UNIX_EPOCH)) {
         Some(Ok(d)) => (d.as_secs() as i64, d.subsec_nanos()),
         Some(Err(e)) => (
@@ -81,13 +89,54 @@ fn source_key(
         ),
         None => (0, 0),
     };
-    Ok(Key {
+    Ok(Stamp {
         size: meta.len(),
         secs,
         nanos,
+    })
+}
+
+fn source_key(
+    source: &Path,
+    clip_name: &str,
+    unit_cm: f32,
+    joints: &JointOverrides,
+) -> Result<Key, String> {
+    let stamp =
+        stamp(source).map_err(|e| format!("{}: cannot read the file: {e}", source.display()))?;
+    Ok(Key {
+        stamp,
         unit_cm,
         text: format!("{clip_name}\n{}", joints.key()),
     })
+}
+
+/// The external files a source reads besides itself (a glTF's buffers), relative to its folder,
+/// with their stamps now. Taken before the source is loaded, so that a file that changes while it
+/// loads leaves a stamp that no longer matches (the cache is rebuilt next time) rather than new
+/// features under an old stamp. A file that cannot be read has no stamp and is left out (the load
+/// reports it).
+fn external_stamps(source: &Path) -> Vec<(String, Stamp)> {
+    use crate::core::anim::import::AnimFormat;
+    if !matches!(
+        AnimFormat::from_path(source),
+        Some(AnimFormat::Gltf | AnimFormat::Glb)
+    ) {
+        return Vec::new();
+    }
+    let Ok(bytes) =
+        crate::core::limits::read_limited(source, crate::core::limits::MAX_ANIM_FILE_BYTES)
+    else {
+        return Vec::new();
+    };
+    let dir = source.parent().unwrap_or(Path::new(""));
+    crate::core::anim::gltf::external_buffer_uris(&bytes)
+        .into_iter()
+        .filter(|rel| rel.len() <= MAX_EXTERNAL_NAME_BYTES)
+        .take(MAX_EXTERNALS)
+        .filter_map(|rel| Some((stamp(&dir.join(&rel)).ok()?, rel)))
+        .map(|(s, rel)| (rel, s))
+        .collect()
 }
 
 /// The cache file of a clip: its name made file-safe, plus a hash of the source path (absolute, so
@@ -113,20 +162,30 @@ pub fn cache_file(cache_dir: &Path, source: &Path, clip_name: &str) -> PathBuf {
     cache_dir.join(format!("{safe}-{h:016x}.tlfeat"))
 }
 
-fn encode(key: &Key, f: &ClipFeatures) -> Vec<u8> {
+fn put_stamp(b: &mut Vec<u8>, s: Stamp) {
+    b.extend_from_slice(&s.size.to_le_bytes());
+    b.extend_from_slice(&s.secs.to_le_bytes());
+    b.extend_from_slice(&s.nanos.to_le_bytes());
+}
+
+fn encode(key: &Key, externals: &[(String, Stamp)], f: &ClipFeatures) -> Vec<u8> {
     let mut b = Vec::with_capacity(HEADER_BYTES + key.text.len() + f.values.len() * 4);
     b.extend_from_slice(MAGIC);
     b.extend_from_slice(&CACHE_FORMAT_VERSION.to_le_bytes());
     b.extend_from_slice(&FEATURE_VERSION.to_le_bytes());
     b.extend_from_slice(&(DIMS as u32).to_le_bytes());
-    b.extend_from_slice(&key.size.to_le_bytes());
-    b.extend_from_slice(&key.secs.to_le_bytes());
-    b.extend_from_slice(&key.nanos.to_le_bytes());
+    put_stamp(&mut b, key.stamp);
     b.extend_from_slice(&key.unit_cm.to_le_bytes());
     b.extend_from_slice(&f.fps.to_le_bytes());
     b.extend_from_slice(&(f.frames as u32).to_le_bytes());
     b.extend_from_slice(&(key.text.len() as u32).to_le_bytes());
     b.extend_from_slice(key.text.as_bytes());
+    b.extend_from_slice(&(externals.len() as u32).to_le_bytes());
+    for (rel, s) in externals {
+        b.extend_from_slice(&(rel.len() as u32).to_le_bytes());
+        b.extend_from_slice(rel.as_bytes());
+        put_stamp(&mut b, *s);
+    }
     for v in &f.values {
         b.extend_from_slice(&v.to_le_bytes());
     }
@@ -162,11 +221,18 @@ impl<'a> Reader<'a> {
     fn f32(&mut self) -> Result<f32, String> {
         Ok(f32::from_le_bytes(self.array()?))
     }
+    fn stamp(&mut self) -> Result<Stamp, String> {
+        Ok(Stamp {
+            size: self.u64()?,
+            secs: self.u64()? as i64,
+            nanos: self.u32()?,
+        })
+    }
 }
 
-/// Decodes a cache file; `Err` says why it cannot be used (stale or damaged), with the byte offset
-/// for damage.
-fn decode(bytes: &[u8], key: &Key) -> Result<ClipFeatures, String> {
+/// Decodes a cache file of clip `key` of `source`; `Err` says why it cannot be used (stale or
+/// damaged), with the byte offset for damage.
+fn decode(bytes: &[u8], source: &Path, key: &Key) -> Result<ClipFeatures, String> {
     let mut r = Reader { b: bytes, at: 0 };
     if r.take(8)? != MAGIC {
         return Err("not a taglane feature cache file (byte 0)".to_owned());
@@ -185,16 +251,14 @@ fn decode(bytes: &[u8], key: &Key) -> Result<ClipFeatures, String> {
     if dims != DIMS {
         return Err(format!("{dims} dims, expected {DIMS}"));
     }
-    let size = r.u64()?;
-    if size != key.size {
+    let was = r.stamp()?;
+    if was.size != key.stamp.size {
         return Err(format!(
-            "source size changed ({size} -> {} bytes)",
-            key.size
+            "source size changed ({} -> {} bytes)",
+            was.size, key.stamp.size
         ));
     }
-    let secs = r.u64()? as i64;
-    let nanos = r.u32()?;
-    if (secs, nanos) != (key.secs, key.nanos) {
+    if was != key.stamp {
         return Err("source modification time changed".to_owned());
     }
     let unit = r.f32()?;
@@ -220,7 +284,29 @@ fn decode(bytes: &[u8], key: &Key) -> Result<ClipFeatures, String> {
     if r.take(klen)? != key.text.as_bytes() {
         return Err("clip name or joint overrides changed".to_owned());
     }
-    let data_at = r.at;
+    let count_at = r.at;
+    let count = r.u32()? as usize;
+    if count > MAX_EXTERNALS {
+        return Err(format!(
+            "{count} external files at byte {count_at}, more than {MAX_EXTERNALS}"
+        ));
+    }
+    let dir = source.parent().unwrap_or(Path::new(""));
+    for _ in 0..count {
+        let name_at = r.at;
+        let n = r.u32()? as usize;
+        if n > MAX_EXTERNAL_NAME_BYTES {
+            return Err(format!("a file name of {n} bytes at byte {name_at}"));
+        }
+        let rel = std::str::from_utf8(r.take(n)?)
+            .map_err(|_| format!("a file name that is not UTF-8 at byte {}", name_at + 4))?;
+        let was = r.stamp()?;
+        match stamp(&dir.join(rel)) {
+            Ok(now) if now == was => {}
+            Ok(_) => return Err(format!("external file {rel} changed")),
+            Err(e) => return Err(format!("external file {rel}: {e}")),
+        }
+    }
     let data = r.take(frames * DIMS * 4)?;
     let crc_at = r.at;
     let crc = r.u32()?;
@@ -231,22 +317,18 @@ fn decode(bytes: &[u8], key: &Key) -> Result<ClipFeatures, String> {
             r.at
         ));
     }
-    let values: Vec<f32> = data
-        .chunks_exact(4)
-        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-        .collect();
-    if let Some(i) = values.iter().position(|v| !v.is_finite()) {
-        return Err(format!(
-            "a value that is not finite at byte {}",
-            data_at + 4 * i
-        ));
-    }
     // Damage that leaves every value finite (a flipped mantissa bit) changed rankings silently.
     if crate::core::compress::bits::crc32(&bytes[..crc_at]) != crc {
         return Err(format!(
             "damaged: the checksum at byte {crc_at} does not match the bytes before it"
         ));
     }
+    // Values that are not finite are what the clip gives (a position past float range at a huge
+    // unit): kept, so that the caller's check refuses the clip again without loading it.
+    let values: Vec<f32> = data
+        .chunks_exact(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect();
     Ok(ClipFeatures {
         fps,
         frames,
@@ -256,7 +338,8 @@ fn decode(bytes: &[u8], key: &Key) -> Result<ClipFeatures, String> {
 
 /// Reads a cache file of at most the largest valid size.
 fn read_cache_file(file: &Path) -> Result<Vec<u8>, String> {
-    let max = HEADER_BYTES + MAX_KEY_BYTES + MAX_FRAMES * DIMS * 4 + 4;
+    let externals = 4 + MAX_EXTERNALS * (4 + MAX_EXTERNAL_NAME_BYTES + 20);
+    let max = HEADER_BYTES + MAX_KEY_BYTES + externals + MAX_FRAMES * DIMS * 4 + 4;
     match crate::core::limits::read_limited(file, max as u64) {
         Ok(b) => Ok(b),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err("no cache file".to_owned()),
@@ -295,17 +378,18 @@ pub fn cached_features(
     let key = source_key(source, clip_name, unit_cm, joints)?;
     let file = cache_file(cache_dir, source, clip_name);
     let reason = match read_cache_file(&file) {
-        Ok(bytes) => match decode(&bytes, &key) {
+        Ok(bytes) => match decode(&bytes, source, &key) {
             Ok(f) => return Ok((f, CacheOutcome::Hit)),
             Err(why) => why,
         },
         Err(why) => why,
     };
+    let externals = external_stamps(source);
     let mut clip = load()?;
     clip.unit_cm = unit_cm;
     let f =
         clip_features_by_name(&clip, joints).map_err(|e| format!("{}: {e}", source.display()))?;
-    let write_error = write_cache_file(cache_dir, &file, &encode(&key, &f)).err();
+    let write_error = write_cache_file(cache_dir, &file, &encode(&key, &externals, &f)).err();
     Ok((
         f,
         CacheOutcome::Built {
@@ -421,6 +505,78 @@ mod tests {
     }
 
     #[test]
+    fn a_gltf_cache_is_rebuilt_when_an_external_buffer_changes() {
+        let dir = demo_dir("external");
+        // A glTF naming an external buffer (twice), an embedded one and one outside its folder;
+        // its features come from the demo clip (the cache only reads the source's stamps).
+        let src = dir.join("take.gltf");
+        std::fs::write(
+            &src,
+            r#"{"asset": {"version": "2.0"}, "buffers": [
+                {"byteLength": 4, "uri": "take%20data.bin"},
+                {"byteLength": 4, "uri": "data:application/octet-stream;base64,AAAAAA=="},
+                {"byteLength": 4, "uri": "take data.bin"},
+                {"byteLength": 4, "uri": "../outside.bin"}]}"#,
+        )
+        .unwrap();
+        let bin = dir.join("take data.bin");
+        std::fs::write(&bin, [1u8, 2, 3, 4]).unwrap();
+        let info = ClipInfo {
+            name: NAME.into(),
+            frames: 151,
+            fps: 30.0,
+            source: Some(format!("{NAME}.bvh")),
+            unit_cm: None,
+        };
+        let request = ClipRequest::new(0, &info, Some(&dir), false).unwrap();
+        let get = || {
+            cached_features(
+                &src,
+                "walk",
+                &dir.join(CACHE_DIR),
+                1.0,
+                &JointOverrides::default(),
+                || load(&request),
+            )
+            .unwrap()
+            .1
+        };
+        assert!(rebuilt_because(&get(), "no cache file"));
+        assert_eq!(get(), CacheOutcome::Hit);
+        // The buffer rewritten with other bytes of the same size and a new time; the glTF itself
+        // untouched.
+        std::fs::write(&bin, [9u8, 9, 9, 9]).unwrap();
+        File::options()
+            .write(true)
+            .open(&bin)
+            .unwrap()
+            .set_modified(SystemTime::now() + Duration::from_secs(3600))
+            .unwrap();
+        let o = get();
+        assert!(
+            rebuilt_because(&o, "external file take data.bin changed"),
+            "{o:?}"
+        );
+        assert_eq!(get(), CacheOutcome::Hit);
+        // The buffer gone: not a hit (the load says what is wrong with the take).
+        std::fs::remove_file(&bin).unwrap();
+        let o = get();
+        assert!(rebuilt_because(&o, "external file take data.bin"), "{o:?}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn joint_overrides_give_distinct_keys() {
+        let mut a = JointOverrides::default();
+        a.set("root", "Hips|").unwrap();
+        let mut b = JointOverrides::default();
+        b.set("root", "Hips").unwrap();
+        b.set("left_foot", "|").unwrap();
+        assert_ne!(a.key(), b.key());
+        assert_ne!(JointOverrides::default().key(), a.key());
+    }
+
+    #[test]
     fn damaged_cache_files_are_rebuilt_never_a_panic() {
         let dir = demo_dir("damage");
         let (built, _) = get(&dir, 1.0);
@@ -441,7 +597,7 @@ mod tests {
         cases.push((huge, "limit"));
         let mut nan = good.clone();
         nan[nan_at..nan_at + 4].copy_from_slice(&f32::NAN.to_le_bytes());
-        cases.push((nan, "not finite"));
+        cases.push((nan, "checksum"));
         let mut key = good.clone();
         key[HEADER_BYTES] ^= 0x20;
         cases.push((key, "clip name"));

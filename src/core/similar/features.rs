@@ -255,17 +255,23 @@ impl JointOverrides {
         Ok(())
     }
 
-    /// A stable text of the overrides, for cache keys.
+    /// A stable text of the overrides, for cache keys: each role's joint name (empty for none)
+    /// after its length in bytes, so that no two sets of overrides give one text whatever the
+    /// names hold (joined by a separator, `a|` then nothing and `a` then `|` did).
     pub fn key(&self) -> String {
-        let f = |o: &Option<String>| o.clone().unwrap_or_default();
-        format!(
-            "{}|{}|{}|{}|{}",
-            f(&self.root),
-            f(&self.left_foot),
-            f(&self.right_foot),
-            f(&self.left_hand),
-            f(&self.right_hand)
-        )
+        [
+            &self.root,
+            &self.left_foot,
+            &self.right_foot,
+            &self.left_hand,
+            &self.right_hand,
+        ]
+        .iter()
+        .map(|o| {
+            let name = o.as_deref().unwrap_or("");
+            format!("{}:{name};", name.len())
+        })
+        .collect()
     }
 }
 

@@ -320,6 +320,15 @@ mod tests {
                 Ok(_) => assert_ne!(c, 5, "non-finite features were kept"),
             }
         }
+        // Refused again from the cache, without loading the take again.
+        let options = FeatureOptions::for_project(&project, joints.clone());
+        let jobs = FeatureJob::for_project(&project);
+        let job = jobs[5].as_ref().unwrap();
+        let (f, outcome) = job_features_unchecked(job, &options).unwrap();
+        assert_eq!(outcome, CacheOutcome::Hit);
+        assert!(f.validate().is_err());
+        let e = job_features(job, &options).unwrap_err();
+        assert!(e.contains("cannot be compared"), "{e}");
         std::fs::remove_dir_all(&dir).ok();
     }
 
