@@ -59,6 +59,9 @@ pub struct AnimCache {
     /// The last clip handed out for each id, and its version. Weak: a clip the store evicts is
     /// freed (a strong copy here kept every clip ever shown in memory, past the budget).
     versions: HashMap<ClipId, (Weak<Clip>, u64)>,
+    /// The clips asked for with [`AnimCache::fetch`] since [`AnimCache::begin_frame`]: the clips
+    /// on screen, which the store keeps at the next frame's start.
+    shown: Vec<ClipId>,
     repaint_set: bool,
 }
 
@@ -77,6 +80,7 @@ impl AnimCache {
                 ..StoreSettings::default()
             }),
             versions: HashMap::new(),
+            shown: Vec::new(),
             repaint_set: false,
         }
     }
@@ -90,9 +94,22 @@ impl AnimCache {
         }
     }
 
+    /// Starts a frame: the clips fetched during the last one are the clips on screen, and the
+    /// store keeps them even when together they do not fit its budget (two shown side by side,
+    /// the blend's clip B with the clip, were otherwise loaded in turn, each evicting the other,
+    /// every frame). Call once a frame, before any [`AnimCache::fetch`].
+    pub fn begin_frame(&mut self) {
+        self.store.set_in_use(&self.shown);
+        self.shown.clear();
+    }
+
     /// The animation of clip `clip`: ready, or queued for loading in the background (embedded demo
-    /// clips load at once).
+    /// clips load at once). A clip fetched is on screen until the next frame's
+    /// [`AnimCache::begin_frame`].
     pub fn fetch(&mut self, project: &Project, clip: ClipId) -> AnimState {
+        if !self.shown.contains(&clip) {
+            self.shown.push(clip);
+        }
         let request = match resolve(project, clip) {
             Ok(r) => r,
             Err(e) => return AnimState::Failed(e),
@@ -159,6 +176,8 @@ impl AnimCache {
 
     /// Forgets every loaded clip (a project was closed, or files changed on disk).
     pub fn clear(&mut self) {
+        self.shown.clear();
+        self.store.set_in_use(&[]);
         self.store.clear();
         self.versions.clear();
     }
@@ -259,6 +278,36 @@ mod tests {
         cache.forget(0);
         assert!(cache.get(&project, 0).is_ok());
         std::fs::remove_dir_all(&dir).ok();
+    }
+
+    /// Two clips on screen that do not fit the budget together stay loaded from frame to frame
+    /// (each was evicted by the other's load, and loaded again every frame); once one leaves the
+    /// screen it is unloaded.
+    #[test]
+    fn clips_on_screen_stay_loaded_past_the_budget() {
+        let project = Project::demo();
+        let mut cache = AnimCache::default();
+        cache.set_budget(0);
+        let version = |cache: &mut AnimCache, clip| match cache.fetch(&project, clip) {
+            AnimState::Ready(l) => l.version,
+            other => panic!("clip {clip}: {other:?}"),
+        };
+        // The first frame loads both (the second load evicts the first: nothing was on screen
+        // yet); from the second on, both are on screen.
+        cache.begin_frame();
+        let _ = (version(&mut cache, 0), version(&mut cache, 1));
+        cache.begin_frame();
+        let first = (version(&mut cache, 0), version(&mut cache, 1));
+        for _ in 0..3 {
+            cache.begin_frame();
+            assert_eq!((version(&mut cache, 0), version(&mut cache, 1)), first);
+        }
+        // Clip 1 left the screen: gone at the next frame, clip 0 kept.
+        cache.begin_frame();
+        assert_eq!(version(&mut cache, 0), first.0);
+        cache.begin_frame();
+        let loaded: Vec<ClipId> = cache.snapshot().loaded.iter().map(|l| l.clip).collect();
+        assert_eq!(loaded, [0]);
     }
 
     /// A clip the store evicted is freed: the cache's note of its version does not keep it.

@@ -266,6 +266,8 @@ impl TaglaneApp {
             let keys = crate::ui::keymap::shortcuts(&ctx);
             self.queue.extend(keys);
         }
+        // The clips fetched last frame are on screen: the store keeps them past its budget.
+        self.side.anim.begin_frame();
         self.poll_import();
         self.advance_playback(&ctx);
         self.handle_dropped_files(&ctx);

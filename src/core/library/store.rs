@@ -13,7 +13,10 @@
 //! Memory: the bytes counted are those of the loaded [`Clip`] (tracks and skeleton, by capacity).
 //! A clip a caller still holds (its `Arc`) after being evicted stays in memory until the caller
 //! drops it; the store no longer counts it. A single clip larger than the budget is kept while it is
-//! the most recently used, so the shown clip is never evicted by itself.
+//! the most recently used, so the shown clip is never evicted by itself; and the clips a caller
+//! says are in use ([`AnimStore::set_in_use`]: a UI's clips on screen) are never evicted, even when
+//! together they do not fit (two clips shown side by side over the budget were loaded in turn,
+//! each evicting the other, on every frame).
 
 use std::collections::HashMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -163,6 +166,8 @@ struct State {
     budget: u64,
     used: u64,
     clock: u64,
+    /// Clips never evicted ([`AnimStore::set_in_use`]).
+    in_use: Vec<ClipId>,
     generation: u64,
     /// The number of the next load a worker starts.
     next_load: u64,
@@ -214,6 +219,7 @@ impl AnimStore {
                 budget: settings.budget_bytes,
                 used: 0,
                 clock: 0,
+                in_use: Vec::new(),
                 generation: 0,
                 next_load: 0,
                 shutdown: false,
@@ -407,6 +413,20 @@ impl AnimStore {
         st.generation += 1;
     }
 
+    /// Marks `clips` as in use (the clips a UI shows), replacing the last set: they are never
+    /// evicted, even past the budget; clips that leave the set are evicted if the others need
+    /// their room.
+    pub fn set_in_use(&self, clips: &[ClipId]) {
+        let mut st = self.state();
+        if st.in_use == clips {
+            return;
+        }
+        st.in_use = clips.to_vec();
+        if !evict(&mut st, None).is_empty() {
+            st.generation += 1;
+        }
+    }
+
     /// The memory budget in bytes.
     pub fn budget(&self) -> u64 {
         self.state().budget
@@ -507,15 +527,17 @@ fn cancel_one(st: &mut State, clip: ClipId) -> bool {
     }
 }
 
-/// Evicts least recently used loaded clips until the used bytes fit the budget; `keep` is never
-/// evicted (the clip just loaded).
+/// Evicts least recently used loaded clips until the used bytes fit the budget; `keep` (the clip
+/// just loaded) and the clips in use are never evicted.
 fn evict(st: &mut State, keep: Option<ClipId>) -> Vec<ClipId> {
     let mut evicted = Vec::new();
     while st.used > st.budget {
         let victim = st
             .entries
             .iter()
-            .filter(|(c, e)| Some(**c) != keep && matches!(e.slot, Slot::Loaded { .. }))
+            .filter(|(c, e)| {
+                Some(**c) != keep && !st.in_use.contains(c) && matches!(e.slot, Slot::Loaded { .. })
+            })
             .min_by_key(|(_, e)| e.last_used)
             .map(|(&c, _)| c);
         let Some(c) = victim else {
@@ -673,6 +695,36 @@ mod tests {
         store.load_blocking(&req(3, "c3")).unwrap();
         assert_eq!(loaded_names(&store), vec!["c3"]);
         assert_eq!(store.snapshot().used_bytes, size);
+    }
+
+    #[test]
+    fn clips_in_use_are_never_evicted_even_past_the_budget() {
+        let size = one_clip_bytes();
+        let store = AnimStore::with_loader(
+            StoreSettings {
+                workers: 1,
+                budget_bytes: size * 3 / 2,
+            },
+            synthetic,
+        );
+        // Two clips shown side by side that do not fit together: both stay.
+        store.set_in_use(&[0, 1]);
+        store.load_blocking(&req(0, "a")).unwrap();
+        store.load_blocking(&req(1, "b")).unwrap();
+        assert_eq!(loaded_names(&store), vec!["b", "a"]);
+        assert!(store.request(&req(0, "a")).clip().is_some());
+        // A third clip not shown is loaded (asked for) and evicted by nothing in use: it stays
+        // as the one just loaded, past the budget, until the next load or change of the set.
+        store.load_blocking(&req(2, "c")).unwrap();
+        assert_eq!(loaded_names(&store), vec!["c", "a", "b"]);
+        // `b` leaves the screen: it goes, and so does `c` (neither is in use).
+        store.set_in_use(&[0]);
+        assert_eq!(loaded_names(&store), vec!["a"]);
+        // A lower budget keeps the clip in use too.
+        store.set_budget(0);
+        assert_eq!(loaded_names(&store), vec!["a"]);
+        store.set_in_use(&[]);
+        assert_eq!(loaded_names(&store), Vec::<String>::new());
     }
 
     #[test]
