@@ -2,9 +2,9 @@
 //! document (the project format), one clip per animation.
 //!
 //! Files are tagged in parallel (`--jobs`, default: every core); a progress bar shows on stderr when
-//! it is a terminal. Exit codes: 0 when at least one clip was tagged (files that could not be read
-//! are named on stderr with the reason and skipped), 1 when none was, 2 on bad usage or a bad rule
-//! file.
+//! it is a terminal. Exit codes: 0 when every clip of every file was tagged; 1 when a file could
+//! not be read or a clip could not be tagged (each named on stderr with the reason; the document
+//! holds the others, and is not written when there are none); 2 on bad usage or a bad rule file.
 
 use std::io::IsTerminal as _;
 use std::path::{Path, PathBuf};
@@ -104,6 +104,8 @@ struct FileOutcome {
     clips: Vec<Tagged>,
     messages: Vec<String>,
     several: bool,
+    /// The file, or clips of it, could not be tagged (named in `messages`).
+    skipped: bool,
 }
 
 fn tag_file(
@@ -117,6 +119,7 @@ fn tag_file(
         clips: Vec::new(),
         messages: Vec::new(),
         several: false,
+        skipped: false,
     };
     // The output project stores each take's path as text (as `import` does): a path in another
     // encoding would name no file there.
@@ -124,6 +127,7 @@ fn tag_file(
         out.messages.push(format!(
             "skipped: {shown}: the path is not UTF-8 text, which a project stores to find its takes: rename the file (or its folders) to tag it"
         ));
+        out.skipped = true;
         return out;
     }
     let options = ImportOptions {
@@ -134,6 +138,7 @@ fn tag_file(
         Ok(i) => i,
         Err(e) => {
             out.messages.push(format!("skipped: {e}"));
+            out.skipped = true;
             return out;
         }
     };
@@ -143,6 +148,7 @@ fn tag_file(
     if imported.clips.is_empty() {
         out.messages
             .push(format!("skipped: {shown}: the file holds no animation"));
+        out.skipped = true;
     }
     out.several = imported.clips.len() > 1;
     for mut clip in imported.clips {
@@ -163,7 +169,10 @@ fn tag_file(
                     proposals: r.proposals,
                 });
             }
-            Err(e) => out.messages.push(format!("skipped: {shown}: {e}")),
+            Err(e) => {
+                out.messages.push(format!("skipped: {shown}: {e}"));
+                out.skipped = true;
+            }
         }
     }
     out
@@ -298,6 +307,7 @@ pub fn autotag_cmd(args: AutotagArgs) -> ExitCode {
     // Per clip, the tags its generators ran for (a rule whose joint the clip lacks is skipped,
     // with a warning on stderr): the summary marks the others instead of showing 0 ranges.
     let mut generated: Vec<Vec<String>> = Vec::new();
+    let skipped = outcomes.iter().filter(|o| o.skipped).count();
     for (path, outcome) in args.anims.iter().zip(outcomes) {
         let stem = path
             .file_stem()
@@ -366,6 +376,13 @@ pub fn autotag_cmd(args: AutotagArgs) -> ExitCode {
         summary(&doc, &generated, args.out.as_deref())
     };
     super::emit(&text);
+    if skipped > 0 {
+        // The others are tagged; a pipeline still sees that something was left out.
+        say!(
+            "taglane: {skipped} file(s) not tagged, or not wholly (named above): the document holds the others; exit 1"
+        );
+        return ExitCode::from(1);
+    }
     ExitCode::SUCCESS
 }
 

@@ -621,8 +621,8 @@ fn compress_input(
 }
 
 /// `compress IN... -o OUTDIR`: every input on a pool of `--jobs` threads (the segments of each
-/// clip share the pool), a progress bar on stderr, failures listed with their reason; exit 1 only
-/// when no file compressed.
+/// clip share the pool), a progress bar on stderr, failures listed with their reason; exit 1 when
+/// any input failed (the others are still compressed).
 fn compress_many(
     args: &CompressArgs,
     unit_cm: Option<f32>,

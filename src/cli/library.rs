@@ -177,6 +177,7 @@ pub fn import(args: ImportArgs) -> ExitCode {
     };
     bar.finish_and_clear();
     let mut scan = scan;
+    let found = scan.files.len();
     scan.files.retain(|f| {
         let bad = bad_takes.contains(&f.file.path);
         if bad {
@@ -187,6 +188,7 @@ pub fn import(args: ImportArgs) -> ExitCode {
         }
         !bad
     });
+    let unreadable_sidecars = found - scan.files.len();
     let plan = plan_import(&project.doc, project.base_dir().as_deref(), &scan);
     // What the import found (printed, and written to `--report`) once the project is saved, or
     // before the error when nothing can be imported: "added N" is never followed by a failed save.
@@ -254,9 +256,23 @@ pub fn import(args: ImportArgs) -> ExitCode {
             return not_imported(format!("{}: {e}", args.project.display()));
         }
     }
+    // Takes or folders that could not be read: the rest is imported, and the command exits 1
+    // (as a batch `compress` does), so that a pipeline sees what was left out.
+    let partial = || {
+        let takes = plan.failed.len() + unreadable_sidecars;
+        let folders = plan.problems.len();
+        if takes + folders == 0 {
+            return false;
+        }
+        say!(
+            "taglane: {takes} take(s) and {folders} folder(s) could not be read (named above): the others were imported; exit 1"
+        );
+        true
+    };
     let converting = sidecar && !was_sidecar;
     if exists && !converting && !project.history.is_dirty() {
-        return if report() {
+        let unwritten = report();
+        return if unwritten | partial() {
             ExitCode::from(1)
         } else {
             ExitCode::SUCCESS
@@ -299,8 +315,14 @@ pub fn import(args: ImportArgs) -> ExitCode {
         })
     };
     match result {
-        Ok(()) if report() => ExitCode::from(1),
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(()) => {
+            let unwritten = report();
+            if unwritten | partial() {
+                ExitCode::from(1)
+            } else {
+                ExitCode::SUCCESS
+            }
+        }
         Err(e) => not_imported(e),
     }
 }

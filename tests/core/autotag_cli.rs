@@ -165,7 +165,9 @@ fn unreadable_files_are_named_and_skipped() {
         "--json",
     ]);
     let err = text(&o.stderr);
-    assert_eq!(o.status.code(), Some(0), "{err}");
+    // The others are tagged, and the command exits 1: a pipeline sees what was left out.
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("3 file(s) not tagged"), "{err}");
     for name in ["garbage.bvh", "missing.bvh", "notes.txt"] {
         assert!(
             err.lines()

@@ -5,6 +5,10 @@ use std::path::{Path, PathBuf};
 use crate::common::{Scratch, run, temp_dir, text};
 use taglane::core::project::DEMO_CLIP_FILES;
 
+/// The exit code of an import of [`library`]: its broken take is named and left out, the others
+/// are imported, and the command exits 1 so that a pipeline sees it.
+const PARTIAL: i32 = 1;
+
 /// `lib/s1/` with two demo takes, `lib/s2/` with one named like one of them and a broken take.
 fn library(dir: &Path) -> PathBuf {
     let lib = dir.join("lib");
@@ -44,8 +48,12 @@ fn import_creates_then_reimports_a_project() {
     let p = project.to_str().unwrap();
     let out = run(&["import", lib.to_str().unwrap(), "-o", p, "--jobs", "2"]);
     let err = text(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert_eq!(out.status.code(), Some(PARTIAL), "{err}");
     assert!(err.contains("added 3 clip(s) from 4 take file(s)"), "{err}");
+    assert!(
+        err.contains("1 take(s) and 0 folder(s) could not be read (named above)"),
+        "{err}"
+    );
     assert!(
         err.contains("broken.bvh: line 4"),
         "the bad file with its line: {err}"
@@ -67,7 +75,7 @@ fn import_creates_then_reimports_a_project() {
     let report = dir.join("report.txt");
     let out = import_with_report(&lib, &project, &report);
     let err = text(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert_eq!(out.status.code(), Some(PARTIAL), "{err}");
     assert!(
         err.contains("added 0 clip(s)") && err.contains("3 already in the project"),
         "{err}"
@@ -115,7 +123,7 @@ fn import_units_sidecar_and_exit_codes() {
     assert!(!project.exists());
     // A fixed unit, in sidecar mode.
     let out = run(&["import", l, "-o", p, "--units", "cmu", "--sidecar"]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(out.status.code(), Some(PARTIAL), "{}", text(&out.stderr));
     let side = lib.join("s1/run.bvh.tags.json");
     let sidecar: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&side).unwrap()).unwrap();
@@ -274,7 +282,7 @@ fn import_report_is_saved_atomically() {
     std::fs::write(&report, "added 0 clip(s): the old report\n").unwrap();
     std::fs::hard_link(&report, &other).unwrap();
     let out = import_with_report(&lib, &project, &report);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(out.status.code(), Some(PARTIAL), "{}", text(&out.stderr));
     assert!(
         std::fs::read_to_string(&report)
             .unwrap()
@@ -306,7 +314,7 @@ fn update_changed_in_a_sidecar_project() {
     let project = dir.join("p.taglane.json");
     let (l, p) = (lib.to_str().unwrap(), project.to_str().unwrap());
     let out = run(&["import", l, "-o", p, "--sidecar"]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(out.status.code(), Some(PARTIAL), "{}", text(&out.stderr));
     // The run take is replaced by a take of another length.
     let (longer, _) = DEMO_CLIP_FILES
         .iter()
@@ -317,7 +325,7 @@ fn update_changed_in_a_sidecar_project() {
         .expect("a take of another length");
     std::fs::write(lib.join("s1/run.bvh"), longer).unwrap();
     let out = run(&["import", l, "-o", p, "--update-changed"]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(out.status.code(), Some(PARTIAL), "{}", text(&out.stderr));
     let side = std::fs::read_to_string(lib.join("s1/run.bvh.tags.json")).unwrap();
     let frames = taglane::core::anim::load_animation(
         &lib.join("s1/run.bvh"),
@@ -343,7 +351,7 @@ fn import_sidecar_into_a_single_file_never_writes_over_another_projects_sidecar(
     let (l, p) = (lib.to_str().unwrap(), project.to_str().unwrap());
     // A single-file project with frames on `run`.
     let out = run(&["import", l, "-o", p]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(out.status.code(), Some(PARTIAL), "{}", text(&out.stderr));
     let (mut doc, _) = TagDocument::load(&project).unwrap();
     let run_clip = doc.clips.iter().position(|c| c.name == "run").unwrap() as u32;
     let mut tag = taglane::core::tags::Tag::new("Walk");
@@ -352,7 +360,7 @@ fn import_sidecar_into_a_single_file_never_writes_over_another_projects_sidecar(
     doc.save(&project, false).unwrap();
     // Another sidecar project over the same takes wrote its (untagged) sidecars.
     let out = run(&["import", l, "-o", other.to_str().unwrap(), "--sidecar"]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(out.status.code(), Some(PARTIAL), "{}", text(&out.stderr));
     let side = lib.join("s1/run.bvh.tags.json");
     let theirs = std::fs::read(&side).unwrap();
     let ours = std::fs::read(&project).unwrap();
@@ -374,7 +382,7 @@ fn import_sidecar_into_a_single_file_never_writes_over_another_projects_sidecar(
         std::fs::remove_file(lib.join(f)).unwrap();
     }
     let out = run(&["import", l, "-o", p, "--sidecar"]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(out.status.code(), Some(PARTIAL), "{}", text(&out.stderr));
     let sidecar = std::fs::read_to_string(&side).unwrap();
     assert!(sidecar.contains("Walk"), "{sidecar}");
     assert!(
@@ -399,7 +407,7 @@ fn import_sidecar_into_a_new_project_takes_the_sidecars_already_there() {
     let first = dir.join("first.taglane.json");
     let l = lib.to_str().unwrap();
     let out = run(&["import", l, "-o", first.to_str().unwrap(), "--sidecar"]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(out.status.code(), Some(PARTIAL), "{}", text(&out.stderr));
     // Frames on `run`, saved into its sidecar; then the project file is lost.
     let (mut p, _) = Project::load(&first).unwrap();
     let run_clip = p.doc.clips.iter().position(|c| c.name == "run").unwrap() as u32;
@@ -429,7 +437,7 @@ fn import_sidecar_into_a_new_project_takes_the_sidecars_already_there() {
     let again = dir.join("again.taglane.json");
     let out = run(&["import", l, "-o", again.to_str().unwrap(), "--sidecar"]);
     let err = text(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert_eq!(out.status.code(), Some(PARTIAL), "{err}");
     assert!(
         err.contains("added 1 clip(s)"),
         "only the new take added: {err}"
@@ -473,7 +481,7 @@ fn import_report_refuses_the_project_a_take_and_a_folder() {
         "-o",
         project.to_str().unwrap(),
     ]);
-    assert_eq!(ok.status.code(), Some(0), "{}", text(&ok.stderr));
+    assert_eq!(ok.status.code(), Some(PARTIAL), "{}", text(&ok.stderr));
     let before = std::fs::read(&project).unwrap();
     let take = lib.join("s1/walk.bvh");
     let take_before = std::fs::read(&take).unwrap();
@@ -538,7 +546,7 @@ fn import_report_refuses_the_project_a_take_and_a_folder() {
     let report = dir.join("report.txt");
     for _ in 0..2 {
         let out = import_with_report(&lib, &project, &report);
-        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        assert_eq!(out.status.code(), Some(PARTIAL), "{}", text(&out.stderr));
     }
     assert!(
         std::fs::read_to_string(&report)
@@ -639,7 +647,7 @@ fn an_import_through_a_link_to_the_project_keeps_its_sources_right() {
         "-o",
         real.to_str().unwrap(),
     ]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(out.status.code(), Some(PARTIAL), "{}", text(&out.stderr));
     let link = dir.join("link.taglane.json");
     std::os::unix::fs::symlink(&real, &link).unwrap();
     let (name, bvh) = DEMO_CLIP_FILES[0];
@@ -650,7 +658,7 @@ fn an_import_through_a_link_to_the_project_keeps_its_sources_right() {
         "-o",
         link.to_str().unwrap(),
     ]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(out.status.code(), Some(PARTIAL), "{}", text(&out.stderr));
     assert!(
         std::fs::symlink_metadata(&link)
             .unwrap()

@@ -465,7 +465,7 @@ fn links_pipes_array_settings_huge_units_and_jointless_takes_are_refused() {
     );
     let batch = dir.join("batch.taglane.json");
     let out = run(&["autotag", &s(&take), &s(&empty), "-o", &s(&batch)]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
     let e = text(&out.stderr);
     assert!(
         e.contains("skipped: ")
