@@ -6,12 +6,13 @@ use std::time::{Duration, Instant};
 
 use crate::core::doc::{Edit, exchange};
 use crate::core::io::project_relative;
+use crate::core::tags::TagDocument;
 use crate::ui::app::{Dialog, Level, TaglaneApp};
 use crate::ui::command::{AppCommand, ExportKind, Guarded};
 use crate::ui::dialogs::ReplaceWhat;
 use crate::ui::file_dialog::{DialogBackend, FileBrowser, NativeAnswer, PathKind, PathRequest};
 use crate::ui::project::Project;
-use crate::ui::recovery::{Origin, Recovery};
+use crate::ui::recovery::{AutosaveInfo, Origin, Recovery};
 use crate::ui::timeline::TimelineView;
 use crate::ui::transport::Playback;
 
@@ -136,33 +137,7 @@ impl TaglaneApp {
                     self.apply(AppCommand::Guarded(Guarded::Recover(info)), ctx);
                     return None;
                 }
-                match self.files.recovery.load(&info) {
-                    Ok((doc, warnings)) => {
-                        self.project.doc = doc;
-                        self.project.history.clear();
-                        self.project.history.mark_unsaved();
-                        self.after_structure_change();
-                        // The work is this session's now: its own autosave holds it before the
-                        // old one goes.
-                        let kept = match self.files.recovery.save(&self.project) {
-                            Ok(()) => {
-                                self.files.recovery.discard(&info);
-                                String::new()
-                            }
-                            Err(e) => format!(" (the old autosave is kept: {e})"),
-                        };
-                        self.message(
-                            Level::Info,
-                            format!(
-                                "recovered {} unsaved edit(s) of {}: save to keep them{}{kept}",
-                                info.unsaved_edits,
-                                info.origin.describe(),
-                                warn_suffix(&warnings)
-                            ),
-                        );
-                    }
-                    Err(e) => self.message(Level::Error, format!("cannot recover: {e}")),
-                }
+                self.recover_into_current(info);
             }
             AppCommand::KeepSidecars(files) => {
                 self.files.kept_sidecars.extend(files);
@@ -205,6 +180,99 @@ impl TaglaneApp {
     /// panel and not yet saved into the project.
     pub(crate) fn has_unsaved_work(&self) -> bool {
         self.project.history.is_dirty() || self.autotag.settings_unsaved(&self.project.doc)
+    }
+
+    /// Puts autosave `info` into the project open now (the one it belongs to, just opened, with
+    /// no changes of its own) as one undo step "recover autosave": Undo gives back the project as
+    /// it is on disk. When the project was saved again after the autosave was written (its saved
+    /// state then differs from the one the autosave kept, or without one the file is newer), the
+    /// autosave's edits are merged into the newer save as concurrent saves are (before, the
+    /// autosave was put over the newer save, and its work was lost with no undo); on a conflict
+    /// the autosave's version is taken, as a step Undo takes back, and the status says so.
+    fn recover_into_current(&mut self, info: AutosaveInfo) {
+        use crate::core::library::merge::merge_documents;
+        let (doc, warnings) = match self.files.recovery.load(&info) {
+            Ok(loaded) => loaded,
+            Err(e) => {
+                self.message(Level::Error, format!("cannot recover: {e}"));
+                return;
+            }
+        };
+        let disk = self.project.doc.clone();
+        // The whole autosave as an edit of what is on disk, when the edit gives it exactly.
+        let whole = |disk: &TagDocument, doc: &TagDocument| {
+            let edit = merge_documents(disk, disk, doc).ok()?;
+            let mut check = disk.clone();
+            edit.clone().apply(&mut check).ok()?;
+            check.same_content(doc).then_some(edit)
+        };
+        let base = self.files.recovery.load_base(&info);
+        // (A project file gone since is recovered whole, into a project that saves to its path.)
+        let on_disk = matches!(&info.origin, Origin::File(p) if p.is_file());
+        let saved_since = on_disk
+            && match &base {
+                Some(base) => !base.same_content(&disk),
+                None => info.saved_at_unix_secs < file_modified_secs(&info.origin),
+            };
+        let mut note = String::new();
+        let edit = if !saved_since {
+            whole(&disk, &doc)
+        } else {
+            let merged = base
+                .as_ref()
+                .ok_or_else(|| "the autosave does not say what it was made on".to_owned())
+                .and_then(|base| merge_documents(base, &disk, &doc));
+            match merged {
+                Ok(edit) => {
+                    note = format!(
+                        "; {} was saved after the autosave: the two were merged",
+                        info.origin.describe()
+                    );
+                    Some(edit)
+                }
+                Err(why) => {
+                    note = format!(
+                        "; {} was saved after the autosave and they could not be merged ({why}): the autosave's version replaced the saved one, and Undo gives the saved one back",
+                        info.origin.describe()
+                    );
+                    whole(&disk, &doc)
+                }
+            }
+        };
+        let applied = match edit {
+            Some(edit) => self.project.apply(edit, "recover autosave").is_ok(),
+            None => false,
+        };
+        if !applied {
+            // No edit gives the autosave exactly: the document itself, without an undo step.
+            self.project.doc = doc;
+            self.project.history.clear();
+            self.project.history.mark_unsaved();
+            if saved_since {
+                note = format!(
+                    "; {} was saved after the autosave: the autosave's version replaced it (the saved one is its .bak after the next save)",
+                    info.origin.describe()
+                );
+            }
+        }
+        self.after_structure_change();
+        // The work is this session's now: its own autosave holds it before the old one goes.
+        let kept = match self.files.recovery.save(&self.project) {
+            Ok(()) => {
+                self.files.recovery.discard(&info);
+                String::new()
+            }
+            Err(e) => format!(" (the old autosave is kept: {e})"),
+        };
+        self.message(
+            Level::Info,
+            format!(
+                "recovered {} unsaved edit(s) of {}: save to keep them{note}{kept}{}",
+                info.unsaved_edits,
+                info.origin.describe(),
+                warn_suffix(&warnings)
+            ),
+        );
     }
 
     fn guarded(&mut self, action: Guarded, discard: bool, ctx: &egui::Context) {
@@ -250,7 +318,10 @@ impl TaglaneApp {
                 match project {
                     Ok(project) => {
                         self.replace_project(project, discard);
-                        self.apply(AppCommand::RecoverAutosave(info), ctx);
+                        // Straight in: this is the project the autosave belongs to (asking
+                        // `RecoverAutosave` again compared origins, and a path that is not its
+                        // own canonical form sent the two commands to each other forever).
+                        self.recover_into_current(info);
                     }
                     Err(e) => self.message(Level::Error, format!("cannot recover: {e}")),
                 }
@@ -672,5 +743,18 @@ fn warn_suffix(warnings: &[String]) -> String {
         0 => String::new(),
         1 => format!(" (warning: {})", warnings[0]),
         n => format!(" ({n} warnings; first: {})", warnings[0]),
+    }
+}
+
+/// When the project file of `origin` was last modified (seconds since the Unix epoch; 0 for no
+/// file).
+fn file_modified_secs(origin: &Origin) -> u64 {
+    match origin {
+        Origin::File(p) => std::fs::metadata(p)
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map_or(0, |d| d.as_secs()),
+        Origin::Demo | Origin::Untitled => 0,
     }
 }

@@ -107,7 +107,9 @@ impl AutosaveInfo {
     /// its process id exists, on Linux): its work is not lost but open in that window, so it is
     /// not offered for recovery at start-up.
     pub fn in_use(&self) -> bool {
-        self.pid != 0 && process_named(self.pid, "taglane")
+        // This process is not another session (the autosave is another session's: a process of
+        // this id that crashed before, its id given to this one after a reboot).
+        self.pid != 0 && self.pid != std::process::id() && process_named(self.pid, "taglane")
     }
 
     pub fn summary(&self) -> String {
@@ -162,6 +164,14 @@ impl Recovery {
 
     pub fn dir(&self) -> Option<&Path> {
         self.dir.as_deref()
+    }
+
+    /// The document an autosave's unsaved edits were made on (the project as last saved or
+    /// loaded), beside the autosave `file`.
+    fn base_file(file: &Path) -> PathBuf {
+        let name = file.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        let stem = name.strip_suffix(".taglane.json").unwrap_or(name);
+        file.with_file_name(format!("{stem}.base.json"))
     }
 
     /// This session's autosave files of `origin`: the document and what it belongs to.
@@ -259,8 +269,30 @@ impl Recovery {
         let meta_text = serde_json::to_string_pretty(&info).map_err(|e| e.to_string())?;
         crate::core::io::write_atomic(&file, text.as_bytes(), false)
             .map_err(|e| format!("{}: {e}", file.display()))?;
+        // What the edits were made on, for a project file: a recovery after the file was saved
+        // again merges the two instead of putting the autosave over the newer save.
+        let base = Self::base_file(&file);
+        match (&info.origin, project.history.saved_state(&project.doc)) {
+            (Origin::File(_), Some(saved)) => {
+                let text = saved.to_json_string().map_err(|e| e.to_string())?;
+                crate::core::io::write_atomic(&base, text.as_bytes(), false)
+                    .map_err(|e| format!("{}: {e}", base.display()))?;
+            }
+            _ => {
+                let _ = std::fs::remove_file(&base);
+            }
+        }
         crate::core::io::write_atomic(&meta, meta_text.as_bytes(), false)
             .map_err(|e| format!("{}: {e}", meta.display()))
+    }
+
+    /// The document the unsaved edits of autosave `info` were made on, when it was kept (a
+    /// project file's autosave since 2026-11-29 whose saved state was known).
+    pub fn load_base(&self, info: &AutosaveInfo) -> Option<TagDocument> {
+        self.dir.as_ref()?;
+        TagDocument::load(&Self::base_file(&info.file))
+            .ok()
+            .map(|(doc, _)| doc)
     }
 
     /// Loads the autosaved document of `info`.
@@ -275,6 +307,7 @@ impl Recovery {
     /// Deletes this session's autosave of `origin` (and nothing another session left).
     pub fn clear(&self, origin: &Origin) {
         if let Some((file, meta)) = self.own_files(origin) {
+            let _ = std::fs::remove_file(Self::base_file(&file));
             let _ = std::fs::remove_file(file);
             let _ = std::fs::remove_file(meta);
         }
@@ -287,6 +320,7 @@ impl Recovery {
         if info.file.parent() != Some(dir.as_path()) {
             return;
         }
+        let _ = std::fs::remove_file(Self::base_file(&info.file));
         let _ = std::fs::remove_file(&info.file);
         if let Some(stem) = info
             .file
@@ -430,7 +464,22 @@ mod tests {
         let (back, warnings) = next.load(&file_info).unwrap();
         assert!(warnings.is_empty(), "{warnings:?}");
         assert_eq!(back.tags.len(), 3);
+        // What the file's edits were made on is kept beside it (the demo's is not needed), and
+        // goes with it.
+        let bases = || {
+            std::fs::read_dir(&dir)
+                .unwrap()
+                .filter(|e| {
+                    let name = e.as_ref().unwrap().file_name();
+                    name.to_string_lossy().ends_with(".base.json")
+                })
+                .count()
+        };
+        assert!(next.load_base(&file_info).unwrap().same_content(&file.doc));
+        assert_eq!(next.load_base(&demo_info), None);
+        assert_eq!(bases(), 1);
         next.discard(&file_info);
+        assert_eq!(bases(), 0);
         assert!(next.pending_for(&file_origin).is_none());
         assert!(
             next.pending_for(&Origin::Demo).is_some(),

@@ -834,8 +834,11 @@ fn a_declined_recovery_survives_editing_and_saving_the_same_project() {
         let app = h.state();
         assert_eq!(app.project.path.as_deref(), Some(real.as_path()));
         assert_eq!(app.project.doc.tags[1].ranges[&2], vec![Range::new(5, 6)]);
-        assert!(app.project.doc.tags[0].ranges.get(&0) != Some(&[Range::new(2, 9)][..]));
+        // The edit saved after the autosave was written is kept: the two were merged (the
+        // autosave was put over it before).
+        assert_eq!(app.project.doc.tags[0].ranges[&0], vec![Range::new(2, 9)]);
         assert!(app.project.history.is_dirty());
+        assert!(status(&h).contains("merged"), "{}", status(&h));
     }
     let now = Recovery::in_dir(&recovery_dir).all();
     assert_eq!(now.len(), 1, "{now:?}");
@@ -843,6 +846,24 @@ fn a_declined_recovery_survives_editing_and_saving_the_same_project() {
         now[0].session, left[0].session,
         "this session's own autosave holds it"
     );
+    // One undo step: Undo gives back the project as saved.
+    h.state_mut().queue.push(AppCommand::Undo);
+    h.run_steps(2);
+    {
+        let app = h.state();
+        assert_ne!(
+            app.project.doc.tags[1].ranges.get(&2),
+            Some(&[Range::new(5, 6)][..])
+        );
+        assert_eq!(app.project.doc.tags[0].ranges[&0], vec![Range::new(2, 9)]);
+        assert!(!app.project.history.is_dirty());
+    }
+    h.state_mut().queue.push(AppCommand::Redo);
+    h.state_mut().queue.push(AppCommand::Save);
+    h.run_steps(3);
+    let (saved, _) = Project::load(&real).unwrap();
+    assert_eq!(saved.doc.tags[1].ranges[&2], vec![Range::new(5, 6)]);
+    assert_eq!(saved.doc.tags[0].ranges[&0], vec![Range::new(2, 9)]);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -1138,4 +1159,62 @@ fn an_autosave_goes_when_undo_makes_the_project_clean() {
         Recovery::in_dir(&recovery).all().is_empty(),
         "nothing to recover once clean"
     );
+}
+
+/// An autosave whose project path is not its own canonical form (here through a link to the
+/// folder, as an autosave of an earlier version, or a folder replaced by a link, leaves it) is
+/// recovered into its project: "Recover" and the opening of its project asked each other again
+/// forever (a stack overflow).
+#[test]
+fn an_autosave_named_through_a_link_is_recovered() {
+    let dir = temp_dir("linked-origin");
+    let recovery_dir = dir.join("recovery");
+    let real = dir.join("real.taglane.json");
+    Project::demo().save_to(&real).unwrap();
+    let mut crashed = Project::load(&real).unwrap().0;
+    crashed
+        .apply(
+            Edit::SetRanges {
+                tag: 1,
+                clip: 2,
+                ranges: vec![Range::new(5, 6)],
+            },
+            "crashed edit",
+        )
+        .unwrap();
+    Recovery::in_dir(&recovery_dir).save(&crashed).unwrap();
+    std::os::unix::fs::symlink(&dir, dir.join("link")).unwrap();
+    let linked = dir.join("link").join("real.taglane.json");
+    for entry in std::fs::read_dir(&recovery_dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.to_string_lossy().ends_with(".meta.json") {
+            let mut meta: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+            meta["origin"] = serde_json::json!({ "File": linked });
+            std::fs::write(&path, meta.to_string()).unwrap();
+        }
+    }
+    let info = Recovery::in_dir(&recovery_dir).all().remove(0);
+    assert_eq!(info.origin, Origin::File(linked.clone()));
+    let app = TaglaneApp::new(
+        Project::demo(),
+        Prefs::default(),
+        Recovery::in_dir(&recovery_dir),
+    );
+    let mut h = harness_with(app);
+    h.state_mut().dialog = None;
+    h.state_mut().queue.push(AppCommand::RecoverAutosave(info));
+    h.run_steps(3);
+    let app = h.state();
+    assert_eq!(
+        app.project.doc.tags[1].ranges[&2],
+        vec![Range::new(5, 6)],
+        "{}",
+        status(&h)
+    );
+    assert!(app.project.history.is_dirty());
+    // One undo step (the project was not saved since: nothing to merge).
+    assert_eq!(app.project.history.len(), 1);
+    assert!(!status(&h).contains("saved after"), "{}", status(&h));
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -356,6 +356,23 @@ pub(crate) fn test_document(clips: &[(&str, u32)]) -> TagDocument {
 }
 
 impl TagDocument {
+    /// Whether `other` holds the same clips, tags (names, colours, ranges, markers and notes),
+    /// queries and auto-tag settings: equality without the version numbers, which every load
+    /// and edit renews (`==` tells two loads of one file apart).
+    pub fn same_content(&self, other: &TagDocument) -> bool {
+        self.clips == other.clips
+            && self.queries == other.queries
+            && self.autotag == other.autotag
+            && self.tags.len() == other.tags.len()
+            && self.tags.iter().zip(&other.tags).all(|(a, b)| {
+                a.name == b.name
+                    && a.color == b.color
+                    && a.ranges == b.ranges
+                    && a.markers == b.markers
+                    && a.notes == b.notes
+            })
+    }
+
     /// The id of the clip called `name`.
     pub fn clip_index(&self, name: &str) -> Option<ClipId> {
         self.clips
