@@ -83,8 +83,16 @@ impl TaglaneApp {
         let Some(dialog) = self.dialog.clone() else {
             return;
         };
-        // Keys of this frame, taken before any text field sees them.
-        let (enter, esc) = ctx.input(|i| (i.key_pressed(Key::Enter), i.key_pressed(Key::Escape)));
+        // Keys of this frame, taken before any text field sees them: new presses only (a held
+        // key's repeats answered the question it raised), and none while the in-app file browser
+        // is open over the dialog (its Enter opened a file and answered this one too).
+        let browser = self.files.browser.is_some();
+        let (enter, esc) = ctx.input(|i| {
+            (
+                !browser && crate::ui::keymap::pressed_once(i, Key::Enter),
+                !browser && crate::ui::keymap::pressed_once(i, Key::Escape),
+            )
+        });
         let mut close = false;
         egui::Modal::new(egui::Id::unique("taglane_dialog")).show(ctx, |ui| {
             ui.set_max_width(460.0);

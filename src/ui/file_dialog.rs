@@ -231,8 +231,14 @@ impl FileBrowser {
     /// The modal, one frame. Enter confirms, Esc cancels.
     pub fn ui(&mut self, ctx: &egui::Context) -> BrowserOutcome {
         let mut outcome = BrowserOutcome::Open;
-        // Read before any text field can take them.
-        let (enter, esc) = ctx.input(|i| (i.key_pressed(Key::Enter), i.key_pressed(Key::Escape)));
+        // Read before any text field can take them; new presses only (a held Enter replaced the
+        // file the moment "Replace it?" appeared).
+        let (enter, esc) = ctx.input(|i| {
+            (
+                crate::ui::keymap::pressed_once(i, Key::Enter),
+                crate::ui::keymap::pressed_once(i, Key::Escape),
+            )
+        });
         egui::Modal::new(egui::Id::unique("taglane_file_browser")).show(ctx, |ui| {
             ui.set_width(560.0);
             ui.heading(&self.request.title);

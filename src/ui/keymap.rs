@@ -401,9 +401,42 @@ fn modifier_count(m: Modifiers) -> u32 {
     u32::from(m.alt) + u32::from(m.shift) + u32::from(m.command || m.ctrl || m.mac_cmd)
 }
 
-/// The commands of the keys pressed this frame (none while a text field has the keyboard or a
-/// modal window is open). Combinations with more modifiers are tried first, so Ctrl+Shift+Z is
-/// never taken as Ctrl+Z.
+/// Whether `key` went down this frame, key repeats aside: a confirmation ("Replace?", "Save
+/// changes?") is answered by a new press, never by the repeats of a key held since the action
+/// that raised it (a held Enter replaced a file the moment its question appeared).
+pub fn pressed_once(i: &egui::InputState, key: Key) -> bool {
+    i.events.iter().any(
+        |e| matches!(e, egui::Event::Key { key: k, pressed: true, repeat: false, .. } if *k == key),
+    )
+}
+
+impl Action {
+    /// Whether holding the key repeats the action (stepping, undo, zoom): the others act once a
+    /// press (a held Space toggled playback thirty times a second).
+    fn repeats(self) -> bool {
+        matches!(
+            self,
+            Action::StepBack
+                | Action::StepForward
+                | Action::StepBack10
+                | Action::StepForward10
+                | Action::PrevEdge
+                | Action::NextEdge
+                | Action::Undo
+                | Action::Redo
+                | Action::ZoomIn
+                | Action::ZoomOut
+                | Action::NextMatch
+                | Action::PrevMatch
+        )
+    }
+}
+
+/// The commands of the keys pressed this frame, in the order they were pressed, one for each
+/// press (none while a text field has the keyboard or a modal window is open): I, three arrows
+/// and O typed within one frame mark the range they walk, and Ctrl+Z then Ctrl+Shift+Z undo
+/// before they redo. Combinations with more modifiers are tried first, so Ctrl+Shift+Z is never
+/// taken as Ctrl+Z.
 pub fn shortcuts(ctx: &egui::Context) -> Vec<AppCommand> {
     let under_modal = !ctx.memory(|m| m.is_above_modal_layer(egui::LayerId::background()));
     if ctx.egui_wants_keyboard_input() || under_modal {
@@ -416,14 +449,38 @@ pub fn shortcuts(ctx: &egui::Context) -> Vec<AppCommand> {
     keys.sort_by_key(|(k, _)| std::cmp::Reverse(modifier_count(k.modifiers)));
     let mut out = Vec::new();
     ctx.input_mut(|i| {
-        // egui turns Ctrl+C / Ctrl+V into clipboard events on some platforms.
-        let paste_event = i.events.iter().any(|e| matches!(e, egui::Event::Paste(_)));
+        // egui turns Ctrl+C / Ctrl+V into clipboard events on some platforms (Ctrl+V into an
+        // image paste when the clipboard holds an image: the ranges copied here paste all the
+        // same).
+        let paste_event = i
+            .events
+            .iter()
+            .any(|e| matches!(e, egui::Event::Paste(_) | egui::Event::PasteImage(_)));
         let copy_event = i.events.iter().any(|e| matches!(e, egui::Event::Copy));
-        for (k, action) in keys {
-            if i.consume_shortcut(&k) && !out.contains(&action) {
-                out.push(action);
+        i.events.retain(|e| {
+            let egui::Event::Key {
+                key,
+                modifiers,
+                pressed: true,
+                repeat,
+                ..
+            } = e
+            else {
+                return true;
+            };
+            let found = keys
+                .iter()
+                .find(|(k, _)| k.logical_key == *key && modifiers.matches_logically(k.modifiers));
+            match found {
+                Some((_, action)) => {
+                    if !*repeat || action.repeats() {
+                        out.push(*action);
+                    }
+                    false
+                }
+                None => true,
             }
-        }
+        });
         if paste_event && !out.contains(&Action::Paste) && !out.contains(&Action::PasteIntoActive) {
             out.push(Action::Paste);
         }

@@ -170,6 +170,68 @@ fn mark_in_and_out_while_playing() {
     );
 }
 
+/// Keys pressed within one frame (a slow frame: a save of a large project) act in the order
+/// they were pressed, one action a press: I, three steps and O mark the three frames walked
+/// (they were merged into one step each and run in the table's order: O before the steps).
+#[test]
+fn keys_of_one_frame_act_in_their_order() {
+    let mut h = harness();
+    let idle = tag_index(h.state(), "Idle");
+    h.state_mut()
+        .queue
+        .push(AppCommand::SetActiveTag(Some(idle)));
+    h.state_mut().queue.push(AppCommand::SetPlayhead(100.0));
+    h.run_steps(2);
+    let before = ranges(h.state(), idle);
+    assert!(!before.iter().any(|r| r.contains(101)), "{before:?}");
+    for k in [
+        Key::I,
+        Key::ArrowRight,
+        Key::ArrowRight,
+        Key::ArrowRight,
+        Key::O,
+    ] {
+        h.key_press(k);
+    }
+    h.step();
+    h.run_steps(1);
+    let made: Vec<Range> = ranges(h.state(), idle)
+        .into_iter()
+        .filter(|r| r.start == 100)
+        .collect();
+    // Mark out takes the frame under the playhead: 100..=103.
+    assert_eq!(made, vec![Range::new(100, 104)]);
+    assert_eq!(h.state().playback.playhead, 103.0);
+}
+
+/// A held key acts once, except the keys meant to repeat (stepping): holding Space starts
+/// playback and leaves it playing.
+#[test]
+fn a_held_key_acts_once_unless_it_steps() {
+    let mut h = harness();
+    h.state_mut().queue.push(AppCommand::SetPlayhead(100.0));
+    h.run_steps(2);
+    for _ in 0..4 {
+        h.key_down(Key::Space);
+        h.run_steps(1);
+    }
+    h.key_up(Key::Space);
+    h.run_steps(1);
+    assert!(h.state().playback.playing);
+    h.key_press(Key::Space);
+    h.run_steps(1);
+    assert!(!h.state().playback.playing);
+    h.state_mut().queue.push(AppCommand::SetPlayhead(100.0));
+    h.run_steps(1);
+    for _ in 0..3 {
+        h.key_down(Key::ArrowRight);
+        h.run_steps(1);
+    }
+    h.key_up(Key::ArrowRight);
+    h.run_steps(1);
+    assert_eq!(h.state().playback.playhead, 103.0);
+}
+
 #[test]
 fn rename_a_tag_updates_saved_queries() {
     let mut h = harness();
@@ -368,6 +430,21 @@ fn copy_paste_between_clips_and_into_another_tag() {
         "{:?}",
         ranges(h.state(), idle)
     );
+    // Ctrl+V while the system clipboard holds an image: egui sends an image paste, no key; the
+    // copied ranges paste all the same (nothing happened before).
+    h.state_mut().queue.push(AppCommand::SetPlayhead(140.0));
+    h.run_steps(1);
+    h.event(Event::PasteImage(std::sync::Arc::new(
+        egui::ColorImage::filled([1, 1], egui::Color32::WHITE),
+    )));
+    h.run_steps(2);
+    assert!(
+        ranges(h.state(), idle).contains(&Range::new(140, 150)),
+        "{:?}",
+        ranges(h.state(), idle)
+    );
+    h.key_press_modifiers(Modifiers::COMMAND, Key::Z);
+    h.run_steps(2);
     // Paste into the active lane instead.
     h.state_mut()
         .queue

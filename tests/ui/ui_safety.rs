@@ -1218,3 +1218,45 @@ fn an_autosave_named_through_a_link_is_recovered() {
     assert!(!status(&h).contains("saved after"), "{}", status(&h));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A question is answered by a new press: the repeats of an Enter held since the action that
+/// raised it do not answer it, and neither does an Enter meant for the in-app file browser open
+/// over it.
+#[test]
+fn a_held_enter_does_not_answer_a_question() {
+    let mut h = harness();
+    edit(&mut h);
+    h.key_down(Key::Enter);
+    h.run_steps(1);
+    h.state_mut().dialog = Some(Dialog::Unsaved(Guarded::New));
+    h.run_steps(1);
+    for _ in 0..3 {
+        h.key_down(Key::Enter);
+        h.run_steps(1);
+    }
+    assert!(
+        matches!(h.state().dialog, Some(Dialog::Unsaved(_))),
+        "{:?}",
+        h.state().dialog
+    );
+    assert!(h.state().project.history.is_dirty());
+    h.key_up(Key::Enter);
+    h.run_steps(1);
+    // The in-app browser over it takes the Enter.
+    h.state_mut().prefs.dialogs = DialogBackend::InApp;
+    h.state_mut().ask_path(PathRequest::new(
+        "Open project",
+        taglane::ui::file_dialog::PathKind::Open,
+        AppCommand::Guarded(Guarded::Open(None)),
+    ));
+    h.run_steps(2);
+    assert!(h.state().files.browser.is_some());
+    h.state_mut().dialog = Some(Dialog::Unsaved(Guarded::New));
+    h.key_press(Key::Enter);
+    h.run_steps(2);
+    assert!(
+        h.state().dialog.is_some(),
+        "the dialog under the browser was answered"
+    );
+    assert!(h.state().project.history.is_dirty());
+}

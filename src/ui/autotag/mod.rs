@@ -596,10 +596,11 @@ impl AutotagPanel {
         let Some(pending) = self.pending.clone() else {
             return;
         };
+        // New presses only: the repeats of a held key do not answer the question.
         let (enter, esc) = ctx.input(|i| {
             (
-                i.key_pressed(egui::Key::Enter),
-                i.key_pressed(egui::Key::Escape),
+                crate::ui::keymap::pressed_once(i, egui::Key::Enter),
+                crate::ui::keymap::pressed_once(i, egui::Key::Escape),
             )
         });
         enum Choice {
