@@ -231,11 +231,7 @@ impl TaglaneApp {
 
     /// The title bar text: project name, a `●` when there are unsaved changes.
     pub fn window_title(&self) -> String {
-        let dirty = if self.project.history.is_dirty() {
-            "● "
-        } else {
-            ""
-        };
+        let dirty = if self.has_unsaved_work() { "● " } else { "" };
         format!("{dirty}{} — taglane", self.project.title())
     }
 

@@ -61,10 +61,7 @@ impl TaglaneApp {
             AppCommand::Guarded(action) => self.guarded(action, false, ctx),
             AppCommand::GuardedDiscard(action) => self.guarded(action, true, ctx),
             AppCommand::SaveThen(action) => {
-                if self.autotag.settings_unsaved(&self.project.doc) {
-                    let edit = self.autotag.save_settings_edit();
-                    self.apply_edit(edit, "auto-tag settings");
-                }
+                self.take_autotag_settings();
                 match self.project.path.clone().filter(|_| !self.project.is_demo) {
                     Some(p) => {
                         self.save_to(&p);
@@ -79,11 +76,19 @@ impl TaglaneApp {
                 }
             }
             AppCommand::AskPath(req) => self.ask_path(*req),
-            AppCommand::Save => match self.project.path.clone().filter(|_| !self.project.is_demo) {
-                Some(p) => self.save_to(&p),
-                None => self.apply(AppCommand::SaveAs(None), ctx),
-            },
-            AppCommand::SaveAs(Some(p)) => self.save_to(&p),
+            AppCommand::Save => {
+                // The auto-tag panel's settings go into the file with the rest (a save said
+                // "saved" and left them out).
+                self.take_autotag_settings();
+                match self.project.path.clone().filter(|_| !self.project.is_demo) {
+                    Some(p) => self.save_to(&p),
+                    None => self.apply(AppCommand::SaveAs(None), ctx),
+                }
+            }
+            AppCommand::SaveAs(Some(p)) => {
+                self.take_autotag_settings();
+                self.save_to(&p);
+            }
             AppCommand::SaveAs(None) => {
                 let req = self.save_as_request();
                 self.ask_path(req);
@@ -174,6 +179,15 @@ impl TaglaneApp {
             other => return Some(other),
         }
         None
+    }
+
+    /// Puts the auto-tag panel's settings into the project (an undo step) when they are not
+    /// there yet, before a save.
+    fn take_autotag_settings(&mut self) {
+        if self.autotag.settings_unsaved(&self.project.doc) {
+            let edit = self.autotag.save_settings_edit();
+            self.apply_edit(edit, "auto-tag settings");
+        }
     }
 
     /// True when the project has changes not saved: edits, or auto-tag settings changed in the
@@ -678,8 +692,17 @@ impl TaglaneApp {
         let elapsed = self.files.last_autosave.elapsed();
         if elapsed >= self.files.autosave_every {
             self.files.last_autosave = Instant::now();
-            if self.project.history.is_dirty() {
-                match self.files.recovery.save(&self.project) {
+            if self.has_unsaved_work() {
+                // With the auto-tag panel's settings not yet in the project, as a save would put
+                // them.
+                let saved = if self.autotag.settings_unsaved(&self.project.doc) {
+                    let mut doc = self.project.doc.clone();
+                    let _ = self.autotag.save_settings_edit().apply(&mut doc);
+                    self.files.recovery.save_doc(&self.project, &doc)
+                } else {
+                    self.files.recovery.save(&self.project)
+                };
+                match saved {
                     Ok(()) => self.files.autosave_written = true,
                     Err(e) => self.message(Level::Warning, format!("autosave failed: {e}")),
                 }
@@ -689,7 +712,7 @@ impl TaglaneApp {
                 self.files.recovery.clear(&Origin::of(&self.project));
             }
         }
-        if self.project.history.is_dirty() {
+        if self.has_unsaved_work() {
             let due = self
                 .files
                 .autosave_every

@@ -248,6 +248,12 @@ impl Recovery {
     /// Writes this session's autosave of the project (atomically): the document, then what it
     /// belongs to.
     pub fn save(&self, project: &Project) -> Result<(), String> {
+        self.save_doc(project, &project.doc)
+    }
+
+    /// As [`Recovery::save`], with `doc` as the project's document (the project's own with what
+    /// the app holds outside it, the auto-tag panel's unsaved settings, put in).
+    pub fn save_doc(&self, project: &Project, doc: &TagDocument) -> Result<(), String> {
         let origin = Origin::of(project);
         let Some((file, meta)) = self.own_files(&origin) else {
             return Ok(());
@@ -255,7 +261,7 @@ impl Recovery {
         if let Some(dir) = file.parent() {
             std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
         }
-        let text = project.doc.to_json_string().map_err(|e| e.to_string())?;
+        let text = doc.to_json_string().map_err(|e| e.to_string())?;
         let info = AutosaveInfo {
             origin,
             saved_at_unix_secs: SystemTime::now()

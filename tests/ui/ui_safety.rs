@@ -1260,3 +1260,44 @@ fn a_held_enter_does_not_answer_a_question() {
     );
     assert!(h.state().project.history.is_dirty());
 }
+
+/// Auto-tag settings changed in the panel are unsaved work everywhere: the title shows it, the
+/// autosave holds them, and Ctrl+S saves them into the file (it said "saved" and left them out).
+#[test]
+fn a_save_takes_the_auto_tag_settings_and_the_autosave_holds_them() {
+    let dir = temp_dir("autotag-save");
+    let path = dir.join("p.taglane.json");
+    let recovery_dir = dir.join("recovery");
+    let mut app = TaglaneApp::new(
+        Project::demo(),
+        Prefs::default(),
+        Recovery::in_dir(&recovery_dir),
+    );
+    app.dialog = None;
+    app.files.autosave_every = std::time::Duration::ZERO;
+    let mut h = harness_with(app);
+    h.state_mut()
+        .queue
+        .push(AppCommand::SaveAs(Some(path.clone())));
+    h.run_steps(2);
+    assert!(!h.state().window_title().starts_with('●'));
+    {
+        let panel = &mut h.state_mut().autotag;
+        panel.settings.params.contacts.enter_height_cm += 1.0;
+        panel.valid = panel.settings.clone();
+    }
+    h.run_steps(2);
+    let changed = h.state().autotag.valid.clone();
+    assert!(h.state().window_title().starts_with('●'));
+    let autosaves = Recovery::in_dir(&recovery_dir).all();
+    assert_eq!(autosaves.len(), 1, "the settings are autosaved");
+    let (autosaved, _) = Recovery::in_dir(&recovery_dir).load(&autosaves[0]).unwrap();
+    assert_eq!(autosaved.autotag.as_ref(), Some(&changed));
+    h.key_press_modifiers(Modifiers::COMMAND, Key::S);
+    h.run_steps(3);
+    let (saved, _) = Project::load(&path).unwrap();
+    assert_eq!(saved.doc.autotag.as_ref(), Some(&changed), "{}", status(&h));
+    assert!(!h.state().window_title().starts_with('●'));
+    assert!(!h.state().project.history.is_dirty());
+    let _ = std::fs::remove_dir_all(&dir);
+}
