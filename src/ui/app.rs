@@ -264,9 +264,14 @@ impl TaglaneApp {
         }
         // The clips fetched last frame are on screen: the store keeps them past its budget.
         self.side.anim.begin_frame();
-        self.poll_import();
+        // Nor does an import land or a dropped file act under a modal window: the question it
+        // asks (save your changes before opening another project?) would not cover them, and
+        // its answer dropped them unasked. They wait for it to close.
+        if !modal {
+            self.poll_import();
+        }
         self.advance_playback(&ctx);
-        self.handle_dropped_files(&ctx);
+        self.handle_dropped_files(&ctx, modal);
 
         egui::Panel::top("menu_bar").show(ui, |ui| self.menu_ui(ui));
         egui::Panel::bottom("status_bar").show(ui, |ui| self.status_ui(ui));

@@ -20,6 +20,8 @@ use crate::ui::transport::Playback;
 pub struct Files {
     /// The in-app file browser, while it is open.
     pub browser: Option<FileBrowser>,
+    /// Files dropped on the window while a modal window was open, handled once it closes.
+    pub dropped: Vec<PathBuf>,
     /// The system file dialog (tests replace it to simulate one that cannot open).
     pub native_dialog: fn(&PathRequest, Option<&Path>) -> NativeAnswer,
     /// Set once the system dialog failed to open: the in-app browser is used from then on.
@@ -39,6 +41,7 @@ impl Files {
     pub fn new(recovery: Recovery) -> Self {
         Self {
             browser: None,
+            dropped: Vec::new(),
             native_dialog: crate::ui::file_dialog::native_dialog,
             native_unavailable: false,
             recovery,
@@ -721,8 +724,10 @@ impl TaglaneApp {
         }
     }
 
-    pub(crate) fn handle_dropped_files(&mut self, ctx: &egui::Context) {
-        let dropped: Vec<PathBuf> = ctx.input(|i| {
+    /// Files dropped on the window: imported or merged, or kept until no modal window is open
+    /// (`modal`).
+    pub(crate) fn handle_dropped_files(&mut self, ctx: &egui::Context, modal: bool) {
+        let new: Vec<PathBuf> = ctx.input(|i| {
             i.raw
                 .dropped_files
                 .iter()
@@ -730,9 +735,11 @@ impl TaglaneApp {
                 .filter(|p| !p.as_os_str().is_empty())
                 .collect()
         });
-        if dropped.is_empty() {
+        self.files.dropped.extend(new);
+        if modal || self.files.dropped.is_empty() {
             return;
         }
+        let dropped = std::mem::take(&mut self.files.dropped);
         // Folders and take files go to a library import; tag files are merged.
         let (anims, other): (Vec<PathBuf>, Vec<PathBuf>) = dropped.into_iter().partition(|p| {
             p.is_dir() || crate::core::anim::import::AnimFormat::from_path(p).is_some()

@@ -122,9 +122,14 @@ impl TaglaneApp {
             [one] => one.display().to_string(),
             many => format!("{} folders or files", many.len()),
         };
+        // The first new clip is shown, unless that would take away what the user is doing: text
+        // typed in the inspector (the range it is for leaves with the clip) or a drag.
+        let busy = self.inspector.typing || self.timeline.gesture.is_some();
         if plan.imported_any() {
             self.apply_edit(plan.edit.clone(), &format!("import {what}"));
-            self.queue.push(AppCommand::SelectClip(first_new));
+            if !busy {
+                self.queue.push(AppCommand::SelectClip(first_new));
+            }
         }
         let level = if !plan.failed.is_empty() || !plan.problems.is_empty() {
             Level::Warning

@@ -286,6 +286,33 @@ fn markers_are_created_by_key_and_double_click_moved_by_dragging_and_exported() 
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// An import that lands while a note is being typed adds its clips without showing the first of
+/// them: showing it took the selection, and the typed note with it.
+#[test]
+fn an_import_landing_while_typing_keeps_the_clip_and_the_text() {
+    let dir = crate::common::Scratch::new("import-typing");
+    let take = dir.join("take.bvh");
+    std::fs::write(&take, taglane::ui::project::DEMO_CLIP_FILES[1].1).unwrap();
+    let mut h = harness();
+    let walking = tag_index(h.state(), "Walking");
+    let r = select_first(&mut h, walking);
+    let clip = h.state().current_clip;
+    let clips = h.state().project.doc.clips.len();
+    retype(&mut h, "Note", "heel strike");
+    assert!(h.state().inspector.typing);
+    h.state_mut()
+        .queue
+        .push(AppCommand::ImportAnimation(Some(vec![take])));
+    crate::common::wait_import(&mut h);
+    assert_eq!(h.state().project.doc.clips.len(), clips + 1);
+    assert_eq!(h.state().current_clip, clip);
+    h.key_press(Key::Enter);
+    h.run_steps(3);
+    let tag = &h.state().project.doc.tags[walking];
+    let n = tag.note(clip, Anchor::Range(r)).cloned().expect("the note");
+    assert_eq!(n.text, "heel strike");
+}
+
 #[test]
 fn a_note_survives_a_split_and_undo() {
     let mut h = harness();

@@ -1301,3 +1301,42 @@ fn a_save_takes_the_auto_tag_settings_and_the_autosave_holds_them() {
     assert!(!h.state().project.history.is_dirty());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A file dropped on the window while a question is open waits for its answer: dropped under
+/// "save your changes?" it was merged or imported, then dropped unasked by "Don't save".
+#[test]
+fn files_dropped_under_a_question_wait_for_its_answer() {
+    let dir = crate::common::Scratch::new("drop-modal");
+    let take = dir.join("take.bvh");
+    std::fs::write(&take, DEMO_CLIP_FILES[1].1).unwrap();
+    let mut h = harness();
+    edit(&mut h);
+    let clips = h.state().project.doc.clips.len();
+    h.state_mut().dialog = Some(Dialog::Unsaved(Guarded::New));
+    h.run_steps(1);
+    h.input_mut()
+        .dropped_files
+        .push(std::sync::Arc::new(Dropped(take.clone())));
+    h.run_steps(2);
+    assert!(!h.state().library.importing());
+    assert_eq!(h.state().files.dropped, vec![take.clone()]);
+    h.get_by_label("Cancel").click();
+    h.run_steps(2);
+    assert!(h.state().dialog.is_none());
+    assert!(h.state().files.dropped.is_empty());
+    crate::common::wait_import(&mut h);
+    assert_eq!(h.state().project.doc.clips.len(), clips + 1);
+}
+
+/// A file dropped on the window, as an integration hands it to egui.
+#[derive(Debug)]
+struct Dropped(std::path::PathBuf);
+
+impl egui::DroppedFile for Dropped {
+    fn path(&self) -> &Path {
+        &self.0
+    }
+    fn bytes(&self) -> Result<Vec<u8>, String> {
+        std::fs::read(&self.0).map_err(|e| e.to_string())
+    }
+}
