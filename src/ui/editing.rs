@@ -76,6 +76,9 @@ impl TaglaneApp {
                 }
             }
             AppCommand::SetActiveTag(t) => {
+                // A lane that is gone (a click on the last lane in the frame whose Ctrl+Z took
+                // that tag away) picks none: a later O or paste indexed past the tags.
+                let t = t.filter(|&t| t < self.project.doc.tags.len());
                 // A mark made on one lane is not carried to another; one made with no lane is
                 // kept for the lane picked now.
                 if self.active_tag.is_some() && t != self.active_tag {
@@ -114,6 +117,15 @@ impl TaglaneApp {
                 }
             }
             AppCommand::Paste { into_active } => {
+                if into_active && self.active_tag.is_none() {
+                    // Not a paste by tag name instead (what Ctrl+V does): the menu's item is
+                    // off without a lane, and so is its key.
+                    self.message(
+                        Level::Warning,
+                        "pick a lane to paste into (click its name), then press Ctrl+Shift+V",
+                    );
+                    return None;
+                }
                 let into = if into_active { self.active_tag } else { None };
                 let at = self.playback.playhead.floor() as u32;
                 let pasted = self
@@ -206,7 +218,11 @@ impl TaglaneApp {
                     return None;
                 };
                 let f = self.playback.playhead.floor() as u32;
-                let mut list = self.project.doc.tags[tag]
+                let Some(active) = self.project.doc.tags.get(tag) else {
+                    self.active_tag = None;
+                    return None;
+                };
+                let mut list = active
                     .ranges
                     .get(&self.current_clip)
                     .map(<[_]>::to_vec)

@@ -212,7 +212,8 @@ impl TaglaneApp {
         menu_item(ui, Action::Delete, has_selection, q);
         menu_item(ui, Action::Split, true, q);
         menu_item(ui, Action::SelectAll, true, q);
-        menu_item(ui, Action::MarkIn, self.active_tag.is_some(), q);
+        // No lane needed: a mark in also starts a Find similar query (its help says so).
+        menu_item(ui, Action::MarkIn, true, q);
         menu_item(ui, Action::MarkOut, self.playback.mark_in.is_some(), q);
         menu_item(ui, Action::AddMarker, self.active_tag.is_some(), q);
         ui.separator();

@@ -170,6 +170,40 @@ fn mark_in_and_out_while_playing() {
     );
 }
 
+/// Ctrl+Shift+V with no lane picked says so instead of pasting by tag name (its menu item is off
+/// then); a lane that no longer exists is no lane, and O there does not index past the tags.
+#[test]
+fn paste_into_the_active_lane_needs_a_lane() {
+    let mut h = harness();
+    let idle = tag_index(h.state(), "Idle");
+    let r = ranges(h.state(), idle)[0];
+    h.state_mut()
+        .queue
+        .push(AppCommand::Select(vec![(idle, r)]));
+    h.run_steps(2);
+    h.key_press_modifiers(Modifiers::COMMAND, Key::C);
+    h.run_steps(1);
+    h.state_mut().queue.push(AppCommand::SetActiveTag(None));
+    h.state_mut().queue.push(AppCommand::SetPlayhead(150.0));
+    h.run_steps(1);
+    let steps = h.state().project.history.len();
+    h.key_press_modifiers(Modifiers::COMMAND | Modifiers::SHIFT, Key::V);
+    h.run_steps(2);
+    assert_eq!(h.state().project.history.len(), steps);
+    let status = h.state().status.clone().map(|s| s.1).unwrap_or_default();
+    assert!(status.contains("pick a lane to paste into"), "{status}");
+    let past = h.state().project.doc.tags.len();
+    h.state_mut()
+        .queue
+        .push(AppCommand::SetActiveTag(Some(past)));
+    h.run_steps(1);
+    assert_eq!(h.state().active_tag, None);
+    h.key_press(Key::I);
+    h.key_press(Key::O);
+    h.run_steps(2);
+    assert_eq!(h.state().project.history.len(), steps);
+}
+
 /// Keys pressed within one frame (a slow frame: a save of a large project) act in the order
 /// they were pressed, one action a press: I, three steps and O mark the three frames walked
 /// (they were merged into one step each and run in the table's order: O before the steps).

@@ -670,6 +670,50 @@ fn each_opening_of_the_colour_picker_is_one_undo_step() {
     assert_eq!(color(&h), original);
 }
 
+/// Two openings of a tag's colour picker stay two undo steps when the tag's row moved on screen
+/// in between (a group above it collapsed): the count of openings followed the row, started again
+/// for the new row, and the second recolouring joined the first.
+#[test]
+fn colour_picker_openings_stay_apart_when_the_row_moves() {
+    use egui_kittest::kittest::NodeT;
+    let mut h = crate::common::demo_harness([1400.0, 860.0]);
+    let name = "contact:LeftFootDown";
+    let tag = tag_index(h.state(), name);
+    let color = |h: &Harness<'static, TaglaneApp>| h.state().project.doc.tags[tag].color;
+    let original = color(&h);
+    let recolour = |h: &mut Harness<'static, TaglaneApp>, red: f64| {
+        h.get_by_label(&format!("Colour of {name}")).click();
+        h.run_steps(3);
+        let node = h
+            .root()
+            .children_recursive()
+            .find(|n| {
+                n.accesskit_node().role() == egui::accesskit::Role::SpinButton
+                    && n.accesskit_node()
+                        .value()
+                        .is_some_and(|v| v.starts_with("R "))
+            })
+            .expect("the picker's red channel");
+        node.set_value_accesskit(red);
+        h.run_steps(2);
+        h.key_press(egui::Key::Escape);
+        h.run_steps(3);
+    };
+    recolour(&mut h, 200.0);
+    let first = color(&h);
+    h.state_mut()
+        .queue
+        .push(AppCommand::ToggleGroup("locomotion".into()));
+    h.run_steps(2);
+    recolour(&mut h, 90.0);
+    assert_eq!(color(&h).map(|c| c[0]), Some(90));
+    assert_eq!(h.state().project.history.len(), 2);
+    h.state_mut().queue.push(AppCommand::Undo);
+    h.run_steps(2);
+    assert_eq!(color(&h), first);
+    assert_ne!(first, original);
+}
+
 /// The selection follows its tag, not its lane's place: a marker selected on one tag, the tag
 /// below moved up over it (both with a marker at that frame, as sync markers are), then Delete:
 /// the selected tag's marker goes, the other's stays; the same after an undo of the move.

@@ -988,8 +988,10 @@ fn header_ui(
                     )
                 });
                 // One undo step for each time the picker is opened (its drags join it); two
-                // recolourings of a tag merged into one, and undo skipped the first colour.
-                let session_id = swatch.id.with("colour session");
+                // recolourings of a tag merged into one, and undo skipped the first colour. One
+                // count for every swatch: a swatch's id follows its row on screen, so a count of
+                // its own started again when the lanes scrolled or a group above collapsed.
+                let session_id = egui::Id::new("taglane colour session");
                 if swatch.clicked() {
                     child.data_mut(|d| {
                         let n = d.get_temp_mut_or_default::<u32>(session_id);
