@@ -991,7 +991,7 @@ fn header_ui(
                 // recolourings of a tag merged into one, and undo skipped the first colour. One
                 // count for every swatch: a swatch's id follows its row on screen, so a count of
                 // its own started again when the lanes scrolled or a group above collapsed.
-                let session_id = egui::Id::new("taglane colour session");
+                let session_id = egui::Id::unique("taglane colour session");
                 if swatch.clicked() {
                     child.data_mut(|d| {
                         let n = d.get_temp_mut_or_default::<u32>(session_id);
