@@ -801,12 +801,15 @@ pub fn decompress(args: DecompressArgs) -> ExitCode {
                     "--fps {fps}: expected a rate of {lo} to {hi} frames per second (what a BVH file can hold)"
                 ));
             }
-            // Frame k at time k / fps, every frame up to the clip's duration (a thousandth of an
-            // output frame short of it counts: the duration comes from a 32-bit rate). Counted
-            // and checked against the limits as a float: a huge rate makes a count no integer
-            // holds.
+            // Frame k at time k / fps, every frame up to the clip's duration: a frame short of it
+            // by 1 part in 100,000 of the output (at least a thousandth of a frame) counts, since
+            // the duration comes from a rate the file rounded (a CMU take's frame time 0.0083333
+            // is 120.0005 fps: 1,001 frames at 60 fps lost their last frame to an absolute
+            // tolerance). Counted and checked against the limits as a float: a huge rate makes a
+            // count no integer holds.
             let duration = clip.frame_count().saturating_sub(1) as f64 / f64::from(own_rate);
-            let frames = (duration * f64::from(fps) + 1e-3).floor() + 1.0;
+            let span = duration * f64::from(fps);
+            let frames = (span + (span * 1e-5).clamp(1e-3, 0.5)).floor() + 1.0;
             let joints = clip.joint_count();
             let max = crate::core::limits::MAX_FRAMES;
             let max_samples = crate::core::limits::MAX_JOINT_SAMPLES;

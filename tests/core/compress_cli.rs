@@ -1137,3 +1137,54 @@ fn inspect_describes_a_compressed_clip() {
     let w: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(w["tlc"]["rotation_format"], "smallest3-48");
 }
+
+/// A long take at a CMU rate (frame time 0.0083333: 120.0005 fps in the file) resampled to 60
+/// fps keeps its last frame: 1,001 frames are 501 (an absolute tolerance of a thousandth of an
+/// output frame wrote 500, and the take's last pose was never written).
+#[test]
+fn decompress_fps_keeps_the_last_frame_of_a_long_take() {
+    use taglane::core::anim::{ImportOptions, Transform, load_animation};
+    use taglane::core::compress::CompressedClip;
+    let dir = Scratch::new("fps-long");
+    let hierarchy = &BVH[..BVH.find("MOTION").unwrap()];
+    let mut take = format!("{hierarchy}MOTION\nFrames: 1001\nFrame Time: 0.0083333\n");
+    for k in 0..1001 {
+        let a = k as f32 * 0.09;
+        take.push_str(&format!(
+            "{} 0 0 {} 0 0 {} 0 0 0 0 0 {} 0 0\n",
+            k as f32 * 0.01,
+            a.sin() * 20.0,
+            a.cos() * 15.0,
+            a.sin() * 30.0
+        ));
+    }
+    let bvh = dir.join("long.bvh");
+    std::fs::write(&bvh, take).unwrap();
+    let tlc = dir.join("long.tlc");
+    assert!(compress(&bvh, &tlc, &["--units", "cm"]).success());
+    let back = dir.join("back.bvh");
+    let out = run(&[
+        "decompress",
+        tlc.to_str().unwrap(),
+        "-o",
+        back.to_str().unwrap(),
+        "--fps",
+        "60",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let opts = ImportOptions {
+        unit_cm: Some(1.0),
+        ..Default::default()
+    };
+    let resampled = load_animation(&back, &opts).unwrap().clips.remove(0);
+    assert_eq!(resampled.frame_count, 501);
+    // The last written pose is the take's last frame.
+    let clip = CompressedClip::from_bytes(std::fs::read(&tlc).unwrap()).unwrap();
+    let n = clip.joint_count();
+    let mut last = vec![Transform::IDENTITY; n];
+    clip.sample_pose_at_frame(1000.0, &mut last);
+    let mut written = vec![Transform::IDENTITY; n];
+    assert!(resampled.copy_pose(500, &mut written));
+    let d = (last[0].translation - written[0].translation).length();
+    assert!(d < 1e-3, "{d} cm");
+}

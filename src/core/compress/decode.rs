@@ -674,7 +674,10 @@ impl CompressedClip {
     }
 
     /// The clip sampled through the decoder at `fps` frames per second: frame `k` is
-    /// [`Self::sample_pose`] at `k / fps`, for `frames` frames (times past the end clamp).
+    /// [`Self::sample_pose`] at `k / fps`, for `frames` frames (times past the end clamp). The
+    /// position in the clip's frames, `k * own fps / fps`, is worked out in 64 bits (a time
+    /// rounded to 32 bits, then multiplied by the rate, drifted by hundredths of a frame on long
+    /// clips).
     pub fn resample(&self, fps: f32, frames: usize) -> Clip {
         let n = self.joint_count();
         let mut rotations = Vec::with_capacity(n * frames);
@@ -682,13 +685,9 @@ impl CompressedClip {
         let mut scales = Vec::with_capacity(n * frames);
         let mut pose = vec![Transform::IDENTITY; n];
         let mut prev: Option<Vec<Quat>> = None;
-        let same_rate = fps == self.fps();
+        let step = f64::from(self.fps()) / f64::from(fps);
         for k in 0..frames {
-            if same_rate {
-                self.sample_pose_at_frame(k as f32, &mut pose);
-            } else {
-                self.sample_pose((k as f64 / f64::from(fps)) as f32, &mut pose);
-            }
+            self.sample_pose_at_frame((k as f64 * step) as f32, &mut pose);
             let prev = prev.get_or_insert_with(|| pose.iter().map(|t| t.rotation).collect());
             for (j, t) in pose.iter().enumerate() {
                 // Keep the clip's hemisphere continuity invariant.
