@@ -343,3 +343,26 @@ fn results_of_a_clip_that_changed_are_dropped() {
     assert!(!h.state().side.compression.is_running());
     assert!(h.state().side.compression.comparison.is_none());
 }
+
+/// A whole-clip candidate (one segment, `segment_frames` 0) made "custom" keeps its one segment:
+/// the field's range began at 1, and egui put the value at 1 the frame it was shown.
+#[test]
+fn a_custom_candidate_keeps_one_segment_for_the_whole_clip() {
+    let mut app = compression_app();
+    let whole = taglane::core::compress::Preset::ALL
+        .into_iter()
+        .find(|p| p.settings().segment_frames == 0)
+        .expect("a whole-clip preset");
+    let comp = &mut app.side.compression;
+    comp.candidates[0] = taglane::ui::compression::model::Candidate::from_preset(0, whole);
+    comp.candidates[0].preset = None;
+    let mut h = harness_with(app);
+    h.run_steps(3);
+    h.get_by_label("Segment frames");
+    assert_eq!(
+        h.state().side.compression.candidates[0]
+            .settings
+            .segment_frames,
+        0
+    );
+}

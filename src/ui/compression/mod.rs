@@ -633,8 +633,11 @@ fn settings_ui(ui: &mut Ui, cand: &mut Candidate) {
         }
         ui.horizontal_wrapped(|ui| {
             let l = ui.label("Segment frames");
-            ui.add(egui::DragValue::new(&mut s.segment_frames).range(1..=1024))
-                .labelled_by(l.id);
+            // 0 is one segment for the whole clip (the whole-clip presets): a range from 1 put
+            // such a candidate at 1 the moment "custom" was picked.
+            ui.add(egui::DragValue::new(&mut s.segment_frames).range(0..=u16::MAX))
+                .labelled_by(l.id)
+                .on_hover_text("Frames a segment holds; 0: one segment for the whole clip");
             let l = ui.label("Frame step");
             ui.add(egui::DragValue::new(&mut s.frame_step).range(1..=16))
                 .labelled_by(l.id);
