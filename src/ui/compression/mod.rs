@@ -209,14 +209,20 @@ impl CompressionView {
             // The candidate shown is one of those compared (the list may have grown or shrunk
             // while it ran).
             self.chosen = self.chosen.min(candidates.len().saturating_sub(1));
+            // A run that stopped inside a clip (cancelled, or a panic) compared the candidates
+            // before it on one more clip than those after: each is kept on the clips every one
+            // finished (a candidate with none summed to 0 bytes at 0 cm and took the Pareto front
+            // alone).
+            let (outcomes, trimmed) = common_clips(state.outcomes);
             self.comparison = Some(Comparison {
                 candidates,
-                outcomes: state.outcomes,
-                cancelled: state.cancelled,
+                outcomes,
+                cancelled: state.cancelled || trimmed,
                 on: std::mem::take(&mut self.started_on),
             });
             if state.cancelled {
-                self.status = Some("cancelled: the table shows the clips done so far".into());
+                self.status =
+                    Some("cancelled: the table shows the clips every candidate finished".into());
             } else if !state.current.is_empty() {
                 self.status = Some(state.current);
             }
@@ -651,6 +657,17 @@ fn settings_ui(ui: &mut Ui, cand: &mut Candidate) {
     });
 }
 
+/// Each candidate's outcomes on the clips every candidate finished (the run goes clip by clip,
+/// each clip through every candidate), and whether any was left out.
+fn common_clips(mut outcomes: Vec<Vec<ClipOutcome>>) -> (Vec<Vec<ClipOutcome>>, bool) {
+    let done = outcomes.iter().map(Vec::len).min().unwrap_or(0);
+    let trimmed = outcomes.iter().any(|o| o.len() > done);
+    for o in &mut outcomes {
+        o.truncate(done);
+    }
+    (outcomes, trimmed)
+}
+
 fn table_ui(ui: &mut Ui, cmp: &Comparison, current: ClipId) {
     let has_current = (0..cmp.candidates.len()).any(|k| cmp.outcome(k, current).is_some());
     let clips = cmp.outcomes.first().map_or(0, Vec::len);
@@ -755,7 +772,12 @@ fn table_ui(ui: &mut Ui, cmp: &Comparison, current: ClipId) {
                         ui.end_row();
                         for (_, hover, value) in &rows {
                             for (_, s) in &summaries {
-                                let text = value(s, clips);
+                                // A candidate that compressed no clip has no figures.
+                                let text = if s.clips_ok == 0 {
+                                    "—".to_owned()
+                                } else {
+                                    value(s, clips)
+                                };
                                 cell(ui, text.clone().into(), &format!("{text}: {hover}"));
                             }
                             ui.end_row();
@@ -915,9 +937,13 @@ fn plots_ui(
     ui.label(
         "Size (bytes) vs max error (cm, at or between frames): clips, database totals and the Pareto front",
     );
+    // A candidate that compressed no clip is no point (the front skips what is not finite).
     let totals: Vec<(f64, f64)> = (0..cmp.candidates.len())
         .filter_map(|k| cmp.summary(k))
-        .map(|s| (s.compressed_bytes as f64, f64::from(s.overall_max_cm())))
+        .map(|s| match s.clips_ok {
+            0 => (f64::INFINITY, f64::INFINITY),
+            _ => (s.compressed_bytes as f64, f64::from(s.overall_max_cm())),
+        })
         .collect();
     let front = pareto_front(&totals);
     Plot::new("pareto_plot")
@@ -947,7 +973,7 @@ fn plots_ui(
                         .color(color)
                         .radius(2.0),
                 );
-                if let Some(t) = totals.get(k) {
+                if let Some(t) = totals.get(k).filter(|t| t.0.is_finite()) {
                     plot.points(
                         Points::new(format!("{} total", cand.label), vec![[t.0, t.1]])
                             .color(color)
@@ -958,4 +984,36 @@ fn plots_ui(
             let line: PlotPoints<'_> = front.iter().map(|&i| [totals[i].0, totals[i].1]).collect();
             plot.line(Line::new("Pareto front", line).color(theme::PLOT_SERIES[5]));
         });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn outcome(clip: ClipId) -> ClipOutcome {
+        ClipOutcome {
+            clip,
+            clip_name: format!("clip{clip}"),
+            result: Err("not compressed in this test".into()),
+            decode_us_per_pose: 0.0,
+        }
+    }
+
+    /// A run stopped inside clip 2: candidate A finished it, B did not. Both are kept on clips 0
+    /// and 1, and the comparison says it is partial.
+    #[test]
+    fn a_stopped_run_keeps_the_clips_every_candidate_finished() {
+        let a = vec![outcome(0), outcome(1), outcome(2)];
+        let b = vec![outcome(0), outcome(1)];
+        let (kept, trimmed) = common_clips(vec![a, b]);
+        assert!(trimmed);
+        for o in &kept {
+            assert_eq!(o.iter().map(|o| o.clip).collect::<Vec<_>>(), [0, 1]);
+        }
+        // A run stopped before B's first clip: nothing is compared.
+        let (kept, trimmed) = common_clips(vec![vec![outcome(0)], Vec::new()]);
+        assert!(trimmed && kept.iter().all(Vec::is_empty));
+        let (_, trimmed) = common_clips(vec![vec![outcome(0)], vec![outcome(0)]]);
+        assert!(!trimmed);
+    }
 }
