@@ -202,6 +202,29 @@ fn sample_joint_matches_sample_pose_and_interpolates() {
     assert!(r.clip.sample_joint(0.0, 15).is_none());
 }
 
+/// A cancel during a whole-clip segment's choice (one segment: the choice is the whole
+/// compression) stops it and writes nothing: it was checked between segments only, so the choice
+/// ran to its end and the clip was compressed anyway.
+#[test]
+fn a_cancel_reaches_a_whole_clip_segment() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use taglane::core::compress::{CompressError, Control, Preset, compress_with};
+    let clip = synthetic_clip(10, 400, 30.0, 2);
+    let settings = Preset::AutoClipRange.settings();
+    assert_eq!(settings.segment_frames, 0);
+    let cancel = AtomicBool::new(false);
+    let r = compress_with(
+        &clip,
+        &settings,
+        Control {
+            // Set once the segments' choice starts (the first progress report).
+            progress: &mut |_| cancel.store(true, Ordering::Relaxed),
+            cancel: &cancel,
+        },
+    );
+    assert!(matches!(r, Err(CompressError::Cancelled)), "{r:?}");
+}
+
 #[test]
 fn cancel_and_progress() {
     use std::sync::atomic::AtomicBool;

@@ -580,13 +580,25 @@ fn build_plan(
     type Chosen = (Vec<[(u8, u8); 4]>, Vec<[u8; 4]>, Vec<Transform>);
     let choose = |s: usize, ranges: Vec<[(u8, u8); 4]>, prev: Option<&[Transform]>| -> Chosen {
         let seg_drops = &drops[s * nt..(s + 1) * nt];
-        let mut work = SegmentWork::new(&ctx, seg_span(s), seg_drops, &ranges, prev);
-        let codes = match &fixed_codes {
-            Some(c) => c.clone(),
-            None => work.choose(budget),
+        let span = seg_span(s);
+        let (codes, last) = match &fixed_codes {
+            // Fixed widths choose nothing: only the segment's last key is decoded (for the next
+            // segment's start), not every key and every in-between sample of the segment. A
+            // whole-clip segment (the presets of one segment) of a long take otherwise held
+            // about 640 bytes a joint and frame here: gigabytes for minutes of a large rig.
+            Some(c) => {
+                let mut work =
+                    SegmentWork::new(&ctx, span.end - 1..span.end, seg_drops, &ranges, None);
+                work.set_codes(c);
+                (c.clone(), work.last_key_local())
+            }
+            None => {
+                let mut work = SegmentWork::new(&ctx, span, seg_drops, &ranges, prev);
+                let codes = work.choose(budget, control.cancel);
+                work.set_codes(&codes);
+                (codes, work.last_key_local())
+            }
         };
-        work.set_codes(&codes);
-        let last = work.last_key_local();
         (ranges, codes, last)
     };
     let mut chosen: Vec<Chosen> = Vec::with_capacity(segment_count);
@@ -602,6 +614,10 @@ fn build_plan(
             .map(|s| choose(s, segment_ranges(s), None))
             .collect();
         chosen.extend(part);
+    }
+    // A choice cut short by a cancel (a whole-clip segment is one long choice) is not written.
+    if control.cancel.load(Ordering::Relaxed) {
+        return Err(CompressError::Cancelled);
     }
     if fixed_codes.is_none() && ctx.between {
         for s in 1..segment_count {
@@ -621,6 +637,9 @@ fn build_plan(
                 let ranges = std::mem::take(&mut chosen[s].0);
                 chosen[s] = choose(s, ranges, Some(&prev));
             }
+        }
+        if control.cancel.load(Ordering::Relaxed) {
+            return Err(CompressError::Cancelled);
         }
     }
     let mut segments = Vec::with_capacity(segment_count);
@@ -1109,7 +1128,11 @@ impl<'a> SegmentWork<'a> {
 
     /// Chooses the width codes of every track (see `docs/COMPRESSION.md`, "Automatic bit
     /// selection") so that every joint stays within `budget_cm` at every sample.
-    fn choose(&mut self, budget_cm: f32) -> Vec<[u8; 4]> {
+    /// The width codes of the segment's tracks for `budget_cm` (in four phases, below). Stops
+    /// early, with the codes it has, once `cancel` is set: a whole-clip segment of a long take is
+    /// one choice of many seconds, which a cancel between segments did not reach.
+    fn choose(&mut self, budget_cm: f32, cancel: &AtomicBool) -> Vec<[u8; 4]> {
+        let cancelled = || cancel.load(Ordering::Relaxed);
         let n = self.n();
         let nt = self.ctx.tracks.len();
         let ranged: Vec<usize> = (0..nt).filter(|&t| self.ctx.tracks[t].slots > 0).collect();
@@ -1122,6 +1145,9 @@ impl<'a> SegmentWork<'a> {
             self.model[a..b].copy_from_slice(&self.orig_model[a..b]);
         }
         for &t in &ranged {
+            if cancelled() {
+                return self.codes.clone();
+            }
             let j = usize::from(self.ctx.tracks[t].joint);
             let (mut lo, mut hi) = (0usize, TOP - 1);
             while lo < hi {
@@ -1166,7 +1192,7 @@ impl<'a> SegmentWork<'a> {
                 .copied()
                 .enumerate()
                 .fold((0, 0.0f32), |a, (j, e)| if e > a.1 { (j, e) } else { a });
-            if worst_e <= budget_cm || guard > 64 * ranged.len() + 64 {
+            if worst_e <= budget_cm || guard > 64 * ranged.len() + 64 || cancelled() {
                 break;
             }
             // A raw float32 only when every track on the chain has the widest code: its slots
@@ -1209,6 +1235,9 @@ impl<'a> SegmentWork<'a> {
             });
             let mut changed = false;
             for t in order {
+                if cancelled() {
+                    return self.codes.clone();
+                }
                 let j = usize::from(self.ctx.tracks[t].joint);
                 let old = self.codes[t];
                 self.apply_level(t, levels[t] - 1);
@@ -1226,6 +1255,9 @@ impl<'a> SegmentWork<'a> {
         }
         // Phase 4: one slot at a time, one width step down where the subtree stays in budget.
         for &t in &ranged {
+            if cancelled() {
+                return self.codes.clone();
+            }
             let j = usize::from(self.ctx.tracks[t].joint);
             for c in 0..usize::from(self.ctx.tracks[t].slots) {
                 let old = self.codes[t];
