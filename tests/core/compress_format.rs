@@ -281,3 +281,32 @@ fn a_track_range_that_reaches_infinity_is_refused() {
     assert!(e.contains("finite top"), "{e}");
     assert!(e.contains(&format!("byte {at}")), "{e}");
 }
+
+/// A raw float32 slot that holds NaN, an infinity or a value whose difference with a neighbour
+/// overflows is refused at load, naming the byte: the decoders pass raw values through, and such a
+/// file decoded to NaN poses (a BVH written from it, which the reader then refused).
+#[test]
+fn raw_slots_must_be_finite() {
+    let clip = synthetic_clip(12, 40, 30.0, 11);
+    let bytes = compress(&clip, &Preset::Raw.settings())
+        .unwrap()
+        .clip
+        .bytes()
+        .to_vec();
+    CompressedClip::from_bytes(bytes.clone()).unwrap();
+    // The last key's last slot: the four bytes before the padding (4 zero bytes here) and the
+    // checksum.
+    assert_eq!(bytes[bytes.len() - 8..bytes.len() - 4], [0; 4]);
+    let at = bytes.len() - 12;
+    for bad in [f32::NAN, f32::INFINITY, -f32::MAX] {
+        let e = CompressedClip::from_bytes(patched(&bytes, at, &bad.to_le_bytes())).unwrap_err();
+        let text = e.to_string();
+        assert!(
+            text.contains("raw float32 slot") && text.contains(&format!("byte {at}")),
+            "{bad}: {text}"
+        );
+        assert!(text.contains("expected a finite value"), "{text}");
+    }
+    // A finite value within the limit loads.
+    CompressedClip::from_bytes(patched(&bytes, at, &1.0e30f32.to_le_bytes())).unwrap();
+}

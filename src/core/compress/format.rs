@@ -1649,12 +1649,15 @@ fn validate_segments(c: &mut Cursor, l: &Layout, version: u16) -> Result<(), Tlc
             (entry_at + 4, u32_at(bytes, entry_at + 4))
         };
         let mut bits = 0u64;
+        // A key's slots in the order of its bits: their widths, and whether each is a raw float32.
+        let mut slots: Vec<(u32, bool)> = Vec::new();
         for (kind, (k, kl, packed_bits)) in kinds.iter().enumerate() {
             let count = l.track_counts[kind] as usize;
             let header_at = c.pos;
             let header = c.take(kl.segment_bytes(count), "segment header")?;
             if kl.slots == 0 {
                 bits += u64::from(*packed_bits) * count as u64;
+                slots.extend(std::iter::repeat_n((u32::from(*packed_bits), false), count));
                 continue;
             }
             let lanes = kl.entries(count) * if kl.grouped { 4 } else { 1 };
@@ -1682,7 +1685,9 @@ fn validate_segments(c: &mut Cursor, l: &Layout, version: u16) -> Result<(), Tlc
                     continue;
                 }
                 for slot in 0..kl.slots {
-                    bits += u64::from(WIDTHS[usize::from((word >> (4 * slot)) & 15)]);
+                    let code = ((word >> (4 * slot)) & 15) as u8;
+                    bits += u64::from(WIDTHS[usize::from(code)]);
+                    slots.push((u32::from(WIDTHS[usize::from(code)]), code == RAW_CODE));
                     let (qmin, qext) = range(slot);
                     if u16::from(qmin) + u16::from(qext) > 255 {
                         return Err(invalid(
@@ -1720,7 +1725,53 @@ fn validate_segments(c: &mut Cursor, l: &Layout, version: u16) -> Result<(), Tlc
         let keys = (u64::from(l.key_count) - start_key).min(u64::from(l.segment_frames));
         let data_bytes = (bits * keys).div_ceil(8);
         c.room(1, data_bytes as usize, "segment data")?;
+        if slots.iter().any(|&(_, raw)| raw) {
+            check_raw_slots(bytes, c.pos, s, start_key, keys, bits, &slots)?;
+        }
         c.pos += data_bytes as usize;
+    }
+    Ok(())
+}
+
+/// The largest magnitude a raw float32 slot may hold: half of `f32::MAX`, so that the difference
+/// of two neighbouring keys (the in-between lerp) stays finite.
+const RAW_LIMIT: f32 = f32::MAX / 2.0;
+
+/// Every raw float32 slot of the `keys` keys of segment `s` (data at byte `data_at`, `bits` a key,
+/// its slots `slots` in order) holds a finite value of at most [`RAW_LIMIT`]: the decoders pass
+/// raw values through, so a NaN there decoded to NaN poses (and a BVH written with them).
+fn check_raw_slots(
+    bytes: &[u8],
+    data_at: usize,
+    s: usize,
+    start_key: u64,
+    keys: u64,
+    bits: u64,
+    slots: &[(u32, bool)],
+) -> Result<(), TlcError> {
+    for k in 0..keys as usize {
+        let mut bit = data_at * 8 + k * bits as usize;
+        for &(w, raw) in slots {
+            if raw {
+                // Five bytes at most (`read_bits` reads eight, past the end of the last key).
+                let at = bit / 8;
+                let word = (0..5).fold(0u64, |w, i| {
+                    w | u64::from(bytes.get(at + i).copied().unwrap_or(0)) << (8 * i)
+                });
+                let v = f32::from_bits((word >> (bit % 8)) as u32);
+                if !(v.is_finite() && v.abs() <= RAW_LIMIT) {
+                    return Err(invalid(
+                        "segment data",
+                        bit / 8,
+                        format!(
+                            "segment {s}, key {}: a raw float32 slot holds {v}, expected a finite value of at most {RAW_LIMIT:e} in magnitude",
+                            start_key + k as u64
+                        ),
+                    ));
+                }
+            }
+            bit += w as usize;
+        }
     }
     Ok(())
 }
