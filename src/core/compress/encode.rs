@@ -168,7 +168,91 @@ fn check_clip(clip: &Clip) -> Result<(), CompressError> {
             clip.skeleton.names.get(j).map_or("", String::as_str)
         ));
     }
-    // Every sample is finite: `Clip::validate`, before this, names the joint and frame.
+    // What the reader refuses, refused here with the clip's words (the encoder's own check of
+    // the file it wrote said "internal error" and named a byte of a file never written).
+    use crate::core::limits::{MAX_FPS, MAX_FRAMES, MAX_JOINT_SAMPLES, MAX_JOINTS, MIN_FPS};
+    if !(MIN_FPS..=MAX_FPS).contains(&f64::from(clip.fps)) {
+        return bad(format!(
+            "{} frames per second; expected {MIN_FPS} to {MAX_FPS}",
+            clip.fps
+        ));
+    }
+    if !crate::core::limits::unit_cm_ok(f64::from(clip.unit_cm)) {
+        return bad(crate::core::limits::unit_cm_message(f64::from(
+            clip.unit_cm,
+        )));
+    }
+    if clip.joint_count() > MAX_JOINTS
+        || clip.frame_count > MAX_FRAMES
+        || clip.frame_count * clip.joint_count() > MAX_JOINT_SAMPLES
+    {
+        return bad(format!(
+            "{} frames of {} joints; expected at most {MAX_JOINTS} joints, {MAX_FRAMES} frames \
+             and {MAX_JOINT_SAMPLES} joint samples",
+            clip.frame_count,
+            clip.joint_count()
+        ));
+    }
+    let name = |j: usize| clip.skeleton.names.get(j).map_or("", String::as_str);
+    if let Some(j) = clip
+        .skeleton
+        .rest
+        .iter()
+        .position(|r| (r.rotation.length() - 1.0).abs() > 1e-3)
+    {
+        return bad(format!(
+            "the rest rotation of joint {j} (`{}`) has length {}; expected a unit quaternion",
+            name(j),
+            clip.skeleton.rest[j].rotation.length()
+        ));
+    }
+    // Each track's values quantise over their range (largest minus smallest) and decode in
+    // centimetres: both must stay finite (a root at 3e38 in one frame and -3e38 in the next
+    // made an infinite step). And no pose may reach past float range in model space, where the
+    // error is measured (a NaN error there was dropped by `max`, and a budget "met"): bounded
+    // along each chain by the largest translation and scale of each joint on it.
+    let n = clip.joint_count();
+    let mut reach = vec![0.0f32; n];
+    let mut grow = vec![1.0f32; n];
+    for j in 0..n {
+        for (what, values) in [("translation", &clip.translations), ("scale", &clip.scales)] {
+            let (mut lo, mut hi) = (Vec3::splat(f32::MAX), Vec3::splat(f32::MIN));
+            for f in 0..clip.frame_count {
+                let v = values[f * n + j];
+                lo = lo.min(v);
+                hi = hi.max(v);
+            }
+            let span = hi - lo;
+            let far = lo.abs().max(hi.abs()) * clip.unit_cm;
+            if !(span.is_finite() && far.is_finite()) {
+                return bad(format!(
+                    "the {what} of joint {j} (`{}`) runs from {lo} to {hi}: expected values whose \
+                     range and size in centimetres are finite numbers",
+                    name(j)
+                ));
+            }
+            // Joints come parents first.
+            let (parent_reach, parent_grow) =
+                clip.skeleton.parents[j].map_or((0.0, 1.0), |p| (reach[p], grow[p]));
+            let largest = lo.abs().max(hi.abs()).max_element();
+            if what == "translation" {
+                reach[j] = parent_reach + parent_grow * largest * clip.unit_cm;
+            } else {
+                grow[j] = parent_grow * largest.max(1.0);
+                reach[j] = reach[j].max(parent_reach);
+            }
+        }
+        // Far below float range: the error's vertices, differences and squares stay finite.
+        const REACH_CM: f32 = 1e30;
+        if !(reach[j] <= REACH_CM && grow[j] <= REACH_CM) {
+            return bad(format!(
+                "joint {j} (`{}`) can reach {:e} cm from the origin (its chain's translations, \
+                 scaled); expected poses within {REACH_CM:e} cm",
+                name(j),
+                reach[j]
+            ));
+        }
+    }
     Ok(())
 }
 
@@ -1346,6 +1430,69 @@ mod tests {
             e.contains("joint 2 has a name of 300 bytes") && e.contains("expected at most 255"),
             "{e}"
         );
+    }
+
+    /// What the reader refuses is refused before encoding, as a clip error naming the joint (it
+    /// was an internal error about a byte of a file never written).
+    #[test]
+    fn a_clip_the_reader_would_refuse_is_refused_before_encoding() {
+        let settings = CompressSettings::default();
+        let synth = || crate::core::compress::synth::synthetic_clip(3, 4, 30.0, 1);
+        let invalid = |clip: &Clip| match compress(clip, &settings) {
+            Err(CompressError::InvalidClip(m)) => m,
+            other => panic!("{:?}", other.map(|_| ())),
+        };
+        // A root at 3e38 in one frame and -3e38 in the next: an infinite range.
+        let mut far = synth();
+        far.translations[0].x = 3e38;
+        far.translations[3].x = -3e38;
+        let e = invalid(&far);
+        assert!(
+            e.contains("translation of joint 0") && e.contains("expected"),
+            "{e}"
+        );
+        // Finite values whose size in centimetres is not.
+        let mut huge = synth();
+        huge.unit_cm = 1000.0;
+        huge.translations[0].x = 1e36;
+        assert!(invalid(&huge).contains("centimetres"));
+        // A rest rotation of length 0.
+        let mut zero = synth();
+        zero.skeleton.rest[1].rotation = glam::Quat::from_xyzw(0.0, 0.0, 0.0, 0.0);
+        let e = invalid(&zero);
+        assert!(
+            e.contains("rest rotation of joint 1") && e.contains("unit quaternion"),
+            "{e}"
+        );
+        // A rate the reader refuses.
+        let mut slow = synth();
+        slow.fps = 1e-6;
+        assert!(invalid(&slow).contains("frames per second"));
+    }
+
+    /// A clip whose poses could reach past float range in model space (each translation finite,
+    /// their sum down a chain not) is refused: its error would be NaN, which `max` drops, and a
+    /// budget would be "met".
+    #[test]
+    fn a_chain_reaching_past_float_range_is_refused() {
+        let settings = CompressSettings::default();
+        let mut clip = crate::core::compress::synth::synthetic_clip(6, 4, 30.0, 1);
+        // Each finite and each within the limit alone; a joint and its parent together not.
+        let n = clip.joint_count();
+        for f in 0..clip.frame_count {
+            for j in 0..n {
+                clip.translations[f * n + j].y = 6e29;
+            }
+        }
+        match compress(&clip, &settings) {
+            Err(CompressError::InvalidClip(m)) => {
+                assert!(
+                    m.contains("can reach") && m.contains("expected poses"),
+                    "{m}"
+                )
+            }
+            other => panic!("{:?}", other.map(|_| ())),
+        }
     }
 
     #[test]
