@@ -566,7 +566,7 @@ fn compress_input(
     only: Option<&str>,
     unit_cm: Option<f32>,
     settings: &CompressSettings,
-    claimed: &std::sync::Mutex<std::collections::HashMap<PathBuf, String>>,
+    claimed: &std::sync::Mutex<std::collections::HashMap<String, String>>,
 ) -> Vec<Outcome> {
     let clips = match load_clips(input, unit_cm, only) {
         Ok(c) => c,
@@ -593,7 +593,7 @@ fn compress_input(
         // A name already written (two clips of one name, or another input's output): refused.
         if several {
             let mut claimed = claimed.lock().unwrap_or_else(|p| p.into_inner());
-            if let Some(first) = claimed.get(&out) {
+            if let Some(first) = claimed.get(&folded(&out)) {
                 outcomes.push(Err((
                     input.to_path_buf(),
                     format!(
@@ -603,7 +603,7 @@ fn compress_input(
                 )));
                 continue;
             }
-            claimed.insert(out.clone(), what.clone());
+            claimed.insert(folded(&out), what.clone());
         }
         outcomes.push(
             compress_clip(input, clip, several, &out, settings)
@@ -618,6 +618,15 @@ fn compress_input(
         );
     }
     outcomes
+}
+
+/// An output's name as the outputs are told apart: in lower case, as a file system that ignores
+/// case sees it (on macOS or Windows `Walk.tlc` and `walk.tlc` are one file: the second replaced
+/// the first, and both were reported written).
+fn folded(out: &Path) -> String {
+    out.file_name()
+        .map(|n| n.to_string_lossy().to_lowercase())
+        .unwrap_or_default()
 }
 
 /// `compress IN... -o OUTDIR`: every input on a pool of `--jobs` threads (the segments of each
@@ -635,7 +644,7 @@ fn compress_many(
     // Output names: the input's file stem; a second input with the same stem is refused rather
     // than overwriting the first one's output. The clips of a file of several are named when
     // it is read (`compress_input`).
-    let mut seen = std::collections::HashMap::new();
+    let mut seen: std::collections::HashMap<String, PathBuf> = std::collections::HashMap::new();
     let jobs: Vec<(PathBuf, Result<PathBuf, String>)> = args
         .inputs
         .iter()
@@ -645,7 +654,7 @@ fn compress_many(
                 .map(|s| s.to_string_lossy().into_owned())
                 .unwrap_or_else(|| "clip".into());
             let out = dir.join(format!("{stem}.tlc"));
-            let target = match seen.insert(out.clone(), input.clone()) {
+            let target = match seen.insert(folded(&out), input.clone()) {
                 Some(first) => Err(format!(
                     "{}: skipped: {} is already the output of {}",
                     input.display(),
@@ -677,7 +686,7 @@ fn compress_many(
     let claimed = std::sync::Mutex::new(
         seen.into_iter()
             .map(|(out, input)| (out, input.display().to_string()))
-            .collect::<std::collections::HashMap<PathBuf, String>>(),
+            .collect::<std::collections::HashMap<String, String>>(),
     );
     let results: Vec<Outcome> = pool.install(|| {
         use rayon::prelude::*;

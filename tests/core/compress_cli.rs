@@ -452,6 +452,20 @@ fn batch_compress_into_a_folder_lists_bad_files() {
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("already the output of"));
+    // Names that differ only in case are one file where case is ignored (macOS, Windows): the
+    // second is refused on every system.
+    std::fs::write(other.join("A.bvh"), BVH).unwrap();
+    let out = bin()
+        .args(["compress"])
+        .arg(&a)
+        .arg(other.join("A.bvh"))
+        .arg("-o")
+        .arg(&out_dir)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("A.tlc is already the output of"));
+    assert!(!out_dir.join("A.tlc").exists());
     // All written: 0.
     let st = bin()
         .args(["compress"])
