@@ -173,10 +173,24 @@ pub struct ExportAclArgs {
     pub units: Option<String>,
 }
 
+/// Where a warning goes: stderr, or through the progress bar of a batch (written over the bar,
+/// a warning of one worker was cut by the bar's next redraw).
+type Warn<'a> = &'a (dyn Fn(String) + Sync);
+
+/// Writes a warning to stderr.
+fn to_stderr(m: String) {
+    say!("{m}");
+}
+
 /// The clips of `path` (only the one named `only` when given), in file order; an error names
-/// the file, and for a missing name the clips the file holds.
-fn load_clips(path: &Path, unit_cm: Option<f32>, only: Option<&str>) -> Result<Vec<Clip>, String> {
-    load_clips_keeping(path, unit_cm, only, false)
+/// the file, and for a missing name the clips the file holds. Warnings go to `warn`.
+fn load_clips(
+    path: &Path,
+    unit_cm: Option<f32>,
+    only: Option<&str>,
+    warn: Warn<'_>,
+) -> Result<Vec<Clip>, String> {
+    load_clips_keeping(path, unit_cm, only, false, warn)
 }
 
 /// [`load_clips`]; with `first_only`, the first clip alone is kept before its unit is chosen (so
@@ -186,6 +200,7 @@ fn load_clips_keeping(
     unit_cm: Option<f32>,
     only: Option<&str>,
     first_only: bool,
+    warn: Warn<'_>,
 ) -> Result<Vec<Clip>, String> {
     let options = ImportOptions {
         unit_cm,
@@ -193,7 +208,7 @@ fn load_clips_keeping(
     };
     let imported = load_animation(path, &options).map_err(|e| e.to_string())?;
     for w in &imported.warnings {
-        say!("taglane: warning: {}: {w}", path.display());
+        warn(format!("taglane: warning: {}: {w}", path.display()));
     }
     let mut clips = imported.clips;
     if clips.is_empty() {
@@ -211,12 +226,12 @@ fn load_clips_keeping(
         clips = vec![clips.swap_remove(i)];
     } else if first_only && clips.len() > 1 {
         let names: Vec<String> = clips.iter().map(|c| format!("{:?}", c.name)).collect();
-        say!(
+        warn(format!(
             "taglane: warning: {} holds {} clips ({}); using the first (choose one with --clip)",
             path.display(),
             clips.len(),
             names.join(", ")
-        );
+        ));
         clips.truncate(1);
     }
     // No unit asked: the one `import` and `inspect` choose; a choice in doubt is said.
@@ -224,7 +239,7 @@ fn load_clips_keeping(
         for clip in &mut clips {
             let (line, confident) = super::auto_unit_choice(path, clip);
             if !confident {
-                say!("taglane: warning: {line}");
+                warn(format!("taglane: warning: {line}"));
             }
         }
     }
@@ -234,7 +249,7 @@ fn load_clips_keeping(
 /// One clip of `path`: the one named `only`, else the first (with a warning naming the others
 /// when there are several).
 fn load_clip(path: &Path, unit_cm: Option<f32>, only: Option<&str>) -> Result<Clip, String> {
-    let mut clips = load_clips_keeping(path, unit_cm, only, true)?;
+    let mut clips = load_clips_keeping(path, unit_cm, only, true, &to_stderr)?;
     Ok(clips.swap_remove(0))
 }
 
@@ -567,8 +582,9 @@ fn compress_input(
     unit_cm: Option<f32>,
     settings: &CompressSettings,
     claimed: &std::sync::Mutex<std::collections::HashMap<String, String>>,
+    warn: Warn<'_>,
 ) -> Vec<Outcome> {
-    let clips = match load_clips(input, unit_cm, only) {
+    let clips = match load_clips(input, unit_cm, only, warn) {
         Ok(c) => c,
         Err(e) => return vec![Err((input.to_path_buf(), e))],
     };
@@ -688,6 +704,8 @@ fn compress_many(
             .map(|(out, input)| (out, input.display().to_string()))
             .collect::<std::collections::HashMap<String, String>>(),
     );
+    // Warnings of the workers above the bar, not over it.
+    let warn = |m: String| bar.suspend(|| to_stderr(m));
     let results: Vec<Outcome> = pool.install(|| {
         use rayon::prelude::*;
         jobs.par_iter()
@@ -700,6 +718,7 @@ fn compress_many(
                         unit_cm,
                         settings,
                         &claimed,
+                        &warn,
                     ),
                     Err(e) => vec![Err((input.clone(), e.clone()))],
                 };
