@@ -273,6 +273,17 @@ impl Recovery {
             file: PathBuf::new(),
         };
         let meta_text = serde_json::to_string_pretty(&info).map_err(|e| e.to_string())?;
+        let write_meta = || {
+            crate::core::io::write_atomic(&meta, meta_text.as_bytes(), false)
+                .map_err(|e| format!("{}: {e}", meta.display()))
+        };
+        // The first autosave of a project writes what it belongs to first: a document without
+        // it cannot be placed (a file's key is a hash of its path), and a crash between the two
+        // writes left work that was never offered. Later ones write it last, after the document
+        // and the state its edits were made on, so that those two always belong together.
+        if !meta.exists() {
+            write_meta()?;
+        }
         crate::core::io::write_atomic(&file, text.as_bytes(), false)
             .map_err(|e| format!("{}: {e}", file.display()))?;
         // What the edits were made on, for a project file: a recovery after the file was saved
@@ -288,8 +299,7 @@ impl Recovery {
                 let _ = std::fs::remove_file(&base);
             }
         }
-        crate::core::io::write_atomic(&meta, meta_text.as_bytes(), false)
-            .map_err(|e| format!("{}: {e}", meta.display()))
+        write_meta()
     }
 
     /// The document the unsaved edits of autosave `info` were made on, when it was kept (a
