@@ -525,13 +525,25 @@ pub fn all_keys_text(ctx: &egui::Context, action: Action) -> String {
         .join(" / ")
 }
 
+/// `text` (a help line or a message naming keys as `Ctrl+...`) as this platform names the keys:
+/// on macOS the command key is Cmd, which is what the shortcuts and zoom take there.
+pub fn for_os(ctx: &egui::Context, text: &str) -> String {
+    if ctx.os() == egui::os::OperatingSystem::Mac {
+        text.replace("Ctrl+", "Cmd+")
+            .replace("Ctrl/", "Cmd/")
+            .replace("/Ctrl", "/Cmd")
+    } else {
+        text.to_owned()
+    }
+}
+
 /// A menu entry for `action`: its label, its key on the right, its help on hover.
 pub fn menu_item(ui: &mut Ui, action: Action, enabled: bool, queue: &mut Vec<AppCommand>) {
     let info = action.info();
     let button = egui::Button::new(info.label).shortcut_text(shortcut_text(ui.ctx(), action));
     if ui
         .add_enabled(enabled, button)
-        .on_hover_text(info.help)
+        .on_hover_text(for_os(ui.ctx(), info.help))
         .clicked()
     {
         queue.push(action.command());
@@ -541,10 +553,11 @@ pub fn menu_item(ui: &mut Ui, action: Action, enabled: bool, queue: &mut Vec<App
 /// The tooltip of a button for `action`: its help and keys (`Play or pause the clip (Space)`).
 pub fn tooltip(ctx: &egui::Context, action: Action) -> String {
     let keys = all_keys_text(ctx, action);
+    let help = for_os(ctx, action.info().help);
     if keys.is_empty() {
-        action.info().help.to_owned()
+        help
     } else {
-        format!("{} ({keys})", action.info().help)
+        format!("{help} ({keys})")
     }
 }
 
@@ -588,13 +601,13 @@ pub fn help_ui(ctx: &egui::Context, open: &mut bool) {
                         .show(ui, |ui| {
                             for info in ACTIONS.iter().filter(|i| !i.keys.is_empty()) {
                                 ui.monospace(all_keys_text(ctx, info.action));
-                                ui.label(info.help);
+                                ui.label(for_os(ctx, info.help));
                                 ui.end_row();
                             }
                             for (what, how) in GESTURES {
-                                ui.monospace(*what);
+                                ui.monospace(for_os(ctx, what));
                                 ui.horizontal(|ui| {
-                                    ui.label(*how);
+                                    ui.label(for_os(ctx, how));
                                     ui.add_space(14.0);
                                 });
                                 ui.end_row();
@@ -614,6 +627,24 @@ mod tests {
         assert_eq!(all_keys_text(&ctx, Action::NextMatch), "]");
         assert_eq!(all_keys_text(&ctx, Action::PrevMatch), "[");
         assert_eq!(shortcut_text(&ctx, Action::FindSimilar), "Ctrl+F");
+    }
+
+    /// On macOS the help names the command key Cmd, as the shortcuts and zoom take it there.
+    #[test]
+    fn help_names_the_command_key_of_the_platform() {
+        let ctx = egui::Context::default();
+        ctx.set_os(egui::os::OperatingSystem::Mac);
+        let texts = ACTIONS
+            .iter()
+            .map(|i| i.help)
+            .chain(GESTURES.iter().flat_map(|(a, b)| [*a, *b]));
+        for t in texts {
+            assert!(!for_os(&ctx, t).contains("Ctrl"), "{t}");
+        }
+        let zoom = Action::ZoomIn.info().help;
+        assert!(for_os(&ctx, zoom).contains("Cmd+wheel"));
+        ctx.set_os(egui::os::OperatingSystem::Nix);
+        assert!(for_os(&ctx, zoom).contains("Ctrl+wheel"));
     }
 
     #[test]
