@@ -402,9 +402,12 @@ pub fn browser_ui(
     let rows = state.rows.clone();
     let (ctrl, shift) = ui.input(|i| (i.modifiers.command, i.modifiers.shift));
     let pal = crate::ui::theme::palette(ui.visuals().dark_mode);
+    // The height each row's widget takes (egui adds the spacing between rows): a row drawn
+    // 4 points shorter than the height given here made rows jump at each boundary while
+    // scrolling and left a blank band at the bottom.
     egui::ScrollArea::vertical().auto_shrink(false).show_rows(
         ui,
-        row_height,
+        row_height - 4.0,
         rows.len(),
         |ui, range| {
             for row in &rows[range] {

@@ -932,8 +932,19 @@ fn header_ui(
             pos2(header_rect.left(), y0),
             pos2(header_rect.right() - 4.0, y1),
         );
+        // Each row's widgets (its colour picker's popup, its menus) keyed by what the row is,
+        // not by its place among the rows on screen: a picker left open while the lanes scrolled
+        // (or a tag was added above) went on to recolour the tag that took its place.
+        let salt = match &row_list[i] {
+            Row::Extra(e) => egui::Id::unique(("extra lane", input.extra_lanes[*e].label.as_str())),
+            Row::Group { namespace, .. } => egui::Id::unique(("lane group", namespace.as_str())),
+            Row::Lane { tag, .. } => {
+                egui::Id::unique(("lane", doc.tags.get(*tag).map_or("", |t| t.name.as_str())))
+            }
+        };
         let mut child = ui.new_child(
             UiBuilder::new()
+                .id_salt(salt)
                 .max_rect(rect)
                 .layout(Layout::left_to_right(Align::Center)),
         );
