@@ -1,5 +1,6 @@
 //! CPU time of one UI frame (no rendering) on a large project: 10,000 clips and 50 tags, in a
-//! headless egui_kittest harness. Target: at most 4 ms. Run:
+//! headless egui_kittest harness. Target: at most 4 ms. And the snap targets of a drag with every
+//! range of a dense clip selected, against the list lookups they replaced (`selection`). Run:
 //! `cargo bench --bench ui_frame -- --warm-up-time 1 --measurement-time 5`
 
 use criterion::{Criterion, criterion_group, criterion_main};
@@ -39,5 +40,46 @@ fn ui_frame(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, ui_frame);
+/// The snap targets of a drag of every range of one clip (100 tags of about 50 ranges each, all
+/// selected: Ctrl+A on a dense clip), as each drag frame works them out, against the same with the
+/// selection looked up in its list for each range (how it was done until 2026-11-29).
+fn selection(c: &mut Criterion) {
+    use taglane::core::tags::Range;
+    use taglane::ui::command::Selected;
+    use taglane::ui::timeline::model::snap_targets;
+    let doc = synthetic_document(1, 100, 50, 3);
+    let selected: Vec<Selected> = doc
+        .tags
+        .iter()
+        .enumerate()
+        .flat_map(|(t, tag)| tag.ranges_on(0).iter().map(move |r| (t, *r)))
+        .collect();
+    let listed = |exclude: &[Selected]| {
+        let mut out = vec![0u32];
+        for (t, tag) in doc.tags.iter().enumerate() {
+            for r in tag.ranges_on(0) {
+                if !exclude.contains(&(t, *r)) {
+                    out.push(r.start);
+                    out.push(r.stop);
+                }
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+        out
+    };
+    assert_eq!(listed(&selected), snap_targets(&doc, 0, 0, &selected, &[]));
+    let mut group = c.benchmark_group("selection");
+    let n = selected.len();
+    group.bench_function(format!("snap targets, {n} ranges selected"), |b| {
+        b.iter(|| snap_targets(&doc, 0, 0, std::hint::black_box(&selected), &[]))
+    });
+    group.bench_function(format!("list lookups, {n} ranges selected"), |b| {
+        b.iter(|| listed(std::hint::black_box(&selected)))
+    });
+    let _: Option<Range> = None;
+    group.finish();
+}
+
+criterion_group!(benches, ui_frame, selection);
 criterion_main!(benches);

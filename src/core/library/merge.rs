@@ -340,10 +340,12 @@ pub fn merge_on_disk(
     Ok(Edit::Batch(b.edits))
 }
 
-/// The order of the tags (`b.work`'s, after the other merges) when only theirs changed it: the
-/// tags the three sides share take theirs' order (`theirs`, tag names), and a tag only the
-/// document has stays after the tag it follows there. When this session reordered the shared
-/// tags, its order stands (an order is not worth a conflict that saves nothing).
+/// The order of the tags (`b.work`'s, after the other merges) unless this session changed it: the
+/// tags theirs has take theirs' order (`theirs`, tag names: where theirs added, renamed or moved
+/// one), and a tag only the document has stays after the tag it follows there. When this session
+/// reordered the shared tags, its order stands (an order is not worth a conflict that saves
+/// nothing). (Theirs' order was taken only when theirs moved shared tags: a tag theirs added in
+/// the middle, or renamed, went to the end.)
 fn merge_tag_order(
     base: &TagDocument,
     ours: &TagDocument,
@@ -362,8 +364,7 @@ fn merge_tag_order(
     };
     let base_order = order(&mut base.tags.iter().map(|t| t.name.as_str()));
     let ours_order = order(&mut ours.tags.iter().map(|t| t.name.as_str()));
-    let theirs_order = order(&mut theirs.iter().copied());
-    if ours_order != base_order || theirs_order == base_order {
+    if ours_order != base_order {
         return Ok(());
     }
     let mut target: Vec<&str> = theirs
@@ -1067,6 +1068,25 @@ mod tests {
         assert_eq!(
             merged(&["A", "B", "C"], &["A", "B", "C"], &["C", "A"]),
             ["C", "A"]
+        );
+        // Theirs added a tag in the middle, or renamed one, the shared order kept: theirs' places
+        // (they went to the end, and the recovery of an autosave, theirs, did not give it back).
+        assert_eq!(
+            merged(&["A", "B", "C"], &["A", "B", "C"], &["A", "N", "B", "C"]),
+            ["A", "N", "B", "C"]
+        );
+        assert_eq!(
+            merged(&["A", "B", "C"], &["A", "B", "C"], &["A", "B2", "C"]),
+            ["A", "B2", "C"]
+        );
+        // With a tag ours added too, after the tag it follows here.
+        assert_eq!(
+            merged(
+                &["A", "B", "C"],
+                &["A", "B", "X", "C"],
+                &["A", "N", "B", "C"]
+            ),
+            ["A", "N", "B", "X", "C"]
         );
         // A sidecar project's file on disk gives the order the same way.
         let (base, mut ours) = (named(&["A", "B", "C"]), named(&["A", "B", "C", "X"]));

@@ -720,13 +720,16 @@ pub fn timeline_ui(
         .as_ref()
         .map(|g| g.preview_markers(doc, input.clip, frames))
         .unwrap_or_default();
+    // Sorted: the painter looks each range up by binary search.
     let selected_in = |tag: usize| -> Vec<Range> {
-        input
+        let mut v: Vec<Range> = input
             .selection
             .iter()
             .filter(|(t, _)| *t == tag)
             .map(|(_, r)| *r)
-            .collect()
+            .collect();
+        v.sort_unstable();
+        v
     };
     let lane_painter = ui.painter_at(tracks_rect);
     for i in row_layout.visible() {
@@ -798,7 +801,8 @@ pub fn timeline_ui(
                     .iter()
                     .find(|(pt, _)| pt == tag)
                     .map_or(lane_markers(*tag), |(_, l)| l.as_slice());
-                let marker_sel: Vec<u32> = if preview_markers.is_empty() {
+                // Both sorted: the painter looks each marker up by binary search.
+                let mut marker_sel: Vec<u32> = if preview_markers.is_empty() {
                     input
                         .marker_selection
                         .iter()
@@ -808,7 +812,8 @@ pub fn timeline_ui(
                 } else {
                     Vec::new()
                 };
-                let marker_notes: Vec<u32> = t
+                marker_sel.sort_unstable();
+                let mut marker_notes: Vec<u32> = t
                     .notes_on(input.clip)
                     .iter()
                     .filter_map(|(a, _)| match a {
@@ -816,6 +821,7 @@ pub fn timeline_ui(
                         crate::core::tags::Anchor::Range(_) => None,
                     })
                     .collect();
+                marker_notes.sort_unstable();
                 paint::markers(
                     &lane_painter,
                     rect,

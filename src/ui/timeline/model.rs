@@ -359,17 +359,23 @@ pub fn snap_targets(
     exclude: &[Selected],
     exclude_markers: &[MarkerSel],
 ) -> Vec<u32> {
+    // Sorted once, searched for each range (a selection of every range of a dense clip was
+    // compared with every range on each drag frame: 5,000 x 5,000).
+    let mut exclude = exclude.to_vec();
+    exclude.sort_unstable();
+    let mut exclude_markers = exclude_markers.to_vec();
+    exclude_markers.sort_unstable();
     let mut out = vec![playhead];
     for (t, tag) in doc.tags.iter().enumerate() {
         for r in tag.ranges_on(clip) {
-            if !exclude.contains(&(t, *r)) {
+            if exclude.binary_search(&(t, *r)).is_err() {
                 out.push(r.start);
                 out.push(r.stop);
             }
         }
         // A marker is the frame it is on: a range can start at it or stop after it.
         for &f in tag.markers_on(clip) {
-            if !exclude_markers.contains(&(t, f)) {
+            if exclude_markers.binary_search(&(t, f)).is_err() {
                 out.push(f);
                 out.push(f + 1);
             }
@@ -534,7 +540,7 @@ pub fn delete_selected(
 
 /// For each tag named in `items`, its list (from `list_of`) with those items moved by `shift`, made
 /// canonical by `canonical`.
-fn moved<T: Copy + PartialEq>(
+fn moved<T: Copy + Ord>(
     items: &[(usize, T)],
     list_of: impl Fn(usize) -> Vec<T>,
     shift: impl Fn(T) -> T,
@@ -543,11 +549,13 @@ fn moved<T: Copy + PartialEq>(
     let mut tags: Vec<usize> = items.iter().map(|(t, _)| *t).collect();
     tags.sort_unstable();
     tags.dedup();
+    let mut sorted = items.to_vec();
+    sorted.sort_unstable();
     tags.into_iter()
         .map(|tag| {
             let mut list: Vec<T> = list_of(tag)
                 .into_iter()
-                .filter(|x| !items.contains(&(tag, *x)))
+                .filter(|x| sorted.binary_search(&(tag, *x)).is_err())
                 .collect();
             list.extend(
                 items
@@ -562,18 +570,20 @@ fn moved<T: Copy + PartialEq>(
 }
 
 /// For each tag named in `removed`, its list (from `list_of`) without the removed items.
-fn without<'a, T: Copy + PartialEq + 'a>(
+fn without<'a, T: Copy + Ord + 'a>(
     removed: &[(usize, T)],
     list_of: impl Fn(usize) -> Option<&'a [T]>,
 ) -> Vec<(usize, Vec<T>)> {
     let mut tags: Vec<usize> = removed.iter().map(|(t, _)| *t).collect();
     tags.sort_unstable();
     tags.dedup();
+    let mut sorted = removed.to_vec();
+    sorted.sort_unstable();
     tags.into_iter()
         .filter_map(|tag| {
             let kept = list_of(tag)?
                 .iter()
-                .filter(|x| !removed.contains(&(tag, **x)))
+                .filter(|x| sorted.binary_search(&(tag, **x)).is_err())
                 .copied()
                 .collect();
             Some((tag, kept))

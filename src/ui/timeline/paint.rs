@@ -52,7 +52,7 @@ pub fn ruler(painter: &Painter, rect: Rect, axis: &TimeAxis, frames: u32, fps: f
     }
 }
 
-/// Paints one lane background and its ranges. `selected` ranges get an outline.
+/// Paints one lane background and its ranges. `selected` ranges (sorted) get an outline.
 #[allow(clippy::too_many_arguments)]
 pub fn lane(
     painter: &Painter,
@@ -101,7 +101,7 @@ pub fn lane(
                 StrokeKind::Inside,
             );
         }
-        if selected.contains(r) {
+        if selected.binary_search(r).is_ok() {
             // Outside the range, above and below it, but not past the lanes' ends.
             let keep = Rect::from_x_y_ranges(rect.x_range(), rect.y_range().expand(3.0));
             painter
@@ -153,8 +153,8 @@ pub fn playhead_handle(
     }
 }
 
-/// Paints a lane's markers as diamonds in the tag's colour; `selected` ones get an outline, and
-/// markers with a note a dot.
+/// Paints a lane's markers as diamonds in the tag's colour; `selected` ones (sorted) get an
+/// outline, and markers with a note (`with_note`, sorted) a dot.
 #[allow(clippy::too_many_arguments)]
 pub fn markers(
     painter: &Painter,
@@ -189,13 +189,13 @@ pub fn markers(
             pos2(x, cy + h),
             pos2(x - MARKER_HALF, cy),
         ];
-        let stroke = if selected.contains(&f) {
+        let stroke = if selected.binary_search(&f).is_ok() {
             Stroke::new(2.0, pal.selection)
         } else {
             Stroke::new(1.0, pal.range_outline)
         };
         painter.add(egui::Shape::convex_polygon(pts, fill, stroke));
-        if with_note.contains(&f) {
+        if with_note.binary_search(&f).is_ok() {
             painter.circle_filled(pos2(x, cy - h - 2.5), 1.8, pal.ruler_text);
         }
     }
