@@ -64,17 +64,15 @@ impl Evaluation {
     }
 }
 
-/// A cheap fingerprint of what query results depend on: clip names and lengths, tag names,
-/// versions (every range edit and every clip edit gives a tag a fresh version, see
-/// `core::tags::query::next_version`), the clip list's version and clip counts. Runs every frame, so
-/// it does not read ranges.
+/// A cheap fingerprint of what query results depend on: the clip list's version (renewed by every
+/// edit of a clip: its name, length, unit or take, an insertion or a removal, and by every load)
+/// and count, and the tags' names and versions (every range edit gives a tag a fresh version, see
+/// `core::tags::query::next_version`). Runs every frame, so it reads no range and no clip (it
+/// hashed every clip's name: about 50 us a frame at 2,000 clips, 250 us at 10,000).
 pub fn doc_fingerprint(doc: &TagDocument) -> u64 {
     let mut h = std::collections::hash_map::DefaultHasher::new();
     doc.clips_version.hash(&mut h);
-    for c in &doc.clips {
-        c.name.hash(&mut h);
-        c.frames.hash(&mut h);
-    }
+    doc.clips.len().hash(&mut h);
     for t in &doc.tags {
         t.name.hash(&mut h);
         t.version.hash(&mut h);
@@ -765,6 +763,18 @@ mod tests {
         h.apply(&mut doc, Edit::RemoveTag { index: 3 }, "y")
             .unwrap();
         assert_ne!(doc_fingerprint(&doc), edited);
+        // A clip renamed or made shorter: another fingerprint (the clip list's version).
+        let before = doc_fingerprint(&doc);
+        h.apply(
+            &mut doc,
+            Edit::RenameClip {
+                clip: 1,
+                name: "renamed".into(),
+            },
+            "z",
+        )
+        .unwrap();
+        assert_ne!(doc_fingerprint(&doc), before);
     }
 
     #[test]
