@@ -36,6 +36,18 @@ fn ui_frame(c: &mut Criterion) {
         group.bench_function(format!("playing frame, {clips} clips x {tags} tags"), |b| {
             b.iter(|| h.step())
         });
+        // A broad query's Results over the whole database (every clip a row).
+        h.state_mut().queue.push(AppCommand::TogglePlay);
+        h.state_mut().query.whole_database = true;
+        h.state_mut().query.text = "tag000 | !tag000".into();
+        h.run_steps(5);
+        group.bench_function(
+            format!("query results frame, {clips} clips x {tags} tags"),
+            |b| b.iter(|| h.step()),
+        );
+        h.state_mut().query.text.clear();
+        h.state_mut().query.whole_database = false;
+        h.run_steps(3);
     }
     group.finish();
 }

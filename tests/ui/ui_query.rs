@@ -730,3 +730,59 @@ fn big_database_evaluates_in_the_background() {
     assert!(app.query.current_result().is_none());
     assert!(app.query.freeze_edit(&app.project.doc, "frozen").is_none());
 }
+
+/// The Results rows out of view are not laid out (a broad result over a large library laid out
+/// every clip's row, every frame), and scrolling brings every row: the last clip's row is there
+/// at the bottom.
+#[test]
+fn results_lay_out_only_the_rows_in_view() {
+    use egui_kittest::kittest::NodeT;
+    use taglane::ui::project::Project;
+    let project = Project {
+        doc: taglane::core::demo::synthetic_document(300, 4, 4, 7),
+        ..Default::default()
+    };
+    let app = TaglaneApp::new(
+        project,
+        taglane::ui::app::Prefs::default(),
+        taglane::ui::recovery::Recovery::disabled(),
+    );
+    let mut h = crate::common::harness_with(app, [1600.0, 1000.0]);
+    h.state_mut().query.whole_database = true;
+    type_query(&mut h, "tag000 | !tag000");
+    h.run_steps(3);
+    let links = |h: &Harness<'static, TaglaneApp>| -> Vec<String> {
+        h.root()
+            .children_recursive()
+            .filter(|n| n.accesskit_node().role() == egui::accesskit::Role::Link)
+            .filter_map(|n| n.accesskit_node().label())
+            .filter(|l| l.starts_with("take_"))
+            .collect()
+    };
+    let shown = links(&h);
+    assert!(
+        !shown.is_empty() && shown.len() < 100,
+        "{} rows laid out",
+        shown.len()
+    );
+    let last = h.state().project.doc.clips.last().unwrap().name.clone();
+    assert!(!shown.contains(&last));
+    // Scrolled down to the end (the wheel over the first row), the last clip's row is there.
+    let first = h.get_by_label(&shown[0]).rect().center();
+    h.event(egui::Event::PointerMoved(egui::pos2(
+        first.x as f32,
+        first.y as f32,
+    )));
+    for _ in 0..200 {
+        h.event(egui::Event::MouseWheel {
+            unit: egui::MouseWheelUnit::Point,
+            delta: egui::vec2(0.0, -400.0),
+            phase: egui::TouchPhase::Move,
+            source: egui::MouseWheelSource::Wheel,
+            modifiers: egui::Modifiers::NONE,
+        });
+        h.step();
+    }
+    h.run_steps(3);
+    assert!(links(&h).contains(&last), "{:?}", links(&h));
+}

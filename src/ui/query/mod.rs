@@ -125,7 +125,15 @@ pub struct QueryPanel {
     /// Give the editor the focus back on the next frame, cursor at this character (after a
     /// completion).
     refocus: Option<usize>,
+    /// The height each Results row took when last drawn, and what they were drawn for (the
+    /// result, the panel's width, whole database): rows out of view take that height without
+    /// being laid out.
+    row_heights: (Option<ResultsKey>, std::collections::HashMap<ClipId, f32>),
 }
+
+/// What the Results rows' heights depend on: the document and query evaluated, the panel's
+/// width (its bits), and whether every clip has a row.
+type ResultsKey = (Option<u64>, String, u32, bool);
 
 impl Default for QueryPanel {
     fn default() -> Self {
@@ -158,6 +166,7 @@ impl Default for QueryPanel {
             last_in_background: false,
             completion: None,
             refocus: None,
+            row_heights: Default::default(),
         }
     }
 }
@@ -904,15 +913,40 @@ fn results_ui(ui: &mut Ui, panel: &mut QueryPanel, doc: &TagDocument, out: &mut 
             "matched ranges (click to jump)",
         ],
     );
+    // Rows out of view are not laid out: each takes the height it took when last drawn. A broad
+    // result over a large library laid out every clip's row and up to 40 range labels each,
+    // every frame (tens of thousands of widgets).
+    let key: ResultsKey = (
+        panel.eval_doc,
+        ev.postfix.clone(),
+        ui.available_width().to_bits(),
+        panel.whole_database,
+    );
+    if panel.row_heights.0.as_ref() != Some(&key) {
+        panel.row_heights = (Some(key), Default::default());
+    }
+    let spacing = ui.spacing().item_spacing.y;
     let mut stripe = false;
     for (c, info) in doc.clips.iter().enumerate() {
         let c = c as ClipId;
-        let row = rows.iter().find(|r| r.0 == c);
+        // `rows` is in clip order (the result's).
+        let row = rows
+            .binary_search_by_key(&c, |r| r.0)
+            .ok()
+            .map(|i| &rows[i]);
         if row.is_none() && !panel.whole_database {
             continue;
         }
         stripe = !stripe;
+        if let Some(&h) = panel.row_heights.1.get(&c) {
+            let rect = egui::Rect::from_min_size(ui.cursor().min, egui::vec2(1.0, h));
+            if !ui.is_rect_visible(rect) {
+                ui.allocate_space(egui::vec2(0.0, h));
+                continue;
+            }
+        }
         let (n, f, s) = row.map_or((0, 0, 0.0), |r| (r.1, r.2, r.3));
+        let top = ui.cursor().top();
         results_row(ui, stripe.then_some(()), |ui, w| {
             results_cell(ui, w[0], false, |ui| {
                 ui.style_mut().wrap_mode = Some(egui::TextWrapMode::Truncate);
@@ -946,6 +980,9 @@ fn results_ui(ui: &mut Ui, panel: &mut QueryPanel, doc: &TagDocument, out: &mut 
                 }
             });
         });
+        // Without the spacing after it, which `allocate_space` adds again.
+        let h = (ui.cursor().top() - top - spacing).max(0.0);
+        panel.row_heights.1.insert(c, h);
     }
     let total_seconds = format!("{:.2}", rows.iter().map(|r| r.3).sum::<f64>());
     head(
