@@ -318,7 +318,21 @@ impl BrowserState {
             self.matches = matches;
             self.tag_counts = counts;
             self.cache_key = Some(key);
-            self.selected.retain(|&c| (c as usize) < doc.clips.len());
+            // The selection holds the clips shown: one the search or a collapsed folder hides is
+            // no longer selected (the context menu's "Units of N clips" set the units of clips
+            // the list did not show, and a Shift+click from a hidden anchor selected one clip).
+            let shown: std::collections::HashSet<ClipId> = self
+                .rows
+                .iter()
+                .filter_map(|r| match r {
+                    BrowserRow::Clip(c) => Some(*c),
+                    BrowserRow::Folder { .. } => None,
+                })
+                .collect();
+            self.selected.retain(|c| shown.contains(c));
+            if self.anchor.is_some_and(|a| !shown.contains(&a)) {
+                self.anchor = None;
+            }
         }
     }
 

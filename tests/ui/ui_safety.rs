@@ -1340,3 +1340,27 @@ impl egui::DroppedFile for Dropped {
         std::fs::read(&self.0).map_err(|e| e.to_string())
     }
 }
+
+/// The clips selected in the browser are clips it shows: a search that hides some deselects
+/// them (the context menu's "Units of N clips" applied to clips the list did not show).
+#[test]
+fn a_search_deselects_the_clips_it_hides() {
+    let mut h = harness();
+    h.run_steps(2);
+    let names: Vec<String> = h
+        .state()
+        .project
+        .doc
+        .clips
+        .iter()
+        .map(|c| c.name.clone())
+        .collect();
+    let walk = names.iter().position(|n| n == "walk_male_01").unwrap() as u32;
+    let run = names.iter().position(|n| n == "run_male_01").unwrap() as u32;
+    h.state_mut().browser.selected = vec![walk, run];
+    h.run_steps(2);
+    assert_eq!(h.state().browser.selected, vec![walk, run]);
+    h.state_mut().browser.filters.search = "walk_male".into();
+    h.run_steps(2);
+    assert_eq!(h.state().browser.selected, vec![walk]);
+}
