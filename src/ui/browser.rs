@@ -321,14 +321,7 @@ impl BrowserState {
             // The selection holds the clips shown: one the search or a collapsed folder hides is
             // no longer selected (the context menu's "Units of N clips" set the units of clips
             // the list did not show, and a Shift+click from a hidden anchor selected one clip).
-            let shown: std::collections::HashSet<ClipId> = self
-                .rows
-                .iter()
-                .filter_map(|r| match r {
-                    BrowserRow::Clip(c) => Some(*c),
-                    BrowserRow::Folder { .. } => None,
-                })
-                .collect();
+            let shown: std::collections::HashSet<ClipId> = self.shown_clips().collect();
             self.selected.retain(|c| shown.contains(c));
             if self.anchor.is_some_and(|a| !shown.contains(&a)) {
                 self.anchor = None;
@@ -349,17 +342,18 @@ impl BrowserState {
         &self.rows
     }
 
+    /// The clips the list shows, in its order.
+    fn shown_clips(&self) -> impl Iterator<Item = ClipId> + '_ {
+        self.rows.iter().filter_map(|r| match r {
+            BrowserRow::Clip(c) => Some(*c),
+            BrowserRow::Folder { .. } => None,
+        })
+    }
+
     /// Clicking clip `c` with these modifiers: the new selection.
     fn click(&mut self, c: ClipId, ctrl: bool, shift: bool) {
         if shift && let Some(a) = self.anchor {
-            let ids: Vec<ClipId> = self
-                .rows
-                .iter()
-                .filter_map(|r| match r {
-                    BrowserRow::Clip(c) => Some(*c),
-                    BrowserRow::Folder { .. } => None,
-                })
-                .collect();
+            let ids: Vec<ClipId> = self.shown_clips().collect();
             let (i, j) = (
                 ids.iter().position(|&x| x == a),
                 ids.iter().position(|&x| x == c),

@@ -441,30 +441,24 @@ fn batch_compress_into_a_folder_lists_bad_files() {
     // Two inputs with the same name: the second is refused, not written over the first.
     let other = dir.join("sub");
     std::fs::create_dir_all(&other).unwrap();
-    std::fs::write(other.join("a.bvh"), BVH).unwrap();
-    let out = bin()
-        .args(["compress"])
-        .arg(&a)
-        .arg(other.join("a.bvh"))
-        .arg("-o")
-        .arg(&out_dir)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("already the output of"));
+    // `a` and another take of the name `name`, into `out_dir`: refused, exit 1.
+    let with_a = |name: &str| {
+        std::fs::write(other.join(name), BVH).unwrap();
+        let out = bin()
+            .args(["compress"])
+            .arg(&a)
+            .arg(other.join(name))
+            .arg("-o")
+            .arg(&out_dir)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1));
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    assert!(with_a("a.bvh").contains("already the output of"));
     // Names that differ only in case are one file where case is ignored (macOS, Windows): the
     // second is refused on every system.
-    std::fs::write(other.join("A.bvh"), BVH).unwrap();
-    let out = bin()
-        .args(["compress"])
-        .arg(&a)
-        .arg(other.join("A.bvh"))
-        .arg("-o")
-        .arg(&out_dir)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("A.tlc is already the output of"));
+    assert!(with_a("A.bvh").contains("A.tlc is already the output of"));
     assert!(!out_dir.join("A.tlc").exists());
     // All written: 0.
     let st = bin()

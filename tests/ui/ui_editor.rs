@@ -624,37 +624,41 @@ fn the_edit_menu_copies_and_deletes_markers_alone() {
 
 /// The colour picker: each opening is one undo step however many changes it makes, and two
 /// openings are two steps (the second undo gives back the first colour, not the original).
+/// Opens the colour picker of the swatch labelled `swatch`, sets its red channel (a drag value
+/// "R ...") to each of `reds` in turn, and closes it.
+fn recolour(h: &mut Harness<'static, TaglaneApp>, swatch: &str, reds: &[f64]) {
+    use egui_kittest::kittest::NodeT;
+    h.get_by_label(swatch).click();
+    h.run_steps(3);
+    for &r in reds {
+        let red = h
+            .root()
+            .children_recursive()
+            .find(|n| {
+                n.accesskit_node().role() == egui::accesskit::Role::SpinButton
+                    && n.accesskit_node()
+                        .value()
+                        .is_some_and(|v| v.starts_with("R "))
+            })
+            .expect("the picker's red channel");
+        red.set_value_accesskit(r);
+        h.run_steps(2);
+    }
+    // Closed by a click elsewhere (the timeline's empty ruler area would move the playhead:
+    // Escape closes popups).
+    h.key_press(egui::Key::Escape);
+    h.run_steps(3);
+}
+
 #[test]
 fn each_opening_of_the_colour_picker_is_one_undo_step() {
-    use egui_kittest::kittest::NodeT;
     let mut h = crate::common::demo_harness([1400.0, 860.0]);
     let name = h.state().project.doc.tags[0].name.clone();
     let color = |h: &Harness<'static, TaglaneApp>| h.state().project.doc.tags[0].color;
     let original = color(&h);
     let swatch = format!("Colour of {name}");
     // The picker's red channel (a drag value "R ..."), set to each of `reds` in one opening.
-    let recolour = |h: &mut Harness<'static, TaglaneApp>, reds: &[f64]| {
-        h.get_by_label(&swatch).click();
-        h.run_steps(3);
-        for &r in reds {
-            let red = h
-                .root()
-                .children_recursive()
-                .find(|n| {
-                    n.accesskit_node().role() == egui::accesskit::Role::SpinButton
-                        && n.accesskit_node()
-                            .value()
-                            .is_some_and(|v| v.starts_with("R "))
-                })
-                .expect("the picker's red channel");
-            red.set_value_accesskit(r);
-            h.run_steps(2);
-        }
-        // Closed by a click elsewhere (the timeline's empty ruler area would move the playhead:
-        // Escape closes popups).
-        h.key_press(egui::Key::Escape);
-        h.run_steps(3);
-    };
+    let recolour = |h: &mut Harness<'static, TaglaneApp>, reds: &[f64]| recolour(h, &swatch, reds);
     recolour(&mut h, &[200.0, 210.0]);
     let first = color(&h);
     assert_eq!(first.map(|c| c[0]), Some(210), "{original:?}");
@@ -675,30 +679,13 @@ fn each_opening_of_the_colour_picker_is_one_undo_step() {
 /// for the new row, and the second recolouring joined the first.
 #[test]
 fn colour_picker_openings_stay_apart_when_the_row_moves() {
-    use egui_kittest::kittest::NodeT;
     let mut h = crate::common::demo_harness([1400.0, 860.0]);
     let name = "contact:LeftFootDown";
     let tag = tag_index(h.state(), name);
     let color = |h: &Harness<'static, TaglaneApp>| h.state().project.doc.tags[tag].color;
     let original = color(&h);
-    let recolour = |h: &mut Harness<'static, TaglaneApp>, red: f64| {
-        h.get_by_label(&format!("Colour of {name}")).click();
-        h.run_steps(3);
-        let node = h
-            .root()
-            .children_recursive()
-            .find(|n| {
-                n.accesskit_node().role() == egui::accesskit::Role::SpinButton
-                    && n.accesskit_node()
-                        .value()
-                        .is_some_and(|v| v.starts_with("R "))
-            })
-            .expect("the picker's red channel");
-        node.set_value_accesskit(red);
-        h.run_steps(2);
-        h.key_press(egui::Key::Escape);
-        h.run_steps(3);
-    };
+    let swatch = format!("Colour of {name}");
+    let recolour = |h: &mut Harness<'static, TaglaneApp>, red: f64| recolour(h, &swatch, &[red]);
     recolour(&mut h, 200.0);
     let first = color(&h);
     h.state_mut()

@@ -772,17 +772,12 @@ fn names_contain(h: &Harness<'static, TaglaneApp>, name: &str) -> bool {
     h.state().project.doc.clips.iter().any(|c| c.name == name)
 }
 
-/// "Later" keeps another session's autosave: this session's own autosaves of the same project and
-/// its save never touch it. Recovering it later, while this session has changes of its own, asks
-/// to save them first; once recovered, this session's own autosave holds the work and the old one
-/// is gone.
-#[test]
-fn a_declined_recovery_survives_editing_and_saving_the_same_project() {
-    let dir = temp_dir("later");
+/// The demo saved as `dir/real.taglane.json`, and a session that edited it (tag 1 on clip 2 set to
+/// [5, 6)) and died after an autosave in `dir/recovery`: the recovery folder and the project file.
+fn crashed_session(dir: &Path) -> (std::path::PathBuf, std::path::PathBuf) {
     let recovery_dir = dir.join("recovery");
     let real = dir.join("real.taglane.json");
     Project::demo().save_to(&real).unwrap();
-    // A session edits the project and dies after an autosave.
     let mut crashed = Project::load(&real).unwrap().0;
     crashed
         .apply(
@@ -795,6 +790,17 @@ fn a_declined_recovery_survives_editing_and_saving_the_same_project() {
         )
         .unwrap();
     Recovery::in_dir(&recovery_dir).save(&crashed).unwrap();
+    (recovery_dir, real)
+}
+
+/// "Later" keeps another session's autosave: this session's own autosaves of the same project and
+/// its save never touch it. Recovering it later, while this session has changes of its own, asks
+/// to save them first; once recovered, this session's own autosave holds the work and the old one
+/// is gone.
+#[test]
+fn a_declined_recovery_survives_editing_and_saving_the_same_project() {
+    let dir = temp_dir("later");
+    let (recovery_dir, real) = crashed_session(&dir);
     // The next session declines to recover it, edits, autosaves and saves the same project.
     let (opened, _) = Project::load(&real).unwrap();
     let mut app = TaglaneApp::new(opened, Prefs::default(), Recovery::in_dir(&recovery_dir));
@@ -1168,21 +1174,7 @@ fn an_autosave_goes_when_undo_makes_the_project_clean() {
 #[test]
 fn an_autosave_named_through_a_link_is_recovered() {
     let dir = temp_dir("linked-origin");
-    let recovery_dir = dir.join("recovery");
-    let real = dir.join("real.taglane.json");
-    Project::demo().save_to(&real).unwrap();
-    let mut crashed = Project::load(&real).unwrap().0;
-    crashed
-        .apply(
-            Edit::SetRanges {
-                tag: 1,
-                clip: 2,
-                ranges: vec![Range::new(5, 6)],
-            },
-            "crashed edit",
-        )
-        .unwrap();
-    Recovery::in_dir(&recovery_dir).save(&crashed).unwrap();
+    let (recovery_dir, _) = crashed_session(&dir);
     std::os::unix::fs::symlink(&dir, dir.join("link")).unwrap();
     let linked = dir.join("link").join("real.taglane.json");
     for entry in std::fs::read_dir(&recovery_dir).unwrap() {

@@ -423,11 +423,8 @@ mod tests {
 
     const NAME: &str = "idle_female_01";
 
-    fn get_with(
-        dir: &Path,
-        unit: f32,
-        joints: &JointOverrides,
-    ) -> Result<(ClipFeatures, CacheOutcome), String> {
+    /// The request of the demo take in `dir`.
+    fn demo_request(dir: &Path) -> Result<ClipRequest, String> {
         let info = ClipInfo {
             name: NAME.into(),
             frames: 151,
@@ -435,7 +432,15 @@ mod tests {
             source: Some(format!("{NAME}.bvh")),
             unit_cm: None,
         };
-        let request = ClipRequest::new(0, &info, Some(dir), false)?;
+        ClipRequest::new(0, &info, Some(dir), false)
+    }
+
+    fn get_with(
+        dir: &Path,
+        unit: f32,
+        joints: &JointOverrides,
+    ) -> Result<(ClipFeatures, CacheOutcome), String> {
+        let request = demo_request(dir)?;
         cached_features(
             &dir.join(format!("{NAME}.bvh")),
             NAME,
@@ -521,14 +526,7 @@ mod tests {
         .unwrap();
         let bin = dir.join("take data.bin");
         std::fs::write(&bin, [1u8, 2, 3, 4]).unwrap();
-        let info = ClipInfo {
-            name: NAME.into(),
-            frames: 151,
-            fps: 30.0,
-            source: Some(format!("{NAME}.bvh")),
-            unit_cm: None,
-        };
-        let request = ClipRequest::new(0, &info, Some(&dir), false).unwrap();
+        let request = demo_request(&dir).unwrap();
         let get = || {
             cached_features(
                 &src,
