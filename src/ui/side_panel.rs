@@ -132,7 +132,8 @@ impl SidePanel {
         // Another tool's pose (the "Find similar" query aligned on a match), with its skeleton.
         let tool_overlay = input.overlay.filter(|_| overlay.is_none());
         let overlay = overlay.or(tool_overlay.map(|o| (o.positions.as_slice(), o.color)));
-        let trail_index = (pose.time_s * f64::from(clip_a.fps)).round().max(0.0) as usize;
+        let trail_index = ((pose.time_s * f64::from(clip_a.fps)).round().max(0.0) as usize)
+            / pose.trail_stride.max(1);
         let height = (ui.available_height() * 0.4).clamp(160.0, 420.0);
         let width = ui.available_width();
         let scene = viewport::Scene {

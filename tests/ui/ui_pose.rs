@@ -460,3 +460,39 @@ fn the_blend_follows_its_clip_and_sync_tag() {
     h.run_steps(2);
     assert_eq!(h.state().side.pose.blend.clip_b, None);
 }
+
+/// A long take's root trail is thinned to about 2,048 points (one a frame was projected and drawn
+/// every frame), and the joint that moves the clip is worked out once a load, not every frame.
+#[test]
+fn a_long_takes_root_trail_is_thinned() {
+    let dir = crate::common::Scratch::new("long-trail");
+    let (name, text) = DEMO_CLIP_FILES[0];
+    let (head, motion) = text.split_once("MOTION").unwrap();
+    let lines: Vec<&str> = motion
+        .lines()
+        .skip_while(|l| !l.starts_with("Frame Time"))
+        .skip(1)
+        .filter(|l| !l.trim().is_empty())
+        .collect();
+    let frames = 6000;
+    let mut take = format!("{head}MOTION\nFrames: {frames}\nFrame Time: 0.0333333\n");
+    for k in 0..frames {
+        take.push_str(lines[k % lines.len()]);
+        take.push('\n');
+    }
+    std::fs::write(dir.join(name), take).unwrap();
+    let mut app = TaglaneApp::demo_for_tests();
+    app.project.is_demo = false;
+    app.project.path = Some(dir.join("p.taglane.json"));
+    app.project.doc.clips[0].frames = frames as u32;
+    let mut h = harness_with(app);
+    crate::common::wait_anim(&mut h);
+    let pose = &h.state().side.pose;
+    assert!(pose.load_error.is_none(), "{:?}", pose.load_error);
+    assert!(pose.trail_stride > 1, "stride {}", pose.trail_stride);
+    assert!(
+        (1000..=2049).contains(&pose.trail.len()),
+        "{} points",
+        pose.trail.len()
+    );
+}

@@ -135,6 +135,8 @@ pub struct PoseView {
     pub trajectories: Option<Trajectories>,
     /// Ground trail of the current clip's motion joint.
     pub trail: Vec<Vec3>,
+    /// Frames between two points of [`Self::trail`] (frame `f` is near point `f / trail_stride`).
+    pub trail_stride: usize,
     /// Bones, onion skin, joint trail.
     pub display: Display,
     /// Poses around the playhead for the onion skin: (frame offset, positions).
@@ -183,6 +185,7 @@ impl Default for PoseView {
             load_error: None,
             trajectories: None,
             trail: Vec::new(),
+            trail_stride: 1,
             display: Display::default(),
             onion: Vec::new(),
             joint_trail: Vec::new(),
@@ -273,17 +276,26 @@ impl PoseView {
             self.selected = None;
         }
 
-        // Trail of the motion joint.
+        // Trail of the motion joint, and which joint moves the clip (each a scan of every frame:
+        // once a load, not every frame).
         let key = (input.clip, a.version);
         if self.trail_key != Some(key) {
-            self.trail = self
+            // At most about 2,048 points, as the joint trail: one a frame made the viewport project
+            // and draw 10,000 to 100,000 points every frame on long takes.
+            let positions = self
                 .track(a)
                 .map(|t| t.positions.clone())
                 .unwrap_or_default();
+            self.trail_stride = positions.len().div_ceil(TRAIL_POINTS).max(1);
+            self.trail = positions
+                .iter()
+                .step_by(self.trail_stride)
+                .copied()
+                .collect();
+            self.static_root = model::static_root(a);
+            self.follow_joint = motion_joint(a);
             self.trail_key = Some(key);
         }
-        self.static_root = model::static_root(a);
-        self.follow_joint = motion_joint(a);
         let positions_key = (input.clip, a.version);
         if self.clip_positions.as_ref().map(|(k, _)| *k) != Some(positions_key) {
             self.clip_positions = Some((positions_key, Arc::new(ClipPositions::new(a))));
@@ -559,6 +571,9 @@ fn display_ui(ui: &mut Ui, clip: &Clip, display: &mut Display) {
             });
     });
 }
+
+/// The most points of the root trail drawn (a long take's trail is thinned to about this).
+const TRAIL_POINTS: usize = 2048;
 
 pub fn pose_tab_ui(ui: &mut Ui, input: &ClipContext<'_>, clip: &Loaded, pose: &mut PoseView) {
     ui.horizontal(|ui| {
