@@ -310,3 +310,22 @@ fn raw_slots_must_be_finite() {
     // A finite value within the limit loads.
     CompressedClip::from_bytes(patched(&bytes, at, &1.0e30f32.to_le_bytes())).unwrap();
 }
+
+/// A count that says more than a complete file holds is named as such, not as a truncated file
+/// (the size field and the checksum both matched).
+#[test]
+fn a_count_past_the_end_of_a_complete_file_says_so() {
+    let bytes = sample_file();
+    let at = CompressedClip::from_bytes(bytes.clone())
+        .unwrap()
+        .layout()
+        .end_sites_at as usize;
+    let e = CompressedClip::from_bytes(patched(&bytes, at, &0xFFFFu16.to_le_bytes()))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("End Sites") && e.contains("past the end of the data") && e.contains("expected"),
+        "{e}"
+    );
+    assert!(!e.starts_with("file is truncated"), "{e}");
+}

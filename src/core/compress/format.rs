@@ -557,7 +557,12 @@ pub enum TlcError {
     BadMagic,
     #[error("{}", version_message(*found))]
     UnsupportedVersion { found: u16 },
-    #[error("file is truncated: {what} needs {needed} bytes at byte {offset}, the file has {len}")]
+    /// A field or list that runs past the end of the data (`len`: the file's length while the
+    /// header is read; once the size and the checksum matched, the end of the body): the file is
+    /// cut short, or a count read before it says more than the file holds.
+    #[error(
+        "{what} at byte {offset} needs {needed} bytes, past the end of the data at byte {len}: expected the file to be that long (it is truncated) or the count before it to fit the file"
+    )]
     Truncated {
         what: &'static str,
         offset: usize,
